@@ -1,0 +1,17 @@
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+
+from dashboard.clusters import cluster_names
+
+
+def console(request: HttpRequest) -> dict[str, Any]:
+    """Cluster list, the current cluster (from the URL) and the poll interval, for the frame."""
+    match = getattr(request, "resolver_match", None)
+    current = (match.kwargs.get("cluster") if match else None) or cluster_names()[0]
+    return {
+        "clusters": cluster_names(),
+        "current_cluster": current,
+        "poll_seconds": settings.COLLECT_INTERVAL_S,
+    }

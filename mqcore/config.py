@@ -1,0 +1,95 @@
+"""Connection settings for one MQ deployment, and the client factory.
+
+Every client mqcore creates has socket timeouts, so no call can hang forever
+(RELIABILITY R10). Use :meth:`MQConfig.from_url` in applications.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import redis
+from redis.cluster import RedisCluster
+
+from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
+
+__all__ = ["MQConfig", "RedisClient"]
+
+# A standalone client or a cluster client; both offer the commands mqcore uses.
+RedisClient = Any
+
+DEFAULT_SOCKET_TIMEOUT_S = 5.0
+DEFAULT_CONNECT_TIMEOUT_S = 2.0
+DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024  # refuse larger payloads before any write
+DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of line
+DEFAULT_MAXLEN = 100_000  # Java's per-partition retention default
+
+
+@dataclass(frozen=True)
+class MQConfig:
+    """How to reach and lay out one MQ deployment.
+
+    ``cluster=True`` (or a ``redis+cluster://`` URL) uses a Redis Cluster client
+    and turns on hash tags, which every multi-key script needs there.
+    """
+
+    url: str = "redis://127.0.0.1:6379/0"
+    control_prefix: str = DEFAULT_CONTROL_PREFIX
+    stream_prefix: str = DEFAULT_STREAM_PREFIX
+    cluster: bool = False
+    hash_tags: bool | None = None  # None: same as ``cluster``
+    socket_timeout: float = DEFAULT_SOCKET_TIMEOUT_S
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
+    max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+    inline_payload_bytes: int = DEFAULT_INLINE_PAYLOAD_BYTES
+    maxlen: int | None = DEFAULT_MAXLEN
+    client_options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_url(cls, url: str, **overrides: Any) -> MQConfig:
+        """Build a config from a URL; ``redis+cluster://`` selects Redis Cluster.
+
+        Query parameters ``control_prefix`` and ``stream_prefix`` set the prefixes.
+        """
+        parts = urlsplit(url)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        kwargs: dict[str, Any] = {}
+        if parts.scheme == "redis+cluster":
+            kwargs["cluster"] = True
+            url = url.replace("redis+cluster://", "redis://", 1)
+        for name in ("control_prefix", "stream_prefix"):
+            if name in query:
+                kwargs[name] = query[name]
+        if kwargs.get("control_prefix") or kwargs.get("stream_prefix"):
+            url = parts._replace(query="").geturl().replace("redis+cluster://", "redis://", 1)
+        kwargs.update(overrides)
+        return cls(url=url, **kwargs)
+
+    @property
+    def keys(self) -> KeySpace:
+        tags = self.cluster if self.hash_tags is None else self.hash_tags
+        return KeySpace(self.control_prefix, self.stream_prefix, tags)
+
+    def with_(self, **changes: Any) -> MQConfig:
+        return replace(self, **changes)
+
+    def client(self) -> RedisClient:
+        """A new client with timeouts; bytes in, bytes out (payloads may be binary)."""
+        options: dict[str, Any] = {
+            "socket_timeout": self.socket_timeout,
+            "socket_connect_timeout": self.connect_timeout,
+            "health_check_interval": 30,
+            **self.client_options,
+        }
+        if self.cluster:
+            return RedisCluster.from_url(self.url, **options)
+        return redis.Redis.from_url(self.url, **options)
+
+    def redacted_url(self) -> str:
+        """The URL without credentials, safe for pages and logs."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return parts._replace(netloc=netloc, query="").geturl()

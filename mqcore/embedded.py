@@ -1,0 +1,188 @@
+"""Start a private ``redis-server`` (tests, demo, benchmarks): never someone else's.
+
+Binary discovery: ``$REDIS_SERVER_BIN``, then ``PATH``, then the project-local
+``.local/redis`` tree (see ``scripts/install-redis-local.sh``). Versions below
+7.0 are refused with a message that says how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
+
+__all__ = ["EmbeddedRedis", "RedisSetupError", "find_free_port", "find_redis_server"]
+
+MIN_VERSION = (7, 0)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_FIX = (
+    "install Redis >= 7.0 (as root: `apt-get install redis-server`; without root: "
+    "`bash scripts/install-redis-local.sh`), or point $REDIS_SERVER_BIN at a redis-server binary"
+)
+
+
+class RedisSetupError(RuntimeError):
+    """Raised when no usable redis-server can be found or started."""
+
+
+def _version(binary: str) -> tuple[int, int, int]:
+    try:
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RedisSetupError(f"cannot run {binary}: {exc}; {_FIX}") from exc
+    match = re.search(r"v=(\d+)\.(\d+)\.(\d+)", out)
+    if not match:
+        raise RedisSetupError(f"cannot read the version of {binary} ({out.strip()!r}); {_FIX}")
+    return int(match[1]), int(match[2]), int(match[3])
+
+
+def find_redis_server() -> str:
+    """Path of a redis-server >= 7.0, or RedisSetupError saying how to get one."""
+    candidates: list[str] = []
+    if env := os.environ.get("REDIS_SERVER_BIN"):
+        candidates.append(env)
+    elif found := shutil.which("redis-server"):
+        candidates.append(found)
+    local = PROJECT_ROOT / ".local" / "redis" / "usr" / "bin" / "redis-server"
+    if local.exists():
+        candidates.append(str(local))
+    if not candidates:
+        raise RedisSetupError(f"no redis-server found; {_FIX}")
+    problems = []
+    for binary in candidates:
+        version = _version(binary)
+        if version[:2] >= MIN_VERSION:
+            return binary
+        problems.append(f"{binary} is {'.'.join(map(str, version))}")
+    raise RedisSetupError(f"Redis >= 7.0 is required ({'; '.join(problems)}); {_FIX}")
+
+
+def redis_cli_for(server_bin: str) -> str:
+    sibling = Path(server_bin).with_name("redis-cli")
+    if sibling.exists():
+        return str(sibling)
+    found = shutil.which("redis-cli")
+    if not found:
+        raise RedisSetupError(f"redis-cli not found next to {server_bin} or on PATH; {_FIX}")
+    return found
+
+
+def find_free_port(host: str = "127.0.0.1") -> int:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+class EmbeddedRedis:
+    """One redis-server process owned by this object (pid checked against INFO)."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        persistence: bool = False,
+        extra_args: Sequence[str] = (),
+    ) -> None:
+        self.binary = find_redis_server()
+        self.host = host
+        self.port = port or find_free_port(host)
+        self.data_dir = Path(data_dir)
+        self.persistence = persistence
+        self.extra_args = list(extra_args)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def command(self) -> list[str]:
+        persist = (
+            ["--appendonly", "yes", "--appendfsync", "everysec", "--save", ""]
+            if self.persistence
+            else ["--appendonly", "no", "--save", ""]
+        )
+        return [
+            self.binary,
+            "--bind", self.host,
+            "--port", str(self.port),
+            "--dir", str(self.data_dir),
+            "--daemonize", "no",
+            "--protected-mode", "yes",
+            "--logfile", str(self.data_dir / "redis.log"),
+            "--enable-debug-command", "local",
+            *persist,
+            *self.extra_args,
+        ]  # fmt: skip
+
+    def start(self, timeout: float = 10.0) -> EmbeddedRedis:
+        if port_in_use(self.port, self.host):
+            raise RedisSetupError(
+                f"port {self.port} on {self.host} is already taken; pick a free one "
+                "(REDIS_PORT=... for the demo) or stop what listens there"
+            )
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL)
+        self._wait_ready(timeout)
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        import redis
+
+        assert self.process is not None
+        deadline = time.monotonic() + timeout
+        client = redis.Redis(host=self.host, port=self.port, socket_timeout=1)
+        try:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    log = self.data_dir / "redis.log"
+                    tail = log.read_text()[-800:] if log.exists() else ""
+                    raise RedisSetupError(f"redis-server exited at start: {tail}")
+                try:
+                    pid = int(client.info("server")["process_id"])
+                except redis.RedisError:
+                    time.sleep(0.05)
+                    continue
+                if pid != self.process.pid:
+                    raise RedisSetupError(
+                        f"port {self.port} answers as pid {pid}, not our redis-server "
+                        f"(pid {self.process.pid}): refusing to use it"
+                    )
+                return
+        finally:
+            client.close()
+        raise RedisSetupError(f"redis-server did not answer on port {self.port} in {timeout}s")
+
+    def stop(self, sig_kill: bool = False) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        if sig_kill:
+            self.process.kill()
+        else:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+
+    def __enter__(self) -> EmbeddedRedis:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

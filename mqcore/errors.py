@@ -1,0 +1,65 @@
+"""mqcore's exceptions: one root, one class per thing a caller can act on.
+
+Redis errors are translated at the boundary (``raise X(...) from exc``) so that
+callers never need to import redis to handle a failure.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConnectionLostError",
+    "FencedError",
+    "InvalidArgumentError",
+    "InvalidIdError",
+    "LeaseLostError",
+    "MQError",
+    "PayloadTooLargeError",
+    "UnknownGroupError",
+    "UnknownMessageError",
+    "UnknownPartitionError",
+    "UnknownTopicError",
+]
+
+
+class MQError(Exception):
+    """Root of every error mqcore raises."""
+
+
+class InvalidArgumentError(MQError, ValueError):
+    """Raised when an argument is malformed (bad name, header, option); nothing was written."""
+
+
+class InvalidIdError(InvalidArgumentError):
+    """Raised when a stream entry id is not of the form ``ms-seq`` (or ``ms``)."""
+
+
+class PayloadTooLargeError(InvalidArgumentError):
+    """Raised when a payload exceeds the configured size limit; nothing was written."""
+
+
+class UnknownTopicError(MQError, LookupError):
+    """Raised when a topic is not in the registry."""
+
+
+class UnknownGroupError(MQError, LookupError):
+    """Raised when a consumer group does not exist on a topic."""
+
+
+class UnknownPartitionError(MQError, LookupError):
+    """Raised when a partition index is outside the topic's partition count."""
+
+
+class UnknownMessageError(MQError, LookupError):
+    """Raised when a stream entry (message or dead letter) does not exist."""
+
+
+class FencedError(MQError):
+    """Raised when a write carries a stale lease epoch: another consumer owns the partition."""
+
+
+class LeaseLostError(MQError):
+    """Raised when a consumer finds it no longer holds a partition lease."""
+
+
+class ConnectionLostError(MQError):
+    """Raised when Redis cannot be reached or a call timed out."""

@@ -1,0 +1,183 @@
+"""Every Redis key name mqcore (and the console) uses, and nowhere else.
+
+The layout is the one the Java library redis-streaming writes (see
+docs/redis-layout.md): a Python producer, a Java consumer and the console share
+one deployment. Java builds keys without braces (``stream:topic:orders:p:0``);
+on Redis Cluster every multi-key script needs the keys of one topic in one
+slot, so :class:`KeySpace` can wrap the topic segment in a ``{...}`` hash tag
+(``stream:topic:{orders}:p:0``). Hash tags are off by default (byte-for-byte
+Java compatible) and must be on for Redis Cluster; a Java service on a cluster
+gets the same keys by naming its topics ``{orders}``.
+
+Keys that the Java library does not have (fencing epochs, replay records,
+checkpoints, the console's own store) live under the same control prefix or,
+for the console, under ``opsdash:``; all topic-scoped ones carry the topic
+segment so they hash with the topic.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_CONSOLE_PREFIX",
+    "DEFAULT_CONTROL_PREFIX",
+    "DEFAULT_STREAM_PREFIX",
+    "ConsoleKeys",
+    "KeySpace",
+    "validate_name",
+]
+
+DEFAULT_CONTROL_PREFIX = "streaming:mq"
+DEFAULT_STREAM_PREFIX = "stream:topic"
+DEFAULT_CONSOLE_PREFIX = "opsdash"
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9._\-]{1,200}$")
+
+
+def validate_name(kind: str, name: str) -> str:
+    """Return ``name`` if it is a safe topic/group/pipeline name, else raise ValueError.
+
+    Names become key segments, so ``:``, braces, spaces and control characters
+    are refused (they would make keys ambiguous or break hash tags).
+    """
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(
+            f"invalid {kind} name {name!r}: use 1-200 characters from A-Z a-z 0-9 . _ -"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpace:
+    """Key names for one MQ deployment (prefixes are configurable as in Java)."""
+
+    control_prefix: str = DEFAULT_CONTROL_PREFIX
+    stream_prefix: str = DEFAULT_STREAM_PREFIX
+    hash_tags: bool = False
+
+    def _t(self, topic: str) -> str:
+        return "{" + topic + "}" if self.hash_tags else topic
+
+    # --- Java layout -------------------------------------------------------
+    def partition(self, topic: str, partition: int) -> str:
+        return f"{self.stream_prefix}:{self._t(topic)}:p:{partition}"
+
+    def dlq(self, topic: str) -> str:
+        return f"{self.stream_prefix}:{self._t(topic)}:dlq"
+
+    def registry(self) -> str:
+        return f"{self.control_prefix}:topics:registry"
+
+    def meta(self, topic: str) -> str:
+        return f"{self.control_prefix}:topic:{self._t(topic)}:meta"
+
+    def partitions_set(self, topic: str) -> str:
+        return f"{self.control_prefix}:topic:{self._t(topic)}:partitions"
+
+    def lease(self, topic: str, group: str, partition: int) -> str:
+        return f"{self.control_prefix}:lease:{self._t(topic)}:{group}:{partition}"
+
+    def retry_zset(self, topic: str) -> str:
+        return f"{self.control_prefix}:retry:{self._t(topic)}"
+
+    def retry_item(self, topic: str, item_id: str) -> str:
+        return f"{self.control_prefix}:retry:item:{self._t(topic)}:{item_id}"
+
+    def retry_item_prefix(self, topic: str) -> str:
+        """Prefix of retry item keys; scripts build item keys from it (same slot)."""
+        return f"{self.control_prefix}:retry:item:{self._t(topic)}:"
+
+    def retry_lock(self, topic: str) -> str:
+        return f"{self.control_prefix}:retry:lock:{self._t(topic)}"
+
+    def commit_frontier(self, topic: str, partition: int) -> str:
+        return f"{self.control_prefix}:commit:{self._t(topic)}:p:{partition}"
+
+    def acks(self, topic: str, partition: int, entry_id: str) -> str:
+        return f"{self.control_prefix}:acks:{self._t(topic)}:p:{partition}:{entry_id}"
+
+    def payload(self, topic: str, partition: int, ref: str) -> str:
+        return f"{self.control_prefix}:payload:{self._t(topic)}:p:{partition}:{ref}"
+
+    # --- mqcore additions (not in Java) -------------------------------------
+    def lease_epoch(self, topic: str, group: str, partition: int) -> str:
+        """Fencing epoch: INCRed on every lease takeover, checked by write scripts."""
+        return f"{self.control_prefix}:lease-epoch:{self._t(topic)}:{group}:{partition}"
+
+    def consumers(self, topic: str, group: str) -> str:
+        """Hash consumer name -> JSON heartbeat (last seen ms, partitions held, cap)."""
+        return f"{self.control_prefix}:consumers:{self._t(topic)}:{group}"
+
+    def groups(self, topic: str) -> str:
+        """Set of consumer group names registered for the topic."""
+        return f"{self.control_prefix}:groups:{self._t(topic)}"
+
+    def dlq_replays(self, topic: str) -> str:
+        """Hash dlq id -> JSON replay record (new id, target, when, by whom)."""
+        return f"{self.control_prefix}:dlq-replays:{self._t(topic)}"
+
+    def checkpoint_index(self, pipeline: str) -> str:
+        """Zset of batch ids of a pipeline's checkpoint records (score = batch id)."""
+        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:index"
+
+    def checkpoint(self, pipeline: str, batch_id: int) -> str:
+        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:batch:{batch_id}"
+
+    def checkpoint_meta(self, pipeline: str) -> str:
+        """Hash of a pipeline's counters and latest ids (completed, failed, restored...)."""
+        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:meta"
+
+    def pipelines(self) -> str:
+        """Set of pipeline names that wrote checkpoints."""
+        return f"{self.control_prefix}:pipelines"
+
+    def sink_marker(self, pipeline: str) -> str:
+        """Hash sink -> last committed batch id (exactly-once marker)."""
+        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:committed"
+
+    def sink_stage(self, pipeline: str, run_id: str, batch_id: int, task: int) -> str:
+        """Staged (uncommitted) writes of a two-phase-commit sink task."""
+        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:stage:{run_id}:{batch_id}:{task}"
+
+    def sink_output(self, pipeline: str, name: str) -> str:
+        """Output hash of a Redis sink (e.g. per-customer totals)."""
+        return f"{self.control_prefix}:sink:{{{pipeline}}}:{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleKeys:
+    """Keys of the console's own store (its own Redis / DB number)."""
+
+    prefix: str = DEFAULT_CONSOLE_PREFIX
+
+    def snapshot(self, cluster: str) -> str:
+        return f"{self.prefix}:snapshot:{cluster}"
+
+    def series(self, cluster: str, tier: str, metric: str, entity: str) -> str:
+        return f"{self.prefix}:ts:{cluster}:{tier}:{metric}:{entity}"
+
+    def series_index(self, cluster: str) -> str:
+        return f"{self.prefix}:ts-index:{cluster}"
+
+    def slot_claim(self, cluster: str, slot: int) -> str:
+        return f"{self.prefix}:slot:{cluster}:{slot}"
+
+    def lease_timeline(self, cluster: str, topic: str) -> str:
+        return f"{self.prefix}:leases:{cluster}:{topic}"
+
+    def lease_state(self, cluster: str) -> str:
+        return f"{self.prefix}:lease-state:{cluster}"
+
+    def collector_health(self) -> str:
+        return f"{self.prefix}:collector-health"
+
+    def alerts(self, cluster: str) -> str:
+        return f"{self.prefix}:alerts:{cluster}"
+
+    def alert_history(self, cluster: str) -> str:
+        return f"{self.prefix}:alert-history:{cluster}"
+
+    def replay_job(self, job_id: str) -> str:
+        return f"{self.prefix}:replay-job:{job_id}"

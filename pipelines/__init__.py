@@ -1,0 +1,1 @@
+"""Stream pipelines as code (PySpark Structured Streaming over mqcore topics)."""

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install everything the project needs on a fresh Debian/Ubuntu machine; a no-op when done.
+# As root it installs Debian packages (redis-server, chromium, a JRE for Spark);
+# as another user it says what is missing and falls back to a project-local Redis.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null || [ -n "${REDIS_SERVER_BIN:-}" ] || [ -x .local/redis/usr/bin/redis-server ] || need_apt+=(redis-server redis-tools)
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v java >/dev/null || need_apt+=(default-jre-headless)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "bootstrap: installing Debian packages: ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "bootstrap: missing Debian packages (run as root to install): ${need_apt[*]}" >&2
+    if [[ " ${need_apt[*]} " == *" redis-server "* ]]; then bash scripts/install-redis-local.sh; fi
+  fi
+fi
+
+stamp=.venv/.installed-$(sha256sum requirements.lock | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  echo "bootstrap: creating .venv with the pinned dependencies (first run takes a few minutes)"
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -r requirements.lock
+  .venv/bin/python -m pip install -q --no-deps -e .
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi

@@ -1,0 +1,101 @@
+"""Test harness: a private redis-server per session (never one on a default port).
+
+- ``redis_server``: session-wide EmbeddedRedis on a free port (pid checked).
+- ``redis_url`` / ``r`` / ``mq_config``: the MQ database, flushed before every test.
+- ``console_r``: the console's store (DB 1 of the same server), flushed too.
+- ``redis_cluster`` / ``cluster_config``: a 3-node Redis Cluster, flushed per test.
+Django settings are pointed at the private server for the whole session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from mqcore.config import MQConfig
+from mqcore.embedded import EmbeddedRedis
+from tests.harness.cluster import LocalCluster
+
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _point_django_at_private_redis(redis_server: EmbeddedRedis) -> Iterator[None]:
+    """Every Django setting that names a Redis uses the private server."""
+    try:
+        from django.conf import settings
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    base = f"redis://{redis_server.host}:{redis_server.port}"
+    settings.MQ_CLUSTERS = {"default": {"url": f"{base}/0"}}
+    settings.CONSOLE_REDIS_URL = f"{base}/1"
+    settings.CELERY_BROKER_URL = f"{base}/2"
+    from config.celery import app as celery_app
+
+    celery_app.conf.broker_url = f"{base}/2"
+    from dashboard.clusters import reset_caches
+
+    reset_caches()
+    yield
+
+
+@pytest.fixture
+def redis_url(redis_server: EmbeddedRedis) -> str:
+    client = redis.Redis(host=redis_server.host, port=redis_server.port)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+@pytest.fixture
+def r(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def console_r(redis_server: EmbeddedRedis, redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis(host=redis_server.host, port=redis_server.port, db=1, socket_timeout=5)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def mq_config(redis_url: str) -> MQConfig:
+    return MQConfig.from_url(redis_url)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def cluster_config(redis_cluster: LocalCluster) -> MQConfig:
+    redis_cluster.flush()
+    return MQConfig.from_url(redis_cluster.url, cluster=True)
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS

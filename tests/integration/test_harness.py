@@ -1,0 +1,46 @@
+import pytest
+import redis
+
+from mqcore.embedded import EmbeddedRedis, RedisSetupError
+
+pytestmark = pytest.mark.redis
+
+
+def test_private_server_is_ours(redis_server: EmbeddedRedis, r: redis.Redis) -> None:
+    assert int(r.info("server")["process_id"]) == redis_server.process.pid  # type: ignore[union-attr]
+    assert r.dbsize() == 0
+
+
+def test_port_taken_gives_clear_error(redis_server: EmbeddedRedis, tmp_path) -> None:
+    with pytest.raises(RedisSetupError, match="already taken"):
+        EmbeddedRedis(tmp_path, port=redis_server.port).start()
+
+
+def test_old_redis_refused(tmp_path, monkeypatch) -> None:
+    fake = tmp_path / "redis-server"
+    fake.write_text("#!/bin/sh\necho 'Redis server v=6.2.14 sha=0 malloc=libc bits=64'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("REDIS_SERVER_BIN", str(fake))
+    from mqcore.embedded import find_redis_server
+
+    with pytest.raises(RedisSetupError, match=r"Redis >= 7.0 is required.*6\.2\.14"):
+        find_redis_server()
+
+
+def test_missing_redis_refused(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("REDIS_SERVER_BIN", str(tmp_path / "nope"))
+    from mqcore.embedded import find_redis_server
+
+    with pytest.raises(RedisSetupError, match="cannot run"):
+        find_redis_server()
+
+
+@pytest.mark.cluster
+def test_cluster_fixture_has_three_masters(cluster_config) -> None:
+    client = cluster_config.client()
+    try:
+        assert len(client.get_primaries()) == 3
+        client.set("{t}a", 1)
+        assert client.get("{t}a") == b"1"
+    finally:
+        client.close()

@@ -1,0 +1,58 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from mqcore.keys import KeySpace, validate_name
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_java_layout_without_hash_tags() -> None:
+    ks = KeySpace()
+    assert ks.partition("orders", 3) == "stream:topic:orders:p:3"
+    assert ks.dlq("orders") == "stream:topic:orders:dlq"
+    assert ks.registry() == "streaming:mq:topics:registry"
+    assert ks.meta("orders") == "streaming:mq:topic:orders:meta"
+    assert ks.partitions_set("orders") == "streaming:mq:topic:orders:partitions"
+    assert ks.lease("orders", "g", 1) == "streaming:mq:lease:orders:g:1"
+    assert ks.retry_zset("orders") == "streaming:mq:retry:orders"
+    assert ks.retry_item("orders", "u1") == "streaming:mq:retry:item:orders:u1"
+    assert ks.commit_frontier("orders", 0) == "streaming:mq:commit:orders:p:0"
+    assert ks.acks("orders", 0, "1-0") == "streaming:mq:acks:orders:p:0:1-0"
+    assert ks.payload("orders", 0, "x") == "streaming:mq:payload:orders:p:0:x"
+
+
+def test_hash_tags_put_every_topic_key_in_one_slot() -> None:
+    ks = KeySpace(hash_tags=True)
+    keys = [
+        ks.partition("orders", 0), ks.dlq("orders"), ks.retry_zset("orders"),
+        ks.retry_item("orders", "u"), ks.lease("orders", "g", 0), ks.lease_epoch("orders", "g", 0),
+        ks.dlq_replays("orders"), ks.meta("orders"),
+    ]  # fmt: skip
+    assert all("{orders}" in k for k in keys)
+
+
+def test_custom_prefixes() -> None:
+    ks = KeySpace(control_prefix="c", stream_prefix="s")
+    assert ks.partition("t", 0) == "s:t:p:0"
+    assert ks.meta("t") == "c:topic:t:meta"
+
+
+@pytest.mark.parametrize("bad", ["", "a:b", "{x}", "a b", "x" * 201, "é"])
+def test_bad_names_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match="invalid topic name"):
+        validate_name("topic", bad)
+
+
+def test_key_prefix_literals_only_in_keys_module() -> None:
+    """STYLE.md: key strings are formatted in mqcore/keys.py only."""
+    pattern = re.compile(r"""["'](streaming:mq|stream:topic|opsdash):""")
+    offenders = []
+    for folder in ("mqcore", "dashboard", "config", "pipelines", "bench", "scripts"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.name == "keys.py" and path.parent.name == "mqcore":
+                continue
+            if pattern.search(path.read_text(encoding="utf-8")):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
