@@ -1,10 +1,27 @@
-"""URL map: each area's view module owns its ``urlpatterns``; this file only joins them."""
+"""URL map: each area's module owns its ``urlpatterns``; this file only joins them.
 
-from dashboard.views import health, pages
+Paths (cluster-scoped pages live under /clusters/<cluster>/):
+pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, messages/<p>/<id>/)
+dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
+pipelines /clusters/<c>/pipelines/ ...         ops    /collectors/, /alerts/, /metrics
+api      /api/v1/... twins of the above
+"""
+
+from dashboard.api import dlq as api_dlq
+from dashboard.api import pages as api_pages
+from dashboard.api import pipelines as api_pipelines
+from dashboard.views import audit, checkpoints, dlq, health, ops, pages
 
 app_name = "dashboard"
 
 urlpatterns = [
     *health.urlpatterns,
     *pages.urlpatterns,
+    *dlq.urlpatterns,
+    *audit.urlpatterns,
+    *checkpoints.urlpatterns,
+    *ops.urlpatterns,
+    *api_pages.urlpatterns,
+    *api_dlq.urlpatterns,
+    *api_pipelines.urlpatterns,
 ]

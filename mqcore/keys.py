@@ -110,10 +110,6 @@ class KeySpace:
         """Hash consumer name -> JSON heartbeat (last seen ms, partitions held, cap)."""
         return f"{self.control_prefix}:consumers:{self._t(topic)}:{group}"
 
-    def groups(self, topic: str) -> str:
-        """Set of consumer group names registered for the topic."""
-        return f"{self.control_prefix}:groups:{self._t(topic)}"
-
     def dlq_replays(self, topic: str) -> str:
         """Hash dlq id -> JSON replay record (new id, target, when, by whom)."""
         return f"{self.control_prefix}:dlq-replays:{self._t(topic)}"
