@@ -8,6 +8,7 @@ Binary discovery: ``$REDIS_SERVER_BIN``, then ``PATH``, then the project-local
 from __future__ import annotations
 
 import os
+import random
 import re
 import shutil
 import socket
@@ -75,10 +76,19 @@ def redis_cli_for(server_bin: str) -> str:
     return found
 
 
-def find_free_port(host: str = "127.0.0.1") -> int:
-    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+def find_free_port(host: str = "127.0.0.1", *, below: int | None = None) -> int:
+    """A port nobody listens on; ``below`` bounds it (cluster nodes need port + 10000 free)."""
+    for _ in range(200):
+        with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+            port = random.randint(20000, below - 1) if below else 0
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            found = int(sock.getsockname()[1])
+        if below is None or not port_in_use(found + 10000, host):
+            return found
+    raise RedisSetupError("no free port found")
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
@@ -98,10 +108,11 @@ class EmbeddedRedis:
         host: str = "127.0.0.1",
         persistence: bool = False,
         extra_args: Sequence[str] = (),
+        cluster_node: bool = False,
     ) -> None:
         self.binary = find_redis_server()
         self.host = host
-        self.port = port or find_free_port(host)
+        self.port = port or find_free_port(host, below=55000 if cluster_node else None)
         self.data_dir = Path(data_dir)
         self.persistence = persistence
         self.extra_args = list(extra_args)

@@ -20,6 +20,7 @@ class LocalCluster:
                     *("--cluster-enabled", "yes", "--cluster-node-timeout", "2000"),
                     *("--cluster-config-file", str(base_dir / f"node{i}" / "nodes.conf")),
                 ],
+                cluster_node=True,
             )
             for i in range(nodes)
         ]
