@@ -1,0 +1,135 @@
+"""Authentication and error helpers shared by every ``/api/v1/`` module.
+
+An API view accepts either a logged-in session (the browser) or a per-user token
+(``Authorization: Bearer TOKEN``, see :class:`dashboard.models.ApiToken`). Anything
+else gets a JSON 401, never a redirect to the login page. Errors are always JSON:
+``{"error": "<message>", "status": <code>}``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from dashboard.models import ApiToken
+
+__all__ = [
+    "ApiParamError",
+    "api_login_required",
+    "api_view",
+    "authenticate_request",
+    "json_error",
+]
+
+ViewFunc = TypeVar("ViewFunc", bound=Callable[..., HttpResponse])
+
+BEARER = "bearer "
+LAST_USED_GRANULARITY_S = 60  # write last_used_at at most once a minute per token
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
+
+def _has_bearer(request: HttpRequest) -> bool:
+    return request.headers.get("Authorization", "")[: len(BEARER)].lower() == BEARER
+
+
+class ApiParamError(ValueError):
+    """Raised by an API view (or its parsers) when a query parameter is invalid (400)."""
+
+
+def json_error(status: int, message: str) -> JsonResponse:
+    """A JSON error body with ``status``; the message must not contain secrets."""
+    return JsonResponse({"error": message, "status": status}, status=status)
+
+
+def authenticate_request(request: HttpRequest) -> bool:
+    """Authenticate ``request`` by session or bearer token; sets ``request.user``.
+
+    Returns True when a user is authenticated. A token request never uses the
+    session, and a session request never needs a token.
+    """
+    if _has_bearer(request):
+        token = request.headers["Authorization"][len(BEARER) :].strip()
+        row = ApiToken.lookup(token) if token else None
+        if row is None:
+            return False
+        now = timezone.now()
+        if (
+            row.last_used_at is None
+            or (now - row.last_used_at).total_seconds() > LAST_USED_GRANULARITY_S
+        ):
+            ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
+        request.user = row.user
+        request._api_token = row  # type: ignore[attr-defined]
+        # Token requests are not cookie-authenticated: CSRF does not apply.
+        request._dont_enforce_csrf_checks = True  # type: ignore[attr-defined]
+        return True
+    user = getattr(request, "user", None)
+    return bool(user is not None and user.is_authenticated and user.is_active)
+
+
+def api_login_required(view: ViewFunc) -> ViewFunc:
+    """Require a session or a bearer token; answer 401/403/404/400 as JSON.
+
+    Wrapped views may raise ``Http404`` (including ``UnknownClusterError``),
+    ``PermissionDenied`` or :class:`ApiParamError`; they become JSON errors.
+    """
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not authenticate_request(request):
+            response = json_error(401, "authentication required (session or Bearer token)")
+            response["WWW-Authenticate"] = 'Bearer realm="api"'
+            return response
+        try:
+            return view(request, *args, **kwargs)
+        except Http404 as exc:
+            return json_error(404, str(exc) or "not found")
+        except PermissionDenied as exc:
+            return json_error(403, str(exc) or "forbidden")
+        except ApiParamError as exc:
+            return json_error(400, str(exc))
+
+    # Bearer-token clients send no CSRF cookie; session POSTs are checked inside
+    # the view's own decorators (see api_view).
+    return cast(ViewFunc, wrapper)
+
+
+def api_view(*methods: str) -> Callable[[ViewFunc], ViewFunc]:
+    """``@api_view("GET")``: method check (405 JSON) + :func:`api_login_required`.
+
+    Session-authenticated unsafe methods (POST, ...) still need the CSRF token;
+    bearer-token requests are exempt because they carry no ambient credentials.
+    """
+    allowed = {m.upper() for m in (methods or ("GET",))}
+    if "GET" in allowed:
+        allowed.add("HEAD")
+
+    def decorator(view: ViewFunc) -> ViewFunc:
+        inner = api_login_required(view)
+
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in allowed:
+                response = json_error(405, f"method {request.method} not allowed")
+                response["Allow"] = ", ".join(sorted(allowed))
+                return response
+            if request.method not in SAFE_METHODS and not _has_bearer(request):
+                reason = CsrfViewMiddleware(lambda r: HttpResponse()).process_view(
+                    request, view, args, kwargs
+                )
+                if reason is not None:
+                    return json_error(403, "CSRF check failed")
+            return inner(request, *args, **kwargs)
+
+        return cast(ViewFunc, csrf_exempt(wrapper))
+
+    return decorator
