@@ -101,6 +101,10 @@ class KeySpace:
     def payload(self, topic: str, partition: int, ref: str) -> str:
         return f"{self.control_prefix}:payload:{self._t(topic)}:p:{partition}:{ref}"
 
+    def payload_index(self, topic: str) -> str:
+        """Set of a topic's out-of-line payload keys (Java's per-topic index; used by delete)."""
+        return f"{self.control_prefix}:payload:idx:{self._t(topic)}"
+
     # --- mqcore additions (not in Java) -------------------------------------
     def lease_epoch(self, topic: str, group: str, partition: int) -> str:
         """Fencing epoch: INCRed on every lease takeover, checked by write scripts."""
