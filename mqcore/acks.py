@@ -1,0 +1,330 @@
+"""Fenced writes of the consume side: ack, ack + schedule a retry, ack + dead-letter.
+
+Each function is one Lua script over the keys of one topic, so the write and the
+ack happen together or not at all (Redis Cluster safe: every key carries the
+topic's hash tag). ``epoch`` is the fencing token of the caller's partition lease:
+the script compares it with the epoch key and refuses the whole write when
+another consumer has taken the partition over since (:class:`FencedError`).
+``epoch=None`` skips the check; it is meant for operator actions only.
+
+A plain ``XACK`` is not fenced in Redis, so consumers never ack outside these
+scripts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+
+from mqcore.config import RedisClient
+from mqcore.errors import (
+    ConnectionLostError,
+    FencedError,
+    InvalidArgumentError,
+    MQError,
+    UnknownGroupError,
+    UnknownMessageError,
+)
+from mqcore.keys import KeySpace
+from mqcore.scripts import lua_source
+
+__all__ = [
+    "ack",
+    "ack_args",
+    "dead_letter",
+    "eval_script",
+    "iso_now",
+    "retry_item_fields",
+    "schedule_retry",
+    "script_sha",
+    "translate_redis_error",
+]
+
+_ID_CHARS = frozenset("0123456789-")
+
+
+def iso_now(now_ms: int | None = None) -> str:
+    """ISO-8601 UTC instant with milliseconds, the way Java's ``Instant.toString`` reads it."""
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def script_sha(name: str) -> str:
+    """SHA1 of a bundled script (what EVALSHA needs)."""
+    return hashlib.sha1(lua_source(name).encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def translate_redis_error(exc: redis.RedisError, what: str) -> MQError:
+    """Map a redis-py error to mqcore's hierarchy (callers ``raise ... from exc``)."""
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return ConnectionLostError(f"{what}: {exc}")
+    text = str(exc)
+    if "NOGROUP" in text:
+        return UnknownGroupError(f"{what}: {text}")
+    return MQError(f"{what}: {text}")
+
+
+def eval_script(client: RedisClient, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    """EVALSHA a bundled script, loading it once on NOSCRIPT; Redis errors translated."""
+    sha = script_sha(name)
+    try:
+        try:
+            return client.evalsha(sha, len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            client.script_load(lua_source(name))
+            return client.evalsha(sha, len(keys), *keys, *args)
+    except redis.RedisError as exc:
+        raise translate_redis_error(exc, f"script {name}") from exc
+
+
+def _check_id(entry_id: str) -> str:
+    if not entry_id or not set(entry_id) <= _ID_CHARS or entry_id.count("-") > 1:
+        raise InvalidArgumentError(f"invalid stream entry id {entry_id!r}")
+    return entry_id
+
+
+def _epoch_arg(epoch: int | None) -> str:
+    return "" if epoch is None else str(int(epoch))
+
+
+def _fenced(topic: str, group: str, partition: int, epoch: int | None) -> FencedError:
+    return FencedError(
+        f"stale lease epoch {epoch} for {topic}/{group}/p{partition}: "
+        "another consumer owns the partition"
+    )
+
+
+def ack_args(
+    keys: KeySpace,
+    *,
+    topic: str,
+    group: str,
+    partition: int,
+    ids: Sequence[str],
+    epoch: int | None,
+    delete: bool = False,
+) -> tuple[list[str], list[str]]:
+    """KEYS and ARGV of ``ack_entries`` (for callers that put the ack in a pipeline)."""
+    return (
+        [keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)],
+        [group, _epoch_arg(epoch), "1" if delete else "0", *ids],
+    )
+
+
+def ack(
+    client: RedisClient,
+    keys: KeySpace,
+    *,
+    topic: str,
+    group: str,
+    partition: int,
+    ids: Sequence[str],
+    epoch: int | None,
+    delete: bool = False,
+) -> int:
+    """Acknowledge ``ids`` (and XDEL them when ``delete``); returns how many were pending.
+
+    Raises :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
+    """
+    for entry_id in ids:
+        _check_id(entry_id)
+    if not ids:
+        return 0
+    script_keys, args = ack_args(
+        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch, delete=delete
+    )
+    result = int(eval_script(client, "ack_entries", script_keys, args))
+    if result < 0:
+        raise _fenced(topic, group, partition, epoch)
+    return result
+
+
+def _text(value: str | bytes | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
+
+
+def retry_item_fields(
+    fields: Mapping[str, str | bytes],
+    *,
+    topic: str,
+    partition: int,
+    entry_id: str,
+    default_max_retries: int = 3,
+) -> dict[str, str | bytes]:
+    """The SCHEMA retry envelope for an entry being retried (``retryCount`` incremented).
+
+    Headers keep everything the entry had, plus ``x-original-message-id`` (the
+    first id of the message, set on its first retry) and ``partitionId``.
+    """
+    headers: dict[str, str] = {}
+    raw_headers = _text(fields.get("headers"))
+    if raw_headers:
+        try:
+            decoded = json.loads(raw_headers)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict):
+            headers = {str(k): str(v) for k, v in decoded.items() if v is not None}
+    headers.setdefault("x-original-message-id", entry_id)
+    headers["partitionId"] = str(partition)
+    try:
+        retry_count = int(_text(fields.get("retryCount")) or 0)
+    except ValueError:
+        retry_count = 0
+    max_retries_text = _text(fields.get("maxRetries"))
+    try:
+        max_retries = int(max_retries_text) if max_retries_text else default_max_retries
+    except ValueError:
+        max_retries = default_max_retries
+    item: dict[str, str | bytes] = {
+        "topic": topic,
+        "partitionId": str(partition),
+        "payload": fields.get("payload", ""),
+        "headers": json.dumps(headers, separators=(",", ":"), ensure_ascii=False),
+        "retryCount": str(retry_count + 1),
+        "maxRetries": str(max_retries),
+        "originalMessageId": entry_id,
+    }
+    key = _text(fields.get("key"))
+    if key:
+        item["key"] = key
+    timestamp = fields.get("timestamp")
+    if timestamp is not None:
+        item["timestamp"] = timestamp
+    return item
+
+
+def schedule_retry(
+    client: RedisClient,
+    keys: KeySpace,
+    *,
+    topic: str,
+    group: str,
+    partition: int,
+    entry_id: str,
+    fields: Mapping[str, str | bytes],
+    due_ms: int,
+    epoch: int | None,
+    direct: bool = False,
+    default_max_retries: int = 3,
+) -> str:
+    """Ack ``entry_id`` and schedule its next attempt, in one script.
+
+    The retry item hash gets the SCHEMA fields (``retryCount`` + 1,
+    ``x-original-message-id`` set if absent) and joins the retry zset at
+    ``due_ms``; returns the retry item id. With ``direct`` (delays <= 50 ms, as
+    in Java) the entry is XADDed back to its partition at once instead and the
+    new entry id is returned. Raises :class:`FencedError` on a stale epoch and
+    :class:`UnknownMessageError` when the entry is no longer pending (nothing
+    is written in either case).
+    """
+    _check_id(entry_id)
+    item = retry_item_fields(
+        fields,
+        topic=topic,
+        partition=partition,
+        entry_id=entry_id,
+        default_max_retries=default_max_retries,
+    )
+    item_id = uuid.uuid4().hex
+    if direct:
+        item["timestamp"] = iso_now()
+    else:
+        item.pop("timestamp", None)
+    flat: list[str | bytes] = []
+    for name, value in item.items():
+        flat.extend((name, value))
+    reply = eval_script(
+        client,
+        "schedule_retry",
+        [
+            keys.partition(topic, partition),
+            keys.lease_epoch(topic, group, partition),
+            keys.retry_zset(topic),
+            keys.retry_item(topic, item_id),
+        ],
+        [
+            group,
+            _epoch_arg(epoch),
+            entry_id,
+            str(int(due_ms)),
+            "direct" if direct else "zset",
+            *flat,
+        ],
+    )
+    status = int(reply[0])
+    if status < 0:
+        raise _fenced(topic, group, partition, epoch)
+    if status == 0:
+        raise UnknownMessageError(f"entry {entry_id} of {topic}/p{partition} is not pending")
+    return item_id if not direct else str(_text(reply[1]))
+
+
+def dead_letter(
+    client: RedisClient,
+    keys: KeySpace,
+    *,
+    topic: str,
+    group: str,
+    partition: int,
+    entry_id: str,
+    reason: str,
+    error_type: str = "",
+    epoch: int | None = None,
+    fields: Mapping[str, str | bytes] | None = None,
+) -> str | None:
+    """Move a pending entry to the topic's DLQ and ack it, in one script.
+
+    The DLQ entry has exactly the SCHEMA fields, with ``partitionId`` the real
+    partition (top level and in headers; Java writes 0 at the top level). The
+    entry is read inside the script unless ``fields`` are given. Returns the DLQ
+    id, or None when the entry was trimmed/deleted (it is still acked; the
+    caller counts it as lost). Raises :class:`FencedError` on a stale epoch and
+    :class:`UnknownMessageError` when the entry is not pending in ``group``.
+    """
+    _check_id(entry_id)
+    flat: list[str | bytes] = []
+    if fields is not None:
+        for name, value in fields.items():
+            flat.extend((name, value))
+    reply = eval_script(
+        client,
+        "dead_letter",
+        [
+            keys.partition(topic, partition),
+            keys.lease_epoch(topic, group, partition),
+            keys.dlq(topic),
+        ],
+        [
+            group,
+            _epoch_arg(epoch),
+            entry_id,
+            topic,
+            str(partition),
+            iso_now(),
+            reason,
+            error_type,
+            "given" if fields is not None else "read",
+            *flat,
+        ],
+    )
+    status = int(reply[0])
+    if status < 0:
+        raise _fenced(topic, group, partition, epoch)
+    if status == 0:
+        raise UnknownMessageError(f"entry {entry_id} of {topic}/p{partition} is not pending")
+    if status == 2:
+        return None
+    return str(_text(reply[1]))

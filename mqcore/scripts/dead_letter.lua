@@ -1,0 +1,77 @@
+-- KEYS[1] = partition stream
+-- KEYS[2] = fencing epoch key of (topic, group, partition)
+-- KEYS[3] = DLQ stream of the topic
+-- ARGV[1] = consumer group
+-- ARGV[2] = expected epoch ('' = unfenced, operator action)
+-- ARGV[3] = entry id
+-- ARGV[4] = topic
+-- ARGV[5] = partition index (the real one; Java always writes 0)
+-- ARGV[6] = failedAt (ISO-8601)
+-- ARGV[7] = error message ('' = keep)
+-- ARGV[8] = error type ('' = keep)
+-- ARGV[9] = 'given' when ARGV[10..] carry the entry's field/value pairs, else 'read'
+-- ARGV[10..] = entry field/value pairs (only with 'given')
+-- Returns {1, dlq id}, {2} when the entry no longer exists (acked, nothing added),
+-- {0} when it is not pending (nothing done), or {-1} when the epoch is stale.
+if ARGV[2] ~= '' then
+  local current = redis.call('GET', KEYS[2])
+  if current ~= ARGV[2] then
+    return {-1}
+  end
+end
+local flat
+if ARGV[9] == 'given' then
+  flat = {}
+  for i = 10, #ARGV do
+    flat[#flat + 1] = ARGV[i]
+  end
+else
+  local found = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
+  if #found == 0 then
+    flat = nil
+  else
+    flat = found[1][2]
+  end
+end
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) == 0 then
+  return {0}
+end
+if flat == nil then
+  return {2}
+end
+local f = {}
+for i = 1, #flat, 2 do
+  f[flat[i]] = flat[i + 1]
+end
+local headers = {}
+if f['headers'] then
+  local ok, decoded = pcall(cjson.decode, f['headers'])
+  if ok and type(decoded) == 'table' then
+    for k, v in pairs(decoded) do
+      if type(k) == 'string' and (type(v) == 'string' or type(v) == 'number' or type(v) == 'boolean') then
+        headers[k] = tostring(v)
+      end
+    end
+  end
+end
+headers['partitionId'] = ARGV[5]
+if f['key'] and f['key'] ~= '' then
+  headers['key'] = f['key']
+end
+if ARGV[7] ~= '' then
+  headers['x-runtime-error-message'] = ARGV[7]
+end
+if ARGV[8] ~= '' then
+  headers['x-runtime-error-type'] = ARGV[8]
+end
+local id = redis.call('XADD', KEYS[3], '*',
+  'originalTopic', ARGV[4],
+  'payload', f['payload'] or '',
+  'timestamp', f['timestamp'] or ARGV[6],
+  'failedAt', ARGV[6],
+  'retryCount', f['retryCount'] or '0',
+  'maxRetries', f['maxRetries'] or '3',
+  'partitionId', ARGV[5],
+  'headers', cjson.encode(headers),
+  'originalMessageId', ARGV[3])
+return {1, id}
