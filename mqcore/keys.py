@@ -170,6 +170,10 @@ class ConsoleKeys:
     def lease_state(self, cluster: str) -> str:
         return f"{self.prefix}:lease-state:{cluster}"
 
+    def collector_state(self, cluster: str) -> str:
+        """Collector memory between passes: status windows, DLQ history, tiers, run id."""
+        return f"{self.prefix}:collector-state:{cluster}"
+
     def collector_health(self) -> str:
         return f"{self.prefix}:collector-health"
 
