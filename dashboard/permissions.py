@@ -3,16 +3,37 @@
 Views and services ask :func:`has_action` / :func:`require_action`; templates get
 the same answers through the ``can`` context so a button a role cannot use is
 never rendered, and the server refuses it anyway (403).
+
+An action is the custom permission ``dashboard.console_<action>``. Groups carry
+them (migration 0003, ``manage.py sync_roles``); a group may be scoped to topic
+name patterns (:class:`~dashboard.models.GroupTopicScope`), and then its
+permissions hold only on matching topics. A user's answers are computed once
+per user object and cached on it (one request, one job, one thread pool).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 
-__all__ = ["ROLES", "Action", "has_action", "require_action", "role_of", "topic_visible"]
+__all__ = [
+    "ADMIN",
+    "OPERATOR",
+    "ROLES",
+    "VIEWER",
+    "Action",
+    "actions_for",
+    "has_action",
+    "payload_visible",
+    "require_action",
+    "role_of",
+    "roles_sync",
+    "topic_sensitive",
+    "topic_visible",
+]
 
 
 class Action(StrEnum):
@@ -26,6 +47,10 @@ class Action(StrEnum):
     DELETE = "delete"  # delete one dead letter
     PURGE = "purge"  # purge a whole DLQ
 
+    @property
+    def codename(self) -> str:
+        return f"console_{self.value}"
+
 
 VIEWER = "Viewer"
 OPERATOR = "Operator"
@@ -37,11 +62,76 @@ ROLES: dict[str, frozenset[Action]] = {
     ),
     ADMIN: frozenset(Action),
 }
+_CACHE_ATTR = "_opsdash_grants"
+_CODENAMES = {a.codename: a for a in Action}
+
+
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    """Actions one group (or the user directly) grants, on all topics or on matching ones."""
+
+    actions: frozenset[Action]
+    scopes: tuple[tuple[str, str], ...]  # (cluster or "", pattern); empty: every topic
+
+    def covers(self, cluster: str | None, topic: str | None) -> bool:
+        from fnmatch import fnmatchcase
+
+        if not self.scopes or topic is None:
+            return True
+        return any(
+            (not c or cluster is None or c == cluster) and fnmatchcase(topic, p)
+            for c, p in self.scopes
+        )
+
+
+def _grants(user: Any) -> list[_Grant]:
+    cached: list[_Grant] | None = getattr(user, _CACHE_ATTR, None)
+    if cached is not None:
+        return cached
+    from django.contrib.auth.models import Permission
+
+    from dashboard.models import GroupTopicScope
+
+    grants: list[_Grant] = []
+    if user.is_superuser:
+        grants.append(_Grant(frozenset(Action), ()))
+    else:
+        group_ids = list(user.groups.values_list("id", flat=True))
+        perms: dict[int, set[Action]] = {gid: set() for gid in group_ids}
+        rows = Permission.objects.filter(
+            group__id__in=group_ids, content_type__app_label="dashboard"
+        ).values_list("group__id", "codename")
+        for gid, codename in rows:
+            if codename in _CODENAMES:
+                perms[gid].add(_CODENAMES[codename])
+        scopes: dict[int, list[tuple[str, str]]] = {gid: [] for gid in group_ids}
+        for gid, cluster, pattern in GroupTopicScope.objects.filter(
+            group_id__in=group_ids
+        ).values_list("group_id", "cluster", "pattern"):
+            scopes[gid].append((cluster, pattern))
+        for gid in group_ids:
+            if perms[gid]:
+                grants.append(_Grant(frozenset(perms[gid]), tuple(scopes[gid])))
+        direct = {
+            _CODENAMES[c]
+            for c in user.user_permissions.filter(content_type__app_label="dashboard").values_list(
+                "codename", flat=True
+            )
+            if c in _CODENAMES
+        }
+        if direct:
+            grants.append(_Grant(frozenset(direct), ()))
+    setattr(user, _CACHE_ATTR, grants)
+    return grants
+
+
+def _active(user: Any) -> bool:
+    return bool(getattr(user, "is_authenticated", False) and user.is_active)
 
 
 def role_of(user: Any) -> str | None:
     """The strongest role of ``user`` (superusers are Admin), or None."""
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
+    if not _active(user):
         return None
     if user.is_superuser:
         return ADMIN
@@ -52,20 +142,26 @@ def role_of(user: Any) -> str | None:
     return None
 
 
+def actions_for(user: Any, *, cluster: str | None = None, topic: str | None = None) -> set[Action]:
+    """Every action ``user`` may do (on ``topic`` when given)."""
+    if not _active(user):
+        return set()
+    found: set[Action] = set()
+    for grant in _grants(user):
+        if grant.covers(cluster, topic):
+            found |= grant.actions
+    return found
+
+
 def topic_visible(user: Any, cluster: str, topic: str) -> bool:
     """Whether ``user`` may see ``topic`` at all (topic name patterns per group)."""
-    return role_of(user) is not None
+    return Action.VIEW in actions_for(user, cluster=cluster, topic=topic)
 
 
 def has_action(
     user: Any, action: Action, *, cluster: str | None = None, topic: str | None = None
 ) -> bool:
-    role = role_of(user)
-    if role is None:
-        return False
-    if topic is not None and cluster is not None and not topic_visible(user, cluster, topic):
-        return False
-    return action in ROLES[role]
+    return action in actions_for(user, cluster=cluster, topic=topic)
 
 
 def require_action(
@@ -74,3 +170,47 @@ def require_action(
     """Raise PermissionDenied (403) unless ``user`` may do ``action``."""
     if not has_action(user, action, cluster=cluster, topic=topic):
         raise PermissionDenied(f"your role may not {action.value}")
+
+
+def topic_sensitive(cluster: str, topic: str) -> bool:
+    """Whether ``topic`` is marked sensitive (its payloads are masked for viewers)."""
+    from dashboard.models import SensitiveTopic
+
+    return any(s.matches(cluster, topic) for s in SensitiveTopic.objects.all())
+
+
+def payload_visible(user: Any, cluster: str, topic: str) -> bool:
+    """Payloads and headers of ``topic`` may be shown unmasked to ``user``."""
+    if not topic_visible(user, cluster, topic):
+        return False
+    if has_action(user, Action.VIEW_PAYLOAD, cluster=cluster, topic=topic):
+        return True
+    return not topic_sensitive(cluster, topic)
+
+
+def roles_sync() -> dict[str, list[str]]:
+    """Create or repair the three groups and their custom permissions.
+
+    Extra permissions an admin added to a role group are removed, so a role
+    means the same everywhere. Returns role -> codenames granted.
+    """
+    from django.contrib.auth.models import Group, Permission
+    from django.contrib.contenttypes.models import ContentType
+
+    from dashboard.models import ConsoleAccess
+
+    ct = ContentType.objects.get_for_model(ConsoleAccess, for_concrete_model=False)
+    labels = dict(ConsoleAccess._meta.permissions)
+    perms: dict[Action, Permission] = {}
+    for action in Action:
+        perm, _ = Permission.objects.get_or_create(
+            content_type=ct, codename=action.codename, defaults={"name": labels[action.codename]}
+        )
+        perms[action] = perm
+    result: dict[str, list[str]] = {}
+    for role, actions in ROLES.items():
+        group, _ = Group.objects.get_or_create(name=role)
+        wanted = [perms[a] for a in sorted(actions)]
+        group.permissions.set(wanted)
+        result[role] = [p.codename for p in wanted]
+    return result

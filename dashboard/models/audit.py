@@ -1,0 +1,152 @@
+"""The audit log: append-only, hash-chained rows, one pair per operator action.
+
+An action writes an *intent* row (outcome ``unknown``) before it touches Redis and
+an *outcome* row after it, so a crash in between leaves an "unknown outcome" row,
+never a missing one. Rows are never updated or deleted: the model layer refuses
+it here and, on PostgreSQL, a trigger refuses it in the database (migration
+0003). Each row stores ``hash = sha256(prev_hash + canonical(row))``; rewriting
+any row breaks the chain from there on, which ``manage.py audit_verify`` reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.db import models
+from django.utils import timezone
+
+__all__ = [
+    "GENESIS_HASH",
+    "AuditChainHead",
+    "AuditEvent",
+    "AuditEventType",
+    "AuditImmutableError",
+    "AuditPhase",
+]
+
+GENESIS_HASH = "0" * 64
+
+
+class AuditImmutableError(Exception):
+    """Raised when code tries to update or delete an audit row (the log is append-only)."""
+
+
+class AuditEventType(models.TextChoices):
+    DLQ_REPLAY = "dlq.replay", "replay one letter"
+    DLQ_REPLAY_FORCED = "dlq.replay_forced", "force replay"
+    DLQ_REPLAY_TARGET = "dlq.replay_target", "replay to another target"
+    DLQ_BULK_REPLAY = "dlq.bulk_replay", "bulk replay job"
+    DLQ_BULK_CANCEL = "dlq.bulk_cancel", "cancel bulk replay"
+    DLQ_DELETE = "dlq.delete", "delete letter"
+    DLQ_PURGE = "dlq.purge", "purge DLQ"
+    DLQ_EXPORT = "dlq.export", "export letters"
+    PENDING_CLAIM = "pending.claim", "claim pending entries"
+    PENDING_MOVE_TO_DLQ = "pending.move_to_dlq", "move pending entries to DLQ"
+    ROLE_CHANGE = "role.change", "role or membership change"
+    ROLE_SYNC = "role.sync", "roles synced"
+
+
+class AuditPhase(models.TextChoices):
+    INTENT = "intent", "intent"  # written before the action; outcome unknown until completed
+    OUTCOME = "outcome", "outcome"  # written after the action; points at its intent row
+
+
+class AuditQuerySet(models.QuerySet["AuditEvent"]):
+    def update(self, **kwargs: Any) -> int:
+        raise AuditImmutableError("audit rows cannot be updated")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AuditImmutableError("audit rows cannot be deleted")
+
+    def bulk_update(self, *args: Any, **kwargs: Any) -> int:
+        raise AuditImmutableError("audit rows cannot be updated")
+
+
+class AuditChainHead(models.Model):
+    """One row whose UPDATE serialises chain appends across threads and processes."""
+
+    appended = models.BigIntegerField(default=0)
+
+    class Meta:
+        default_permissions = ()
+
+    def __str__(self) -> str:
+        return f"audit chain head ({self.appended} appended)"
+
+
+class AuditEvent(models.Model):
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    phase = models.CharField(max_length=8, choices=AuditPhase.choices, default=AuditPhase.INTENT)
+    event_type = models.CharField(max_length=32, choices=AuditEventType.choices, db_index=True)
+    actor = models.CharField(max_length=150, db_index=True)
+    actor_id = models.BigIntegerField(null=True, blank=True)
+    cluster = models.CharField(max_length=100, blank=True)
+    topic = models.CharField(max_length=200, blank=True, db_index=True)
+    letter_ids = models.JSONField(default=list, blank=True)
+    frozen_set = models.CharField(max_length=300, blank=True)
+    reason = models.TextField(blank=True)
+    ticket = models.CharField(max_length=100, blank=True)
+    outcome = models.CharField(max_length=32, default="unknown")
+    counts = models.JSONField(default=dict, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    client_addr = models.CharField(max_length=64, blank=True)
+    completes = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="completion"
+    )
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    objects = AuditQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-id",)
+        default_permissions = ("view",)
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.event_type} by {self.actor} ({self.outcome})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AuditImmutableError("audit rows cannot be updated")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AuditImmutableError("audit rows cannot be deleted")
+
+    def canonical(self) -> dict[str, Any]:
+        """The hashed content of this row (everything except its own hash)."""
+        return {
+            "created_at": self.created_at.isoformat(),
+            "phase": self.phase,
+            "event_type": self.event_type,
+            "actor": self.actor,
+            "actor_id": self.actor_id,
+            "cluster": self.cluster,
+            "topic": self.topic,
+            "letter_ids": list(self.letter_ids or []),
+            "frozen_set": self.frozen_set,
+            "reason": self.reason,
+            "ticket": self.ticket,
+            "outcome": self.outcome,
+            "counts": dict(self.counts or {}),
+            "detail": dict(self.detail or {}),
+            "request_id": self.request_id,
+            "client_addr": self.client_addr,
+            "completes_id": self.completes_id,
+        }
+
+    def compute_hash(self, prev_hash: str) -> str:
+        body = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256((prev_hash + body).encode()).hexdigest()
+
+    @property
+    def final_outcome(self) -> str:
+        """The outcome of an intent row: its completion's outcome, or "unknown"."""
+        try:
+            done = self.completion
+        except AuditEvent.DoesNotExist:
+            return "unknown"
+        return done.outcome if done is not None else "unknown"

@@ -1,0 +1,110 @@
+"""Role data: custom permissions, per-group topic scopes, sensitive topics.
+
+The roles themselves are the Django groups "Viewer", "Operator" and "Admin",
+created by migration 0002 and kept in sync by ``manage.py sync_roles``;
+``dashboard.permissions`` turns these rows into answers.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any
+
+from django.contrib.auth.models import Group
+from django.db import models
+from django.db.models.signals import post_save
+
+__all__ = ["ConsoleAccess", "GroupTopicScope", "SensitiveTopic"]
+
+
+class ConsoleAccess(models.Model):
+    """Carrier of the console's custom permissions (no table)."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [
+            ("console_view", "View pages and API reads"),
+            ("console_view_payload", "See payloads of sensitive topics"),
+            ("console_replay", "Replay dead letters to their original partition"),
+            ("console_claim", "Claim pending entries to a consumer"),
+            ("console_move_to_dlq", "Move pending entries to the DLQ"),
+            ("console_force", "Force replay of an already replayed letter"),
+            ("console_replay_target", "Replay to another topic or partition"),
+            ("console_delete", "Delete a dead letter"),
+            ("console_purge", "Purge a whole DLQ"),
+        ]
+
+    def __str__(self) -> str:
+        return "console access"
+
+
+class GroupTopicScope(models.Model):
+    """A topic name pattern (fnmatch, e.g. ``orders-*``) that a group is limited to.
+
+    A group without any scope row sees every topic; a group with rows sees and
+    acts on the topics matching at least one of them.
+    """
+
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="topic_scopes")
+    cluster = models.CharField(max_length=100, blank=True, help_text="empty: every cluster")
+    pattern = models.CharField(max_length=200)
+
+    class Meta:
+        unique_together = ("group", "cluster", "pattern")
+        ordering = ("group__name", "pattern")
+
+    def __str__(self) -> str:
+        return f"{self.group.name}: {self.cluster or '*'}/{self.pattern}"
+
+    def matches(self, cluster: str, topic: str) -> bool:
+        return (not self.cluster or self.cluster == cluster) and fnmatchcase(topic, self.pattern)
+
+
+class SensitiveTopic(models.Model):
+    """Topics (fnmatch pattern) whose payloads viewers see masked."""
+
+    cluster = models.CharField(max_length=100, blank=True, help_text="empty: every cluster")
+    pattern = models.CharField(max_length=200)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        unique_together = ("cluster", "pattern")
+        ordering = ("pattern",)
+
+    def __str__(self) -> str:
+        return f"{self.cluster or '*'}/{self.pattern}"
+
+    def matches(self, cluster: str, topic: str) -> bool:
+        return (not self.cluster or self.cluster == cluster) and fnmatchcase(topic, self.pattern)
+
+
+_AUDITED_MODELS = {
+    ("auth", "user"),
+    ("auth", "group"),
+    ("dashboard", "grouptopicscope"),
+    ("dashboard", "sensitivetopic"),
+}
+
+
+def _audit_admin_change(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+    """Role, membership, scope and sensitivity edits made in Django admin are audited."""
+    ct = instance.content_type
+    if not created or ct is None or (ct.app_label, ct.model) not in _AUDITED_MODELS:
+        return
+    from dashboard.models.audit import AuditEventType
+    from dashboard.services.audit import audit_record
+
+    audit_record(
+        acting_user=instance.user,
+        event_type=AuditEventType.ROLE_CHANGE,
+        detail={
+            "object": f"{ct.app_label}.{ct.model}:{instance.object_id}",
+            "repr": instance.object_repr[:200],
+            "action_flag": int(instance.action_flag),
+            "change": instance.get_change_message()[:500],
+        },
+    )
+
+
+post_save.connect(_audit_admin_change, sender="admin.LogEntry", dispatch_uid="opsdash-role-audit")

@@ -1,0 +1,200 @@
+"""Writing the audit log: intent before the action, outcome after, one hash chain.
+
+Every state-changing service (Zulip style) takes ``acting_user`` and an
+:class:`Origin` (request id, client address) and calls :func:`audit_begin`
+before it touches Redis and :func:`audit_complete` after. Appends are serialised
+(a row lock on :class:`AuditChainHead` plus a process lock) so the chain never
+forks, whatever the number of threads, workers and web processes.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.http import HttpRequest
+
+from dashboard.models import AuditChainHead, AuditEvent, AuditEventType, AuditPhase
+from dashboard.models.audit import GENESIS_HASH
+
+__all__ = [
+    "AuditReasonError",
+    "ChainReport",
+    "Origin",
+    "audit_begin",
+    "audit_complete",
+    "audit_record",
+    "audit_verify",
+    "origin_from_request",
+]
+
+_append_lock = threading.Lock()
+MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not copied
+
+
+class AuditReasonError(ValueError):
+    """Raised when a bulk or destructive action comes without a reason or ticket."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an action came from: request id and client address (empty for jobs, commands)."""
+
+    request_id: str = ""
+    client_addr: str = ""
+
+    @classmethod
+    def system(cls, name: str) -> Origin:
+        return cls(request_id=f"{name}-{uuid.uuid4().hex[:12]}", client_addr="")
+
+
+def origin_from_request(request: HttpRequest) -> Origin:
+    """Request id (``X-Request-ID`` if the proxy set one, else a new one) and REMOTE_ADDR."""
+    rid = request.headers.get("X-Request-ID", "")[:64] or uuid.uuid4().hex
+    return Origin(request_id=rid, client_addr=str(request.META.get("REMOTE_ADDR", ""))[:64])
+
+
+def require_reason(reason: str, ticket: str = "") -> str:
+    """The trimmed reason, or AuditReasonError when both reason and ticket are empty."""
+    reason = (reason or "").strip()
+    if not reason and not (ticket or "").strip():
+        raise AuditReasonError("a reason or ticket is required for this action")
+    return reason
+
+
+def _append(row: AuditEvent) -> AuditEvent:
+    with _append_lock, transaction.atomic():
+        if not AuditChainHead.objects.filter(pk=1).update(appended=F("appended") + 1):
+            try:
+                with transaction.atomic():
+                    AuditChainHead.objects.create(pk=1, appended=1)
+            except IntegrityError:
+                AuditChainHead.objects.filter(pk=1).update(appended=F("appended") + 1)
+        prev = (
+            AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first()
+            or GENESIS_HASH
+        )
+        row.prev_hash = prev
+        row.hash = row.compute_hash(prev)
+        row.save(force_insert=True)
+    return row
+
+
+def _actor(acting_user: Any) -> tuple[str, int | None]:
+    if acting_user is None or not getattr(acting_user, "is_authenticated", False):
+        return ("system", None)
+    return (acting_user.get_username(), acting_user.pk)
+
+
+def audit_begin(
+    *,
+    acting_user: Any,
+    event_type: AuditEventType,
+    origin: Origin | None = None,
+    cluster: str = "",
+    topic: str = "",
+    letter_ids: Iterable[str] = (),
+    frozen_set: str = "",
+    reason: str = "",
+    ticket: str = "",
+    detail: Mapping[str, Any] | None = None,
+) -> AuditEvent:
+    """Write the intent row (outcome "unknown") before the action runs."""
+    actor, actor_id = _actor(acting_user)
+    origin = origin or Origin()
+    ids = list(letter_ids)
+    extra = dict(detail or {})
+    if len(ids) > MAX_LETTER_IDS:
+        extra["letter_count"] = len(ids)
+        ids = ids[:MAX_LETTER_IDS]
+    return _append(
+        AuditEvent(
+            phase=AuditPhase.INTENT,
+            event_type=event_type,
+            actor=actor,
+            actor_id=actor_id,
+            cluster=cluster,
+            topic=topic,
+            letter_ids=ids,
+            frozen_set=frozen_set[:300],
+            reason=reason,
+            ticket=ticket[:100],
+            outcome="unknown",
+            detail=extra,
+            request_id=origin.request_id,
+            client_addr=origin.client_addr,
+        )
+    )
+
+
+def audit_complete(
+    intent: AuditEvent,
+    *,
+    outcome: str,
+    counts: Mapping[str, int] | None = None,
+    detail: Mapping[str, Any] | None = None,
+) -> AuditEvent:
+    """Append the outcome row of ``intent`` (the intent row itself is never changed)."""
+    return _append(
+        AuditEvent(
+            phase=AuditPhase.OUTCOME,
+            event_type=intent.event_type,
+            actor=intent.actor,
+            actor_id=intent.actor_id,
+            cluster=intent.cluster,
+            topic=intent.topic,
+            frozen_set=intent.frozen_set,
+            outcome=outcome[:32],
+            counts=dict(counts or {}),
+            detail=dict(detail or {}),
+            request_id=intent.request_id,
+            client_addr=intent.client_addr,
+            completes=intent,
+        )
+    )
+
+
+def audit_record(
+    *, acting_user: Any, event_type: AuditEventType, outcome: str = "completed", **fields: Any
+) -> AuditEvent:
+    """Intent and outcome at once, for changes that already happened (admin edits, syncs)."""
+    intent = audit_begin(acting_user=acting_user, event_type=event_type, **fields)
+    audit_complete(intent, outcome=outcome)
+    return intent
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    intact: bool
+    checked: int
+    first_broken_id: int | None = None
+    problem: str = ""
+
+    def __str__(self) -> str:
+        if self.intact:
+            return f"intact ({self.checked} rows)"
+        return f"broken at row {self.first_broken_id}: {self.problem} ({self.checked} rows checked)"
+
+
+def audit_verify(*, chunk_size: int = 2000) -> ChainReport:
+    """Recompute the chain in id order; the first row whose links do not hold is reported."""
+    prev = GENESIS_HASH
+    checked = 0
+    for row in AuditEvent.objects.order_by("id").iterator(chunk_size=chunk_size):
+        checked += 1
+        if row.prev_hash != prev:
+            return ChainReport(False, checked, row.pk, "prev_hash does not match the row before")
+        if row.compute_hash(prev) != row.hash:
+            return ChainReport(False, checked, row.pk, "content does not match its hash")
+        prev = row.hash
+    appended = AuditChainHead.objects.filter(pk=1).values_list("appended", flat=True).first()
+    if appended is not None and appended > checked:
+        last = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
+        missing = appended - checked
+        return ChainReport(False, checked, last, f"{missing} row(s) missing after this one")
+    return ChainReport(True, checked)
