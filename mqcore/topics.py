@@ -1,0 +1,329 @@
+"""Topics: create, grow, describe, delete and trim, in the Java redis-streaming layout.
+
+A topic is a registry member, a meta hash (``partitionCount``), a set of its
+partition stream keys and P streams with their consumer groups. Creating is
+one Lua script over the topic's own keys (one slot with hash tags), followed by
+the registry SADD: a topic appears in the registry only once its streams and
+groups exist, and every step is idempotent, so a failed create is simply
+repeated. Partition counts only grow (SCHEMA).
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from mqcore.boundary import redis_errors
+from mqcore.config import MQConfig, RedisClient
+from mqcore.errors import InvalidArgumentError, UnknownTopicError
+from mqcore.keys import validate_name
+from mqcore.models import TopicInfo
+from mqcore.scripts import ScriptRegistry
+
+__all__ = ["DEFAULT_GROUP", "DLQ_GROUP", "MAX_PARTITIONS", "Topics", "parse_partition_count"]
+
+DEFAULT_GROUP = "default-group"
+DLQ_GROUP = "dlq-group"
+MAX_PARTITIONS = 4096  # one create script touches every partition: keep it bounded
+
+_DELETE_BATCH = 500  # keys per UNLINK round when emptying the retry set / payload index
+_TRIM_LIMIT = 5000  # entries XTRIM may evict per call (bounded Redis time)
+_TRIM_ROUNDS = 10_000
+_START_ID_RE = re.compile(r"^(\$|\d{1,20}(-\d{1,20})?)$")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def parse_partition_count(raw: Any) -> int:
+    """Meta ``partitionCount`` as Java reads it: missing or invalid means 1."""
+    if raw is None:
+        return 1
+    try:
+        count = int(_text(raw))
+    except (TypeError, ValueError):
+        return 1
+    return count if count >= 1 else 1
+
+
+def _check_partitions(partitions: int) -> int:
+    if isinstance(partitions, bool) or not isinstance(partitions, int):
+        raise InvalidArgumentError(f"partitions must be an integer, got {partitions!r}")
+    if not 1 <= partitions <= MAX_PARTITIONS:
+        raise InvalidArgumentError(f"partitions must be 1..{MAX_PARTITIONS}, got {partitions}")
+    return partitions
+
+
+def _name(kind: str, value: str) -> str:
+    try:
+        return validate_name(kind, value)
+    except ValueError as exc:
+        raise InvalidArgumentError(str(exc)) from None
+
+
+class Topics:
+    """Topic administration for one deployment (thread-safe: holds only a client)."""
+
+    def __init__(self, config: MQConfig, client: RedisClient | None = None) -> None:
+        self.config = config
+        self.keys = config.keys
+        self.client = client if client is not None else config.client()
+        self._scripts = ScriptRegistry(self.client)
+
+    # --- create / grow ------------------------------------------------------
+    def create(
+        self, topic: str, partitions: int = 1, *, groups: Iterable[str] = (DEFAULT_GROUP,)
+    ) -> TopicInfo:
+        """Create ``topic`` with ``partitions`` partitions and ``groups`` (at id 0) on each.
+
+        Idempotent for the same count; a larger count grows the topic; a smaller
+        one raises :class:`InvalidArgumentError` (partition counts never shrink).
+        """
+        _name("topic", topic)
+        _check_partitions(partitions)
+        group_list = [_name("group", g) for g in groups]
+        self._apply(topic, partitions, group_list, "0")
+        with redis_errors(f"register topic {topic!r}"):
+            self.client.sadd(self.keys.registry(), topic)
+        return self.describe(topic)
+
+    def grow(self, topic: str, partitions: int) -> TopicInfo:
+        """Raise the partition count to ``partitions``; new partitions get the existing groups.
+
+        Asking for fewer partitions than the topic has is a no-op (never shrinks).
+        """
+        _check_partitions(partitions)
+        current = self.partition_count(topic)
+        if partitions > current:
+            self._apply(topic, partitions, [], "0")
+        return self.describe(topic)
+
+    def ensure_group(self, topic: str, group: str, *, start_id: str = "0") -> None:
+        """Create ``group`` at ``start_id`` on every partition (idempotent)."""
+        _name("group", group)
+        if not isinstance(start_id, str) or not _START_ID_RE.match(start_id):
+            raise InvalidArgumentError(f"invalid start id {start_id!r}")
+        count = self.partition_count(topic)
+        self._apply(topic, count, [group], start_id)
+
+    def _apply(self, topic: str, partitions: int, groups: list[str], start_id: str) -> int:
+        keys = [self.keys.meta(topic), self.keys.partitions_set(topic)]
+        keys += [self.keys.partition(topic, i) for i in range(partitions)]
+        script = self._scripts.get("create_topic")
+        with redis_errors(f"create topic {topic!r}"):
+            try:
+                reply = script(keys=keys, args=[partitions, start_id, *groups])
+            except Exception as exc:
+                message = str(exc)
+                if "SHRINK" in message:
+                    current = message.rsplit(" ", 1)[-1]
+                    raise InvalidArgumentError(
+                        f"topic {topic!r} has {current} partitions; partition counts never "
+                        f"shrink (asked for {partitions})"
+                    ) from None
+                raise
+        return int(reply[0])
+
+    # --- reads --------------------------------------------------------------
+    def exists(self, topic: str) -> bool:
+        with redis_errors("topic exists"):
+            return bool(self.client.sismember(self.keys.registry(), topic))
+
+    def names(self) -> list[str]:
+        """Registered topic names, sorted (the registry set, never SCAN)."""
+        with redis_errors("list topics"):
+            members = self.client.smembers(self.keys.registry())
+        return sorted(_text(m) for m in members)
+
+    def partition_count(self, topic: str) -> int:
+        """The topic's partition count (meta ``partitionCount``; missing/invalid means 1)."""
+        with redis_errors("partition count"):
+            pipe = self.client.pipeline(transaction=False)
+            pipe.sismember(self.keys.registry(), topic)
+            pipe.hget(self.keys.meta(topic), "partitionCount")
+            registered, raw = pipe.execute()
+        if not registered:
+            raise UnknownTopicError(f"unknown topic {topic!r}")
+        return parse_partition_count(raw)
+
+    def describe(self, topic: str) -> TopicInfo:
+        infos = self._describe_many([topic], check=True)
+        return infos[0]
+
+    def list(self) -> builtins.list[TopicInfo]:
+        """Every registered topic with lengths and groups (pipelined: three round trips)."""
+        return self._describe_many(self.names(), check=False)
+
+    def groups(self, topic: str) -> builtins.list[str]:
+        """Union of the consumer groups over the topic's partitions, sorted."""
+        count = self.partition_count(topic)
+        with redis_errors("list groups"):
+            pipe = self.client.pipeline(transaction=False)
+            for i in range(count):
+                pipe.xinfo_groups(self.keys.partition(topic, i))
+            replies = pipe.execute(raise_on_error=False)
+        return sorted(_group_names(replies))
+
+    def _describe_many(
+        self, topics: builtins.list[str], *, check: bool
+    ) -> builtins.list[TopicInfo]:
+        if not topics:
+            return []
+        with redis_errors("describe topics"):
+            pipe = self.client.pipeline(transaction=False)
+            for t in topics:
+                pipe.sismember(self.keys.registry(), t)
+                pipe.hget(self.keys.meta(t), "partitionCount")
+            first = pipe.execute()
+            counts: builtins.list[int] = []
+            for i, t in enumerate(topics):
+                if check and not first[2 * i]:
+                    raise UnknownTopicError(f"unknown topic {t!r}")
+                counts.append(parse_partition_count(first[2 * i + 1]))
+            pipe = self.client.pipeline(transaction=False)
+            for t, count in zip(topics, counts, strict=True):
+                pipe.xlen(self.keys.dlq(t))
+                for i in range(count):
+                    pipe.xlen(self.keys.partition(t, i))
+                    pipe.xinfo_groups(self.keys.partition(t, i))
+            replies = pipe.execute(raise_on_error=False)
+        infos: builtins.list[TopicInfo] = []
+        pos = 0
+        for t, count in zip(topics, counts, strict=True):
+            dlq_len = replies[pos] if isinstance(replies[pos], int) else 0
+            pos += 1
+            length = 0
+            group_replies = []
+            for _ in range(count):
+                if isinstance(replies[pos], int):
+                    length += replies[pos]
+                group_replies.append(replies[pos + 1])
+                pos += 2
+            infos.append(
+                TopicInfo(
+                    topic=t,
+                    partitions=count,
+                    length=length,
+                    dlq_length=dlq_len,
+                    groups=sorted(_group_names(group_replies)),
+                )
+            )
+        return infos
+
+    # --- delete / trim --------------------------------------------------------
+    def delete(self, topic: str) -> None:
+        """Remove every key of ``topic`` (idempotent; unknown topics raise UnknownTopicError).
+
+        The registry member goes first, so producers stop; big keys are UNLINKed
+        (freed in the background) and the retry set and payload index are
+        emptied in bounded batches. Per-entry ``acks`` keys (ack-delete policy
+        ``all-groups-ack``) cannot be listed without SCAN and are left to expire.
+        """
+        count = self.partition_count(topic)
+        group_names = set(self.groups(topic)) | {DEFAULT_GROUP, DLQ_GROUP}
+        ks = self.keys
+        with redis_errors(f"delete topic {topic!r}"):
+            members = self.client.smembers(ks.partitions_set(topic))
+            count = max(count, len(members))
+            self.client.srem(ks.registry(), topic)
+            self._drain_zset(ks.retry_zset(topic))
+            self._drain_set(ks.payload_index(topic))
+            pipe = self.client.pipeline(transaction=False)
+            single = [
+                ks.dlq(topic), ks.meta(topic), ks.partitions_set(topic), ks.retry_zset(topic),
+                ks.retry_lock(topic), ks.dlq_replays(topic), ks.payload_index(topic),
+            ]  # fmt: skip
+            for i in range(count):
+                single += [ks.partition(topic, i), ks.commit_frontier(topic, i)]
+            for g in sorted(group_names):
+                single.append(ks.consumers(topic, g))
+                for i in range(count):
+                    single += [ks.lease(topic, g, i), ks.lease_epoch(topic, g, i)]
+            for key in single:
+                pipe.unlink(key)
+            pipe.execute()
+
+    def _drain_zset(self, key: str) -> None:
+        for _ in range(_TRIM_ROUNDS):
+            members = self.client.zrange(key, 0, _DELETE_BATCH - 1)
+            if not members:
+                return
+            pipe = self.client.pipeline(transaction=False)
+            for m in members:
+                pipe.unlink(m)
+            pipe.zrem(key, *members)
+            pipe.execute()
+
+    def _drain_set(self, key: str) -> None:
+        for _ in range(_TRIM_ROUNDS):
+            members = self.client.spop(key, _DELETE_BATCH)
+            if not members:
+                return
+            pipe = self.client.pipeline(transaction=False)
+            for m in members:
+                pipe.unlink(m)
+            pipe.execute()
+
+    def trim(
+        self,
+        topic: str,
+        *,
+        maxlen: int | None = None,
+        min_age_ms: int | None = None,
+        dlq: bool = False,
+    ) -> int:
+        """Trim every partition (or the DLQ when ``dlq``) and return the entries removed.
+
+        ``maxlen`` keeps about that many newest entries (MAXLEN ~, whole nodes);
+        ``min_age_ms`` removes entries older than that age (MINID ~). Each XTRIM
+        call evicts at most a bounded number of entries, repeated until done.
+        """
+        if maxlen is None and min_age_ms is None:
+            raise InvalidArgumentError("trim needs maxlen or min_age_ms")
+        for label, value in (("maxlen", maxlen), ("min_age_ms", min_age_ms)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
+        count = self.partition_count(topic)
+        stream_keys = (
+            [self.keys.dlq(topic)] if dlq else [self.keys.partition(topic, i) for i in range(count)]
+        )
+        removed = 0
+        with redis_errors(f"trim topic {topic!r}"):
+            for key in stream_keys:
+                if maxlen is not None:
+                    removed += self._trim_loop(key, "MAXLEN", str(maxlen))
+                if min_age_ms is not None:
+                    minid = f"{max(0, int(time.time() * 1000) - min_age_ms)}-0"
+                    removed += self._trim_loop(key, "MINID", minid)
+        return removed
+
+    def _trim_loop(self, key: str, strategy: str, threshold: str) -> int:
+        removed = 0
+        for _ in range(_TRIM_ROUNDS):
+            n = int(
+                self.client.execute_command(
+                    "XTRIM", key, strategy, "~", threshold, "LIMIT", _TRIM_LIMIT
+                )
+            )
+            removed += n
+            if n == 0:
+                break
+        return removed
+
+
+def _group_names(replies: Iterable[Any]) -> set[str]:
+    names: set[str] = set()
+    for reply in replies:
+        if isinstance(reply, Exception) or not reply:
+            continue
+        for group in reply:
+            name = group.get("name") if isinstance(group, dict) else None
+            if name is not None:
+                names.add(_text(name))
+    return names
