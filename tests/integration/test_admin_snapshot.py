@@ -1,0 +1,100 @@
+"""Admin.snapshot / leases / consumers / retry backlog against a real Redis."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import redis
+
+from mqcore.admin import Admin
+from mqcore.config import MQConfig
+from mqcore.models import LagExactness
+from tests.integration.raw_java import add_messages, create_topic, java_dlq_letter
+
+pytestmark = pytest.mark.redis
+
+
+def _world(r: redis.Redis, mq_config: MQConfig) -> None:
+    keys = mq_config.keys
+    create_topic(r, keys, "orders", 2, groups=("g",))
+    create_topic(r, keys, "empty", 1, groups=())
+    add_messages(r, keys, "orders", 0, 5)
+    add_messages(r, keys, "orders", 1, 3)
+    r.xreadgroup("g", "c1", {keys.partition("orders", 0): ">"}, count=2)
+    r.set(keys.lease("orders", "g", 0), "c1", px=15000)
+    r.set(keys.lease_epoch("orders", "g", 0), 7)
+    now = int(time.time() * 1000)
+    beat = {"last_seen_ms": now, "partitions": [0], "max_partitions": 4, "host": "h", "pid": 1}
+    r.hset(keys.consumers("orders", "g"), "c1", json.dumps(beat))
+    r.zadd(keys.retry_zset("orders"), {"a": now - 1000, "b": now + 60000})
+    java_dlq_letter(r, keys, "orders", 1, "bad")
+
+
+def test_snapshot_gathers_every_topic(r: redis.Redis, mq_config: MQConfig) -> None:
+    _world(r, mq_config)
+    snap = Admin(mq_config, r).snapshot()
+    assert [t.topic for t in snap.topics] == ["empty", "orders"]
+    orders = snap.topics[1]
+    assert orders.error is None
+    assert (orders.partitions, orders.length, orders.dlq_length) == (2, 8, 1)
+    assert orders.partition_lengths == [5, 3]
+    g = orders.groups[0]
+    assert (g.group, g.lag, g.pending, g.lag_exact) == ("g", 6, 2, True)
+    assert g.partitions[0].oldest_pending_ms is not None
+    assert g.lag_ms is not None
+    lease0 = orders.leases[0]
+    assert (lease0.owner, lease0.epoch) == ("c1", 7)
+    assert lease0.ttl_ms is not None
+    assert orders.leases[1].owner is None
+    assert orders.consumers[0].name == "c1"
+    assert orders.consumers[0].partitions_held == [0]
+    assert orders.retry.count == 2
+    assert orders.retry.oldest_due_at_ms is not None
+    assert orders.retry.next_due_at_ms is not None
+    assert orders.retry.next_due_at_ms > orders.retry.oldest_due_at_ms
+    assert snap.redis_run_id
+    assert snap.commands > 0
+    assert snap.topics[0].groups == []
+    assert snap.topics[0].error is None
+
+
+def test_snapshot_null_lag_is_bounded_and_marked(r: redis.Redis, mq_config: MQConfig) -> None:
+    keys = mq_config.keys
+    create_topic(r, keys, "t", 1, groups=("g",))
+    ids = add_messages(r, keys, "t", 0, 6)
+    r.xdel(keys.partition("t", 0), ids[2])
+    part = Admin(mq_config, r).snapshot().topics[0].groups[0].partitions[0]
+    assert part.lag == 5
+    assert part.exactness == LagExactness.COUNTED
+
+
+def test_one_broken_topic_does_not_spoil_the_others(r: redis.Redis, mq_config: MQConfig) -> None:
+    _world(r, mq_config)
+    keys = mq_config.keys
+    r.sadd(keys.registry(), "broken")
+    r.hset(keys.meta("broken"), "partitionCount", 1)
+    r.set(keys.partition("broken", 0), "not a stream")
+    snap = Admin(mq_config, r).snapshot()
+    by_name = {t.topic: t for t in snap.topics}
+    assert by_name["broken"].error
+    assert "WRONGTYPE" in by_name["broken"].error
+    assert by_name["orders"].error is None
+    assert by_name["orders"].length == 8
+
+
+def test_leases_consumers_retry_views(r: redis.Redis, mq_config: MQConfig) -> None:
+    _world(r, mq_config)
+    admin = Admin(mq_config, r)
+    leases = admin.leases("orders")
+    assert [(x.partition, x.owner, x.epoch) for x in leases] == [(0, "c1", 7), (1, None, 0)]
+    assert leases[0].ttl_ms is not None
+    assert 0 < leases[0].ttl_ms <= 15000
+    consumers = admin.consumers("orders", "g")
+    assert len(consumers) == 1
+    c1 = consumers[0]
+    assert (c1.name, c1.pending, c1.max_partitions, c1.partitions_held) == ("c1", 2, 4, [0])
+    assert c1.last_seen_ms is not None
+    backlog = admin.retry_backlog("orders")
+    assert backlog.count == 2
