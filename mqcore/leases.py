@@ -1,0 +1,124 @@
+"""Partition leases with fencing epochs.
+
+A lease is the Java key ``streaming:mq:lease:{t}:{g}:{i}`` holding the owning
+consumer's name with a TTL, taken with ``SET NX PX`` (Java uses SETNX then
+EXPIRE, which can leave a lease without TTL). Every acquisition also INCRs the
+partition's epoch key in the same script, so epochs strictly increase across
+takeovers; the ack/retry/dead-letter scripts (:mod:`mqcore.acks`) compare the
+epoch a consumer holds with the current one and refuse a zombie's writes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import redis
+
+from mqcore.acks import eval_script, translate_redis_error
+from mqcore.config import RedisClient
+from mqcore.errors import InvalidArgumentError
+from mqcore.keys import KeySpace, validate_name
+
+__all__ = ["Lease", "LeaseManager"]
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A lease held by ``owner``; ``expires_at_ms`` is a conservative wall-clock bound."""
+
+    topic: str
+    group: str
+    partition: int
+    owner: str
+    epoch: int
+    expires_at_ms: int
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class LeaseManager:
+    """Acquire, renew and release the leases of one (topic, group) for one consumer."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        keys: KeySpace,
+        *,
+        topic: str,
+        group: str,
+        owner: str,
+        ttl_ms: int = 15000,
+    ) -> None:
+        try:
+            validate_name("topic", topic)
+            validate_name("group", group)
+        except ValueError as exc:
+            raise InvalidArgumentError(str(exc)) from None
+        if not owner:
+            raise InvalidArgumentError("a lease owner name is required")
+        if ttl_ms < 100:
+            raise InvalidArgumentError(f"lease TTL must be >= 100 ms, got {ttl_ms}")
+        self.client = client
+        self.keys = keys
+        self.topic = topic
+        self.group = group
+        self.owner = owner
+        self.ttl_ms = ttl_ms
+
+    def _keys(self, partition: int) -> list[str]:
+        return [
+            self.keys.lease(self.topic, self.group, partition),
+            self.keys.lease_epoch(self.topic, self.group, partition),
+        ]
+
+    def acquire(self, partition: int) -> Lease | None:
+        """Take the partition if it is free (or already ours); None when another holds it."""
+        started = _now_ms()
+        reply = eval_script(
+            self.client, "acquire_lease", self._keys(partition), [self.owner, str(self.ttl_ms)]
+        )
+        if int(reply[0]) == 0:
+            return None
+        return Lease(
+            self.topic, self.group, partition, self.owner, int(reply[1]), started + self.ttl_ms
+        )
+
+    def renew(self, lease: Lease) -> bool:
+        """Extend the TTL by ``ttl_ms`` from now; False when the lease was lost.
+
+        Lost means expired, taken by another consumer, or its epoch moved on; the
+        caller must stop processing the partition then.
+        """
+        reply = eval_script(
+            self.client,
+            "renew_lease",
+            self._keys(lease.partition),
+            [lease.owner, str(self.ttl_ms), str(lease.epoch)],
+        )
+        return int(reply) == 1
+
+    def release(self, lease: Lease) -> None:
+        """Give the partition up (only if still ours at the same epoch)."""
+        eval_script(
+            self.client,
+            "release_lease",
+            self._keys(lease.partition),
+            [lease.owner, str(lease.epoch)],
+        )
+
+    def current(self, partition: int) -> tuple[str | None, int, int]:
+        """(owner or None, pttl ms or -2, epoch) as Redis has them now."""
+        lease_key, epoch_key = self._keys(partition)
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.get(lease_key)
+            pipe.pttl(lease_key)
+            pipe.get(epoch_key)
+            owner, pttl, epoch = pipe.execute()
+        except redis.RedisError as exc:
+            raise translate_redis_error(exc, "lease read") from exc
+        name = owner.decode("utf-8", errors="replace") if isinstance(owner, bytes) else owner
+        return name, int(pttl), int(epoch or 0)
