@@ -157,6 +157,29 @@ AXES_COOLOFF_TIME = 0.25  # hours
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
+# --- Collectors: status rules, series retention, alerts (dashboard.status/store/alerts) ---
+STATUS_WINDOW_SAMPLES = env_int("STATUS_WINDOW_SAMPLES", 5)
+STATUS_ALLOWED_LAG = env_int("STATUS_ALLOWED_LAG", 0)
+# STOP after this long without consumer activity; 0 means the window's span.
+STATUS_STOP_AFTER_S = float(os.environ.get("STATUS_STOP_AFTER_S", "0"))
+# Per topic: {"orders": {"allowed_lag": 100, "window_samples": 10, "stop_after_s": 120}}
+STATUS_TOPIC_THRESHOLDS: dict[str, dict[str, Any]] = json.loads(
+    os.environ.get("STATUS_TOPIC_THRESHOLDS", "{}")
+)
+DLQ_GROWTH_WINDOW_S = env_int("DLQ_GROWTH_WINDOW_S", 300)
+SERIES_RAW_RETENTION_S = env_int("SERIES_RAW_RETENTION_S", 24 * 3600)
+SERIES_1M_RETENTION_S = env_int("SERIES_1M_RETENTION_S", 7 * 24 * 3600)
+SERIES_10M_RETENTION_S = env_int("SERIES_10M_RETENTION_S", 90 * 24 * 3600)
+LEASE_TIMELINE_MAX = env_int("LEASE_TIMELINE_MAX", 500)
+ALERT_STATUS_FOR_S = env_int("ALERT_STATUS_FOR_S", 300)
+ALERT_DLQ_GROWTH = env_int("ALERT_DLQ_GROWTH", 1)
+ALERT_OLDEST_PENDING_S = env_int("ALERT_OLDEST_PENDING_S", 600)
+ALERT_CHECKPOINT_AGE_S = env_int("ALERT_CHECKPOINT_AGE_S", 900)
+ALERT_COLLECTOR_FAILURES = env_int("ALERT_COLLECTOR_FAILURES", 3)
+ALERT_RESTART_HOLD_S = env_int("ALERT_RESTART_HOLD_S", 3600)
+ALERT_HISTORY_MAX = env_int("ALERT_HISTORY_MAX", 200)
+ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
+
 
 LOGGING = {
     "version": 1,

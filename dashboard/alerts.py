@@ -1,0 +1,260 @@
+"""Alert rules over the stored snapshot and collector health, open/resolved states, webhook.
+
+:func:`alert_conditions` and :func:`alert_transition` are pure: the collector
+feeds them the enriched snapshot, the collector health and the previous alert
+state, and stores what they return. An alert opens once its condition has held
+for the rule's ``for`` time and resolves on the first pass where it no longer
+holds. :func:`webhook_post` sends each open/close as JSON with retries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "RULES",
+    "AlertThresholds",
+    "AlertTransition",
+    "Condition",
+    "alert_conditions",
+    "alert_transition",
+    "webhook_post",
+]
+
+log = logging.getLogger(__name__)
+
+# rule -> what it watches (shown on the alerts page)
+RULES = {
+    "status": "a topic's group status not OK (WARN/STALL/STOP/ERR) for too long",
+    "dlq_growth": "dead letters grew over the DLQ growth window",
+    "oldest_pending": "the oldest pending entry is older than the limit",
+    "checkpoint_age": "a pipeline's last completed checkpoint is too old",
+    "collector": "the collector failed on consecutive passes",
+    "redis_restart": "Redis restarted without persistence: groups vanished (R9)",
+}
+BAD_STATUSES = frozenset({"WARN", "STALL", "STOP", "ERR"})
+
+
+@dataclass(frozen=True, slots=True)
+class AlertThresholds:
+    status_for_ms: int = 300_000
+    dlq_growth: int = 1  # letters gained over the window that open an alert
+    oldest_pending_ms: int = 600_000
+    checkpoint_age_ms: int = 900_000
+    collector_failures: int = 3  # consecutive failed passes
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A rule that holds right now for one entity."""
+
+    rule: str
+    entity: str
+    severity: str  # "warning" | "critical"
+    message: str
+    value: float | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}:{self.entity}"
+
+
+@dataclass
+class AlertTransition:
+    open: dict[str, dict[str, Any]]
+    pending: dict[str, int]  # alert id -> since when its condition holds (not yet open)
+    opened: list[dict[str, Any]] = field(default_factory=list)
+    resolved: list[dict[str, Any]] = field(default_factory=list)
+
+
+def alert_conditions(
+    snap: Mapping[str, Any] | None, health: Mapping[str, Any], th: AlertThresholds
+) -> list[Condition]:
+    """Every condition that holds now; without a snapshot only collector/restart rules apply."""
+    out: list[Condition] = []
+    failures = int(health.get("consecutive_errors") or 0)
+    if failures >= th.collector_failures:
+        out.append(
+            Condition(
+                "collector",
+                "collector",
+                "critical",
+                f"collector failed {failures} passes in a row: {health.get('error') or ''}",
+                failures,
+            )
+        )
+    restart = health.get("redis_restart")
+    if restart:
+        missing = restart.get("missing_groups") or []
+        out.append(
+            Condition(
+                "redis_restart",
+                "redis",
+                "critical",
+                f"Redis restarted without persistence (run id changed); {len(missing)} groups "
+                f"missing: {', '.join(missing[:10])}",
+                len(missing),
+            )
+        )
+    if snap is None:
+        return out
+    now = int(snap.get("taken_at_ms") or 0)
+    for topic in snap.get("topics") or []:
+        name = topic["topic"]
+        for group in topic.get("groups") or []:
+            if group.get("status") in BAD_STATUSES:
+                out.append(
+                    Condition(
+                        "status",
+                        f"{name}/{group['group']}",
+                        "critical" if group["status"] in ("STOP", "ERR") else "warning",
+                        f"{name}/{group['group']} is {group['status']}: "
+                        f"{group.get('status_reason', '')}",
+                    )
+                )
+        if topic.get("error") and not topic.get("groups"):
+            out.append(
+                Condition("status", name, "critical", f"{name} cannot be read: {topic['error']}")
+            )
+        growth = topic.get("dlq_growth")
+        if growth is not None and growth >= th.dlq_growth:
+            out.append(
+                Condition(
+                    "dlq_growth",
+                    name,
+                    "warning",
+                    f"{name}: DLQ grew by {growth} (now {topic.get('dlq_length')})",
+                    float(growth),
+                )
+            )
+        oldest = topic.get("oldest_pending_ms")
+        if oldest is not None and oldest > th.oldest_pending_ms:
+            out.append(
+                Condition(
+                    "oldest_pending",
+                    name,
+                    "warning",
+                    f"{name}: oldest pending entry idle {oldest // 1000} s "
+                    f"(> {th.oldest_pending_ms // 1000} s)",
+                    float(oldest),
+                )
+            )
+    for pipe in snap.get("pipelines") or []:
+        last = pipe.get("last_completed_at_ms")
+        if last is None:
+            continue
+        age = now - int(last)
+        if age > th.checkpoint_age_ms:
+            out.append(
+                Condition(
+                    "checkpoint_age",
+                    str(pipe.get("pipeline")),
+                    "warning",
+                    f"pipeline {pipe.get('pipeline')}: last completed checkpoint "
+                    f"{age // 1000} s ago (> {th.checkpoint_age_ms // 1000} s)",
+                    float(age),
+                )
+            )
+    return out
+
+
+def alert_transition(
+    open_alerts: Mapping[str, dict[str, Any]],
+    pending: Mapping[str, int],
+    conditions: Iterable[Condition],
+    *,
+    cluster: str,
+    now_ms: int,
+    for_ms: Mapping[str, int],
+    evaluated_rules: Iterable[str],
+) -> AlertTransition:
+    """Open alerts whose condition held ``for_ms[rule]``; resolve those no longer holding.
+
+    Alerts of rules not in ``evaluated_rules`` are left as they are (a failed
+    pass cannot tell whether a topic recovered).
+    """
+    rules = set(evaluated_rules)
+    result = AlertTransition(open={}, pending={})
+    holding = {c.id: c for c in conditions}
+    for alert_id, alert in open_alerts.items():
+        if alert["rule"] not in rules or alert_id in holding:
+            current = dict(alert)
+            if alert_id in holding:
+                current["message"] = holding[alert_id].message
+                current["value"] = holding[alert_id].value
+                current["last_seen_ms"] = now_ms
+            result.open[alert_id] = current
+        else:
+            done = {**alert, "state": "resolved", "resolved_at_ms": now_ms}
+            result.resolved.append(done)
+    for alert_id, since in pending.items():
+        if alert_id.split(":", 1)[0] not in rules:
+            result.pending[alert_id] = since
+    for alert_id, cond in holding.items():
+        if alert_id in result.open:
+            continue
+        since = int(pending.get(alert_id, now_ms))
+        if now_ms - since >= for_ms.get(cond.rule, 0):
+            alert = {
+                "id": alert_id,
+                "cluster": cluster,
+                **asdict(cond),
+                "state": "open",
+                "since_ms": since,
+                "opened_at_ms": now_ms,
+                "last_seen_ms": now_ms,
+                "resolved_at_ms": None,
+            }
+            result.open[alert_id] = alert
+            result.opened.append(alert)
+        else:
+            result.pending[alert_id] = since
+    return result
+
+
+def webhook_post(
+    url: str,
+    event: Mapping[str, Any],
+    *,
+    attempts: int = 3,
+    backoff_s: float = 0.5,
+    timeout_s: float = 5.0,
+) -> bool:
+    """POST ``event`` as JSON; retry on network errors and 5xx. True when delivered.
+
+    Only http(s) URLs are accepted; the URL (it may carry a token) is never logged.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("ALERT_WEBHOOK_URL must be an http(s) URL")
+    body = json.dumps(event, default=str).encode()
+    for attempt in range(1, attempts + 1):
+        request = urllib.request.Request(  # noqa: S310 - scheme checked above
+            url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
+                if response.status < 300:
+                    return True
+        except urllib.error.HTTPError as exc:
+            if exc.code < 500:
+                log.warning("alert webhook to %s refused: HTTP %s", parts.hostname, exc.code)
+                return False
+        except (urllib.error.URLError, OSError) as exc:
+            log.warning(
+                "alert webhook to %s failed (attempt %d): %s",
+                parts.hostname,
+                attempt,
+                type(exc).__name__,
+            )
+        if attempt < attempts:
+            time.sleep(backoff_s * 2 ** (attempt - 1))
+    return False

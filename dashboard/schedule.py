@@ -1,0 +1,26 @@
+"""The whole Celery beat schedule, in one place (config/celery.py installs it).
+
+One entry per configured cluster, so a slow or failing cluster never delays
+the others; each task expires after one interval (a backlog never piles up).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+__all__ = ["beat_schedule"]
+
+
+def beat_schedule() -> dict[str, dict[str, Any]]:
+    interval = float(settings.COLLECT_INTERVAL_S)
+    return {
+        f"collect:{name}": {
+            "task": "dashboard.tasks.collect.collect_cluster_task",
+            "schedule": interval,
+            "args": (name,),
+            "options": {"expires": interval},
+        }
+        for name in settings.MQ_CLUSTERS
+    }
