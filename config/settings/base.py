@@ -19,6 +19,7 @@ from typing import Any
 
 import dj_database_url
 import plotly
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("OPSDASH_VAR_DIR", BASE_DIR / "var"))
@@ -37,11 +38,22 @@ def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
     raw = os.environ.get("MQ_CLUSTERS", "").strip()
     if not raw:
         return {"default": {"url": os.environ.get("MQ_REDIS_URL", "redis://127.0.0.1:6379/0")}}
-    data = json.loads(raw)
+    example = 'e.g. MQ_CLUSTERS=\'{"default": {"url": "redis://host:6379/0"}}\''
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"MQ_CLUSTERS is not valid JSON ({exc}); {example}") from None
     if isinstance(data, list):
+        if not all(isinstance(item, dict) and isinstance(item.get("name"), str) for item in data):
+            raise ImproperlyConfigured(f'every MQ_CLUSTERS list item needs a "name"; {example}')
         data = {item["name"]: {k: v for k, v in item.items() if k != "name"} for item in data}
     if not isinstance(data, dict) or not data:
-        raise ValueError("MQ_CLUSTERS must be a non-empty JSON object or list")
+        raise ImproperlyConfigured(
+            f"MQ_CLUSTERS must be a non-empty JSON object or list; {example}"
+        )
+    for name, opts in data.items():
+        if not isinstance(opts, dict) or not isinstance(opts.get("url"), str):
+            raise ImproperlyConfigured(f'MQ_CLUSTERS[{name!r}] needs a "url" string; {example}')
     return {str(name): dict(opts) for name, opts in data.items()}
 
 
