@@ -138,7 +138,7 @@ STATICFILES_DIRS = [
 ]
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "dashboard:overview"
+LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "login"
 
 # --- MQ deployments and the console's own store ------------------------------

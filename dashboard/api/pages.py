@@ -1,5 +1,316 @@
-"""JSON API (/api/v1/) of this area; it owns its urlpatterns (joined in dashboard/urls.py)."""
+"""JSON twins of the read pages under ``/api/v1/`` (session or Bearer token).
 
-from django.urls import URLPattern
+Field names follow the mqcore CLI ``--json`` contract where they overlap
+(``topic list``, ``lag``, ``pending``, ``leases``). Lists are paged with
+``limit``/``offset`` (or ``page`` for the overview); unknown cluster, topic, group
+or message -> 404 JSON; bad parameters -> 400 JSON; unreachable cluster -> 503 JSON.
+"""
 
-urlpatterns: list[URLPattern] = []
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path
+
+from dashboard import store
+from dashboard.api.auth import api_view, json_error
+from dashboard.clusters import cluster_config, cluster_names
+from dashboard.permissions import topic_visible
+from dashboard.selectors import pages as sel
+from mqcore.errors import MQError
+
+__all__ = ["urlpatterns"]
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+SERIES_METRICS = (
+    "lag",
+    "lag_ms",
+    "pending",
+    "oldest_pending_ms",
+    "dlq_length",
+    "length",
+    "retry_count",
+    "produced_total",
+    "consumed_total",
+)
+
+
+def api_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Selector parameter errors -> 400, mqcore connection/read errors -> 503 (JSON)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except sel.ParamError as exc:
+            return json_error(400, str(exc))
+        except MQError as exc:
+            return json_error(503, f"cluster unavailable: {type(exc).__name__}")
+
+    return wrapper
+
+
+def _limit_offset(request: HttpRequest) -> tuple[int, int]:
+    limit = sel.parse_int(
+        request.GET.get("limit"), "limit", default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT
+    )
+    offset = sel.parse_int(request.GET.get("offset"), "offset", default=0, minimum=0)
+    return limit or DEFAULT_LIMIT, offset or 0
+
+
+def _flag(request: HttpRequest, name: str) -> bool:
+    return request.GET.get(name, "") in ("1", "on", "true", "yes")
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+@api_view("GET")
+@api_errors
+def clusters(request: HttpRequest) -> HttpResponse:
+    return JsonResponse({"clusters": cluster_names()})
+
+
+@api_view("GET")
+@api_errors
+def overview(request: HttpRequest, cluster: str) -> HttpResponse:
+    """The overview page's rows (worst first by default), one page at a time."""
+    cluster_config(cluster)
+    page = sel.parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
+    per_page = (
+        sel.parse_int(
+            request.GET.get("per_page"),
+            "per_page",
+            default=sel.PAGE_SIZE,
+            minimum=1,
+            maximum=MAX_LIMIT,
+        )
+        or sel.PAGE_SIZE
+    )
+    data = sel.overview_get(
+        cluster,
+        user=request.user,
+        sort=request.GET.get("sort") or "status",
+        order=request.GET.get("order") or "desc",
+        only_problems=_flag(request, "problems"),
+        q=request.GET.get("q", "").strip()[:200],
+        page=page,
+        per_page=per_page,
+        sparklines=False,
+    )
+    return JsonResponse(
+        {
+            "cluster": cluster,
+            "snapshot": data.snapshot_found,
+            "taken_at_ms": data.taken_at_ms,
+            "age_ms": data.age_ms,
+            "counts": data.counts,
+            "topics_total": data.topics_total,
+            "total": data.rows.total,
+            "page": data.rows.page,
+            "pages": data.rows.pages,
+            "per_page": data.rows.per_page,
+            "topics": [_row_out(r) for r in data.rows.items],
+        }
+    )
+
+
+def _row_out(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in ("sparkline", "group_names")}
+
+
+@api_view("GET")
+@api_errors
+def topics(request: HttpRequest, cluster: str) -> HttpResponse:
+    """Topics of the latest snapshot by name (``topic list`` fields plus status and lag)."""
+    cluster_config(cluster)
+    limit, offset = _limit_offset(request)
+    rows, snap = sel.topic_list(cluster, user=request.user)
+    return JsonResponse(
+        {
+            "cluster": cluster,
+            "snapshot": snap is not None,
+            "taken_at_ms": (snap or {}).get("taken_at_ms"),
+            "total": len(rows),
+            "limit": limit,
+            "offset": offset,
+            "topics": [_row_out(r) for r in rows[offset : offset + limit]],
+        }
+    )
+
+
+@api_view("GET")
+@api_errors
+def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    cluster_config(cluster)
+    data = sel.topic_get(cluster, topic, user=request.user)
+    row = data.get("row") or {}
+    out = {
+        "cluster": cluster,
+        "topic": topic,
+        "collected": data["collected"],
+        "taken_at_ms": data.get("taken_at_ms"),
+        **{k: v for k, v in _row_out(row).items() if k != "topic"},
+        "retry": data.get("retry") or {},
+        "error": data.get("error"),
+        "groups": [
+            {
+                **{k: v for k, v in g.items() if k != "partitions"},
+                "partitions": [
+                    {k: v for k, v in p.items() if k != "group"} for p in g["partitions"]
+                ],
+            }
+            for g in data["groups"]
+        ],
+        "consumers": data.get("consumers") or [],
+        "leases": data.get("leases") or [],
+    }
+    return JsonResponse(_jsonable(out))
+
+
+@api_view("GET")
+@api_errors
+def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    """Time series behind the topic charts: ``?metric=lag&window=1h[&group=G]``."""
+    cluster_config(cluster)
+    metric = sel.parse_choice(request.GET.get("metric"), "metric", SERIES_METRICS, "lag")
+    window = request.GET.get("window") or "1h"
+    try:
+        span = sel.charts.window_ms(window)
+    except ValueError as exc:
+        raise sel.ParamError(str(exc)) from None
+    groups = sel.group_names(cluster, topic)
+    if not topic_visible(request.user, cluster, topic):
+        raise sel.NotFoundError(f"unknown topic {topic!r}")
+    group = request.GET.get("group") or None
+    if group is not None and group not in groups:
+        raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    since = sel.now_ms() - span
+    per_group = metric in ("lag", "lag_ms", "pending", "consumed_total")
+    if per_group:
+        names = [group] if group else groups
+        series = store.series_many(cluster, metric, [f"{topic}/{g}" for g in names], since_ms=since)
+        points = {e.split("/", 1)[1] if "/" in e else e: pts for e, pts in series.items()}
+    else:
+        points = {topic: store.series_get(cluster, metric, topic, since_ms=since)}
+    return JsonResponse(
+        {
+            "cluster": cluster,
+            "topic": topic,
+            "metric": metric,
+            "window": window,
+            "since_ms": since,
+            "series": {k: [[t, v] for t, v in pts] for k, pts in points.items()},
+        }
+    )
+
+
+@api_view("GET")
+@api_errors
+def lag(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    """Live lag (``mqcore lag --json`` shape), optionally one group."""
+    cluster_config(cluster)
+    group = request.GET.get("group") or None
+    groups = sel.lag_get(cluster, topic, user=request.user, group=group)
+    return JsonResponse({"topic": topic, "groups": _jsonable(groups)})
+
+
+@api_view("GET")
+@api_errors
+def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    """One page of a group's PEL (``mqcore pending --json`` shape plus paging and totals)."""
+    cluster_config(cluster)
+    group = request.GET.get("group", "")
+    if not group:
+        raise sel.ParamError("group is required")
+    limit, offset = _limit_offset(request)
+    partition = sel.parse_int(request.GET.get("partition"), "partition", default=None)
+    min_idle_ms = sel.parse_int(request.GET.get("min_idle_ms"), "min_idle_ms", default=None)
+    min_deliveries = sel.parse_int(
+        request.GET.get("min_deliveries"), "min_deliveries", default=None
+    )
+    sort = sel.parse_choice(request.GET.get("sort"), "sort", sel.PENDING_SORTS, "idle")
+    order = sel.parse_choice(request.GET.get("order"), "order", sel.ORDERS, "desc")
+    result = sel.pending_get(
+        cluster,
+        topic,
+        group,
+        user=request.user,
+        sort=sort,
+        order=order,
+        limit=limit,
+        offset=offset,
+        consumer=request.GET.get("consumer") or None,
+        partition=partition,
+        min_idle_ms=min_idle_ms,
+        min_deliveries=min_deliveries,
+    )
+    return JsonResponse(
+        {
+            "topic": topic,
+            "group": group,
+            "sort": sort,
+            "order": order,
+            "limit": limit,
+            "offset": offset,
+            **_jsonable(result),
+        }
+    )
+
+
+@api_view("GET")
+@api_errors
+def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    cluster_config(cluster)
+    group = request.GET.get("group") or None
+    if group is not None and group not in sel.group_names(cluster, topic):
+        raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    data = sel.leases_get(cluster, topic, user=request.user, group=group)
+    return JsonResponse({"topic": topic, "group": group, **_jsonable(data)})
+
+
+@api_view("GET")
+@api_errors
+def message(
+    request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
+) -> HttpResponse:
+    """One entry; binary payloads as ``payload_bytes`` in hex; masked for roles without access."""
+    cluster_config(cluster)
+    msg, allowed = sel.message_get(cluster, topic, partition, entry_id, user=request.user)
+    out = _jsonable(msg)
+    out["payload_masked"] = not allowed
+    return JsonResponse(out)
+
+
+PREFIX = "api/v1/clusters/<str:cluster>"
+TOPIC = f"{PREFIX}/topics/<str:topic>"
+
+urlpatterns = [
+    path("api/v1/clusters", clusters, name="api-clusters"),
+    path(f"{PREFIX}/overview", overview, name="api-overview"),
+    path(f"{PREFIX}/topics", topics, name="api-topics"),
+    path(TOPIC, topic_detail, name="api-topic-detail"),
+    path(f"{TOPIC}/series", topic_series, name="api-topic-series"),
+    path(f"{TOPIC}/lag", lag, name="api-lag"),
+    path(f"{TOPIC}/pending", pending, name="api-pending"),
+    path(f"{TOPIC}/leases", leases, name="api-leases"),
+    path(
+        f"{TOPIC}/messages/<int:partition>/<str:entry_id>",
+        message,
+        name="api-message",
+    ),
+]

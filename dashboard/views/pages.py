@@ -1,16 +1,260 @@
-"""Read pages: overview, topic, pending, leases, message detail."""
+"""Read pages: overview, topic, pending, leases, message detail.
+
+Each page declares its live regions as template partials; an htmx poll gets only
+``"<page>.html#<region>"``. Filters, sort and paging live in the query string so
+every view is bookmarkable. Views call :mod:`dashboard.selectors.pages` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import path
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from dashboard.clusters import cluster_config, cluster_names
+from dashboard.permissions import Action, has_action
+from dashboard.selectors import pages as sel
+from mqcore.errors import MQError
+
+MESSAGE_PREVIEW_CHARS = 64 * 1024
+HEX_PREVIEW_BYTES = 4096
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))
+
+
+def _render(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    *,
+    region: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """Render the page, or only ``template#region`` for an htmx poll of that region."""
+    name = f"{template}#{region}" if region and _is_htmx(request) else template
+    response = render(request, name, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Turn bad parameters into a 400 page and an unreachable cluster into a 503 page."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except sel.ParamError as exc:
+            return render(
+                request,
+                "dashboard/error.html",
+                {"status": 400, "title": "Bad request", "message": str(exc)},
+                status=400,
+            )
+        except MQError as exc:
+            return render(
+                request,
+                "dashboard/error.html",
+                {
+                    "status": 503,
+                    "title": "Cluster unavailable",
+                    "message": f"Could not read from cluster {kwargs.get('cluster', '')!s}: "
+                    f"{type(exc).__name__}",
+                },
+                status=503,
+            )
+
+    return wrapper
+
+
+def _flag(request: HttpRequest, name: str) -> bool:
+    return request.GET.get(name, "") in ("1", "on", "true", "yes")
 
 
 @login_required
-def overview(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/overview.html", {})
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """``/``: the first cluster's overview (or the one picked in the frame's picker)."""
+    names = cluster_names()
+    picked = request.GET.get("cluster", "")
+    target = picked if picked in names else names[0]
+    return redirect("dashboard:overview", cluster=target)
+
+
+@login_required
+@require_GET
+@page_errors
+def overview(request: HttpRequest, cluster: str) -> HttpResponse:
+    cluster_config(cluster)
+    page = sel.parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
+    data = sel.overview_get(
+        cluster,
+        user=request.user,
+        sort=request.GET.get("sort") or "status",
+        order=request.GET.get("order") or "desc",
+        only_problems=_flag(request, "problems"),
+        q=request.GET.get("q", "").strip()[:200],
+        page=page,
+    )
+    context = {"cluster": cluster, "ov": data, "now_ms": sel.now_ms()}
+    return _render(request, "dashboard/overview.html", context, region="table")
+
+
+@login_required
+@require_GET
+@page_errors
+def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    cluster_config(cluster)
+    window = request.GET.get("window") or "1h"
+    data = sel.topic_get(cluster, topic, user=request.user)
+    groups = [g["group"] for g in data["groups"]]
+    figures = sel.topic_charts_get(cluster, topic, groups=groups, window=window)
+    context = {
+        "cluster": cluster,
+        "topic": topic,
+        "t": data,
+        "window": window,
+        "windows": list(sel.charts.WINDOWS),
+        "figures": figures,
+        "now_ms": sel.now_ms(),
+    }
+    return _render(request, "dashboard/topic.html", context, region="live")
+
+
+@login_required
+@require_GET
+@page_errors
+def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    cluster_config(cluster)
+    groups = sel.group_names(cluster, topic)
+    group = request.GET.get("group") or (groups[0] if groups else "")
+    per_page = sel.PAGE_SIZE
+    page = sel.parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
+    partition = sel.parse_int(request.GET.get("partition"), "partition", default=None)
+    min_idle_s = sel.parse_int(request.GET.get("min_idle_s"), "min_idle_s", default=None)
+    min_deliveries = sel.parse_int(
+        request.GET.get("min_deliveries"), "min_deliveries", default=None
+    )
+    sort = request.GET.get("sort") or "idle"
+    order = request.GET.get("order") or "desc"
+    consumer = request.GET.get("consumer", "").strip()
+    result = None
+    if group:
+        if group not in groups:
+            raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+        result = sel.pending_get(
+            cluster,
+            topic,
+            group,
+            user=request.user,
+            sort=sort,
+            order=order,
+            limit=per_page,
+            offset=(page - 1) * per_page,
+            consumer=consumer or None,
+            partition=partition,
+            min_idle_ms=None if min_idle_s is None else min_idle_s * 1000,
+            min_deliveries=min_deliveries,
+        )
+    paged = sel.Paged(
+        result.entries if result else [], page, per_page, result.total if result else 0
+    )
+    context = {
+        "cluster": cluster,
+        "topic": topic,
+        "groups": groups,
+        "group": group,
+        "result": result,
+        "paged": paged,
+        "sort": sort,
+        "order": order,
+        "filters": {
+            "consumer": consumer,
+            "partition": "" if partition is None else partition,
+            "min_idle_s": "" if min_idle_s is None else min_idle_s,
+            "min_deliveries": "" if min_deliveries is None else min_deliveries,
+        },
+        "poison_at": sel.poison_threshold(),
+        "can_act": has_action(request.user, Action.CLAIM, cluster=cluster, topic=topic),
+        "now_ms": sel.now_ms(),
+    }
+    return _render(request, "dashboard/pending.html", context, region="table")
+
+
+@login_required
+@require_GET
+@page_errors
+def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    cluster_config(cluster)
+    groups = sel.group_names(cluster, topic)
+    group = request.GET.get("group") or None
+    if group is not None and group not in groups:
+        raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    data = sel.leases_get(cluster, topic, user=request.user, group=group)
+    context = {
+        "cluster": cluster,
+        "topic": topic,
+        "groups": groups,
+        "group": group or "",
+        "d": data,
+        "now_ms": sel.now_ms(),
+    }
+    return _render(request, "dashboard/leases.html", context, region="live")
+
+
+@login_required
+@require_GET
+@page_errors
+def message_detail(
+    request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
+) -> HttpResponse:
+    cluster_config(cluster)
+    message, payload_allowed = sel.message_get(
+        cluster, topic, partition, entry_id, user=request.user
+    )
+    full = _flag(request, "full")
+    payload = message.payload
+    truncated = not full and len(payload) > MESSAGE_PREVIEW_CHARS
+    shown = payload[:MESSAGE_PREVIEW_CHARS] if truncated else payload
+    binary = message.payload_bytes
+    hex_truncated = binary is not None and not full and len(binary) > HEX_PREVIEW_BYTES
+    context = {
+        "cluster": cluster,
+        "topic": topic,
+        "m": message,
+        "payload": shown,
+        "payload_chars": len(payload),
+        "truncated": truncated,
+        "binary": binary[:HEX_PREVIEW_BYTES] if hex_truncated and binary else binary,
+        "binary_len": len(binary) if binary is not None else 0,
+        "hex_truncated": hex_truncated,
+        "payload_allowed": payload_allowed,
+        "group": request.GET.get("group", ""),
+        "preview_limit": MESSAGE_PREVIEW_CHARS,
+    }
+    return _render(request, "dashboard/message.html", context)
 
 
 urlpatterns = [
-    path("", overview, name="overview"),
+    path("", home, name="home"),
+    path("clusters/<str:cluster>/", overview, name="overview"),
+    path("clusters/<str:cluster>/topics/<str:topic>/", topic_detail, name="topic-detail"),
+    path("clusters/<str:cluster>/topics/<str:topic>/pending/", pending, name="pending"),
+    path("clusters/<str:cluster>/topics/<str:topic>/leases/", leases, name="leases"),
+    path(
+        "clusters/<str:cluster>/topics/<str:topic>/messages/<int:partition>/<str:entry_id>/",
+        message_detail,
+        name="message-detail",
+    ),
 ]
+
+__all__ = ["urlpatterns"]

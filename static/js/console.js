@@ -37,6 +37,11 @@
       });
     });
   });
+  // Forms marked data-autosubmit apply a checkbox or select change at once (filters live in the URL).
+  document.addEventListener("change", function (e) {
+    const form = e.target.closest && e.target.closest("form[data-autosubmit]");
+    if (form && (e.target.type === "checkbox" || e.target.tagName === "SELECT")) form.submit();
+  });
   document.addEventListener("htmx:afterSwap", function (e) { refreshTimes(e.target); });
   // Live regions (hx-trigger="every Ns" plus data-live) skip their polls while paused;
   // no trigger filters, because the CSP forbids eval.

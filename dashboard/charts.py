@@ -1,0 +1,175 @@
+"""Plotly figures and derived numbers from time series: pure functions, no I/O.
+
+Series are lists of ``(epoch_ms, value)`` sorted by time, as returned by the
+collectors' store. Figures are plain dicts (``{"data": [...], "layout": {...}}``)
+that ``static/js/charts.js`` hands to ``Plotly.newPlot``; sparklines are SVG
+point strings (numbers only, so they are safe in an attribute).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "WINDOWS",
+    "Drain",
+    "Point",
+    "drain_estimate",
+    "line_figure",
+    "rate_from_counter",
+    "sparkline_points",
+    "window_ms",
+]
+
+Point = tuple[int, float]
+
+# Chart windows offered on the topic page: URL value -> milliseconds.
+WINDOWS: dict[str, int] = {
+    "1h": 3_600_000,
+    "6h": 6 * 3_600_000,
+    "24h": 24 * 3_600_000,
+    "7d": 7 * 24 * 3_600_000,
+}
+
+
+def window_ms(name: str) -> int:
+    """Milliseconds of a chart window name; ValueError for names not in :data:`WINDOWS`."""
+    try:
+        return WINDOWS[name]
+    except KeyError:
+        raise ValueError(f"window must be one of {', '.join(WINDOWS)}") from None
+
+
+def rate_from_counter(points: Sequence[Point]) -> list[Point]:
+    """Per-second rates from a monotonically increasing counter's samples.
+
+    Each rate is stamped at the later sample. A counter that went down (a
+    restart or reset) restarts the count: that interval is skipped, not
+    reported as a negative rate. Samples with non-increasing time are ignored.
+    """
+    rates: list[Point] = []
+    for (t0, v0), (t1, v1) in itertools.pairwise(points):
+        dt = t1 - t0
+        if dt <= 0 or v1 < v0 or not (math.isfinite(v0) and math.isfinite(v1)):
+            continue
+        rates.append((t1, (v1 - v0) * 1000.0 / dt))
+    return rates
+
+
+@dataclass(frozen=True, slots=True)
+class Drain:
+    """A time-to-drain estimate for the page: ``seconds`` or a reason why there is none."""
+
+    seconds: float | None
+    state: str  # "drained", "draining", "growing", "flat", "unknown"
+    rate_per_s: float | None  # net change of lag per second (negative: draining)
+    reason: str
+
+
+def drain_estimate(lag: Sequence[Point], *, min_span_ms: int = 60_000) -> Drain:
+    """Estimate when lag reaches 0 from its recent trend (least-squares slope).
+
+    Uses the points it gets (the caller picks the window, e.g. the last 15 min).
+    Needs at least two samples spanning ``min_span_ms``; never extrapolates a
+    growing or flat lag into a time.
+    """
+    clean = [(t, v) for t, v in lag if math.isfinite(v)]
+    if not clean:
+        return Drain(None, "unknown", None, "no lag samples yet")
+    current = clean[-1][1]
+    if current <= 0:
+        return Drain(0.0, "drained", 0.0, "no lag")
+    if len(clean) < 2 or clean[-1][0] - clean[0][0] < min_span_ms:
+        return Drain(None, "unknown", None, "not enough history for a trend")
+    n = len(clean)
+    t0 = clean[0][0]
+    xs = [(t - t0) / 1000.0 for t, _ in clean]
+    ys = [v for _, v in clean]
+    mx = sum(xs) / n
+    my = sum(ys) / n
+    var = sum((x - mx) ** 2 for x in xs)
+    if var == 0:
+        return Drain(None, "unknown", None, "not enough history for a trend")
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var
+    if slope >= -1e-9 * max(1.0, abs(my)):
+        state = "growing" if slope > 0 else "flat"
+        return Drain(None, state, slope, f"lag is {state}: consumers are not catching up")
+    return Drain(current / -slope, "draining", slope, "at the recent net drain rate")
+
+
+def _trace(name: str, points: Sequence[Point], **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": [t for t, _ in points],
+        "y": [v for _, v in points],
+        "hovertemplate": "%{y}<extra>%{fullData.name}</extra>",
+        **extra,
+    }
+
+
+def line_figure(
+    title: str,
+    series: Mapping[str, Sequence[Point]],
+    *,
+    y_title: str = "",
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    step: bool = False,
+) -> dict[str, Any]:
+    """A Plotly line chart with one trace per named series; x is epoch ms shown as dates.
+
+    Names come from topic and group names: Plotly renders trace names as text,
+    and ``charts.js`` inserts the figure through ``JSON.parse``, never as HTML.
+    """
+    extra: dict[str, Any] = {"line": {"shape": "hv"}} if step else {}
+    data = [_trace(name, pts, **extra) for name, pts in series.items()]
+    xaxis: dict[str, Any] = {"type": "date", "title": {"text": ""}}
+    if since_ms is not None and until_ms is not None:
+        xaxis["range"] = [since_ms, until_ms]
+    return {
+        "data": data,
+        "layout": {
+            "title": {"text": title, "font": {"size": 14}},
+            "xaxis": xaxis,
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+            "margin": {"l": 56, "r": 16, "t": 36, "b": 36},
+            "height": 260,
+            "showlegend": len(data) > 1,
+            "legend": {"orientation": "h"},
+        },
+        "empty": not any(len(pts) for pts in series.values()),
+    }
+
+
+def sparkline_points(
+    points: Sequence[Point], *, width: int = 120, height: int = 24, pad: float = 1.0
+) -> str:
+    """SVG ``points`` for a polyline of ``points`` scaled into ``width`` x ``height``.
+
+    Returns "" when there is nothing to draw. Only digits, dots, commas and
+    spaces: safe inside a quoted attribute.
+    """
+    clean = [(t, v) for t, v in points if math.isfinite(v)]
+    if not clean:
+        return ""
+    if len(clean) == 1:
+        clean = [clean[0], (clean[0][0] + 1, clean[0][1])]
+    t_min, t_max = clean[0][0], clean[-1][0]
+    v_min = min(v for _, v in clean)
+    v_max = max(v for _, v in clean)
+    span_t = (t_max - t_min) or 1
+    span_v = (v_max - v_min) or 1.0
+    inner_h = height - 2 * pad
+    inner_w = width - 2 * pad
+    out = []
+    for t, v in clean:
+        x = pad + (t - t_min) / span_t * inner_w
+        y = pad + inner_h - ((v - v_min) / span_v * inner_h if v_max != v_min else inner_h / 2)
+        out.append(f"{x:.1f},{y:.1f}")
+    return " ".join(out)

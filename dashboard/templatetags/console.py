@@ -1,0 +1,244 @@
+"""Template filters of the console: times, durations, numbers, statuses, payloads.
+
+Every filter that returns markup builds it with ``format_html`` (arguments are
+escaped); filters that return text leave escaping to the template. Nothing here
+marks message data safe.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from django import template
+from django.http import QueryDict
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+STATUSES = ("OK", "WARN", "STALL", "STOP", "ERR", "UNKNOWN")
+STATUS_HELP = {
+    "OK": "lag is zero or within the allowed lag",
+    "WARN": "consumers are moving but lag is growing",
+    "STALL": "position is not moving while lag > 0",
+    "STOP": "no consumer activity for longer than the window while lag > 0",
+    "ERR": "the collector could not read this",
+    "UNKNOWN": "Redis cannot compute the lag",
+}
+HEX_BYTES_PER_LINE = 16
+
+
+def _as_number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@register.filter
+def num(value: Any, unknown: str = "unknown") -> str:
+    """``12345`` -> ``12,345``; floats keep one decimal; None -> ``unknown`` (or the arg)."""
+    n = _as_number(value)
+    if n is None:
+        return unknown
+    if n.is_integer():
+        return f"{int(n):,}"
+    return f"{n:,.1f}"
+
+
+@register.filter
+def compact(value: Any, unknown: str = "unknown") -> str:
+    """Short numbers for dense tables: 950, 12.3k, 4.5M, 1.2G."""
+    n = _as_number(value)
+    if n is None:
+        return unknown
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= limit:
+            return f"{n / limit:.1f}{suffix}"
+    return f"{int(n)}" if n.is_integer() else f"{n:.1f}"
+
+
+def format_duration_ms(ms: float) -> str:
+    ms = abs(ms)
+    if ms < 1000:
+        return f"{int(ms)} ms"
+    s = ms / 1000
+    if s < 60:
+        return f"{s:.1f} s" if s < 10 else f"{int(s)} s"
+    m, s = divmod(int(s), 60)
+    if m < 60:
+        return f"{m} min {s} s" if s and m < 10 else f"{m} min"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h} h {m} min" if m else f"{h} h"
+    d, h = divmod(h, 24)
+    return f"{d} d {h} h" if h else f"{d} d"
+
+
+@register.filter
+def duration_ms(value: Any, unknown: str = "unknown") -> str:
+    """A duration in ms as ``850 ms``, ``4.2 s``, ``3 min 5 s``, ``2 h 10 min``, ``3 d 4 h``."""
+    n = _as_number(value)
+    if n is None:
+        return unknown
+    return format_duration_ms(n)
+
+
+@register.filter
+def seconds(value: Any, unknown: str = "unknown") -> str:
+    """A duration in seconds, formatted like :func:`duration_ms`."""
+    n = _as_number(value)
+    return unknown if n is None else format_duration_ms(n * 1000)
+
+
+def _iso(ms: float) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="seconds")
+
+
+@register.filter
+def epoch_iso(value: Any) -> str:
+    n = _as_number(value)
+    return "" if n is None else _iso(n)
+
+
+@register.filter
+def reltime(value: Any, now_ms: Any = None) -> SafeString | str:
+    """``<time datetime=ISO data-relative title=ISO>N ago</time>`` for an epoch-ms instant.
+
+    The text is computed on the server (so it is right without JavaScript and in
+    htmx swaps); ``console.js`` keeps it fresh.
+    """
+    n = _as_number(value)
+    if n is None or n <= 0:
+        return "never"
+    now = _as_number(now_ms)
+    if now is None:
+        now = datetime.now(tz=UTC).timestamp() * 1000
+    delta = now - n
+    text = format_duration_ms(delta) + (" ago" if delta >= 0 else " from now")
+    iso = _iso(n)
+    return format_html('<time datetime="{}" title="{}" data-relative>{}</time>', iso, iso, text)
+
+
+@register.filter
+def age_time(value: Any, now_ms: Any = None) -> SafeString | str:
+    """The instant ``value`` ms ago, as :func:`reltime` (for ages such as idle times)."""
+    n = _as_number(value)
+    now = _as_number(now_ms)
+    if n is None:
+        return "unknown"
+    if now is None:
+        now = datetime.now(tz=UTC).timestamp() * 1000
+    return reltime(now - n, now)
+
+
+@register.filter
+def status_badge(status: Any, reason: Any = "") -> SafeString:
+    """A colored status label; the rule that fired (or the status meaning) on hover."""
+    name = str(status or "UNKNOWN").upper()
+    if name not in STATUSES:
+        name = "UNKNOWN"
+    title = str(reason) if reason else STATUS_HELP[name]
+    return format_html('<span class="status status-{}" title="{}">{}</span>', name, title, name)
+
+
+@register.filter
+def status_rank(status: Any) -> int:
+    order = {"ERR": 0, "STOP": 1, "STALL": 2, "WARN": 3, "UNKNOWN": 4, "OK": 5}
+    return order.get(str(status or "").upper(), 4)
+
+
+@register.filter
+def pretty_payload(payload: Any) -> str:
+    """JSON payloads pretty-printed (2-space indent); anything else returned as is.
+
+    Returns plain text: the template escapes it.
+    """
+    text = "" if payload is None else str(payload)
+    stripped = text.lstrip()
+    if not stripped or stripped[0] not in "{[":
+        return text
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False, sort_keys=False)
+    except (ValueError, RecursionError):
+        return text
+
+
+@register.filter
+def is_json(payload: Any) -> bool:
+    text = "" if payload is None else str(payload).lstrip()
+    if not text or text[0] not in "{[":
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+@register.filter
+def hexdump(data: Any, limit: int | None = None) -> str:
+    """Classic hex + ASCII dump of bytes (plain text, escaped by the template)."""
+    if data is None:
+        return ""
+    raw = data if isinstance(data, bytes | bytearray) else str(data).encode("utf-8", "replace")
+    if limit is not None:
+        raw = raw[: int(limit)]
+    lines = []
+    for offset in range(0, len(raw), HEX_BYTES_PER_LINE):
+        chunk = raw[offset : offset + HEX_BYTES_PER_LINE]
+        hexes = " ".join(f"{b:02x}" for b in chunk)
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{offset:08x}  {hexes:<{HEX_BYTES_PER_LINE * 3}} {text}")
+    return "\n".join(lines)
+
+
+@register.filter
+def truncate_chars(value: Any, limit: int) -> str:
+    """At most ``limit`` characters, with an ellipsis when cut (plain text)."""
+    text = "" if value is None else str(value)
+    limit = int(limit)
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    """``{{ d|get_item:k }}`` for dict lookups with a variable key."""
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None
+
+
+@register.simple_tag(takes_context=True)
+def query(context: Any, **changes: Any) -> str:
+    """The current query string with ``changes`` applied (None/"" removes a key).
+
+    For sort links and pagers that keep every other filter in the URL.
+    """
+    request = context.get("request")
+    params = request.GET.copy() if request is not None else QueryDict(mutable=True)
+    for key, value in changes.items():
+        if value is None or value == "":
+            params.pop(key, None)
+        else:
+            params[key] = str(value)
+    encoded = params.urlencode()
+    return "?" + encoded if encoded else "?"
+
+
+@register.filter
+def entry_age(entry_id: Any, now_ms: Any = None) -> str:
+    """Age of a stream entry from the millisecond part of its id (``1700000000000-0``)."""
+    try:
+        ms = int(str(entry_id).split("-", 1)[0])
+    except ValueError:
+        return "unknown"
+    now = _as_number(now_ms)
+    if now is None:
+        now = datetime.now(tz=UTC).timestamp() * 1000
+    return format_duration_ms(max(0.0, now - ms))

@@ -1,0 +1,85 @@
+"""Helpers for the pages tests: real MQ data through mqcore, snapshots through the store."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth.models import Group, User
+
+from dashboard.clusters import cluster_config, console_keys, console_redis
+from dashboard.store import ConsoleStore
+from mqcore.admin import Admin
+
+CLUSTER = "default"
+
+
+def make_user(username: str = "viewer", role: str = "Viewer") -> User:
+    user = User.objects.create_user(username, password="pw-" + username + "-123")
+    group, _ = Group.objects.get_or_create(name=role)
+    user.groups.add(group)
+    return user
+
+
+def enrich(snapshot: dict[str, Any], statuses: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The enrichment the collectors add, computed simply (tests need stable values)."""
+    statuses = statuses or {}
+    snapshot["cluster"] = CLUSTER
+    for topic in snapshot["topics"]:
+        lags = [g["lag"] for g in topic["groups"]]
+        topic["lag"] = None if any(v is None for v in lags) else sum(lags)
+        lag_ms = [g["lag_ms"] for g in topic["groups"] if g["lag_ms"] is not None]
+        topic["lag_ms"] = max(lag_ms) if lag_ms else None
+        topic["pending"] = sum(g["pending"] for g in topic["groups"])
+        topic["oldest_pending_ms"] = None
+        topic["dlq_growth"] = 0
+        status = statuses.get(topic["topic"]) or ("UNKNOWN" if topic["lag"] is None else "OK")
+        topic["status"] = status
+        topic["status_reason"] = f"test rule for {status}"
+        for group in topic["groups"]:
+            group["status"] = status
+            group["status_reason"] = ""
+            for part in group["partitions"]:
+                part["status"] = "UNKNOWN" if part["lag"] is None else status
+                part["status_reason"] = part.get("lag_reason") or ""
+    return snapshot
+
+
+def collect(
+    *,
+    statuses: Mapping[str, str] | None = None,
+    points: Sequence[tuple[str, str, float]] = (),
+    now_ms: int | None = None,
+    lease_events: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    """Take a real snapshot with mqcore and store it (plus ``points``) like a collector pass."""
+    config = cluster_config(CLUSTER)
+    snap = enrich(dataclasses.asdict(Admin(config).snapshot()), statuses)
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    snap["taken_at_ms"] = now
+    store_pass(snap, points=points, now_ms=now, lease_events=lease_events)
+    return snap
+
+
+def store_pass(
+    snapshot: dict[str, Any] | None,
+    *,
+    points: Iterable[tuple[str, str, float]] = (),
+    now_ms: int,
+    lease_events: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> None:
+    ConsoleStore(console_redis(), console_keys()).pass_write(
+        CLUSTER,
+        now_ms=now_ms,
+        snapshot=snapshot,
+        state={},
+        lease_state=None,
+        lease_events=lease_events or {},
+        points={"raw": list(points)},
+        health={"ok": True, "last_success_ms": now_ms},
+        alerts_open={},
+        alerts_resolved=[],
+        slot=None,
+    )
