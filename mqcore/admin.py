@@ -613,7 +613,11 @@ class Admin:
     def move_to_dlq(
         self, topic: str, group: str, partition: int, ids: Sequence[str], *, reason: str
     ) -> list[str]:
-        """Dead-letter pending ids atomically (DLQ add + XACK per entry); returns the moved ids."""
+        """Dead-letter pending ids atomically (DLQ add + XACK per entry); returns the moved ids.
+
+        Ids not pending in the group are skipped; an id trimmed while pending is
+        acked (it cannot be delivered any more) but not reported as moved.
+        """
         from mqcore.acks import dead_letter
 
         validate_name("group", group)
@@ -621,16 +625,19 @@ class Admin:
         self._check_partition(topic, partition)
         moved: list[str] = []
         for entry_id in ids:
-            result = dead_letter(
-                self.client,
-                self.keys,
-                topic=topic,
-                group=group,
-                partition=partition,
-                entry_id=entry_id,
-                reason=reason,
-                epoch=None,
-            )
+            try:
+                result = dead_letter(
+                    self.client,
+                    self.keys,
+                    topic=topic,
+                    group=group,
+                    partition=partition,
+                    entry_id=entry_id,
+                    reason=reason,
+                    epoch=None,
+                )
+            except UnknownMessageError:
+                continue  # not pending in this group: nothing to move
             if result:
                 moved.append(entry_id)
         return moved

@@ -1,0 +1,164 @@
+-- Replay dead letters back onto a topic, idempotently (one call = up to 100 letters).
+-- KEYS[1] = DLQ stream of the source topic
+-- KEYS[2] = replay records hash of the source topic (dlq id -> JSON list of records)
+-- KEYS[3] = meta hash of the target topic (partitionCount)
+-- KEYS[4..] = partition streams 0..P-1 of the target topic (P = #KEYS - 3)
+-- ARGV[1] = now (epoch ms)
+-- ARGV[2] = now (ISO-8601), the new entry's timestamp
+-- ARGV[3] = who replays (free text, recorded)
+-- ARGV[4] = '1' to replay letters already replayed (force), else '0'
+-- ARGV[5] = target topic name (written in the entry's topic field)
+-- ARGV[6] = fixed target partition, or '-1' to route (see below)
+-- ARGV[7] = '1' for a dry run (nothing written), else '0'
+-- ARGV[8..] = DLQ ids (validated by the caller)
+-- Routing when ARGV[6] is -1: headers.partitionId (else the top-level partitionId,
+-- which Java always writes as 0) if it is < P; else Java String.hashCode(key) mod P;
+-- else partition 0.
+-- Returns {'stale', P} when the caller's P is not the topic's partition count (nothing
+-- written), else one {dlq id, status, new id, partition} per id; status is one of
+-- replayed, forced, already-replayed, missing, would-replay.
+local P = #KEYS - 3
+local count = tonumber(redis.call('HGET', KEYS[3], 'partitionCount') or '')
+if count == nil or count < 1 or count ~= math.floor(count) then
+  count = 1
+end
+if count ~= P then
+  return {'stale', count}
+end
+
+local function utf16_units(s)
+  local units = {}
+  local i, n = 1, #s
+  while i <= n do
+    local c = string.byte(s, i)
+    local cp, len = c, 1
+    if c >= 0xF0 and i + 3 <= n then
+      cp = ((c % 0x08) * 0x40 + string.byte(s, i + 1) % 0x40) * 0x1000
+        + (string.byte(s, i + 2) % 0x40) * 0x40 + string.byte(s, i + 3) % 0x40
+      len = 4
+    elseif c >= 0xE0 and i + 2 <= n then
+      cp = ((c % 0x10) * 0x40 + string.byte(s, i + 1) % 0x40) * 0x40 + string.byte(s, i + 2) % 0x40
+      len = 3
+    elseif c >= 0xC0 and i + 1 <= n then
+      cp = (c % 0x20) * 0x40 + string.byte(s, i + 1) % 0x40
+      len = 2
+    end
+    if cp >= 0x10000 then
+      cp = cp - 0x10000
+      units[#units + 1] = 0xD800 + math.floor(cp / 0x400)
+      units[#units + 1] = 0xDC00 + cp % 0x400
+    else
+      units[#units + 1] = cp
+    end
+    i = i + len
+  end
+  return units
+end
+
+local function java_partition(key, parts)
+  local h = 0
+  for _, u in ipairs(utf16_units(key)) do
+    h = (31 * h + u) % 4294967296
+  end
+  if h >= 2147483648 then
+    h = h - 4294967296
+  end
+  local r = math.fmod(h, parts)
+  if r < 0 then
+    r = r + parts
+  end
+  return r
+end
+
+local function route(f, headers)
+  local fixed = tonumber(ARGV[6])
+  if fixed >= 0 then
+    return fixed
+  end
+  local pid = tonumber(headers['partitionId'] or '')
+  if pid == nil then
+    pid = tonumber(f['partitionId'] or '')
+  end
+  if pid ~= nil and pid >= 0 and pid < P and pid == math.floor(pid) then
+    return pid
+  end
+  local key = f['key'] or headers['key']
+  if key ~= nil and key ~= '' then
+    return java_partition(key, P)
+  end
+  return 0
+end
+
+local out = {}
+for a = 8, #ARGV do
+  local dlq_id = ARGV[a]
+  local found = redis.call('XRANGE', KEYS[1], dlq_id, dlq_id)
+  if #found == 0 then
+    out[#out + 1] = {dlq_id, 'missing', '', -1}
+  else
+    local prior = redis.call('HGET', KEYS[2], dlq_id)
+    local records = {}
+    if prior then
+      local ok, decoded = pcall(cjson.decode, prior)
+      if ok and type(decoded) == 'table' then
+        records = decoded
+      end
+    end
+    if #records > 0 and ARGV[4] ~= '1' then
+      local last = records[#records]
+      out[#out + 1] = {dlq_id, 'already-replayed', tostring(last['new_id'] or ''),
+        tonumber(last['partition']) or -1}
+    else
+      local flat = found[1][2]
+      local f = {}
+      for i = 1, #flat, 2 do
+        f[flat[i]] = flat[i + 1]
+      end
+      local headers = {}
+      if f['headers'] then
+        local ok, decoded = pcall(cjson.decode, f['headers'])
+        if ok and type(decoded) == 'table' then
+          for k, v in pairs(decoded) do
+            if type(k) == 'string' and (type(v) == 'string' or type(v) == 'number' or type(v) == 'boolean') then
+              headers[k] = tostring(v)
+            end
+          end
+        end
+      end
+      local pid = route(f, headers)
+      if ARGV[7] == '1' then
+        out[#out + 1] = {dlq_id, 'would-replay', '', pid}
+      else
+        if headers['x-original-message-id'] == nil and f['originalMessageId'] then
+          headers['x-original-message-id'] = f['originalMessageId']
+        end
+        headers['x-replayed-from-dlq'] = dlq_id
+        headers['partitionId'] = tostring(pid)
+        local entry = {
+          'payload', f['payload'] or '',
+          'timestamp', ARGV[2],
+          'retryCount', '0',
+          'maxRetries', f['maxRetries'] or '3',
+          'topic', ARGV[5],
+          'partitionId', tostring(pid),
+          'headers', cjson.encode(headers),
+        }
+        local key = f['key'] or headers['key']
+        if key ~= nil and key ~= '' then
+          entry[#entry + 1] = 'key'
+          entry[#entry + 1] = key
+        end
+        local new_id = redis.call('XADD', KEYS[4 + pid], '*', unpack(entry))
+        local status = 'replayed'
+        if #records > 0 then
+          status = 'forced'
+        end
+        records[#records + 1] = {dlq_id = dlq_id, new_id = new_id, topic = ARGV[5], partition = pid,
+          at_ms = ARGV[1], by = ARGV[3], forced = (#records > 0)}
+        redis.call('HSET', KEYS[2], dlq_id, cjson.encode(records))
+        out[#out + 1] = {dlq_id, status, new_id, pid}
+      end
+    end
+  end
+end
+return out
