@@ -42,7 +42,7 @@ def validate_name(kind: str, name: str) -> str:
     Names become key segments, so ``:``, braces, spaces and control characters
     are refused (they would make keys ambiguous or break hash tags).
     """
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise ValueError(
             f"invalid {kind} name {name!r}: use 1-200 characters from A-Z a-z 0-9 . _ -"
         )
