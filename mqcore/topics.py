@@ -105,7 +105,7 @@ class Topics:
     def ensure_group(self, topic: str, group: str, *, start_id: str = "0") -> None:
         """Create ``group`` at ``start_id`` on every partition (idempotent)."""
         _name("group", group)
-        if not isinstance(start_id, str) or not _START_ID_RE.match(start_id):
+        if not isinstance(start_id, str) or not _START_ID_RE.fullmatch(start_id):
             raise InvalidArgumentError(f"invalid start id {start_id!r}")
         count = self.partition_count(topic)
         self._apply(topic, count, [group], start_id)

@@ -1,0 +1,195 @@
+"""Retry policy (exponential backoff with jitter) and the retry mover.
+
+The consume side acks a failed message and schedules it in the topic's retry
+zset (member = retry item key, score = due ms) in one script. The mover puts
+due items back on their partition: ``timestamp`` = now, the other SCHEMA fields
+copied (``retryCount`` already incremented, ``originalMessageId`` kept), then
+ZREM + DEL; an item with an empty topic is dropped (Java semantics).
+
+Moving is two steps: a read of the due items (ZRANGEBYSCORE, bounded by
+``batch``, plus HMGET of their topic/partition to name the target streams, as
+every script key must come through KEYS), then one Lua call that re-checks each
+item is still in the zset and due before moving it. So any number of movers
+can run at once, and a call retried after a timeout, without re-adding an
+item twice (RELIABILITY R7). No lock is needed; the Java lock key
+``retry:lock:{t}`` is left alone (Java keeps a Redisson lock hash there).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mqcore.boundary import redis_errors
+from mqcore.config import MQConfig, RedisClient
+from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
+from mqcore.producer import iso_now
+from mqcore.scripts import ScriptRegistry
+from mqcore.topics import parse_partition_count
+
+__all__ = ["DIRECT_READD_MS", "MoveStats", "RetryMover", "RetryPolicy"]
+
+log = logging.getLogger(__name__)
+
+DIRECT_READD_MS = 50  # Java re-adds a retry at once instead of scheduling when delay <= this
+_MAX_ROUNDS = 10  # batches per topic per move_all pass
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how late a failed message is retried (Java's ExponentialBackoffRetryPolicy).
+
+    A message with ``max_retries = N`` is handled N + 1 times, then dead-lettered
+    with ``retryCount = N``.
+    """
+
+    max_retries: int = 3
+    base_ms: int = 1000
+    max_ms: int = 60000
+    jitter: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("max_retries", "base_ms", "max_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.max_ms < self.base_ms:
+            raise InvalidArgumentError(f"max_ms ({self.max_ms}) is below base_ms ({self.base_ms})")
+        if not 0.0 <= self.jitter <= 1.0:
+            raise InvalidArgumentError(f"jitter must be within 0..1, got {self.jitter!r}")
+
+    def delay_ms(self, retry_count: int, rng: random.Random | None = None) -> int:
+        """Delay before attempt ``retry_count`` (the new retryCount, >= 1).
+
+        ``base * 2^(n-1)`` capped at ``max_ms``, then spread by +/- ``jitter``
+        (never above ``max_ms``, never negative).
+        """
+        if retry_count < 1:
+            raise InvalidArgumentError(f"retry_count must be >= 1, got {retry_count}")
+        exponent = min(retry_count - 1, 62)
+        delay = min(self.max_ms, self.base_ms * (1 << exponent))
+        if self.jitter:
+            spread = delay * self.jitter * ((rng or random).uniform(-1.0, 1.0))
+            delay = round(delay + spread)
+        return max(0, min(self.max_ms, delay))
+
+    def should_dead_letter(self, retry_count: int) -> bool:
+        """True when a message that already has ``retry_count`` retries must go to the DLQ."""
+        return retry_count >= self.max_retries
+
+
+@dataclass(frozen=True, slots=True)
+class MoveStats:
+    moved: int
+    dropped: int
+    skipped: int  # items left in place (unreadable, or another topic's slot on a cluster)
+
+
+class RetryMover:
+    """Moves due retry items back to their partitions (safe to run many at once)."""
+
+    def __init__(
+        self, config: MQConfig, client: RedisClient | None = None, *, batch: int = 100
+    ) -> None:
+        if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 1000:
+            raise InvalidArgumentError(f"batch must be 1..1000, got {batch!r}")
+        self.config = config
+        self.keys = config.keys
+        self.client = client if client is not None else config.client()
+        self.batch = batch
+        self._scripts = ScriptRegistry(self.client)
+        self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else 0
+        self.last: MoveStats = MoveStats(0, 0, 0)
+
+    def move_due(self, topic: str, *, now_ms: int | None = None) -> int:
+        """Move up to ``batch`` due items of ``topic``; returns how many were re-added."""
+        stats = self.move_due_stats(topic, now_ms=now_ms)
+        return stats.moved
+
+    def move_due_stats(self, topic: str, *, now_ms: int | None = None) -> MoveStats:
+        now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+        ks = self.keys
+        zset = ks.retry_zset(topic)
+        with redis_errors(f"move retries of {topic!r}"):
+            items = self.client.zrangebyscore(zset, "-inf", now, start=0, num=self.batch)
+            if not items:
+                self.last = MoveStats(0, 0, 0)
+                return self.last
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hget(ks.meta(topic), "partitionCount")
+            for item in items:
+                pipe.hmget(item, "topic", "partitionId")
+            replies = pipe.execute()
+            count = parse_partition_count(replies[0])
+            keys: list[Any] = [zset]
+            args: list[Any] = [now, iso_now(), self._maxlen]
+            skipped = 0
+            for item, (raw_topic, raw_pid) in zip(items, replies[1:], strict=True):
+                target = _text(raw_topic) if raw_topic is not None else ""
+                if target and target != topic and self.config.keys.hash_tags:
+                    skipped += 1  # another topic's slot: cannot be moved atomically here
+                    continue
+                if not target:
+                    keys += [item, item]
+                    args.append("")
+                    continue
+                target_count = count if target == topic else self._count(target)
+                pid = _partition(raw_pid, target_count)
+                keys += [item, ks.partition(target, pid)]
+                args.append(str(pid))
+            if len(keys) == 1:
+                self.last = MoveStats(0, 0, skipped)
+                return self.last
+            reply = self._scripts.get("move_retries")(keys=keys, args=args)
+        self.last = MoveStats(int(reply[0]), int(reply[1]), skipped)
+        return self.last
+
+    def _count(self, topic: str) -> int:
+        return parse_partition_count(self.client.hget(self.keys.meta(topic), "partitionCount"))
+
+    def move_all(self) -> int:
+        """Move due items of every registered topic (a few batches each); returns items moved."""
+        with redis_errors("list topics"):
+            topics = sorted(_text(t) for t in self.client.smembers(self.keys.registry()))
+        total = 0
+        for topic in topics:
+            for _ in range(_MAX_ROUNDS):
+                try:
+                    stats = self.move_due_stats(topic)
+                except ConnectionLostError:
+                    raise
+                except MQError:
+                    log.warning("moving retries of topic %r failed", topic, exc_info=True)
+                    break
+                total += stats.moved
+                if stats.moved + stats.dropped + stats.skipped < self.batch:
+                    break
+        return total
+
+    def run(self, stop: threading.Event, interval_s: float = 1.0) -> None:
+        """Move due retries every ``interval_s`` until ``stop`` is set (errors are logged)."""
+        while not stop.is_set():
+            try:
+                self.move_all()
+            except MQError:
+                log.warning("retry mover pass failed", exc_info=True)
+            stop.wait(interval_s)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _partition(raw: Any, count: int) -> int:
+    """Item partition as Java reads it (invalid -> 0), folded into the topic's range."""
+    try:
+        pid = int(_text(raw)) if raw is not None else 0
+    except ValueError:
+        pid = 0
+    if pid < 0:
+        pid = 0
+    return pid if pid < count else pid % count

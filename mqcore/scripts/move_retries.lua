@@ -1,0 +1,59 @@
+-- Move due retry items back onto their partitions (the retry mover), atomically per item.
+-- KEYS[1] = retry zset of the topic
+-- KEYS[2k], KEYS[2k+1] (k = 1..n) = retry item hash k, target partition stream of item k
+-- ARGV[1] = now (epoch ms): only items with score <= now move
+-- ARGV[2] = timestamp for the re-added entries (ISO-8601)
+-- ARGV[3] = MAXLEN ~ retention for the XADD (0: none)
+-- ARGV[3+k] = partitionId written for item k, or '' to drop item k (empty topic)
+-- An item is moved only while it is still in the zset and due, so concurrent
+-- movers and a retried call after a timeout re-add every item exactly once.
+-- Returns {moved, dropped}.
+local now = tonumber(ARGV[1])
+local maxlen = tonumber(ARGV[3])
+local moved, dropped = 0, 0
+local n = (#KEYS - 1) / 2
+for k = 1, n do
+  local item = KEYS[2 * k]
+  local stream = KEYS[2 * k + 1]
+  local score = redis.call('ZSCORE', KEYS[1], item)
+  if score and tonumber(score) <= now then
+    local f = redis.call('HMGET', item, 'topic', 'payload', 'retryCount', 'maxRetries',
+      'key', 'headers', 'originalMessageId')
+    local topic = f[1]
+    if not topic or topic == '' or ARGV[3 + k] == '' then
+      dropped = dropped + 1
+    else
+      local args = {stream}
+      if maxlen > 0 then
+        table.insert(args, 'MAXLEN')
+        table.insert(args, '~')
+        table.insert(args, ARGV[3])
+      end
+      for _, v in ipairs({'*', 'timestamp', ARGV[2], 'retryCount', f[3] or '0',
+          'maxRetries', f[4] or '0', 'topic', topic, 'partitionId', ARGV[3 + k]}) do
+        table.insert(args, v)
+      end
+      if f[2] then
+        table.insert(args, 'payload')
+        table.insert(args, f[2])
+      end
+      if f[5] and f[5] ~= '' then
+        table.insert(args, 'key')
+        table.insert(args, f[5])
+      end
+      if f[6] and f[6] ~= '' then
+        table.insert(args, 'headers')
+        table.insert(args, f[6])
+      end
+      if f[7] and f[7] ~= '' then
+        table.insert(args, 'originalMessageId')
+        table.insert(args, f[7])
+      end
+      redis.call('XADD', unpack(args))
+      moved = moved + 1
+    end
+    redis.call('ZREM', KEYS[1], item)
+    redis.call('DEL', item)
+  end
+end
+return {moved, dropped}

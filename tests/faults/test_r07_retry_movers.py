@@ -1,0 +1,117 @@
+"""R7: retry mover concurrency - every retried message is re-added exactly once.
+
+Four movers race over one retry backlog; then a mover's EVALSHA times out on
+the client while Redis still runs it later, and the caller retries.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from mqcore.config import MQConfig
+from mqcore.errors import ConnectionLostError
+from mqcore.retry import RetryMover
+from mqcore.topics import Topics
+from tests.integration.retry_items import schedule
+
+pytestmark = [pytest.mark.redis, pytest.mark.faults]
+
+BUSY_LUA = """
+local t0 = redis.call('TIME')
+repeat
+  local t = redis.call('TIME')
+until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > tonumber(ARGV[1])
+return 1
+"""
+
+
+def _payload_counts(r: redis.Redis, partitions: int) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for p in range(partitions):
+        for _, fields in r.xrange(f"stream:topic:orders:p:{p}"):
+            counts[fields[b"payload"].decode()] += 1
+    return counts
+
+
+def test_four_movers_at_once_move_each_item_exactly_once(
+    mq_config: MQConfig, r: redis.Redis
+) -> None:
+    Topics(mq_config).create("orders", 3)
+    now = int(time.time() * 1000)
+    expected = {f"m{i}" for i in range(400)}
+    for i in range(400):
+        schedule(r, mq_config.keys, "orders", i % 3, f"m{i}", due_ms=now - 1000 + i % 50)
+    barrier = threading.Barrier(4)
+    moved: list[int] = []
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        mover = RetryMover(mq_config, batch=20)
+        total = 0
+        try:
+            barrier.wait(10)
+            while r.zcard(mq_config.keys.retry_zset("orders")):
+                total += mover.move_due("orders")
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            moved.append(total)
+            mover.client.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    counts = _payload_counts(r, 3)
+    assert set(counts) == expected
+    assert set(counts.values()) == {1}
+    assert sum(moved) == 400  # each mover reports only what it moved itself
+    assert r.zcard(mq_config.keys.retry_zset("orders")) == 0
+    assert not r.keys(mq_config.keys.retry_item("orders", "*"))
+
+
+def test_client_timeout_during_evalsha_then_retry(mq_config: MQConfig, r: redis.Redis) -> None:
+    Topics(mq_config).create("orders", 2)
+    now = int(time.time() * 1000)
+    for i in range(30):
+        schedule(r, mq_config.keys, "orders", i % 2, f"m{i}", due_ms=now - 100)
+    impatient = mq_config.with_(socket_timeout=0.2, client_options={"retry": Retry(NoBackoff(), 0)})
+    mover = RetryMover(impatient, batch=100)
+    real_script = mover._scripts.get("move_retries")
+    r.script_load(real_script.script)  # so the late EVALSHA really runs
+    blocker = redis.Redis.from_url(mq_config.url, socket_timeout=10)
+    busy = threading.Thread(target=blocker.eval, args=(BUSY_LUA, 0, 600_000))
+
+    def slow_script(**kwargs: object) -> object:
+        # Redis is busy when the EVALSHA arrives: the client gives up, Redis runs it later.
+        busy.start()
+        time.sleep(0.05)
+        return real_script(**kwargs)
+
+    mover._scripts._scripts["move_retries"] = slow_script  # type: ignore[assignment]
+    with pytest.raises(ConnectionLostError):
+        mover.move_due("orders")
+    busy.join(10)
+    blocker.close()
+    mover._scripts._scripts["move_retries"] = real_script
+    # Redis ran the abandoned call after the busy script: the items have already moved.
+    late_ran = r.zcard(mq_config.keys.retry_zset("orders")) == 0
+    # The caller retries (a fresh connection); whatever ran before must not be re-added.
+    deadline = time.monotonic() + 10
+    while r.zcard(mq_config.keys.retry_zset("orders")) and time.monotonic() < deadline:
+        mover.move_due("orders")
+    counts = _payload_counts(r, 2)
+    assert set(counts) == {f"m{i}" for i in range(30)}
+    assert set(counts.values()) == {1}
+    assert late_ran
+    assert mover.move_due("orders") == 0
+    mover.client.close()
