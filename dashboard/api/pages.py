@@ -18,6 +18,7 @@ from django.urls import path
 
 from dashboard import store
 from dashboard.api.auth import api_view, json_error
+from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
 from dashboard.permissions import topic_visible
 from dashboard.selectors import pages as sel
@@ -190,7 +191,7 @@ def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
     metric = sel.parse_choice(request.GET.get("metric"), "metric", SERIES_METRICS, "lag")
     window = request.GET.get("window") or "1h"
     try:
-        span = sel.charts.window_ms(window)
+        span = window_ms(window)
     except ValueError as exc:
         raise sel.ParamError(str(exc)) from None
     groups = sel.group_names(cluster, topic)

@@ -21,7 +21,7 @@ from django.http import Http404
 
 from dashboard import charts, store
 from dashboard.clusters import cluster_client, cluster_config
-from dashboard.permissions import Action, has_action, topic_visible
+from dashboard.permissions import payload_visible, topic_visible
 from mqcore.admin import Admin
 from mqcore.errors import (
     InvalidArgumentError,
@@ -30,6 +30,7 @@ from mqcore.errors import (
     UnknownPartitionError,
     UnknownTopicError,
 )
+from mqcore.keys import validate_name
 from mqcore.models import ConsumerInfo, LeaseInfo, Message, PendingPage
 
 __all__ = [
@@ -59,7 +60,7 @@ ORDERS = ("desc", "asc")
 SPARK_WINDOW_MS = 3_600_000
 DRAIN_WINDOW_MS = 15 * 60_000
 PENDING_MAX_LIMIT = 500
-MASKED = "(payload hidden: your role may not view payloads of this topic)"
+MASKED = "(payload hidden: this topic is sensitive and your role may not view its payloads)"
 
 
 class NotFoundError(Http404):
@@ -160,6 +161,17 @@ def _lag_reasons(topic: Mapping[str, Any]) -> str:
             if reason:
                 reasons.append(f"{group.get('group')}/p{part.get('partition')}: {reason}")
     return "; ".join(reasons[:5]) + (" …" if len(reasons) > 5 else "")
+
+
+def _listable(topic: Any) -> bool:
+    """A snapshot entry that can become a row (a dict with a valid topic name)."""
+    if not isinstance(topic, Mapping):
+        return False
+    try:
+        validate_name("topic", topic.get("topic"))  # type: ignore[arg-type]
+    except ValueError:
+        return False
+    return True
 
 
 def overview_row(topic: Mapping[str, Any]) -> dict[str, Any]:
@@ -297,7 +309,7 @@ def overview_get(
     rows = [
         overview_row(t)
         for t in snap.get("topics") or []
-        if isinstance(t, Mapping) and topic_visible(user, cluster, str(t.get("topic", "")))
+        if _listable(t) and topic_visible(user, cluster, str(t["topic"]))
     ]
     counts: dict[str, int] = dict.fromkeys(STATUS_ORDER, 0)
     for row in rows:
@@ -352,7 +364,7 @@ def topic_list(cluster: str, *, user: Any) -> tuple[list[dict[str, Any]], dict[s
     rows = [
         overview_row(t)
         for t in snap.get("topics") or []
-        if isinstance(t, Mapping) and topic_visible(user, cluster, str(t.get("topic", "")))
+        if _listable(t) and topic_visible(user, cluster, str(t["topic"]))
     ]
     rows.sort(key=lambda r: r["topic"])
     return rows, snap
@@ -619,8 +631,8 @@ def message_get(
 ) -> tuple[Message, bool]:
     """One partition entry, and whether the user may see its payload.
 
-    When the user may not, the returned message has its payload, payload
-    bytes and raw payload field replaced by a mask.
+    When the user may not (sensitive topic, see ``permissions.payload_visible``),
+    the payload, payload bytes and header values are replaced by a mask.
     """
     _require_visible(user, cluster, topic)
     try:
@@ -633,9 +645,11 @@ def message_get(
         raise NotFoundError(f"no entry {entry_id} in {topic!r} partition {partition}") from None
     except InvalidArgumentError as exc:  # InvalidIdError included
         raise ParamError(str(exc)) from None
-    allowed = has_action(user, Action.VIEW_PAYLOAD, cluster=cluster, topic=topic)
+    allowed = payload_visible(user, cluster, topic)
     if not allowed:
-        fields = {k: (MASKED if k == "payload" else v) for k, v in message.fields.items()}
+        fields = {
+            k: (MASKED if k in ("payload", "headers") else v) for k, v in message.fields.items()
+        }
         message = Message(
             topic=message.topic,
             partition=message.partition,
@@ -643,7 +657,7 @@ def message_get(
             payload=MASKED,
             payload_bytes=None,
             key=message.key,
-            headers=message.headers,
+            headers=dict.fromkeys(message.headers, "(hidden)"),
             timestamp=message.timestamp,
             retry_count=message.retry_count,
             max_retries=message.max_retries,

@@ -18,6 +18,7 @@ from django.urls import path
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
 from dashboard.permissions import Action, has_action
 from dashboard.selectors import pages as sel
@@ -123,7 +124,7 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
         "topic": topic,
         "t": data,
         "window": window,
-        "windows": list(sel.charts.WINDOWS),
+        "windows": list(WINDOWS),
         "figures": figures,
         "now_ms": sel.now_ms(),
     }

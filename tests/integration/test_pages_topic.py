@@ -1,0 +1,129 @@
+import json
+import re
+import time
+
+import pytest
+from django.test import Client
+from django.utils.html import escape
+
+from mqcore.producer import Producer
+from mqcore.topics import Topics
+from tests.integration.pages_support import collect, make_user, store_pass
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db]
+
+
+@pytest.fixture
+def viewer_client(client: Client, redis_url: str, console_r) -> Client:
+    client.force_login(make_user())
+    return client
+
+
+def _chart_data(html: str) -> dict:
+    match = re.search(r'<script id="chart-data" type="application/json">(.*?)</script>', html, re.S)
+    assert match, "chart data block missing"
+    return json.loads(match.group(1))
+
+
+def test_topic_page_shows_group_partition_rows_charts_and_drain(
+    viewer_client: Client, mq_config, r
+) -> None:
+    Topics(mq_config).create("orders", 2, groups=["billing"])
+    producer = Producer(mq_config)
+    for i in range(6):
+        producer.send("orders", f"o{i}", partition=i % 2)
+    r.xreadgroup("billing", "c1", {mq_config.keys.partition("orders", 0): ">"}, count=1)
+    now = int(time.time() * 1000)
+    entity = "orders/billing"
+    store_pass(None, points=[("lag", entity, 50.0), ("produced_total", "orders", 0.0)],
+               now_ms=now - 240_000)  # fmt: skip
+    store_pass(None, points=[("lag", entity, 20.0), ("produced_total", "orders", 600.0)],
+               now_ms=now - 120_000)  # fmt: skip
+    collect(points=[("lag", entity, 5.0), ("produced_total", "orders", 1200.0)], now_ms=now)
+
+    response = viewer_client.get("/clusters/default/topics/orders/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-group="billing"' in html
+    assert html.count('<th scope="row" class="num">') == 2  # partitions 0 and 1
+    assert 'data-drain-state="draining"' in html
+    assert "/clusters/default/topics/orders/dlq/" in html
+    figures = _chart_data(html)
+    assert set(figures) == {"lag", "lag_ms", "rates", "dlq"}
+    assert figures["lag"]["data"][0]["name"] == "billing"
+    assert figures["lag"]["data"][0]["y"] == [50.0, 20.0, 5.0]
+    assert figures["rates"]["data"][0]["y"] == [5.0, 5.0]  # 600 per 120 s
+    week = _chart_data(
+        viewer_client.get("/clusters/default/topics/orders/?window=7d").content.decode()
+    )
+    assert (
+        week["lag"]["layout"]["xaxis"]["range"][1] - week["lag"]["layout"]["xaxis"]["range"][0]
+        == 7 * 86_400_000
+    )
+    assert viewer_client.get("/clusters/default/topics/orders/?window=2y").status_code == 400
+
+
+def test_null_lag_is_shown_as_not_exact_with_its_reason(
+    viewer_client: Client, mq_config, r
+) -> None:
+    Topics(mq_config).create("gaps", 1, groups=["g"])
+    producer = Producer(mq_config)
+    ids = [producer.send("gaps", f"m{i}").id for i in range(5)]
+    stream = mq_config.keys.partition("gaps", 0)
+    r.xreadgroup("g", "c1", {stream: ">"}, count=1)
+    r.xdel(stream, ids[3])  # a tombstone after the group's position: Redis lag is NULL
+    r.xgroup_create(stream, "late", id=ids[2])  # a group created mid-stream
+    snap = collect()
+    parts = {g["group"]: g["partitions"][0] for g in snap["topics"][0]["groups"]}
+    assert parts["g"]["exactness"] != "exact"
+    html = viewer_client.get("/clusters/default/topics/gaps/").content.decode()
+    assert parts["g"]["lag_reason"]
+    assert escape(parts["g"]["lag_reason"]) in html
+    assert 'data-group="late"' in html
+    assert f"{parts['g']['lag']}*" in html  # counted, marked as such
+
+
+def test_empty_topic_and_topic_without_groups(viewer_client: Client, mq_config) -> None:
+    Topics(mq_config).create("quiet", 1, groups=[])
+    Topics(mq_config).create("empty", 1)
+    collect()
+    quiet = viewer_client.get("/clusters/default/topics/quiet/")
+    assert quiet.status_code == 200
+    assert b"No consumer group reads this topic" in quiet.content
+    empty = viewer_client.get("/clusters/default/topics/empty/")
+    assert empty.status_code == 200
+    assert b"caught up" in empty.content or b"no lag samples" in empty.content
+
+
+def test_unknown_topic_is_a_friendly_404(viewer_client: Client, mq_config) -> None:
+    collect()
+    response = viewer_client.get("/clusters/default/topics/nope/")
+    assert response.status_code == 404
+    assert b"unknown topic" in response.content
+
+
+def test_topic_created_after_the_last_pass_is_not_a_404(viewer_client: Client, mq_config) -> None:
+    collect()
+    Topics(mq_config).create("fresh", 1)
+    response = viewer_client.get("/clusters/default/topics/fresh/")
+    assert response.status_code == 200
+    assert b"Not collected yet" in response.content
+
+
+def test_odd_snapshot_data_never_500s(viewer_client: Client, mq_config) -> None:
+    Topics(mq_config).create("odd", 1)
+    now = int(time.time() * 1000)
+    odd = {
+        "taken_at_ms": now,
+        "topics": [
+            {"topic": "odd", "groups": [{"group": "g", "partitions": [{"partition": 0}]}],
+             "lag": "NaN?", "status": "WHAT", "error": "boom"},
+            {"no": "topic"},
+            "not a dict",
+        ],
+    }  # fmt: skip
+    store_pass(odd, now_ms=now)
+    assert viewer_client.get("/clusters/default/").status_code == 200
+    response = viewer_client.get("/clusters/default/topics/odd/")
+    assert response.status_code == 200
+    assert b"boom" in response.content
