@@ -15,7 +15,7 @@ import importlib
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from dashboard.alerts import (
 )
 from dashboard.clusters import cluster_client, cluster_config
 from dashboard.status import Thresholds, snapshot_enrich
-from dashboard.store import ConsoleStore, default_store, tiers
+from dashboard.store import ConsoleStore, Tier, default_store, tiers
 from mqcore.models import ClusterSnapshot
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "collect_cluster",
     "lease_diff",
     "series_points",
+    "tier_points",
 ]
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,30 @@ def series_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
     return out
 
 
+def tier_points(
+    triples: list[tuple[str, str, float]],
+    buckets: Mapping[str, int],
+    now_ms: int,
+    all_tiers: Sequence[Tier],
+) -> tuple[dict[str, list[tuple[str, str, float]]], dict[str, int]]:
+    """Which tiers get this pass's points: raw always, a coarser tier once per bucket.
+
+    Returns the points per tier and the new last-bucket per tier (the first
+    sample of each bucket represents it: counters stay exact, gauges are sampled).
+    """
+    points: dict[str, list[tuple[str, str, float]]] = {}
+    new_buckets = dict(buckets)
+    for tier in all_tiers:
+        if tier.bucket_s == 0:
+            points[tier.name] = triples
+            continue
+        bucket = now_ms // 1000 // tier.bucket_s
+        if new_buckets.get(tier.name) != bucket:
+            points[tier.name] = triples
+            new_buckets[tier.name] = bucket
+    return points, new_buckets
+
+
 def _restart_check(
     state: Mapping[str, Any], snap: Mapping[str, Any], health: dict[str, Any], now_ms: int
 ) -> dict[str, Any] | None:
@@ -240,24 +265,25 @@ def collect_cluster(
     token: str | None = None,
     store: ConsoleStore | None = None,
     claim: bool = True,
+    gather_when_claimed: bool = False,
 ) -> PassResult:
     """One pass over ``cluster``; never raises for MQ-side failures (they land in health).
 
     ``token`` identifies this run (the Celery task id): a re-delivered task may
-    redo a slot it claimed, any other run skips it.
+    redo a slot it claimed, any other run skips it - or, with
+    ``gather_when_claimed``, gathers and returns the snapshot without storing it.
     """
     store = store or default_store()
     started = time.perf_counter()
     now_ms = int(time.time() * 1000)
     interval = max(1, int(settings.COLLECT_INTERVAL_S))
     slot = now_ms // 1000 // interval
+    write = True
     if claim and not store.slot_claim(cluster, slot, token or uuid.uuid4().hex, interval * 3):
-        return PassResult(
-            cluster,
-            stored=False,
-            elapsed_ms=0.0,
-            skipped_reason=f"slot {slot} already collected by another run",
-        )
+        skipped = f"slot {slot} already collected by another run"
+        if not gather_when_claimed:
+            return PassResult(cluster, stored=False, elapsed_ms=0.0, skipped_reason=skipped)
+        write = False
     prev = store.state_get(cluster)
     state: dict[str, Any] = prev["state"]
     health: dict[str, Any] = dict(prev["health"])
@@ -286,8 +312,9 @@ def collect_cluster(
             evaluated_rules={"collector", "redis_restart"},
         )
         state["alert_pending"] = transition.pending
-        store.alerts_write(cluster, transition.open, transition.resolved, state)
-        store.health_write(cluster, health)
+        if write:
+            store.alerts_write(cluster, transition.open, transition.resolved, state)
+            store.health_write(cluster, health)
         return PassResult(
             cluster,
             stored=False,
@@ -310,18 +337,9 @@ def collect_cluster(
     new_state: dict[str, Any] = {**state, **windows}
     new_state.update(_restart_check(state, snap, health, now_ms) or {})
     events, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
-    points: dict[str, list[tuple[str, str, float]]] = {}
-    triples = series_points(snap)
-    buckets = dict(state.get("buckets") or {})
-    for tier in tiers():
-        if tier.bucket_s == 0:
-            points[tier.name] = triples
-            continue
-        bucket = now_ms // 1000 // tier.bucket_s
-        if buckets.get(tier.name) != bucket:
-            points[tier.name] = triples
-            buckets[tier.name] = bucket
-    new_state["buckets"] = buckets
+    points, new_state["buckets"] = tier_points(
+        series_points(snap), state.get("buckets") or {}, now_ms, tiers()
+    )
     elapsed = (time.perf_counter() - started) * 1000
     health.update(
         ok=True,
@@ -346,6 +364,14 @@ def collect_cluster(
     )
     new_state["alert_pending"] = transition.pending
     snap["elapsed_ms"] = round(elapsed, 1)
+    if not write:
+        return PassResult(
+            cluster,
+            stored=False,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            snapshot=snap,
+            skipped_reason=f"slot {slot} already collected by another run",
+        )
     store.pass_write(
         cluster,
         now_ms=now_ms,

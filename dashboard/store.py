@@ -81,6 +81,22 @@ def decode_points(data: bytes | None) -> list[tuple[int, float]]:
     return [(ts * 1000, value) for ts, value in POINT.iter_unpack(data[:usable])]
 
 
+def trim_points(
+    points: Sequence[tuple[int, float]], now_ms: int, retention_s: int, max_points: int
+) -> list[tuple[int, float]]:
+    """The points inside the retention, at most ``max_points`` (newest kept)."""
+    cutoff = now_ms - retention_s * 1000
+    return [(t, v) for t, v in points if t >= cutoff][-max_points:]
+
+
+def tier_for(since_ms: int, now_ms: int, all_tiers: Sequence[Tier]) -> Tier:
+    """The finest tier whose retention still covers ``since_ms``."""
+    for tier in all_tiers:
+        if since_ms >= now_ms - tier.retention_s * 1000:
+            return tier
+    return all_tiers[-1]
+
+
 def encode_points(points: Iterable[tuple[int, float]]) -> bytes:
     return b"".join(POINT.pack(ts_ms // 1000, value) for ts_ms, value in points)
 
@@ -98,11 +114,7 @@ class ConsoleStore:
         return value
 
     def _tier_for(self, since_ms: int, now_ms: int) -> Tier:
-        all_tiers = tiers()
-        for tier in all_tiers:
-            if since_ms >= now_ms - tier.retention_s * 1000:
-                return tier
-        return all_tiers[-1]
+        return tier_for(since_ms, now_ms, tiers())
 
     def series_get(
         self,
@@ -270,8 +282,7 @@ class ConsoleStore:
         datas = pipe.execute()
         pipe = self.r.pipeline(transaction=False)
         for (key, tier, max_points), data in zip(over, datas, strict=True):
-            cutoff = now_ms - tier.retention_s * 1000
-            kept = [(t, v) for t, v in decode_points(data) if t >= cutoff][-max_points:]
+            kept = trim_points(decode_points(data), now_ms, tier.retention_s, max_points)
             pipe.set(key, encode_points(kept))
         pipe.execute()
 

@@ -1,5 +1,129 @@
-"""Views of this area; it owns its urlpatterns (joined in dashboard/urls.py)."""
+"""Operations: Prometheus ``/metrics``, collector health ``/collectors/``, alerts ``/alerts/``.
 
-from django.urls import URLPattern
+Pages read the console store only (dashboard.store), never MQ Redis. ``/metrics``
+needs no session (Prometheus scrapes it) but, when settings.METRICS_BEARER_TOKEN
+is set, requires ``Authorization: Bearer <token>``.
+"""
 
-urlpatterns: list[URLPattern] = []
+from __future__ import annotations
+
+import hmac
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from dashboard import store
+from dashboard.alerts import RULES
+from dashboard.clusters import cluster_names
+from dashboard.metrics_export import metrics_text
+from dashboard.permissions import Action, require_action
+
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def _iso(ms: Any) -> str | None:
+    if not ms:
+        return None
+    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).isoformat()
+
+
+def _bearer_ok(request: HttpRequest) -> bool:
+    token = str(getattr(settings, "METRICS_BEARER_TOKEN", "") or "")
+    if not token:
+        return True
+    header = request.headers.get("Authorization", "")
+    scheme, _, given = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _bearer_ok(request):
+        response = HttpResponse("bearer token required\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    names = cluster_names()
+    body = metrics_text(
+        {name: store.snapshot_get(name) for name in names},
+        {k: v for k, v in store.collector_health_get().items() if k in names},
+        store.alerts_list(),
+    )
+    return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    name = f"{template}#live" if getattr(request, "htmx", False) else template
+    response = render(request, name, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@require_GET
+@login_required
+def collectors(request: HttpRequest) -> HttpResponse:
+    require_action(request.user, Action.VIEW)
+    health = store.collector_health_get()
+    rows = []
+    for name in cluster_names():
+        h = health.get(name) or {}
+        restart = h.get("redis_restart") or None
+        rows.append(
+            {
+                "cluster": name,
+                "seen": bool(h),
+                "ok": bool(h.get("ok")),
+                "last_run": _iso(h.get("last_run_ms")),
+                "last_success": _iso(h.get("last_success_ms")),
+                "duration_ms": h.get("duration_ms"),
+                "snapshot_ms": h.get("snapshot_ms"),
+                "runs": int(h.get("runs") or 0),
+                "errors": int(h.get("errors") or 0),
+                "consecutive_errors": int(h.get("consecutive_errors") or 0),
+                "error": h.get("error") or "",
+                "topics": h.get("topics"),
+                "partitions": h.get("partitions"),
+                "commands": h.get("commands"),
+                "redis_run_id": str(h.get("redis_run_id") or "")[:12],
+                "restarted_at": _iso(h.get("restarted_at_ms")),
+                "restart": restart,
+            }
+        )
+    context = {"rows": rows, "interval_s": settings.COLLECT_INTERVAL_S}
+    return _render(request, "dashboard/collectors.html", context)
+
+
+@require_GET
+@login_required
+def alerts(request: HttpRequest) -> HttpResponse:
+    require_action(request.user, Action.VIEW)
+    names = cluster_names()
+    cluster = request.GET.get("cluster") or None
+    if cluster not in names:
+        cluster = None
+    rows = store.alerts_list(cluster, include_resolved=True)
+    for row in rows:
+        row["opened_at"] = _iso(row.get("opened_at_ms"))
+        row["resolved_at"] = _iso(row.get("resolved_at_ms"))
+        row["since"] = _iso(row.get("since_ms"))
+    context = {
+        "open_alerts": [r for r in rows if r.get("state") == "open"],
+        "resolved_alerts": [r for r in rows if r.get("state") == "resolved"][:100],
+        "rules": sorted(RULES.items()),
+        "filter_cluster": cluster or "",
+        "webhook": bool(settings.ALERT_WEBHOOK_URL),
+    }
+    return _render(request, "dashboard/alerts.html", context)
+
+
+urlpatterns = [
+    path("metrics", metrics, name="metrics"),
+    path("collectors/", collectors, name="collectors"),
+    path("alerts/", alerts, name="alerts"),
+]

@@ -1,0 +1,146 @@
+"""Alert rules and open/resolved transitions (pure), and the webhook notifier's retries."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from dashboard.alerts import AlertThresholds, Condition, alert_conditions, alert_transition
+
+TH = AlertThresholds(
+    status_for_ms=60_000, dlq_growth=1, oldest_pending_ms=10_000,
+    checkpoint_age_ms=30_000, collector_failures=2,
+)  # fmt: skip
+NOW = 10_000_000
+
+
+def snap(**topic_fields: object) -> dict:
+    topic = {
+        "topic": "orders", "dlq_length": 3, "dlq_growth": None, "oldest_pending_ms": None,
+        "error": None,
+        "groups": [{"group": "g", "status": "OK", "status_reason": "fine"}],
+        **topic_fields,
+    }  # fmt: skip
+    return {"taken_at_ms": NOW, "topics": [topic], "pipelines": []}
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "health", "expected"),
+    [
+        (snap(), {}, set()),
+        (snap(groups=[{"group": "g", "status": "STOP", "status_reason": "x"}]), {},
+         {"status:orders/g"}),
+        (snap(groups=[{"group": "g", "status": "UNKNOWN", "status_reason": "x"}]), {}, set()),
+        (snap(dlq_growth=2), {}, {"dlq_growth:orders"}),
+        (snap(dlq_growth=0), {}, set()),
+        (snap(oldest_pending_ms=20_000), {}, {"oldest_pending:orders"}),
+        (snap(oldest_pending_ms=5_000), {}, set()),
+        ({**snap(), "pipelines": [{"pipeline": "p", "last_completed_at_ms": NOW - 60_000}]}, {},
+         {"checkpoint_age:p"}),
+        ({**snap(), "pipelines": [{"pipeline": "p", "last_completed_at_ms": NOW - 1_000}]}, {},
+         set()),
+        (None, {"consecutive_errors": 2, "error": "ConnectionError"}, {"collector:collector"}),
+        (None, {"consecutive_errors": 1}, set()),
+        (snap(), {"redis_restart": {"at_ms": NOW, "missing_groups": ["orders/g"]}},
+         {"redis_restart:redis"}),
+    ],
+    ids=["healthy", "stop", "unknown-is-not-alerted", "dlq-grew", "dlq-flat", "old-pending",
+         "young-pending", "old-checkpoint", "fresh-checkpoint", "collector-failing",
+         "one-failure", "redis-restart"],
+)  # fmt: skip
+def test_conditions(snapshot: dict | None, health: dict, expected: set[str]) -> None:
+    assert {c.id for c in alert_conditions(snapshot, health, TH)} == expected
+
+
+def test_status_alert_opens_after_for_time_and_resolves() -> None:
+    cond = Condition("status", "orders/g", "critical", "orders/g is STOP")
+    kw = {"cluster": "c", "for_ms": {"status": 60_000}, "evaluated_rules": {"status"}}
+    t1 = alert_transition({}, {}, [cond], now_ms=NOW, **kw)
+    assert t1.opened == []
+    assert t1.pending == {"status:orders/g": NOW}
+    t2 = alert_transition(t1.open, t1.pending, [cond], now_ms=NOW + 30_000, **kw)
+    assert t2.opened == []
+    t3 = alert_transition(t2.open, t2.pending, [cond], now_ms=NOW + 60_000, **kw)
+    assert [a["id"] for a in t3.opened] == ["status:orders/g"]
+    assert t3.open["status:orders/g"]["since_ms"] == NOW
+    t4 = alert_transition(t3.open, t3.pending, [cond], now_ms=NOW + 70_000, **kw)
+    assert t4.opened == []
+    assert "status:orders/g" in t4.open
+    t5 = alert_transition(t4.open, t4.pending, [], now_ms=NOW + 80_000, **kw)
+    assert t5.open == {}
+    assert t5.resolved[0]["state"] == "resolved"
+    assert t5.resolved[0]["resolved_at_ms"] == NOW + 80_000
+
+
+def test_condition_that_flaps_never_opens() -> None:
+    cond = Condition("status", "orders/g", "warning", "WARN")
+    kw = {"cluster": "c", "for_ms": {"status": 60_000}, "evaluated_rules": {"status"}}
+    t1 = alert_transition({}, {}, [cond], now_ms=NOW, **kw)
+    t2 = alert_transition(t1.open, t1.pending, [], now_ms=NOW + 40_000, **kw)
+    t3 = alert_transition(t2.open, t2.pending, [cond], now_ms=NOW + 70_000, **kw)
+    assert t3.opened == []
+    assert t3.pending == {"status:orders/g": NOW + 70_000}
+
+
+def test_failed_pass_keeps_alerts_it_cannot_judge() -> None:
+    cond = Condition("dlq_growth", "orders", "warning", "grew")
+    opened = alert_transition(
+        {}, {}, [cond], cluster="c", now_ms=NOW, for_ms={}, evaluated_rules={"dlq_growth"}
+    )
+    later = alert_transition(
+        opened.open, {}, [], cluster="c", now_ms=NOW + 1, for_ms={},
+        evaluated_rules={"collector"},
+    )  # fmt: skip
+    assert "dlq_growth:orders" in later.open
+    assert later.resolved == []
+
+
+class _Hook(BaseHTTPRequestHandler):
+    fail_first = 0
+    received: list[dict] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if _Hook.fail_first > 0:
+            _Hook.fail_first -= 1
+            self.send_response(503)
+        else:
+            _Hook.received.append(body)
+            self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def hook_url() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), _Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Hook.received = []
+    yield f"http://127.0.0.1:{server.server_port}/hook"
+    server.shutdown()
+    server.server_close()
+
+
+def test_webhook_retries_until_delivered(hook_url: str) -> None:
+    from dashboard.alerts import webhook_post
+
+    _Hook.fail_first = 2
+    ok = webhook_post(hook_url, {"event": "opened", "alert": {"id": "x"}}, backoff_s=0.01)
+    assert ok
+    assert _Hook.received == [{"event": "opened", "alert": {"id": "x"}}]
+
+
+def test_webhook_gives_up_and_refuses_other_schemes(hook_url: str) -> None:
+    from dashboard.alerts import webhook_post
+
+    _Hook.fail_first = 5
+    assert not webhook_post(hook_url, {"event": "resolved"}, attempts=2, backoff_s=0.01)
+    with pytest.raises(ValueError, match="http"):
+        webhook_post("file:///etc/passwd", {})

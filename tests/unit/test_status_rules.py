@@ -1,0 +1,172 @@
+"""Burrow-like status rules, table-driven (pure: no Redis)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard.status import (
+    Sample,
+    Status,
+    Thresholds,
+    dlq_history_step,
+    partition_status,
+    snapshot_enrich,
+    thresholds_for,
+    worst,
+)
+
+TH = Thresholds(window_samples=4, allowed_lag=0, stop_after_ms=30_000)
+NOW = 1_000_000
+
+
+def window(*rows: tuple[int | None, str], step_ms: int = 10_000) -> list[Sample]:
+    """(lag, position) oldest first, one sample every ``step_ms`` ending at NOW."""
+    n = len(rows)
+    return [
+        Sample(at_ms=NOW - (n - 1 - i) * step_ms, lag=lag, position=pos, pending=0)
+        for i, (lag, pos) in enumerate(rows)
+    ]
+
+
+CASES = [
+    # id, samples, last_active_ms, expected status, words in the reason
+    ("caught-up", window((0, "10"), (0, "10")), NOW, Status.OK, "within allowed"),
+    (
+        "zero-lag-once-in-window",
+        window((5, "1"), (0, "6"), (3, "6"), (4, "6")),
+        NOW,
+        Status.OK,
+        "was 0",
+    ),
+    (
+        "moving-lag-shrinking",
+        window((9, "1"), (7, "5"), (5, "9"), (2, "14")),
+        NOW,
+        Status.OK,
+        "moving",
+    ),
+    ("moving-lag-flat", window((5, "1"), (5, "6"), (5, "11"), (5, "16")), NOW, Status.OK, "moving"),
+    (
+        "moving-lag-growing",
+        window((2, "1"), (4, "3"), (6, "5"), (9, "7")),
+        NOW,
+        Status.WARN,
+        "grew",
+    ),
+    ("growing-not-full-window", window((2, "1"), (4, "3"), (6, "5")), NOW, Status.OK, "moving"),
+    (
+        "stuck-recent-activity",
+        window((3, "4"), (4, "4"), (5, "4")),
+        NOW - 5_000,
+        Status.STALL,
+        "not moving",
+    ),
+    (
+        "stuck-no-activity",
+        window((3, "4"), (4, "4"), (5, "4")),
+        NOW - 40_000,
+        Status.STOP,
+        "no consumer activity",
+    ),
+    ("lag-null", window((0, "1"), (None, "1")), NOW, Status.UNKNOWN, "lag unknown"),
+    ("one-sample", window((5, "1")), NOW, Status.OK, "one sample"),
+    ("no-samples", [], NOW, Status.UNKNOWN, "no samples"),
+]
+
+
+@pytest.mark.parametrize(
+    ("samples", "last_active", "expected", "reason"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_partition_status(
+    samples: list[Sample], last_active: int, expected: Status, reason: str
+) -> None:
+    status, why = partition_status(samples, TH, last_active_ms=last_active, now_ms=NOW)
+    assert status is expected
+    assert reason in why
+
+
+def test_error_wins_over_everything() -> None:
+    samples = [*window((0, "1")), Sample(NOW, None, "1", 0, error="timeout")]
+    status, why = partition_status(samples, TH, last_active_ms=NOW, now_ms=NOW)
+    assert status is Status.ERR
+    assert "timeout" in why
+
+
+def test_allowed_lag_per_topic() -> None:
+    th = thresholds_for(
+        "orders", defaults=TH, per_topic={"orders": {"allowed_lag": 10, "stop_after_s": 5}}
+    )
+    assert th == Thresholds(window_samples=4, allowed_lag=10, stop_after_ms=5000)
+    assert thresholds_for("other", defaults=TH, per_topic={"orders": {}}) is TH
+    status, _ = partition_status(
+        window((8, "4"), (9, "4"), (9, "4")), th, last_active_ms=0, now_ms=NOW
+    )
+    assert status is Status.OK
+
+
+def test_worst_order() -> None:
+    assert worst([Status.OK, Status.WARN, Status.UNKNOWN]) is Status.WARN
+    assert worst([Status.STALL, Status.STOP]) is Status.STOP
+    assert worst([Status.STOP, Status.ERR]) is Status.ERR
+    assert worst([]) is Status.OK
+
+
+def _snap(now: int, *, ldi: str, lag: int, owner: str | None) -> dict:
+    part = {
+        "partition": 0, "last_delivered_id": ldi, "lag": lag, "lag_ms": lag * 10,
+        "pending": 0, "entries_read": None, "oldest_pending_ms": None, "lag_reason": "",
+    }  # fmt: skip
+    return {
+        "taken_at_ms": now,
+        "topics": [
+            {
+                "topic": "t", "partitions": 1, "length": 10, "dlq_length": 2, "error": None,
+                "groups": [{"group": "g", "lag": lag, "lag_ms": lag * 10, "pending": 0,
+                            "partitions": [part]}],
+                "leases": [{"group": "g", "partition": 0, "owner": owner, "ttl_ms": 1000,
+                            "epoch": 1}],
+                "consumers": [],
+            }
+        ],
+    }  # fmt: skip
+
+
+def test_enrich_goes_stall_then_stop_then_ok() -> None:
+    """A consumer that leaves: STALL while the window fills, STOP after stop_after, OK on drain."""
+    th = Thresholds(window_samples=3, allowed_lag=0, stop_after_ms=3500)
+    state: dict = {}
+    seen = []
+    plan = [(0, "1-0", 0, "c1"), (1000, "1-0", 3, None), (2000, "1-0", 4, None),
+            (3000, "1-0", 5, None), (4000, "1-0", 6, None), (5000, "9-0", 0, "c1")]  # fmt: skip
+    for t, ldi, lag, owner in plan:
+        snap, state = snapshot_enrich(
+            _snap(NOW + t, ldi=ldi, lag=lag, owner=owner), state, cluster="c",
+            defaults=th, per_topic={}, dlq_window_ms=60_000,
+        )  # fmt: skip
+        seen.append(snap["topics"][0]["status"])
+    assert seen == ["OK", "OK", "OK", "STALL", "STOP", "OK"]
+    topic = snap["topics"][0]
+    assert snap["cluster"] == "c"
+    assert topic["groups"][0]["partitions"][0]["status_reason"]
+    assert topic["lag"] == 0
+    assert topic["pending"] == 0
+
+
+def test_enrich_marks_unreadable_topic_err() -> None:
+    snap = _snap(NOW, ldi="1-0", lag=1, owner="c")
+    snap["topics"][0]["error"] = "ResponseError: WRONGTYPE"
+    out, _ = snapshot_enrich(snap, {}, cluster="c", defaults=TH, per_topic={}, dlq_window_ms=60_000)
+    assert out["topics"][0]["status"] == "ERR"
+    assert out["topics"][0]["groups"][0]["partitions"][0]["status"] == "ERR"
+
+
+def test_dlq_growth_vs_window_ago() -> None:
+    hist: list = []
+    growth = None
+    for t, length in [(0, 1), (30_000, 2), (60_000, 4), (90_000, 7)]:
+        hist, growth = dlq_history_step(hist, NOW + t, length, 60_000)
+    assert growth == 7 - 2  # vs the newest point at least 60 s old
+    _, first = dlq_history_step([], NOW, 3, 60_000)
+    assert first is None
