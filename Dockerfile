@@ -1,0 +1,31 @@
+# One image for web (gunicorn), worker, beat and the Spark pipeline (docker-compose.yml).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    OPSDASH_VAR_DIR=/var/lib/opsdash \
+    HOME=/var/lib/opsdash
+
+# A JRE for PySpark (the pipeline service); procps gives Spark's scripts `ps`.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends default-jre-headless procps \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY requirements.lock ./
+RUN pip install -r requirements.lock
+
+COPY . .
+RUN pip install --no-deps -e . \
+    && DJANGO_SETTINGS_MODULE=config.settings.prod SECRET_KEY=collectstatic-only-not-a-secret \
+       python manage.py collectstatic --no-input
+
+RUN useradd --system --uid 10001 --home-dir /var/lib/opsdash opsdash \
+    && mkdir -p /var/lib/opsdash/beat /var/lib/opsdash/pipelines \
+    && chown -R opsdash /var/lib/opsdash
+USER opsdash
+
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
