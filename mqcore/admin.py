@@ -42,6 +42,7 @@ from mqcore.models import (
     PendingPage,
     RetryBacklog,
 )
+from mqcore.payloads import is_out_of_line, load_payload
 
 __all__ = [
     "LAG_COUNT_CAP",
@@ -566,12 +567,10 @@ class Admin:
         fields = decode_fields(found[0][1])
         headers = parse_headers(fields.get("headers"))
         raw = fields.get("payload")
-        ref = headers.get("x-payload-hash-ref")
-        if not raw and headers.get("x-payload-storage-type") and ref:
-            with redis_errors("read out-of-line payload"):
-                stored = self.client.get(ref)
-            if isinstance(stored, bytes):
-                raw = stored
+        if is_out_of_line(headers, raw):
+            stored = load_payload(self.client, headers)
+            if stored is not None:
+                raw = stored.encode() if isinstance(stored, str) else stored
         text, binary = payload_text(raw)
         return Message(
             topic=topic,

@@ -1,0 +1,7 @@
+"""``python -m mqcore``: see :mod:`mqcore.cli`."""
+
+import sys
+
+from mqcore.cli import main
+
+sys.exit(main())
