@@ -1,5 +1,163 @@
-"""JSON API (/api/v1/) of this area; it owns its urlpatterns (joined in dashboard/urls.py)."""
+"""JSON API of the dead-letter and audit area: twins of the pages, same permissions.
 
-from django.urls import URLPattern
+- ``GET  /api/v1/clusters/<c>/topics/<t>/dlq`` letters newest first (``before`` cursor,
+  ``limit``, filters ``text``, ``partition``, ``key``, ``since``, ``until``)
+- ``POST /api/v1/clusters/<c>/topics/<t>/dlq/<id>/replay`` JSON body ``{"reason", "force"}``
+  (``target_topic``/``target_partition`` for admins); answers like ``mqcore dlq replay``
+- ``GET  /api/v1/audit`` actions newest first (``actor``, ``action``, ``topic``, ``since``,
+  ``until``, ``before`` id cursor, ``limit``)
+"""
 
-urlpatterns: list[URLPattern] = []
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import URLPattern, path, re_path
+
+from dashboard.api.auth import ApiParamError, api_view, json_error
+from dashboard.clusters import cluster_config
+from dashboard.permissions import Action, require_action
+from dashboard.selectors import audit as audit_sel
+from dashboard.selectors import dlq as sel
+from dashboard.services import dlq as svc
+from dashboard.services.audit import origin_from_request
+
+MAX_LIMIT = 200
+
+
+def _limit(request: HttpRequest, default: int = 50) -> int:
+    raw = request.GET.get("limit", "")
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+        raise ApiParamError(f"limit: 1..{MAX_LIMIT}")
+    return int(raw)
+
+
+@api_view("GET")
+def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    from mqcore.errors import InvalidArgumentError, MQError
+
+    cluster_config(cluster)
+    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
+    try:
+        filters = sel.DlqFilters.from_query(request.GET)
+        page = sel.dlq_page_get(
+            user=request.user,
+            cluster=cluster,
+            topic=topic,
+            filters=filters,
+            before=request.GET.get("before") or None,
+            limit=_limit(request),
+        )
+    except (sel.DlqFilterError, InvalidArgumentError) as exc:
+        raise ApiParamError(str(exc)) from exc
+    except MQError as exc:
+        return json_error(503, f"cluster {cluster} unavailable: {type(exc).__name__}")
+    return JsonResponse(
+        {
+            "cluster": cluster,
+            "topic": topic,
+            "depth": page.depth,
+            "letters": [sel.letter_json(v) for v in page.letters],
+            "next_cursor": page.next_cursor,
+            "scanned": page.scanned,
+            "complete": page.complete,
+            "masked": page.masked,
+        }
+    )
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    if not request.body:
+        return {}
+    try:
+        data = json.loads(request.body)
+    except ValueError as exc:
+        raise ApiParamError("body must be a JSON object") from exc
+    if not isinstance(data, dict):
+        raise ApiParamError("body must be a JSON object")
+    return data
+
+
+@api_view("POST")
+def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
+    from mqcore.errors import InvalidArgumentError, MQError, UnknownMessageError
+
+    cluster_config(cluster)
+    body = _body(request)
+    force = body.get("force", False)
+    reason = body.get("reason", "")
+    target_topic = body.get("target_topic") or None
+    target_partition = body.get("target_partition")
+    if not isinstance(force, bool) or not isinstance(reason, str):
+        raise ApiParamError("force must be a boolean and reason a string")
+    if target_topic is not None and not isinstance(target_topic, str):
+        raise ApiParamError("target_topic must be a string")
+    if target_partition is not None and (
+        not isinstance(target_partition, int) or isinstance(target_partition, bool)
+    ):
+        raise ApiParamError("target_partition must be an integer")
+    try:
+        result = svc.dlq_replay(
+            acting_user=request.user,
+            cluster=cluster,
+            topic=topic,
+            dlq_id=dlq_id,
+            reason=reason,
+            force=force,
+            target_topic=target_topic,
+            target_partition=target_partition,
+            origin=origin_from_request(request),
+        )
+    except UnknownMessageError as exc:
+        return json_error(404, str(exc) or "no such letter")
+    except (InvalidArgumentError, ValueError) as exc:
+        raise ApiParamError(str(exc)) from exc
+    except MQError as exc:
+        return json_error(503, f"cluster {cluster} unavailable: {type(exc).__name__}")
+    return JsonResponse(
+        {
+            "replayed": result.replayed,
+            "new_id": result.new_id,
+            "topic": result.topic,
+            "partition": result.partition,
+            "reason": result.reason,
+        }
+    )
+
+
+@api_view("GET")
+def audit_list(request: HttpRequest) -> HttpResponse:
+    require_action(request.user, Action.VIEW)
+    try:
+        filters = audit_sel.AuditFilters.from_query(request.GET)
+    except audit_sel.AuditFilterError as exc:
+        raise ApiParamError(str(exc)) from exc
+    before_raw = request.GET.get("before", "")
+    if before_raw and not before_raw.isdigit():
+        raise ApiParamError("before: an audit event id")
+    limit = _limit(request)
+    events = list(
+        audit_sel.audit_list(filters=filters, before=int(before_raw) if before_raw else None)[
+            : limit + 1
+        ]
+    )
+    more = len(events) > limit
+    events = events[:limit]
+    return JsonResponse(
+        {
+            "events": [audit_sel.audit_event_json(e) for e in events],
+            "next_before": events[-1].pk if more and events else None,
+        }
+    )
+
+
+T = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq"
+urlpatterns: list[URLPattern] = [
+    path("api/v1/clusters/<str:cluster>/topics/<str:topic>/dlq", dlq_list, name="api-dlq"),
+    re_path(T + r"/(?P<dlq_id>\d{1,20}-\d{1,20})/replay$", dlq_replay, name="api-dlq-replay"),
+    path("api/v1/audit", audit_list, name="api-audit"),
+]

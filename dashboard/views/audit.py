@@ -1,5 +1,108 @@
-"""Views of this area; it owns its urlpatterns (joined in dashboard/urls.py)."""
+"""Audit log pages: list with filters, CSV/JSON export, chain check.
 
-from django.urls import URLPattern
+Everyone with a console role may read the audit log (it holds no payloads);
+exports are neutralised against spreadsheet formula injection.
+"""
 
-urlpatterns: list[URLPattern] = []
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_GET
+
+from dashboard.models import AuditEventType
+from dashboard.permissions import Action, require_action
+from dashboard.selectors import audit as sel
+from dashboard.services.audit import audit_verify
+
+PER_PAGE = 50
+EXPORT_MAX = 100_000
+
+
+def _without_page(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+def audit_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        require_action(request.user, Action.VIEW)
+        try:
+            return view(request, *args, **kwargs)
+        except sel.AuditFilterError as exc:
+            return render(
+                request,
+                "dashboard/error.html",
+                {"status": 400, "title": "Bad request", "message": str(exc)},
+                status=400,
+            )
+
+    return wrapper
+
+
+@require_GET
+@login_required
+@audit_errors
+def audit_page(request: HttpRequest) -> HttpResponse:
+    filters = sel.AuditFilters.from_query(request.GET)
+    paginator = Paginator(sel.audit_list(filters=filters), PER_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    return render(
+        request,
+        "dashboard/audit.html",
+        {
+            "events": page,
+            "filters": filters,
+            "actions": AuditEventType.choices,
+            "query": _without_page(request),
+        },
+    )
+
+
+@require_GET
+@login_required
+@audit_errors
+def audit_export_csv(request: HttpRequest) -> StreamingHttpResponse:
+    filters = sel.AuditFilters.from_query(request.GET)
+    events = sel.audit_list(filters=filters)[:EXPORT_MAX]
+    response = StreamingHttpResponse(sel.audit_csv(events), content_type="text/csv")
+    response["Content-Disposition"] = 'attachment; filename="audit.csv"'
+    return response
+
+
+@require_GET
+@login_required
+@audit_errors
+def audit_export_json(request: HttpRequest) -> HttpResponse:
+    filters = sel.AuditFilters.from_query(request.GET)
+    events = sel.audit_list(filters=filters)[:EXPORT_MAX]
+    body = json.dumps([sel.audit_event_json(e) for e in events], indent=2, default=str)
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = 'attachment; filename="audit.json"'
+    return response
+
+
+@require_GET
+@login_required
+@audit_errors
+def audit_chain(request: HttpRequest) -> HttpResponse:
+    report = audit_verify()
+    return render(request, "dashboard/partials/audit_chain.html", {"report": report})
+
+
+urlpatterns: list[URLPattern] = [
+    path("audit/", audit_page, name="audit"),
+    path("audit/export.csv", audit_export_csv, name="audit-export-csv"),
+    path("audit/export.json", audit_export_json, name="audit-export-json"),
+    path("audit/verify/", audit_chain, name="audit-verify"),
+]

@@ -1,0 +1,172 @@
+"""Audit reads: the action list (intent rows with their outcome), CSV and JSON exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import QuerySet
+
+from dashboard.models import AuditEvent, AuditEventType, AuditPhase
+
+__all__ = [
+    "AuditFilterError",
+    "AuditFilters",
+    "audit_csv",
+    "audit_event_json",
+    "audit_list",
+    "csv_safe",
+]
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+CSV_COLUMNS = [
+    "id",
+    "created_at",
+    "actor",
+    "action",
+    "cluster",
+    "topic",
+    "letter_ids",
+    "frozen_set",
+    "reason",
+    "ticket",
+    "outcome",
+    "counts",
+    "request_id",
+    "client_addr",
+    "hash",
+]
+
+
+class AuditFilterError(ValueError):
+    """Raised when an audit filter parameter is malformed."""
+
+
+def _time(name: str, raw: str) -> datetime | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        when = datetime.fromisoformat(raw)
+    except ValueError:
+        raise AuditFilterError(f"{name}: use ISO time, e.g. 2026-01-31T12:00") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFilters:
+    actor: str = ""
+    action: str = ""
+    topic: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+
+    @classmethod
+    def from_query(cls, query: Any) -> AuditFilters:
+        action = str(query.get("action", "") or "").strip()
+        if action and action not in AuditEventType.values:
+            raise AuditFilterError(f"action: one of {', '.join(AuditEventType.values)}")
+        return cls(
+            actor=str(query.get("actor", "") or "").strip()[:150],
+            action=action,
+            topic=str(query.get("topic", "") or "").strip()[:200],
+            since=_time("since", str(query.get("since", "") or "")),
+            until=_time("until", str(query.get("until", "") or "")),
+        )
+
+
+def audit_list(*, filters: AuditFilters, before: int | None = None) -> QuerySet[AuditEvent]:
+    """Intent rows, newest first, each with its outcome row (``completion``) joined."""
+    qs = AuditEvent.objects.filter(phase=AuditPhase.INTENT).select_related("completion")
+    if filters.actor:
+        qs = qs.filter(actor=filters.actor)
+    if filters.action:
+        qs = qs.filter(event_type=filters.action)
+    if filters.topic:
+        qs = qs.filter(topic=filters.topic)
+    if filters.since:
+        qs = qs.filter(created_at__gte=filters.since)
+    if filters.until:
+        qs = qs.filter(created_at__lte=filters.until)
+    if before:
+        qs = qs.filter(id__lt=before)
+    return qs.order_by("-id")
+
+
+def csv_safe(value: Any) -> str:
+    """A cell a spreadsheet will not run as a formula (OWASP: prefix with a quote)."""
+    text = "" if value is None else str(value)
+    if text.startswith(FORMULA_PREFIXES):
+        return "'" + text
+    return text
+
+
+def _has_completion(event: AuditEvent) -> bool:
+    try:
+        return event.completion is not None
+    except AuditEvent.DoesNotExist:
+        return False
+
+
+def audit_event_json(event: AuditEvent) -> dict[str, Any]:
+    done = event.completion if _has_completion(event) else None
+    return {
+        "id": event.pk,
+        "created_at": event.created_at.isoformat(),
+        "actor": event.actor,
+        "action": event.event_type,
+        "cluster": event.cluster,
+        "topic": event.topic,
+        "letter_ids": list(event.letter_ids or []),
+        "frozen_set": event.frozen_set,
+        "reason": event.reason,
+        "ticket": event.ticket,
+        "detail": event.detail,
+        "outcome": done.outcome if done else "unknown",
+        "counts": dict(done.counts) if done else {},
+        "outcome_detail": done.detail if done else {},
+        "completed_at": done.created_at.isoformat() if done else None,
+        "request_id": event.request_id,
+        "client_addr": event.client_addr,
+        "hash": event.hash,
+        "outcome_hash": done.hash if done else None,
+    }
+
+
+def audit_csv(events: QuerySet[AuditEvent]) -> Iterator[str]:
+    """CSV lines (header first); every cell is neutralised against formula injection."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    yield buffer.getvalue()
+    for event in events.iterator(chunk_size=1000):
+        data = audit_event_json(event)
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(
+            [
+                csv_safe(v)
+                for v in (
+                    data["id"],
+                    data["created_at"],
+                    data["actor"],
+                    data["action"],
+                    data["cluster"],
+                    data["topic"],
+                    " ".join(data["letter_ids"]),
+                    data["frozen_set"],
+                    data["reason"],
+                    data["ticket"],
+                    data["outcome"],
+                    " ".join(f"{k}={v}" for k, v in sorted(data["counts"].items())),
+                    data["request_id"],
+                    data["client_addr"],
+                    data["hash"],
+                )
+            ]
+        )
+        yield buffer.getvalue()
