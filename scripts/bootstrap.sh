@@ -7,9 +7,11 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v redis-server >/dev/null || [ -n "${REDIS_SERVER_BIN:-}" ] || [ -x .local/redis/usr/bin/redis-server ] || need_apt+=(redis-server redis-tools)
+command -v redis-cli >/dev/null || [ -x .local/redis/usr/bin/redis-cli ] || need_apt+=(redis-tools)
 command -v chromium >/dev/null || need_apt+=(chromium)
 command -v java >/dev/null || need_apt+=(default-jre-headless)
-python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+command -v python3 >/dev/null || need_apt+=(python3)
+[ -x .venv/bin/python ] || python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
@@ -26,7 +28,18 @@ fi
 stamp=.venv/.installed-$(sha256sum requirements.lock | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "bootstrap: creating .venv with the pinned dependencies (first run takes a few minutes)"
-  [ -x .venv/bin/python ] || python3 -m venv .venv
+  if [ ! -x .venv/bin/python ] && ! python3 -m venv .venv; then
+    rm -rf .venv  # a half-made venv (no pip) would break the next run
+    if [ "$(id -u)" = 0 ]; then
+      echo "bootstrap: python3 -m venv failed; installing python3-venv"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+      python3 -m venv .venv
+    else
+      echo "bootstrap: cannot create .venv (ensurepip missing): as root run 'apt-get install python3-venv'" >&2
+      exit 1
+    fi
+  fi
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q -r requirements.lock
   .venv/bin/python -m pip install -q --no-deps -e .
