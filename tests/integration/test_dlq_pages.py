@@ -39,17 +39,21 @@ def test_list_newest_first_with_cursor_paging(letters) -> None:
     )
     assert [x["id"] for x in page2.json()["letters"]] == letters[::-1][3:6]
     html2 = c.get(f"{BASE}?before={letters[3]}").content.decode()
-    assert letters[2] in html2 and letters[5] not in html2
+    assert letters[2] in html2
+    assert letters[5] not in html2
 
 
 def test_filters_partition_key_text(letters) -> None:
     c = client_for("Viewer")
     body = c.get(f"{BASE}?partition=1").content.decode()
-    assert letters[1] in body and letters[0] not in body
+    assert letters[1] in body
+    assert letters[0] not in body
     body = c.get(f"{BASE}?key=k4").content.decode()
-    assert letters[4] in body and letters[3] not in body
+    assert letters[4] in body
+    assert letters[3] not in body
     body = c.get(f"{BASE}?text=boom+6").content.decode()
-    assert letters[6] in body and letters[5] not in body
+    assert letters[6] in body
+    assert letters[5] not in body
     assert c.get(f"{BASE}?partition=x").status_code == 400
     assert c.get(f"{BASE}?since=yesterday").status_code == 400
 
@@ -62,7 +66,8 @@ def test_columns_and_permalink(letters) -> None:
     assert f'href="{BASE}{letters[0]}/"' in body
     detail = c.get(f"{BASE}{letters[0]}/").content.decode()
     assert "&quot;order&quot;: 0" in detail  # pretty JSON, escaped
-    assert "x-runtime-error-message" in detail and "Never replayed" in detail
+    assert "x-runtime-error-message" in detail
+    assert "Never replayed" in detail
 
 
 def test_viewer_sees_no_replay_button_and_gets_403(letters) -> None:
@@ -76,7 +81,8 @@ def test_viewer_sees_no_replay_button_and_gets_403(letters) -> None:
 def test_operator_replays_in_place_and_history_shows(r, mq_config, letters) -> None:
     c = client_for("Operator")
     page = c.get(BASE).content.decode()
-    assert "hx-post" in page and "Purge" not in page
+    assert "hx-post" in page
+    assert "Purge" not in page
     resp = c.post(f"{BASE}{letters[2]}/replay/", HTTP_HX_REQUEST="true")
     assert resp.status_code == 200
     assert 'data-replay-result="replayed"' in resp.content.decode()
@@ -85,7 +91,9 @@ def test_operator_replays_in_place_and_history_shows(r, mq_config, letters) -> N
     assert "already-replayed" in again
     assert partition_len(r, mq_config, "orders") == 1
     detail = c.get(f"{BASE}{letters[2]}/").content.decode()
-    assert "operator" in detail and "Never replayed" not in detail and "not consumed yet" in detail
+    assert "operator" in detail
+    assert "Never replayed" not in detail
+    assert "not consumed yet" in detail
     outcomes = list(
         AuditEvent.objects.filter(event_type="dlq.replay", phase="outcome").values_list(
             "outcome", flat=True
@@ -134,7 +142,8 @@ def test_sensitive_topic_masks_payload_for_viewer(letters) -> None:
     SensitiveTopic.objects.create(pattern="ord*")
     viewer = client_for("Viewer")
     body = viewer.get(f"{BASE}{letters[0]}/").content.decode()
-    assert "masked" in body and "&quot;order&quot;" not in body
+    assert "masked" in body
+    assert "&quot;order&quot;" not in body
     exported = json.loads(viewer.post(f"{BASE}export/", {"id": [letters[0]]}).content)
     assert "order" not in exported["letters"][0]["payload"]
     operator = client_for("Operator")
@@ -147,9 +156,12 @@ def test_bulk_preview_dry_run_start_and_result(r, mq_config, letters) -> None:
     resp = c.post(f"{BASE}bulk/", {"all": "1"})
     assert resp.status_code == 302
     job = ReplayJob.objects.get()
-    assert job.status == ReplayJobStatus.DRAFT and job.total == 7
+    assert job.status == ReplayJobStatus.DRAFT
+    assert job.total == 7
     preview = c.get(resp["Location"]).content.decode()
-    assert "7 letters" in preview and letters[0] in preview and letters[-1] in preview
+    assert "7 letters" in preview
+    assert letters[0] in preview
+    assert letters[-1] in preview
     assert "already-replayed" in preview  # dry run shows what each would do
     add_letters(r, mq_config, "orders", 3)  # arrive after the preview: not in the frozen set
     assert c.post(f"{resp['Location']}start/", {"reason": ""}).status_code == 400
@@ -164,7 +176,8 @@ def test_bulk_preview_dry_run_start_and_result(r, mq_config, letters) -> None:
     assert progress.status_code == 286
     assert 'data-count="replayed">6<' in progress.content.decode()
     intent = AuditEvent.objects.get(event_type="dlq.bulk_replay", phase="intent")
-    assert intent.reason == "INC-7" and f"job:{job.pk}" in intent.frozen_set
+    assert intent.reason == "INC-7"
+    assert f"job:{job.pk}" in intent.frozen_set
     assert intent.completion.counts == {"replayed": 6, "skipped": 1, "failed": 0}
 
 
