@@ -256,6 +256,8 @@ class _Worker(threading.Thread):
                     self.stopping.wait(0.2)
                     continue
                 self._handle_all(entries)
+            if not self.stopping.is_set() and not self.lost:
+                log.warning("p%d: lease not renewed in time, stopping work", self.partition)
             self._flush_acks()
         except FencedError as exc:
             self._fenced(exc)

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -55,7 +56,7 @@ def setup_topic(config: MQConfig, topic: str, partitions: int) -> None:
 
 def produce(
     config: MQConfig, topic: str, count: int, *, producer_id: str = "p1", start: int = 0,
-    poison: set[int] | None = None,
+    poison: set[int] | None = None, max_retries: int = 3,
 ) -> list[tuple[str, int]]:  # fmt: skip
     """Send ``count`` messages keyed by seq (spread over partitions); returns their tags."""
     messages = []
@@ -66,7 +67,7 @@ def produce(
             body["poison"] = "POISON"
         messages.append(OutgoingMessage(payload=json.dumps(body), key=f"k{seq}"))
         tags.append((producer_id, seq))
-    with Producer(config) as producer:
+    with Producer(config, max_retries=max_retries) as producer:
         producer.send_many(topic, messages, batch_size=100)
     return tags
 
@@ -121,17 +122,25 @@ class Worker:
     """One consumer process (``python -m tests.faults.worker``)."""
 
     def __init__(self, url: str, topic: str, sink: str, *extra: str) -> None:
+        self.name = ""
+        # stderr goes to a file: a full pipe nobody reads would block the worker
+        self.errfile = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.faults.worker", "--url", url, "--topic", topic,
              "--sink", sink, *extra],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=self.errfile, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
+
+    def ready(self) -> Worker:
+        """Wait for the READY line (the consumer is constructed and about to run)."""
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if not line.startswith("READY "):
-            err = self.proc.stderr.read() if self.proc.stderr else ""
+            self.proc.wait(10)
+            err = self.stderr()
             raise AssertionError(f"worker did not start: {line!r} {err[-2000:]}")
         self.name = line.split()[1]
+        return self
 
     @property
     def pid(self) -> int:
@@ -152,16 +161,17 @@ class Worker:
         return {}
 
     def stderr(self) -> str:
-        return self.proc.stderr.read() if self.proc.stderr else ""
+        self.errfile.seek(0)
+        return self.errfile.read()
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGCONT)
             self.proc.kill()
         self.proc.wait(10)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.errfile.close()
 
 
 @contextmanager
@@ -170,6 +180,8 @@ def workers(url: str, topic: str, sink: str, count: int, *extra: str) -> Iterato
     try:
         for _ in range(count):
             started.append(Worker(url, topic, sink, *extra))
+        for w in started:
+            w.ready()
         yield started
     finally:
         for w in started:

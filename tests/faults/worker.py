@@ -103,12 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         crash("after_read", handled)
         if args.poison and args.poison in message.payload:
             raise ValueError(f"poison message {message.id}")
-        if args.handle_ms:
-            time.sleep(args.handle_ms / 1000)
-        body = json.loads(message.payload)
+        # the fencing token is taken when work starts, as a real side effect would
         epoch = consumer.current_epoch(message.partition)
         if epoch is None:
             raise FencedError(f"no lease for p{message.partition}")
+        if args.handle_ms:
+            time.sleep(args.handle_ms / 1000)
+        body = json.loads(message.payload)
         done = sink(
             keys=[config.keys.lease_epoch(args.topic, args.group, message.partition), args.sink],
             args=[epoch, record(body["producer"], body["seq"], message.partition, message.id,
