@@ -149,6 +149,8 @@ def take_snapshot(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> 
         tp: _ok(c.reply, errors, tp[0], []) or [] for tp, c in groups_calls.items()
     }
     lease_calls: dict[tuple[int, str, int], _Call] = {}
+    epoch_calls: dict[tuple[int, str, int], _Call] = {}
+    cluster = admin.config.cluster
     pending_calls: dict[tuple[int, str, int], _Call] = {}
     range_calls: dict[tuple[int, str, int], _Call] = {}
     beat_calls: dict[tuple[int, str], _Call] = {}
@@ -158,9 +160,12 @@ def take_snapshot(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> 
         for g in infos:
             gname = decode_text(g["name"])
             ident = (t, gname, p)
-            lease_calls[ident] = _Call(
-                t, "mget", ([keys.lease(name, gname, p), keys.lease_epoch(name, gname, p)],)
-            )
+            lease_key, epoch_key = keys.lease(name, gname, p), keys.lease_epoch(name, gname, p)
+            if cluster:  # cluster pipelines refuse MGET: two GETs (same slot, same node)
+                lease_calls[ident] = _Call(t, "get", (lease_key,))
+                epoch_calls[ident] = _Call(t, "get", (epoch_key,))
+            else:
+                lease_calls[ident] = _Call(t, "mget", ([lease_key, epoch_key],))
             if int(g.get("pending") or 0) > 0:
                 pending_calls[ident] = _Call(t, "xpending_range", (key, gname, "-", "+", 1))
             lag = g.get("lag")
@@ -173,11 +178,16 @@ def take_snapshot(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> 
     runner.run(
         [
             *lease_calls.values(),
+            *epoch_calls.values(),
             *pending_calls.values(),
             *range_calls.values(),
             *beat_calls.values(),
         ]
     )
+    for ident, ec in epoch_calls.items():
+        lc = lease_calls[ident]
+        failed = next((x for x in (lc.reply, ec.reply) if isinstance(x, Exception)), None)
+        lc.reply = failed if failed is not None else [lc.reply, ec.reply]
 
     # 4. lease time left, for owned leases only
     ttl_calls: dict[tuple[int, str, int], _Call] = {}

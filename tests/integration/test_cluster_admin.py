@@ -1,0 +1,50 @@
+"""Admin and DLQ core scenarios on the 3-node Redis Cluster fixture (hash-tagged keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mqcore.admin import Admin
+from mqcore.config import MQConfig
+from mqcore.dlq import DeadLetters
+from tests.integration.raw_java import add_messages, create_topic, java_dlq_letter
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture
+def rc(cluster_config: MQConfig) -> Iterator[Any]:
+    client = cluster_config.client()
+    yield client
+    client.close()
+
+
+def test_lag_pending_snapshot_and_replay_on_cluster(rc: Any, cluster_config: MQConfig) -> None:
+    keys = cluster_config.keys
+    assert keys.hash_tags
+    topics = ["alpha", "beta", "gamma", "delta"]  # spread over slots of different nodes
+    for t in topics:
+        create_topic(rc, keys, t, 3, groups=("g",))
+        add_messages(rc, keys, t, 0, 5)
+        add_messages(rc, keys, t, 2, 2)
+        rc.xreadgroup("g", "c1", {keys.partition(t, 0): ">"}, count=3)
+    admin = Admin(cluster_config, rc)
+    [group] = admin.lag("alpha")
+    assert (group.lag, group.pending) == (4, 3)
+    page = admin.pending("beta", "g", sort="count")
+    assert (page.total, page.scanned) == (3, 3)
+    snap = admin.snapshot(batch=7)
+    assert [t.topic for t in snap.topics] == sorted(topics)
+    for t in snap.topics:
+        assert t.error is None
+        assert (t.length, t.groups[0].lag, t.groups[0].pending) == (7, 4, 3)
+    letter = java_dlq_letter(rc, keys, "gamma", 2, "bad", key="k")
+    dlq = DeadLetters(cluster_config, rc)
+    assert dlq.page("gamma").letters[0].id == letter
+    res = dlq.replay("gamma", letter, by="op")
+    assert (res.replayed, res.partition) == (True, 2)
+    assert dlq.replay("gamma", letter).reason == "already-replayed"
+    assert rc.xlen(keys.partition("gamma", 2)) == 3
