@@ -166,7 +166,7 @@ def _window_key(topic: str, group: str, partition: int) -> str:
 def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[tuple[str, int], bool]:
     """(group, partition) -> whether a live owner/consumer is seen for it."""
     leases = topic.get("leases") or []
-    owned_groups = {lease["group"] for lease in leases}
+    owned_groups = {lease["group"] for lease in leases if lease.get("owner")}
     alive: dict[tuple[str, int], bool] = {}
     for lease in leases:
         if lease.get("owner"):
