@@ -1,0 +1,235 @@
+"""Every URL pattern x anonymous / no role / viewer / operator / admin, with CSRF enforced.
+
+Deny by default: a pattern nobody listed here is still checked (anonymous and a
+logged-in user without a role are refused, roles get no server error). Every
+write view answers GET with 405 and a POST without CSRF token with 403.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver
+
+from dashboard import urls as dashboard_urls
+from dashboard.models import ReplayJob, ReplayJobStatus
+from tests.integration.dlq_support import add_letters, make_topic, role_user
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db]
+
+ROLES = ("anonymous", "nobody", "Viewer", "Operator", "Admin")
+PUBLIC = {"healthz", "readyz", "metrics"}
+LOGIN = 302  # pages send anonymous users to the login page
+R = {"anonymous": LOGIN, "nobody": 403, "Viewer": 200, "Operator": 200, "Admin": 200}
+API_R = {**R, "anonymous": 401}
+OP_WRITE = {"anonymous": LOGIN, "nobody": 403, "Viewer": 403, "Operator": 302, "Admin": 302}
+ADMIN_WRITE = {**OP_WRITE, "Operator": 403}
+READ_OK = {200, 404}  # a read may say "no such thing yet", never 5xx
+QUERY = {"api-pending": "?group=default-group", "pending": "?group=default-group"}
+
+# name -> (method, expected status per role, POST data builder)
+EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
+    "dlq": ("GET", R, None),
+    "dlq-letter": ("GET", R, None),
+    "dlq-job": ("GET", R, None),
+    "dlq-job-progress": ("GET", R, None),
+    "audit": ("GET", R, None),
+    "audit-export-csv": ("GET", R, None),
+    "audit-export-json": ("GET", R, None),
+    "audit-verify": ("GET", R, None),
+    "api-dlq": ("GET", API_R, None),
+    "api-audit": ("GET", API_R, None),
+    "dlq-export": (
+        "POST",
+        {**R, "Viewer": 200},
+        lambda ctx, role: {"id": ctx["letters"][0]},
+    ),
+    "dlq-replay": ("POST", OP_WRITE, lambda ctx, role: {}),
+    "dlq-bulk-preview": ("POST", OP_WRITE, lambda ctx, role: {"all": "1"}),
+    "dlq-job-start": ("POST", OP_WRITE, lambda ctx, role: {"reason": "matrix"}),
+    "dlq-job-cancel": ("POST", OP_WRITE, lambda ctx, role: {}),
+    "dlq-delete": ("POST", ADMIN_WRITE, lambda ctx, role: {"reason": "matrix"}),
+    "dlq-purge": (
+        "POST",
+        ADMIN_WRITE,
+        lambda ctx, role: {"confirm": "purgeme", "reason": "matrix"},
+    ),
+    "pending-claim": (
+        "POST",
+        OP_WRITE,
+        lambda ctx, role: {
+            "group": "default-group",
+            "entry": [f"0:{ctx['pending'][role]}"],
+            "consumer": "c9",
+        },
+    ),
+    "pending-move-to-dlq": (
+        "POST",
+        OP_WRITE,
+        lambda ctx, role: {
+            "group": "default-group",
+            "entry": [f"0:{ctx['pending'][role]}"],
+            "reason": "matrix",
+        },
+    ),
+    "api-dlq-replay": (
+        "POST",
+        {**API_R, "Viewer": 403, "Operator": 200, "Admin": 200},
+        lambda ctx, role: {},
+    ),
+}
+
+
+def all_patterns() -> list[URLPattern]:
+    found: list[URLPattern] = []
+
+    def walk(items: list[Any]) -> None:
+        for item in items:
+            if isinstance(item, URLResolver):
+                walk(item.url_patterns)
+            else:
+                found.append(item)
+
+    walk(dashboard_urls.urlpatterns)
+    return found
+
+
+@pytest.fixture
+def ctx(r, mq_config) -> dict[str, Any]:
+    make_topic(mq_config, "orders", 2)
+    make_topic(mq_config, "purgeme", 1)
+    letters = add_letters(r, mq_config, "orders", 3)
+    add_letters(r, mq_config, "purgeme", 1, partitions=1)
+    key = mq_config.keys.partition("orders", 0)
+    pending = {role: r.xadd(key, {"payload": role}).decode() for role in ROLES}
+    r.xreadgroup("default-group", "c1", {key: ">"}, count=100)
+    job = ReplayJob.objects.create(
+        cluster="default",
+        topic="orders",
+        reason="",
+        frozen_ids="\n".join(letters),
+        frozen_hash="0" * 64,
+        total=len(letters),
+        first_id=letters[0],
+        last_id=letters[-1],
+        status=ReplayJobStatus.DRAFT,
+    )
+    users = {
+        role: role_user(role.lower(), None if role == "nobody" else role) for role in ROLES[1:]
+    }
+    return {"letters": letters, "pending": pending, "job": job, "users": users}
+
+
+def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:
+    from django.urls import reverse
+
+    values = {
+        "cluster": "default",
+        "topic": "purgeme" if pattern.name == "dlq-purge" else "orders",
+        "partition": 0,
+        "entry_id": ctx["pending"]["Viewer"],
+        "dlq_id": ctx["letters"][1] if pattern.name == "dlq-delete" else ctx["letters"][0],
+        "job_id": ctx["job"].pk,
+    }
+    names = set(pattern.pattern.regex.groupindex)
+    return reverse(f"dashboard:{pattern.name}", kwargs={k: values[k] for k in names})
+
+
+def client_as(role: str, ctx: dict[str, Any]) -> Client:
+    client = Client(enforce_csrf_checks=True)
+    if role != "anonymous":
+        client.force_login(ctx["users"][role])
+    client.get("/login/")  # sets the CSRF cookie (the login form has a token)
+    return client
+
+
+def token(client: Client) -> str:
+    return client.cookies["csrftoken"].value
+
+
+def test_every_pattern_has_a_name() -> None:
+    assert all(p.name for p in all_patterns())
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_matrix(role: str, ctx: dict[str, Any]) -> None:
+    client = client_as(role, ctx)
+    problems: list[str] = []
+    for pattern in all_patterns():
+        url = url_for(pattern, ctx)
+        method, expected, data = EXPECT.get(pattern.name, ("GET", None, None))
+        if method == "POST":
+            is_api = pattern.name.startswith("api-")
+            body = data(ctx, role)
+            if is_api:
+                resp = client.post(
+                    url, "{}", content_type="application/json", HTTP_X_CSRFTOKEN=token(client)
+                )
+            else:
+                resp = client.post(url, body, HTTP_X_CSRFTOKEN=token(client))
+        else:
+            resp = client.get(url + QUERY.get(pattern.name, ""))
+        status = resp.status_code
+        moved = status == 302 and not resp["Location"].startswith("/login/")
+        if expected is not None:
+            want = expected[role]
+            if status != want:
+                problems.append(f"{method} {pattern.name}: {status} != {want}")
+        elif pattern.name in PUBLIC:
+            if status >= 500 and pattern.name != "readyz":
+                problems.append(f"{pattern.name}: {status}")
+        elif role == "anonymous":
+            if status not in (302, 401):
+                problems.append(f"GET {pattern.name} anonymous: {status} (must be refused)")
+        elif role == "nobody":
+            # Refused, or at least nothing shown: no topic of the cluster may appear.
+            leaked = status == 200 and b"orders" in resp.content
+            if status not in (403, 404) and not moved and (status != 200 or leaked):
+                problems.append(f"GET {pattern.name} without role: {status} (deny by default)")
+        elif status not in READ_OK and not moved:
+            problems.append(f"GET {pattern.name} as {role}: {status}")
+    assert not problems, "\n".join(problems)
+
+
+WRITE_VIEWS = sorted(name for name, (method, _, _) in EXPECT.items() if method == "POST")
+
+
+@pytest.mark.parametrize("name", WRITE_VIEWS)
+def test_write_views_are_post_only_and_need_csrf(name: str, ctx: dict[str, Any]) -> None:
+    pattern = next(p for p in all_patterns() if p.name == name)
+    url = url_for(pattern, ctx)
+    admin = client_as("Admin", ctx)
+    assert admin.get(url).status_code == 405
+    _, _, data = EXPECT[name]
+    if name.startswith("api-"):
+        resp = admin.post(url, "{}", content_type="application/json")
+    else:
+        resp = admin.post(url, data(ctx, "Admin"))
+    assert resp.status_code == 403, f"{name} accepted a POST without CSRF token"
+
+
+def test_api_bearer_token_needs_no_csrf_but_same_permissions(ctx: dict[str, Any]) -> None:
+    from dashboard.models import ApiToken
+
+    _, viewer_token = ApiToken.issue(ctx["users"]["Viewer"])
+    _, op_token = ApiToken.issue(ctx["users"]["Operator"])
+    client = Client(enforce_csrf_checks=True)
+    url = f"/api/v1/clusters/default/topics/orders/dlq/{ctx['letters'][2]}/replay"
+    resp = client.post(
+        url, "{}", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {viewer_token}"
+    )
+    assert resp.status_code == 403
+    resp = client.post(
+        url, "{}", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {op_token}"
+    )
+    assert resp.status_code == 200
+    assert resp.json()["replayed"] is True
+
+
+def test_security_headers_on_pages(ctx: dict[str, Any]) -> None:
+    resp = client_as("Viewer", ctx).get("/clusters/default/topics/orders/dlq/")
+    assert resp["X-Frame-Options"] == "DENY"
+    assert "script-src 'self'" in resp["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in resp["Content-Security-Policy"]
