@@ -186,8 +186,10 @@ def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[tuple[str, 
 
 
 def _sum(values: Sequence[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    """Sum, or None when any part is unknown (a partial sum would understate the lag)."""
+    if any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
 
 
 def _max(values: Sequence[int | None]) -> int | None:

@@ -1,0 +1,138 @@
+"""The console store against real Redis: one pass written atomically, read by the page contract."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+from django.test import override_settings
+
+from dashboard import store
+from dashboard.clusters import console_keys, console_redis
+from dashboard.collectors import collect_cluster
+from dashboard.store import POINT, ConsoleStore
+from mqcore.config import MQConfig
+from mqcore.producer import Producer
+from mqcore.topics import Topics
+
+pytestmark = [pytest.mark.redis]
+
+
+@pytest.fixture
+def cs(console_r: redis.Redis) -> ConsoleStore:
+    return ConsoleStore(console_redis(), console_keys())
+
+
+def _write(cs: ConsoleStore, now_ms: int, value: float, **extra: object) -> None:
+    kwargs: dict = {
+        "snapshot": {"taken_at_ms": now_ms, "topics": []},
+        "state": {},
+        "lease_state": None,
+        "lease_events": {},
+        "points": {"raw": [("lag", "orders", value)]},
+        "health": {"ok": True},
+        "alerts_open": {},
+        "alerts_resolved": [],
+        "slot": None,
+    }
+    kwargs.update(extra)
+    cs.pass_write("c1", now_ms=now_ms, **kwargs)
+
+
+def test_series_round_trip_and_tier_choice(cs: ConsoleStore) -> None:
+    now = int(time.time()) * 1000
+    for i in range(5):
+        _write(cs, now - (4 - i) * 1000, float(i))
+    got = store.series_get("c1", "lag", "orders", since_ms=now - 10_000)
+    assert got == [(now - (4 - i) * 1000, float(i)) for i in range(5)]
+    assert store.series_get("c1", "lag", "orders", since_ms=now - 2000, until_ms=now - 1000) == [
+        (now - 2000, 2.0),
+        (now - 1000, 3.0),
+    ]
+    many = store.series_many("c1", "lag", ["orders", "absent"], since_ms=now - 1000)
+    assert many == {"orders": [(now - 1000, 3.0), (now, 4.0)], "absent": []}
+    # older than the raw retention: answered from the 1-min tier (empty here)
+    assert store.series_get("c1", "lag", "orders", since_ms=now - 2 * 86_400_000) == []
+
+
+@override_settings(SERIES_RAW_RETENTION_S=10, COLLECT_INTERVAL_S=1)
+def test_retention_trims_stored_bytes(cs: ConsoleStore, console_r: redis.Redis) -> None:
+    now = int(time.time()) * 1000
+    for i in range(40):
+        _write(cs, now - (39 - i) * 1000, float(i))
+    raw = console_r.get(console_keys().series("c1", "raw", "lag", "orders"))
+    assert raw is not None
+    # 11 points fit the retention, + slack of 2 before a rewrite
+    assert len(raw) // POINT.size <= 13
+    assert store.series_get("c1", "lag", "orders", since_ms=now - 5000)[-1] == (now, 39.0)
+
+
+def test_slot_claim_once_per_slot_but_same_token_may_redo(cs: ConsoleStore) -> None:
+    assert cs.slot_claim("c1", 42, "task-a", 30)
+    assert not cs.slot_claim("c1", 42, "task-b", 30)
+    assert cs.slot_claim("c1", 42, "task-a", 30)  # a re-delivered task may redo its slot
+    _write(cs, int(time.time() * 1000), 1.0, slot=42)
+    assert not cs.slot_claim("c1", 42, "task-a", 30)  # once written, nobody writes it again
+
+
+def test_lease_timeline_newest_first_and_capped(cs: ConsoleStore) -> None:
+    now = int(time.time() * 1000)
+    with override_settings(LEASE_TIMELINE_MAX=3):
+        for i in range(5):
+            event = {"at_ms": now + i, "group": "g", "partition": 0, "event": "acquired",
+                     "owner": f"c{i}", "previous_owner": None, "epoch": i}  # fmt: skip
+            _write(cs, now + i, 1.0, lease_events={"orders": [event]})
+    rows = store.lease_timeline_get("c1", "orders")
+    assert [r["owner"] for r in rows] == ["c4", "c3", "c2"]
+    assert store.lease_timeline_get("c1", "orders", limit=1)[0]["epoch"] == 4
+
+
+def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: redis.Redis) -> None:
+    Topics(mq_config).create("orders", 2, groups=["billing", "audit"])
+    producer = Producer(mq_config)
+    for i in range(5):
+        producer.send("orders", f"m{i}", key=str(i))
+    result = collect_cluster("default")
+    assert result.stored
+    snap = store.snapshot_get("default")
+    assert snap is not None
+    assert snap["cluster"] == "default"
+    assert {"taken_at_ms", "elapsed_ms", "topics", "pipelines", "redis_run_id"} <= set(snap)
+    topic = snap["topics"][0]
+    for field in ("status", "status_reason", "lag", "lag_ms", "pending", "oldest_pending_ms",
+                  "dlq_growth"):  # fmt: skip
+        assert field in topic
+    assert topic["lag"] == 10  # 5 entries x 2 groups
+    for group in topic["groups"]:
+        assert group["status"] in {"OK", "WARN", "STALL", "STOP", "ERR", "UNKNOWN"}
+        assert all("status_reason" in p for p in group["partitions"])
+    health = store.collector_health_get()["default"]
+    assert health["ok"] is True
+    assert health["runs"] == 1
+    assert health["redis_run_id"] == snap["redis_run_id"]
+    assert store.series_get("default", "lag", "orders/billing", since_ms=0)  # group series
+    assert store.alerts_list() == []
+    # a second run in the same slot is refused (R17); a forced one (no claim) goes through
+    assert not collect_cluster("default").stored
+    assert collect_cluster("default", claim=False).stored
+
+
+def test_redis_restart_without_persistence_is_reported(
+    mq_config: MQConfig, r: redis.Redis, console_r: redis.Redis
+) -> None:
+    Topics(mq_config).create("orders", 1)
+    assert collect_cluster("default", claim=False).stored
+    state_key = console_keys().collector_state("default")
+    import json
+
+    state = json.loads(console_r.get(state_key))
+    state["run_id"] = "0" * 40  # as if the last pass saw another server instance
+    console_r.set(state_key, json.dumps(state))
+    r.flushdb()  # the restarted server came back empty: groups are gone
+    assert collect_cluster("default", claim=False).stored
+    health = store.collector_health_get()["default"]
+    assert health["redis_restart"]["missing_groups"] == ["orders/default-group"]
+    alerts = store.alerts_list("default")
+    assert [a["rule"] for a in alerts] == ["redis_restart"]
+    assert not r.exists(mq_config.keys.partition("orders", 0))  # never recreated
