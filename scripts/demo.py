@@ -194,6 +194,8 @@ class Supervisor:
         self.order: list[str] = []
         self.stopping = threading.Event()
         self.failed: str | None = None
+        self.restart_backoff_s = 1.0  # doubled per quick failure, at most 30 s
+        self.max_quick_failures = MAX_QUICK_FAILURES
         self._timers: list[tuple[float, str, Callable[[], None]]] = []
 
     # -- starting -------------------------------------------------------------
@@ -319,8 +321,8 @@ class Supervisor:
         else:
             child.quick_failures = 0
         restart = spec.restart == "always" or (spec.restart == "on-failure" and code != 0)
-        if restart and child.quick_failures < MAX_QUICK_FAILURES:
-            delay = min(30.0, 2.0**child.quick_failures)
+        if restart and child.quick_failures < self.max_quick_failures:
+            delay = min(30.0, self.restart_backoff_s * 2.0**child.quick_failures)
             self.console.say(f"restarting {spec.name} in {delay:.0f}s")
             child.restart_at = now + delay
             return

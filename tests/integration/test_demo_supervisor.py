@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.cookiejar
+import io
 import os
 import re
 import signal
@@ -25,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from mqcore.embedded import find_free_port, port_in_use
+from scripts.demo import Console, ProcessSpec, Supervisor
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTED = re.compile(r"started (\S+) \(pid (\d+)\)")
@@ -217,3 +219,50 @@ def test_redis_older_than_7_is_refused(tmp_path: Path) -> None:
     assert code == 2
     assert "Redis >= 7.0 is required" in out
     assert "6.2.14" in out
+
+
+def quiet_supervisor() -> tuple[Supervisor, io.StringIO]:
+    out = io.StringIO()
+    supervisor = Supervisor(Console(out), cwd=ROOT, base_env=dict(os.environ))
+    supervisor.restart_backoff_s = 0.01
+    return supervisor, out
+
+
+def test_a_crashing_child_is_reported_restarted_then_given_up() -> None:
+    supervisor, out = quiet_supervisor()
+    supervisor.max_quick_failures = 3
+    supervisor.start(
+        ProcessSpec("flaky", [sys.executable, "-c", "raise SystemExit(3)"], critical=True)
+    )
+    guard = threading.Timer(30, supervisor.stopping.set)
+    guard.start()
+    try:
+        supervisor.watch()
+    finally:
+        guard.cancel()
+    assert supervisor.failed == "flaky"
+    text = out.getvalue()
+    assert text.count("started flaky (pid") == 3
+    assert "exited unexpectedly, code 3" in text
+    assert "giving up on flaky after 3 quick failures" in text
+
+
+def test_stop_all_kills_grandchildren_and_children_ignoring_sigterm() -> None:
+    supervisor, out = quiet_supervisor()
+    stubborn = (
+        "import signal, subprocess, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+        "subprocess.Popen(['sleep', '60']); print('up', flush=True); time.sleep(60)"
+    )
+    supervisor.start(ProcessSpec("stubborn", [sys.executable, "-c", stubborn]))
+    supervisor.start(ProcessSpec("shell", ["sh", "-c", "sleep 60 & sleep 60"]))
+    pgids = {child.process.pid for child in supervisor.children.values()}
+    deadline = time.monotonic() + 10
+    while "up" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    supervisor.kill("shell")  # on purpose: not restarted, and resumable
+    supervisor.children["shell"].process.wait(timeout=5)
+    supervisor.resume("shell")
+    pgids.add(supervisor.children["shell"].process.pid)
+    supervisor.stop_all(grace_s=0.5)
+    assert "stubborn ignored SIGTERM" in out.getvalue()
+    assert process_groups_alive(pgids) == []
