@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 
 from dashboard.clusters import cluster_config, console_keys, console_redis
+from dashboard.permissions import roles_sync
 from dashboard.store import ConsoleStore
 from mqcore.admin import Admin
 
@@ -18,7 +19,8 @@ CLUSTER = "default"
 
 def make_user(username: str = "viewer", role: str = "Viewer") -> User:
     user = User.objects.create_user(username, password="pw-" + username + "-123")
-    group, _ = Group.objects.get_or_create(name=role)
+    roles_sync()
+    group = Group.objects.get(name=role)
     user.groups.add(group)
     return user
 
