@@ -16,9 +16,13 @@ _MASK = 0xFFFFFFFF
 def java_string_hash(value: str) -> int:
     """Java ``String.hashCode`` of ``value``: a 32-bit signed int over UTF-16 code units."""
     h = 0
-    data = value.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & _MASK
+    if value.isascii():
+        for unit in value.encode("ascii"):
+            h = (31 * h + unit) & _MASK
+    else:
+        data = value.encode("utf-16-be", "surrogatepass")
+        for i in range(0, len(data), 2):
+            h = (31 * h + ((data[i] << 8) | data[i + 1])) & _MASK
     return h - 0x100000000 if h & 0x80000000 else h
 
 

@@ -27,12 +27,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+import redis
 
 from mqcore.boundary import redis_errors
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
+    ConnectionLostError,
     InvalidArgumentError,
+    MQError,
     PayloadTooLargeError,
     UnknownPartitionError,
     UnknownTopicError,
@@ -73,16 +77,14 @@ class OutgoingMessage:
     partition: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
     """One validated message, ready to write."""
 
     partition: int
-    stream: str
-    index: str  # the topic's payload index set
-    fields: dict[str, str | bytes]
+    args: list[Any]  # the full XADD command (with NOMKSTREAM)
     stored_payload: bytes | None = None  # set when the payload goes out of line
     payload_key: str = ""
+    payload_index: str = ""  # the topic's payload index set
 
 
 def iso_now() -> str:
@@ -116,6 +118,11 @@ class Producer:
         self._lock = threading.Lock()
         self._scripts = ScriptRegistry(self.client)
         self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else None
+        self._max_payload = config.max_payload_bytes
+        self._inline = config.inline_payload_bytes
+        self._default_retries = str(max_retries)
+        self._prefixes: dict[tuple[str, int], tuple[Any, ...]] = {}
+        self._plain_headers: dict[int, str] = {}
         self._closed = False
 
     # --- public API -----------------------------------------------------------
@@ -130,7 +137,9 @@ class Producer:
         max_retries: int | None = None,
     ) -> SendResult:
         """Append one message; returns where it went. Raises before writing on bad input."""
-        plan = self._plan(topic, payload, key, headers, partition, max_retries)
+        retries = self._retries(max_retries)
+        count = self._count(topic)
+        plan = self._plan(topic, count, payload, key, headers, partition, retries, iso_now())
         entry_id = self._write_one(topic, plan)
         if self.metrics is not None:
             self.metrics.inc_produced(topic, plan.partition)
@@ -142,27 +151,33 @@ class Producer:
         """Append many messages, pipelined ``batch_size`` at a time, in order.
 
         Every message is validated before the first write, so bad input writes
-        nothing. Out-of-line payloads are written one script call each.
+        nothing. The entries of one call share one ``timestamp``. Out-of-line
+        payloads are written one script call each.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int):
             raise InvalidArgumentError(f"batch_size must be an integer, got {batch_size!r}")
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise InvalidArgumentError(f"batch_size must be 1..{MAX_BATCH_SIZE}, got {batch_size}")
+        count = self._count(topic)
+        retries = self._retries(None)
+        ts = iso_now()
+        plan = self._plan
         plans: list[_Plan] = []
         for m in messages:
-            if not isinstance(m, OutgoingMessage):
+            if type(m) is not OutgoingMessage:
                 raise InvalidArgumentError(f"send_many takes OutgoingMessage items, got {m!r:.80}")
-            plans.append(self._plan(topic, m.payload, m.key, m.headers, m.partition, None))
+            plans.append(plan(topic, count, m.payload, m.key, m.headers, m.partition, retries, ts))
         results: list[SendResult] = []
+        metrics = self.metrics
         for start in range(0, len(plans), batch_size):
             batch = plans[start : start + batch_size]
             ids = self._write_batch(topic, batch)
             results.extend(
-                SendResult(topic, p.partition, i) for p, i in zip(batch, ids, strict=True)
+                [SendResult(topic, p.partition, i) for p, i in zip(batch, ids, strict=True)]
             )
-            if self.metrics is not None:
+            if metrics is not None:
                 for p in batch:
-                    self.metrics.inc_produced(topic, p.partition)
+                    metrics.inc_produced(topic, p.partition)
         return results
 
     def partition_count(self, topic: str) -> int:
@@ -232,51 +247,72 @@ class Producer:
                 rr = self._rr.setdefault(topic, itertools.count(random.randrange(1 << 16)))
         return next(rr) % count
 
+    def _retries(self, max_retries: int | None) -> str:
+        if max_retries is None:
+            return self._default_retries
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise InvalidArgumentError(f"max_retries must be >= 0, got {max_retries!r}")
+        return str(max_retries)
+
+    def _prefix(self, topic: str, partition: int) -> tuple[Any, ...]:
+        prefix = self._prefixes.get((topic, partition))
+        if prefix is None:
+            stream = self.keys.partition(topic, partition)
+            trim = ("MAXLEN", "~", self._maxlen) if self._maxlen else ()
+            prefix = ("XADD", stream, "NOMKSTREAM", *trim, "*")
+            if len(self._prefixes) > 100_000:
+                self._prefixes.clear()
+            self._prefixes[(topic, partition)] = prefix
+        return prefix
+
     def _plan(
         self,
         topic: str,
+        count: int,
         payload: str | bytes,
         key: str | None,
         headers: Mapping[str, str] | None,
         partition: int | None,
-        max_retries: int | None,
+        retries: str,
+        ts: str,
     ) -> _Plan:
-        if not isinstance(payload, str | bytes):
+        if isinstance(payload, str):
+            try:
+                size = len(payload.encode("utf-8"))
+            except UnicodeEncodeError as exc:
+                raise InvalidArgumentError(f"payload is not valid text: {exc}") from None
+        elif isinstance(payload, bytes):
+            size = len(payload)
+        else:
             raise InvalidArgumentError(
                 f"payload must be str or bytes, got {type(payload).__name__}"
             )
-        if key is not None and not isinstance(key, str):
-            raise InvalidArgumentError(f"key must be a str, got {type(key).__name__}")
-        retries = self.max_retries if max_retries is None else max_retries
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidArgumentError(f"max_retries must be >= 0, got {retries!r}")
-        size = self._payload_size(payload)
-        limit = self.config.max_payload_bytes
-        if size > limit:
+        if size > self._max_payload:
             raise PayloadTooLargeError(
-                f"payload is {size} bytes; the limit is {limit} bytes (MQConfig.max_payload_bytes)"
+                f"payload is {size} bytes; the limit is {self._max_payload} bytes "
+                "(MQConfig.max_payload_bytes)"
             )
-        header_map: dict[str, str] = {}
-        if headers:
-            if not isinstance(headers, Mapping):
-                raise InvalidArgumentError(
-                    f"headers must be a mapping of str to str, got {type(headers).__name__}"
-                )
-            for name, value in headers.items():
-                if not isinstance(name, str) or not isinstance(value, str):
-                    raise InvalidArgumentError(
-                        f"header names and values must be str; got {name!r:.60}: "
-                        f"{type(value).__name__}"
-                    )
-                if not name:
-                    raise InvalidArgumentError("header names must not be empty")
-                header_map[name] = value
-        count = self._count(topic)
+        if key is not None:
+            if type(key) is not str:
+                raise InvalidArgumentError(f"key must be a str, got {type(key).__name__}")
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidArgumentError(f"key is not valid text: {exc}") from None
         part = self._choose(topic, count, key, partition)
-        header_map["partitionId"] = str(part)
+        out_of_line = size > self._inline
+        if headers or out_of_line:
+            header_map = self._header_map(headers)
+            header_map["partitionId"] = str(part)
+        else:
+            header_json = self._plain_headers.get(part)
+            if header_json is None:
+                header_json = self._plain_headers[part] = json.dumps(
+                    {"partitionId": str(part)}, separators=(",", ":")
+                )
         stored: bytes | None = None
         payload_key = ""
-        if size > self.config.inline_payload_bytes:
+        if out_of_line:
             stored, raw = encode_stored_payload(payload)
             payload_key = self.keys.payload(topic, part, uuid.uuid4().hex)
             header_map[PAYLOAD_STORAGE_TYPE] = STORAGE_TYPE_HASH
@@ -284,67 +320,71 @@ class Producer:
             header_map[PAYLOAD_ORIGINAL_SIZE] = str(size)
             if raw:
                 header_map[PAYLOAD_FORMAT] = FORMAT_RAW
-        fields: dict[str, str | bytes] = {}
-        if stored is None:
-            fields["payload"] = payload
-        fields["timestamp"] = iso_now()
-        fields["retryCount"] = "0"
-        fields["maxRetries"] = str(retries)
-        fields["topic"] = topic
-        fields["partitionId"] = str(part)
-        if key is not None:
-            fields["key"] = key
-        try:
+        if headers or out_of_line:
             header_json = json.dumps(header_map, ensure_ascii=False, separators=(",", ":"))
-            header_json.encode("utf-8")
-            fields["headers"] = header_json
-            if key is not None:
-                key.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidArgumentError(f"key or headers are not valid text: {exc}") from None
-        return _Plan(
-            part,
-            self.keys.partition(topic, part),
-            self.keys.payload_index(topic),
-            fields,
-            stored,
-            payload_key,
-        )
+            try:
+                header_json.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidArgumentError(f"headers are not valid text: {exc}") from None
+        args: list[Any] = list(self._prefix(topic, part))
+        if stored is None:
+            args += ("payload", payload)
+        args += (
+            "timestamp", ts, "retryCount", "0", "maxRetries", retries, "topic", topic,
+            "partitionId", str(part),
+        )  # fmt: skip
+        if key is not None:
+            args += ("key", key)
+        args += ("headers", header_json)
+        if stored is None:
+            return _Plan(part, args)
+        return _Plan(part, args, stored, payload_key, self.keys.payload_index(topic))
 
-    def _payload_size(self, payload: str | bytes) -> int:
-        if isinstance(payload, bytes):
-            return len(payload)
-        try:
-            return len(payload.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise InvalidArgumentError(f"payload is not valid text: {exc}") from None
+    @staticmethod
+    def _header_map(headers: Mapping[str, str] | None) -> dict[str, str]:
+        header_map: dict[str, str] = {}
+        if not headers:
+            return header_map
+        if not isinstance(headers, Mapping):
+            raise InvalidArgumentError(
+                f"headers must be a mapping of str to str, got {type(headers).__name__}"
+            )
+        for name, value in headers.items():
+            if type(name) is not str or type(value) is not str:
+                raise InvalidArgumentError(
+                    f"header names and values must be str; got {name!r:.60}: {type(value).__name__}"
+                )
+            if not name:
+                raise InvalidArgumentError("header names must not be empty")
+            header_map[name] = value
+        return header_map
 
     # --- writes ---------------------------------------------------------------
-    def _xadd(self, client: Any, plan: _Plan, *, nomkstream: bool) -> Any:
-        if plan.stored_payload is not None:
-            script = self._scripts.get("add_entry_with_payload")
-            args: list[Any] = [
+    def _xadd(self, client: Any, plan: _Plan, *, nomkstream: bool = True) -> Any:
+        args = plan.args if nomkstream else [a for a in plan.args if a != "NOMKSTREAM"]
+        if plan.stored_payload is None:
+            return client.execute_command(*args)
+        script = self._scripts.get("add_entry_with_payload")
+        first_field = args.index("*") + 1
+        return script(
+            keys=[args[1], plan.payload_key, plan.payload_index],
+            args=[
                 plan.stored_payload, 0, self._maxlen or 0, 1 if nomkstream else 0,
-            ]  # fmt: skip
-            for name, value in plan.fields.items():
-                args += [name, value]
-            return script(
-                keys=[plan.stream, plan.payload_key, plan.index], args=args, client=client
-            )
-        return client.xadd(
-            plan.stream,
-            plan.fields,
-            maxlen=self._maxlen,
-            approximate=True,
-            nomkstream=nomkstream,
-        )
+                *args[first_field:],
+            ],
+            client=client,
+        )  # fmt: skip
 
     def _write_one(self, topic: str, plan: _Plan) -> str:
-        with self._boundary(f"send to {topic!r}"):
-            entry_id = self._xadd(self.client, plan, nomkstream=True)
+        try:
+            entry_id = self._xadd(self.client, plan)
             if entry_id is None:
                 entry_id = self._missing_stream(topic, plan)
-        return _text(entry_id)
+        except MQError:
+            raise
+        except Exception as exc:
+            raise _translate(exc, f"send to {topic!r}") from exc
+        return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
     def _missing_stream(self, topic: str, plan: _Plan) -> Any:
         """NOMKSTREAM refused: the topic was deleted, or a Java topic has no stream yet."""
@@ -353,22 +393,29 @@ class Producer:
         return self._xadd(self.client, plan, nomkstream=False)
 
     def _write_batch(self, topic: str, batch: list[_Plan]) -> list[str]:
-        ids: list[Any] = [None] * len(batch)
+        ids: list[Any]
         with self._boundary(f"send to {topic!r}"):
             pipe = self.client.pipeline(transaction=False)
-            inline = [i for i, p in enumerate(batch) if p.stored_payload is None]
-            for i in inline:
-                self._xadd(pipe, batch[i], nomkstream=True)
-            if inline:
-                for i, reply in zip(inline, pipe.execute(), strict=True):
-                    ids[i] = reply
-            for i, p in enumerate(batch):
-                if p.stored_payload is not None:
-                    ids[i] = self._xadd(self.client, p, nomkstream=True)
-            for i, entry_id in enumerate(ids):
-                if entry_id is None:
-                    ids[i] = self._missing_stream(topic, batch[i])
-        return [_text(i) for i in ids]
+            if all(p.stored_payload is None for p in batch):
+                for p in batch:
+                    pipe.execute_command(*p.args)
+                ids = pipe.execute()
+            else:
+                ids = [None] * len(batch)
+                inline = [i for i, p in enumerate(batch) if p.stored_payload is None]
+                for i in inline:
+                    pipe.execute_command(*batch[i].args)
+                if inline:
+                    for i, reply in zip(inline, pipe.execute(), strict=True):
+                        ids[i] = reply
+                for i, p in enumerate(batch):
+                    if p.stored_payload is not None:
+                        ids[i] = self._xadd(self.client, p)
+            if None in ids:
+                for i, entry_id in enumerate(ids):
+                    if entry_id is None:
+                        ids[i] = self._missing_stream(topic, batch[i])
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 
     @contextmanager
     def _boundary(self, what: str) -> Iterator[None]:
@@ -381,3 +428,11 @@ class Producer:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _translate(exc: Exception, what: str) -> MQError:
+    if isinstance(exc, UnicodeEncodeError):
+        return InvalidArgumentError(f"{what}: payload is not valid text: {exc}")
+    if isinstance(exc, redis.TimeoutError | redis.ConnectionError | TimeoutError | ConnectionError):
+        return ConnectionLostError(f"{what}: Redis unreachable or timed out ({exc})")
+    return MQError(f"{what}: Redis error: {exc}")
