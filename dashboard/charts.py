@@ -70,17 +70,23 @@ class Drain:
     reason: str
 
 
-def drain_estimate(lag: Sequence[Point], *, min_span_ms: int = 60_000) -> Drain:
+def drain_estimate(
+    lag: Sequence[Point], *, current: float | None = None, min_span_ms: int = 60_000
+) -> Drain:
     """Estimate when lag reaches 0 from its recent trend (least-squares slope).
 
-    Uses the points it gets (the caller picks the window, e.g. the last 15 min).
-    Needs at least two samples spanning ``min_span_ms``; never extrapolates a
-    growing or flat lag into a time.
+    Uses the points it gets (the caller picks the window, e.g. the last 15 min);
+    ``current`` (the latest snapshot's lag) overrides the last sample as the
+    amount left. Needs at least two samples spanning ``min_span_ms``; never
+    extrapolates a growing or flat lag into a time.
     """
     clean = [(t, v) for t, v in lag if math.isfinite(v)]
+    if current is not None and math.isfinite(current) and current <= 0:
+        return Drain(0.0, "drained", 0.0, "no lag")
     if not clean:
         return Drain(None, "unknown", None, "no lag samples yet")
-    current = clean[-1][1]
+    if current is None or not math.isfinite(current):
+        current = clean[-1][1]
     if current <= 0:
         return Drain(0.0, "drained", 0.0, "no lag")
     if len(clean) < 2 or clean[-1][0] - clean[0][0] < min_span_ms:

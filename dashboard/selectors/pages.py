@@ -443,7 +443,9 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
     for g in data.get("groups") or []:
         name = str(g.get("group", ""))
         consumers = consumers_by_group.get(name, [])
-        drain = charts.drain_estimate(lag_series.get(f"{topic}/{name}") or [])
+        drain = charts.drain_estimate(
+            lag_series.get(f"{topic}/{name}") or [], current=_num(g.get("lag"))
+        )
         group_row = {
             "group": name,
             "lag": g.get("lag"),

@@ -31,6 +31,13 @@ def test_drain_estimate(lag, state, seconds) -> None:
     assert drain.reason
 
 
+def test_drain_estimate_uses_the_current_lag() -> None:
+    falling = [(0, 300.0), (60_000, 200.0), (120_000, 100.0)]
+    assert charts.drain_estimate(falling, current=0).state == "drained"
+    assert charts.drain_estimate(falling, current=50).seconds == pytest.approx(30.0)
+    assert charts.drain_estimate([], current=0).state == "drained"
+
+
 def test_line_figure_has_one_trace_per_series_and_window_range() -> None:
     fig = charts.line_figure(
         "Lag", {"g1": [(1, 2.0)], "g2": []}, y_title="messages", since_ms=0, until_ms=10
