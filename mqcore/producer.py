@@ -426,10 +426,6 @@ class Producer:
             raise InvalidArgumentError(f"{what}: payload is not valid text: {exc}") from None
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _translate(exc: Exception, what: str) -> MQError:
     if isinstance(exc, UnicodeEncodeError):
         return InvalidArgumentError(f"{what}: payload is not valid text: {exc}")
