@@ -18,8 +18,15 @@ from mqcore.errors import (
     UnknownTopicError,
 )
 from mqcore.keys import KeySpace
+from mqcore.metrics import Metrics
+from mqcore.partition import java_string_hash, partition_for_key
+from mqcore.producer import OutgoingMessage, Producer, SendResult
+from mqcore.retry import RetryMover, RetryPolicy
+from mqcore.topics import DEFAULT_GROUP, DLQ_GROUP, Topics
 
 __all__ = [
+    "DEFAULT_GROUP",
+    "DLQ_GROUP",
     "ConnectionLostError",
     "FencedError",
     "InvalidArgumentError",
@@ -28,9 +35,18 @@ __all__ = [
     "LeaseLostError",
     "MQConfig",
     "MQError",
+    "Metrics",
+    "OutgoingMessage",
     "PayloadTooLargeError",
+    "Producer",
+    "RetryMover",
+    "RetryPolicy",
+    "SendResult",
+    "Topics",
     "UnknownGroupError",
     "UnknownMessageError",
     "UnknownPartitionError",
     "UnknownTopicError",
+    "java_string_hash",
+    "partition_for_key",
 ]
