@@ -241,6 +241,9 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     limit, offset = _limit_offset(request)
     partition = sel.parse_int(request.GET.get("partition"), "partition", default=None)
     min_idle_ms = sel.parse_int(request.GET.get("min_idle_ms"), "min_idle_ms", default=None)
+    min_idle_s = sel.parse_int(request.GET.get("min_idle_s"), "min_idle_s", default=None)
+    if min_idle_ms is None and min_idle_s is not None:
+        min_idle_ms = min_idle_s * 1000  # the page's unit, so its JSON link works
     min_deliveries = sel.parse_int(
         request.GET.get("min_deliveries"), "min_deliveries", default=None
     )
