@@ -222,6 +222,7 @@ class _Worker(threading.Thread):
         self.release_on_exit = True
         self.acks: list[str] = []
         self.lost = False
+        self.backlog = False  # True: our own PEL holds entries to handle before new ones
 
     # --- lease state --------------------------------------------------------
     def lease_valid(self) -> bool:
@@ -240,22 +241,23 @@ class _Worker(threading.Thread):
     # --- main loop ----------------------------------------------------------
     def run(self) -> None:
         c = self.consumer
+        # first pass on takeover: everything pending (the previous owner is gone or fenced)
+        reclaim_idle_ms, next_reclaim = 0, 0.0
         try:
-            self._reclaim(min_idle_ms=0)
-            next_reclaim = time.monotonic() + c.options.reclaim_interval_ms / 1000
             while not self.stopping.is_set() and self.lease_valid():
-                if time.monotonic() >= next_reclaim:
-                    self._reclaim(min_idle_ms=c.options.claim_idle_ms)
-                    next_reclaim = time.monotonic() + c.options.reclaim_interval_ms / 1000
-                    continue
                 try:
-                    entries = self._read()
+                    if time.monotonic() >= next_reclaim:
+                        self._reclaim(min_idle_ms=reclaim_idle_ms)
+                        reclaim_idle_ms = c.options.claim_idle_ms
+                        next_reclaim = time.monotonic() + c.options.reclaim_interval_ms / 1000
+                        continue
+                    self._handle_all(self._read())
                 except ConnectionLostError as exc:
+                    # entries in hand stay pending under our name: re-read them in order
                     c.stats.add(errors=1)
-                    log.warning("p%d read failed: %s", self.partition, exc)
+                    log.warning("p%d: Redis call failed: %s", self.partition, exc)
+                    self.backlog = True
                     self.stopping.wait(0.2)
-                    continue
-                self._handle_all(entries)
             if not self.stopping.is_set() and not self.lost:
                 log.warning("p%d: lease not renewed in time, stopping work", self.partition)
             self._flush_acks()
@@ -296,7 +298,12 @@ class _Worker(threading.Thread):
 
     # --- Redis calls --------------------------------------------------------
     def _read(self) -> Sequence[tuple[Any, Any]]:
-        """XREADGROUP ``>``, pipelined after the pending ack flush (one round trip)."""
+        """XREADGROUP, pipelined after the pending ack flush (one round trip).
+
+        Reads our own pending entries (id ``0``) while ``backlog`` is set, new
+        ones (``>``) otherwise; the ack flush runs first, so acked entries are
+        never read back.
+        """
         c = self.consumer
         pipe = c.client.pipeline(transaction=False)
         acks = self.acks
@@ -311,9 +318,12 @@ class _Worker(threading.Thread):
                 delete=c.options.ack_delete,
             )
             pipe.evalsha(c.ack_sha, len(keys), *keys, *args)
-        pipe.xreadgroup(
-            c.group, c.name, {self.stream: ">"}, count=c.options.batch_size, block=c.block_ms
-        )
+        if self.backlog:
+            pipe.xreadgroup(c.group, c.name, {self.stream: "0"}, count=c.options.batch_size)
+        else:
+            pipe.xreadgroup(
+                c.group, c.name, {self.stream: ">"}, count=c.options.batch_size, block=c.block_ms
+            )
         try:
             replies = pipe.execute(raise_on_error=False)
         except redis.RedisError as exc:
@@ -334,9 +344,10 @@ class _Worker(threading.Thread):
         reply = replies[-1]
         if isinstance(reply, Exception):
             raise translate_redis_error(reply, "read")  # type: ignore[arg-type]
-        if not reply:
-            return []
-        return list(reply[0][1])
+        entries = list(reply[0][1]) if reply else []
+        if self.backlog and not entries:
+            self.backlog = False
+        return entries
 
     def _ack_now(self, ids: list[str]) -> None:
         c = self.consumer
@@ -626,6 +637,10 @@ class Consumer:
                 except MQError as exc:
                     self.stats.add(errors=1)
                     log.warning("consumer %s control loop: %s", self.name, exc)
+                took_ms = (time.monotonic() - now) * 1000
+                if took_ms > o.renew_interval_ms:
+                    log.warning("control loop pass took %.0f ms (renew every %d ms)", took_ms,
+                                o.renew_interval_ms)  # fmt: skip
                 soonest = min(
                     next_renew, next_rebalance, next_move if move_every > 0 else next_renew
                 )

@@ -12,6 +12,7 @@ effect (before the ack), after an ack. Prints ``READY <name>`` once started and
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import logging
 import os
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--crash-after", type=int, default=5)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    faulthandler.register(signal.SIGUSR1)  # dump every thread's stack when a test is stuck
 
     config = MQConfig.from_url(
         args.url, socket_timeout=args.socket_timeout, connect_timeout=args.socket_timeout
