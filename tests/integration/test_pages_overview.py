@@ -98,3 +98,29 @@ def test_overview_requires_login(client: Client) -> None:
     response = client.get("/clusters/default/")
     assert response.status_code == 302
     assert response["Location"].startswith("/login/")
+
+
+def test_pages_render_a_real_collector_pass(viewer_client: Client, mq_config, r) -> None:
+    from dashboard.collectors import collect_cluster
+
+    Topics(mq_config).create("real", 2, groups=["g"])
+    producer = Producer(mq_config)
+    for i in range(3):
+        producer.send("real", f"m{i}", partition=0)
+    r.xreadgroup("g", "c1", {mq_config.keys.partition("real", 0): ">"}, count=1)
+    result = collect_cluster("default", claim=False)
+    assert result.stored, result.error
+    overview = viewer_client.get("/clusters/default/").content.decode()
+    assert '<tr data-topic="real">' in overview
+    topic = viewer_client.get("/clusters/default/topics/real/")
+    assert topic.status_code == 200
+    assert 'data-group="g"' in topic.content.decode()
+    api = viewer_client.get("/api/v1/clusters/default/topics/real").json()
+    assert api["lag"] == 2
+    assert api["groups"][0]["status"] in (
+        "OK",
+        "WARN",
+        "STALL",
+        "STOP",
+        "UNKNOWN",
+    )
