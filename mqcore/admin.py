@@ -64,6 +64,7 @@ LAG_COUNT_CAP = 10_000  # NULL-lag fallback: count at most this many entries per
 _COUNT_PAGE = 1000
 _ID_RE = re.compile(r"^(\d{1,20})(?:-(\d{1,20}))?$")
 _U64 = 2**64 - 1
+_JSON = json.JSONDecoder()
 _NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
 
 
@@ -143,12 +144,15 @@ def parse_headers(raw: bytes | str | None) -> dict[str, str]:
     if not raw:
         return {}
     try:
-        data = json.loads(raw)
+        data = _JSON.decode(raw.decode() if isinstance(raw, bytes) else raw)
     except (ValueError, UnicodeDecodeError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
+    for v in data.values():
+        if not isinstance(v, str):
+            return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
+    return data
 
 
 def payload_text(raw: bytes | None) -> tuple[str, bytes | None]:
