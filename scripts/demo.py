@@ -132,7 +132,7 @@ class Console:
     def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream or sys.stdout
         self.lock = threading.Lock()
-        self.width = 14
+        self.width = 17
 
     def line(self, name: str, text: str) -> None:
         with self.lock:
