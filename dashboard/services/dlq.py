@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 import uuid
 from dataclasses import asdict, dataclass
@@ -33,7 +34,6 @@ from dashboard.services.audit import (
 
 if TYPE_CHECKING:
     from mqcore.dlq import DeadLetters
-
     from mqcore.models import ReplayResult
 
 __all__ = [
@@ -51,7 +51,8 @@ __all__ = [
 ]
 
 CHUNK = 1000  # letters per progress commit (replay_many runs them as Lua batches of 100)
-LEASE_S = 15.0  # a runner renews its job lease at every chunk; a dead one loses it after this
+# A runner renews its job lease at every chunk (<= 1 s of work); a dead one loses it after this.
+LEASE_S = float(getattr(settings, "DLQ_JOB_LEASE_S", os.environ.get("OPSDASH_REPLAY_LEASE_S", 15)))
 MAX_BULK = int(getattr(settings, "DLQ_BULK_MAX_LETTERS", 200_000))
 
 
