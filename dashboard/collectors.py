@@ -99,6 +99,28 @@ class PassResult:
     events: list[dict[str, Any]] = field(default_factory=list)  # alert opens/closes to notify
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def plain(value: Any) -> Any:
+    """``dataclasses.asdict`` for snapshot models, without its deep copies (5x faster)."""
+    cls = type(value)
+    if cls in (str, int, float, bool, type(None)):
+        return value
+    names = _FIELDS.get(cls)
+    if names is None and dataclasses.is_dataclass(value):
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {name: plain(getattr(value, name)) for name in names}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, str):  # StrEnum members (lag exactness)
+        return str(value)
+    return value
+
+
 def status_thresholds() -> Thresholds:
     samples = max(1, int(settings.STATUS_WINDOW_SAMPLES))
     stop_s = float(settings.STATUS_STOP_AFTER_S) or samples * int(settings.COLLECT_INTERVAL_S)
@@ -322,7 +344,7 @@ def collect_cluster(
             error=error,
             events=_events(transition.opened, transition.resolved),
         )
-    snap = dataclasses.asdict(snapshot)
+    snap = plain(snapshot)
     snap["pipelines"] = pipelines or snap.get("pipelines") or []
     snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
     th = status_thresholds()

@@ -23,6 +23,7 @@ import struct
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -46,6 +47,8 @@ __all__ = [
 
 POINT = struct.Struct("<Id")
 _SEP = "\x1f"
+APPEND_BATCH = 500
+_APPEND_LUA = (Path(__file__).parent / "scripts" / "append_points.lua").read_text()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,7 @@ class ConsoleStore:
 
     def __init__(self, client: redis.Redis, keys: ConsoleKeys) -> None:
         self.r: Any = client  # bytes replies
+        self._append_script = client.register_script(_APPEND_LUA)
         self.keys = keys
 
     # --- reads --------------------------------------------------------------
@@ -218,13 +222,16 @@ class ConsoleStore:
         alerts_resolved: Sequence[dict[str, Any]],
         slot: int | None,
     ) -> None:
-        """Write one pass atomically (MULTI/EXEC), then trim series that outgrew retention.
+        """Write one pass: series points first, then everything else in one MULTI/EXEC.
 
         ``points`` maps a tier name to (metric, entity, value) triples for this pass.
+        A worker killed in between leaves at most this pass's points without its
+        snapshot; the claim is marked done only with the snapshot.
         """
         keys = self.keys
         timeline_max = int(settings.LEASE_TIMELINE_MAX)
         history_max = int(settings.ALERT_HISTORY_MAX)
+        lengths = self._append_points(cluster, points, now_ms)
         pipe = self.r.pipeline(transaction=True)
         if snapshot is not None:
             pipe.set(keys.snapshot(cluster), _dumps(snapshot))
@@ -236,20 +243,6 @@ class ConsoleStore:
                 key = keys.lease_timeline(cluster, topic)
                 pipe.lpush(key, *[_dumps(e) for e in events])
                 pipe.ltrim(key, 0, timeline_max - 1)
-        appended: list[tuple[int, str, Tier]] = []
-        tier_map = {t.name: t for t in tiers()}
-        stamp = now_ms // 1000
-        index: dict[str, float] = {}
-        for tier_name, triples in points.items():
-            for metric, entity, value in triples:
-                if value is None or math.isnan(value):
-                    continue
-                key = keys.series(cluster, tier_name, metric, entity)
-                appended.append((len(pipe), key, tier_map[tier_name]))
-                pipe.append(key, POINT.pack(stamp, float(value)))
-                index[f"{metric}{_SEP}{entity}"] = now_ms
-        if index:
-            pipe.zadd(keys.series_index(cluster), index)
         pipe.hset(keys.collector_health(), cluster, _dumps(health))
         alerts_key = keys.alerts(cluster)
         pipe.delete(alerts_key)
@@ -260,10 +253,42 @@ class ConsoleStore:
             pipe.ltrim(keys.alert_history(cluster), 0, history_max - 1)
         if slot is not None:
             pipe.set(keys.slot_claim(cluster, slot), "done", xx=True, keepttl=True)
-        replies = pipe.execute()
-        lengths = {key: (int(replies[i]), tier) for i, key, tier in appended}
+        pipe.execute()
         self._trim(lengths, now_ms)
         self._forget_vanished(cluster, now_ms)
+
+    def _append_points(
+        self, cluster: str, points: Mapping[str, Sequence[tuple[str, str, float]]], now_ms: int
+    ) -> dict[str, tuple[int, Tier]]:
+        """APPEND this pass's points (Lua, 500 series per call); returns key -> (bytes, tier)."""
+        tier_map = {t.name: t for t in tiers()}
+        stamp = now_ms // 1000
+        index: dict[str, float] = {}
+        series_keys: list[str] = []
+        series_tiers: list[Tier] = []
+        packed: list[bytes] = []
+        for tier_name, triples in points.items():
+            for metric, entity, value in triples:
+                if value is None or math.isnan(value):
+                    continue
+                series_keys.append(self.keys.series(cluster, tier_name, metric, entity))
+                series_tiers.append(tier_map[tier_name])
+                packed.append(POINT.pack(stamp, float(value)))
+                index[f"{metric}{_SEP}{entity}"] = now_ms
+        if not series_keys:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for start in range(0, len(series_keys), APPEND_BATCH):
+            end = start + APPEND_BATCH
+            # scripts/append_points.lua: KEYS = series keys, ARGV = one packed point each
+            self._append_script(keys=series_keys[start:end], args=packed[start:end], client=pipe)
+        pipe.zadd(self.keys.series_index(cluster), index)
+        replies = pipe.execute()
+        sizes = [int(n) for reply in replies[:-1] for n in reply]
+        return {
+            key: (size, tier)
+            for key, size, tier in zip(series_keys, sizes, series_tiers, strict=True)
+        }
 
     def _trim(self, lengths: Mapping[str, tuple[int, Tier]], now_ms: int) -> None:
         interval = max(1, int(settings.COLLECT_INTERVAL_S))
