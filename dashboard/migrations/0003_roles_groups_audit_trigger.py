@@ -79,12 +79,12 @@ def create_roles(apps, schema_editor):
 
 def add_trigger(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_TRIGGER)
+        schema_editor.execute(PG_TRIGGER, params=None)
 
 
 def drop_trigger(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(PG_TRIGGER_DROP)
+        schema_editor.execute(PG_TRIGGER_DROP, params=None)
 
 
 class Migration(migrations.Migration):
