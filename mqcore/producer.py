@@ -60,6 +60,7 @@ __all__ = ["OutgoingMessage", "Producer", "SendResult", "iso_now"]
 
 DEFAULT_CACHE_TTL_S = 1.0
 MAX_BATCH_SIZE = 10_000
+_KEY_CACHE = 10_000  # keys whose partition is remembered (hot keys repeat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,7 @@ class Producer:
         self._default_retries = str(max_retries)
         self._prefixes: dict[tuple[str, int], tuple[Any, ...]] = {}
         self._plain_headers: dict[int, str] = {}
+        self._key_parts: dict[str, tuple[int, int]] = {}
         self._closed = False
 
     # --- public API -----------------------------------------------------------
@@ -240,7 +242,14 @@ class Producer:
                     )
             return partition
         if key is not None:
-            return partition_for_key(key, count)
+            cached = self._key_parts.get(key)
+            if cached is not None and cached[0] == count:
+                return cached[1]
+            part = partition_for_key(key, count)
+            if len(self._key_parts) >= _KEY_CACHE:
+                self._key_parts.clear()
+            self._key_parts[key] = (count, part)
+            return part
         rr = self._rr.get(topic)
         if rr is None:
             with self._lock:
@@ -326,18 +335,21 @@ class Producer:
                 header_json.encode("utf-8")
             except UnicodeEncodeError as exc:
                 raise InvalidArgumentError(f"headers are not valid text: {exc}") from None
-        args: list[Any] = list(self._prefix(topic, part))
-        if stored is None:
-            args += ("payload", payload)
-        args += (
+        prefix = self._prefixes.get((topic, part)) or self._prefix(topic, part)
+        tail = (
             "timestamp", ts, "retryCount", "0", "maxRetries", retries, "topic", topic,
             "partitionId", str(part),
         )  # fmt: skip
+        if stored is None:
+            if key is None:
+                return _Plan(part, [*prefix, "payload", payload, *tail, "headers", header_json])
+            return _Plan(
+                part, [*prefix, "payload", payload, *tail, "key", key, "headers", header_json]
+            )
+        args: list[Any] = [*prefix, *tail]
         if key is not None:
             args += ("key", key)
         args += ("headers", header_json)
-        if stored is None:
-            return _Plan(part, args)
         return _Plan(part, args, stored, payload_key, self.keys.payload_index(topic))
 
     @staticmethod
