@@ -289,12 +289,19 @@ class _Worker(threading.Thread):
 
     def _handle_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
         c = self.consumer
-        for raw_id, raw_fields in entries:
-            if self.stopping.is_set() or not self.lease_valid():
-                return
-            self._handle(_text(raw_id), raw_fields)
-            if len(self.acks) >= c.options.ack_batch:
-                self._flush_acks()
+        ack_batch = c.options.ack_batch
+        handled = 0
+        try:
+            for raw_id, raw_fields in entries:
+                if self.stopping.is_set() or not self.lease_valid():
+                    return
+                handled += 1
+                self._handle(raw_id.decode() if isinstance(raw_id, bytes) else raw_id, raw_fields)
+                if len(self.acks) >= ack_batch:
+                    self._flush_acks()
+        finally:
+            if handled:
+                c.stats.add(processed=handled)
 
     # --- Redis calls --------------------------------------------------------
     def _read(self) -> Sequence[tuple[Any, Any]]:
@@ -441,9 +448,9 @@ class _Worker(threading.Thread):
             raise
         except Exception as exc:
             outcome, error = Outcome.RETRY, exc
-        c.stats.add(processed=1)
-        c._observe(self.partition, (time.perf_counter() - started) * 1000)
-        if outcome == Outcome.SUCCESS:
+        if c.metrics is not None:
+            c._observe(self.partition, (time.perf_counter() - started) * 1000)
+        if outcome is Outcome.SUCCESS:
             self.acks.append(entry_id)
         elif outcome == Outcome.RETRY and message.retry_count < message.max_retries:
             self._retry(message, error)
