@@ -112,7 +112,9 @@ class EmbeddedRedis:
     ) -> None:
         self.binary = find_redis_server()
         self.host = host
-        self.port = port or find_free_port(host, below=55000 if cluster_node else None)
+        self._below = 55000 if cluster_node else None
+        self._auto_port = port is None  # a port we picked may be raced for: re-pick on conflict
+        self.port = port or find_free_port(host, below=self._below)
         self.data_dir = Path(data_dir)
         self.persistence = persistence
         self.extra_args = list(extra_args)
@@ -148,9 +150,16 @@ class EmbeddedRedis:
                 "(REDIS_PORT=... for the demo) or stop what listens there"
             )
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL)
-        self._wait_ready(timeout)
-        return self
+        for attempt in range(5):
+            self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL)
+            try:
+                self._wait_ready(timeout)
+                return self
+            except RedisSetupError as exc:
+                if not (self._auto_port and "already in use" in str(exc)) or attempt == 4:
+                    raise
+                self.port = find_free_port(self.host, below=self._below)
+        raise AssertionError("unreachable")
 
     def _wait_ready(self, timeout: float) -> None:
         import redis
@@ -162,7 +171,7 @@ class EmbeddedRedis:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     log = self.data_dir / "redis.log"
-                    tail = log.read_text()[-800:] if log.exists() else ""
+                    tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
                     raise RedisSetupError(f"redis-server exited at start: {tail}")
                 try:
                     pid = int(client.info("server")["process_id"])
