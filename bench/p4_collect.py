@@ -26,10 +26,7 @@ def _django(mq_url: str, store_url: str) -> None:
     import django
     from django.conf import settings
 
-    if not settings.configured or not hasattr(settings, "MQ_CLUSTERS"):
-        django.setup()
-    else:
-        django.setup()
+    django.setup()  # idempotent; settings below override whatever the env said
     settings.MQ_CLUSTERS = {"bench": {"url": mq_url, "socket_timeout": 30}}
     settings.CONSOLE_REDIS_URL = store_url
     settings.COLLECT_INTERVAL_S = 10

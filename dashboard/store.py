@@ -73,6 +73,24 @@ def _loads(raw: bytes | None) -> Any:
     return json.loads(raw) if raw else None
 
 
+_DECODED: dict[tuple[str, str], tuple[bytes, Any]] = {}
+
+
+def _loads_cached(slot: tuple[str, str], raw: bytes | None) -> Any:
+    """Decode collector state once per value: the same worker usually wrote it last pass.
+
+    Callers must treat the result as read-only below its top level.
+    """
+    if not raw:
+        return None
+    hit = _DECODED.get(slot)
+    if hit is not None and hit[0] == raw:
+        return hit[1]
+    value = json.loads(raw)
+    _DECODED[slot] = (raw, value)
+    return value
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
 
@@ -201,8 +219,8 @@ class ConsoleStore:
         pipe.hgetall(self.keys.alerts(cluster))
         state, lease_state, health, alerts = pipe.execute()
         return {
-            "state": _loads(state) or {},
-            "lease_state": _loads(lease_state),
+            "state": dict(_loads_cached(("state", cluster), state) or {}),
+            "lease_state": _loads_cached(("lease", cluster), lease_state),
             "health": _loads(health) or {},
             "alerts": {k.decode(): json.loads(v) for k, v in alerts.items()},
         }
@@ -235,9 +253,11 @@ class ConsoleStore:
         pipe = self.r.pipeline(transaction=True)
         if snapshot is not None:
             pipe.set(keys.snapshot(cluster), _dumps(snapshot))
-        pipe.set(keys.collector_state(cluster), _dumps(state))
+        state_raw = _dumps(state).encode()
+        pipe.set(keys.collector_state(cluster), state_raw)
         if lease_state is not None:
-            pipe.set(keys.lease_state(cluster), _dumps(lease_state))
+            lease_raw = _dumps(lease_state).encode()
+            pipe.set(keys.lease_state(cluster), lease_raw)
         for topic, events in lease_events.items():
             if events:
                 key = keys.lease_timeline(cluster, topic)
@@ -254,6 +274,9 @@ class ConsoleStore:
         if slot is not None:
             pipe.set(keys.slot_claim(cluster, slot), "done", xx=True, keepttl=True)
         pipe.execute()
+        _DECODED[("state", cluster)] = (state_raw, state)
+        if lease_state is not None:
+            _DECODED[("lease", cluster)] = (lease_raw, lease_state)
         self._trim(lengths, now_ms)
         self._forget_vanished(cluster, now_ms)
 
