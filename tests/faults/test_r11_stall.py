@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 
 import pytest
 import redis
@@ -38,11 +39,15 @@ def test_short_stalls_keep_leases(r: redis.Redis, mq_config: MQConfig, redis_url
             "both consumers to hold two partitions",
         )
         before = epochs()
-        produced = produce(mq_config, TOPIC, N)
-        for _ in range(3):
-            wait_for(lambda: r.llen(SINK) > 0, 10, "progress")
+        produced: list[tuple[str, int]] = []
+        for i in range(3):
+            produced += produce(mq_config, TOPIC, N // 3, start=i * N)
             r.execute_command("CLIENT", "PAUSE", 400, "ALL")  # TTL 1500 ms / 3 = 500 ms
             wait_for(lambda: r.ping(), 5, "the pause to end")
+            # separate stalls: consumers work (and renew, every 300 ms) between them
+            total = len(produced)
+            wait_for(lambda t=total: r.llen(SINK) >= t, 20, "the batch to be handled")
+            time.sleep(0.5)
         wait_for(
             lambda: r.llen(SINK) >= N and pending_total(r, mq_config, TOPIC, P) == 0,
             30,
