@@ -4,6 +4,7 @@ Public names are re-exported here; see README and docs/redis-layout.md.
 """
 
 from mqcore.config import MQConfig
+from mqcore.consumer import Consumer, ConsumerOptions, ConsumerStats, Outcome
 from mqcore.errors import (
     ConnectionLostError,
     FencedError,
@@ -18,6 +19,7 @@ from mqcore.errors import (
     UnknownTopicError,
 )
 from mqcore.keys import KeySpace
+from mqcore.leases import Lease, LeaseManager
 from mqcore.metrics import Metrics
 from mqcore.partition import java_string_hash, partition_for_key
 from mqcore.producer import OutgoingMessage, Producer, SendResult
@@ -28,14 +30,20 @@ __all__ = [
     "DEFAULT_GROUP",
     "DLQ_GROUP",
     "ConnectionLostError",
+    "Consumer",
+    "ConsumerOptions",
+    "ConsumerStats",
     "FencedError",
     "InvalidArgumentError",
     "InvalidIdError",
     "KeySpace",
+    "Lease",
     "LeaseLostError",
+    "LeaseManager",
     "MQConfig",
     "MQError",
     "Metrics",
+    "Outcome",
     "OutgoingMessage",
     "PayloadTooLargeError",
     "Producer",
