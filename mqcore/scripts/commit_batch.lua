@@ -1,0 +1,91 @@
+-- Commit one pipeline batch exactly once: sink writes, committed-batch marker, the
+-- pipeline group's position (XGROUP SETID ... ENTRIESREAD) and the checkpoint record.
+-- KEYS[1] = checkpoint record hash, KEYS[2] = checkpoint index zset, KEYS[3] = checkpoint meta hash
+-- KEYS[4] = sink marker hash (sink -> last committed batch id)
+-- KEYS[5 .. 4+P] = partition streams to ack, KEYS[5+P .. 4+2P] = their commit frontier hashes
+-- KEYS[5+2P .. 4+2P+O] = output hashes, then S stage hashes (fields "<output index>|<field>")
+-- ARGV[1] = sink, ARGV[2] = batch id, ARGV[3] = run id, ARGV[4] = now (epoch ms)
+-- ARGV[5] = records, ARGV[6] = end offsets (JSON {partition: id}), ARGV[7] = group
+-- ARGV[8] = P, ARGV[9] = O, ARGV[10] = S, ARGV[11] = pipeline, ARGV[12] = topic
+-- ARGV[13 .. 12+P] = end id per acked partition (0-0: unchanged)
+-- ARGV[13+P ..] = triples (output index 1..O, field, integer increment)
+-- Returns 1 when committed, 0 when the marker shows the batch was committed already
+-- (its stage hashes are deleted either way).
+local batch = tonumber(ARGV[2])
+local p = tonumber(ARGV[8])
+local o = tonumber(ARGV[9])
+local s = tonumber(ARGV[10])
+local first_out = 5 + 2 * p
+local first_stage = first_out + o
+local committed = tonumber(redis.call('HGET', KEYS[4], ARGV[1]) or '-1')
+if committed >= batch then
+  for i = first_stage, first_stage + s - 1 do
+    redis.call('DEL', KEYS[i])
+  end
+  return 0
+end
+-- 1. the batch's writes
+local i = 13 + p
+while i + 2 <= #ARGV do
+  redis.call('HINCRBY', KEYS[first_out + tonumber(ARGV[i]) - 1], ARGV[i + 1], ARGV[i + 2])
+  i = i + 3
+end
+for k = first_stage, first_stage + s - 1 do
+  local staged = redis.call('HGETALL', KEYS[k])
+  for j = 1, #staged, 2 do
+    local sep = string.find(staged[j], '|', 1, true)
+    if sep then
+      local idx = tonumber(string.sub(staged[j], 1, sep - 1))
+      redis.call('HINCRBY', KEYS[first_out + idx - 1], string.sub(staged[j], sep + 1), staged[j + 1])
+    end
+  end
+  redis.call('DEL', KEYS[k])
+end
+-- 2. the marker
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+-- 3. the pipeline group's position, with ENTRIESREAD so XINFO lag stays exact
+local acked = 0
+for k = 1, p do
+  local stream = KEYS[4 + k]
+  local id = ARGV[12 + k]
+  if id ~= '0-0' and redis.call('EXISTS', stream) == 1 then
+    pcall(redis.call, 'XGROUP', 'CREATE', stream, ARGV[7], '0')
+    local info = redis.call('XINFO', 'STREAM', stream)
+    local added, last
+    for j = 1, #info, 2 do
+      if info[j] == 'entries-added' then added = info[j + 1] end
+      if info[j] == 'last-generated-id' then last = info[j + 1] end
+    end
+    local read = nil
+    if id == last then
+      read = added
+    elseif added then
+      local after = redis.call('XRANGE', stream, '(' .. id, '+', 'COUNT', 1001)
+      if #after <= 1000 then read = added - #after end
+    end
+    if read then
+      redis.call('XGROUP', 'SETID', stream, ARGV[7], id, 'ENTRIESREAD', read)
+    else
+      redis.call('XGROUP', 'SETID', stream, ARGV[7], id)
+    end
+    redis.call('HSET', KEYS[4 + p + k], ARGV[7], id)
+    acked = acked + 1
+  end
+end
+-- 4. the checkpoint record
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'in_progress' or status == 'restored' then
+  redis.call('HINCRBY', KEYS[3], 'in_progress', -1)
+elseif not status then
+  redis.call('HSET', KEYS[1], 'pipeline', ARGV[11], 'topic', ARGV[12], 'sink', ARGV[1],
+    'batch_id', ARGV[2], 'trigger_at_ms', ARGV[4], 'restored', '0')
+  redis.call('HINCRBY', KEYS[3], 'triggered', 1)
+end
+redis.call('ZADD', KEYS[2], batch, ARGV[2])
+redis.call('HSET', KEYS[1], 'status', 'completed', 'run_id', ARGV[3], 'committed_at_ms', ARGV[4],
+  'records', ARGV[5], 'end_offsets', ARGV[6], 'sink_committed', '1', 'acked', ARGV[5],
+  'acked_partitions', acked, 'failure_reason', '')
+redis.call('HINCRBY', KEYS[3], 'completed', 1)
+redis.call('HSET', KEYS[3], 'last_completed_id', ARGV[2], 'last_completed_at_ms', ARGV[4],
+  'end_offsets', ARGV[6])
+return 1
