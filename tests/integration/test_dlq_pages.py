@@ -230,3 +230,49 @@ def test_pending_claim_and_move_to_dlq(r, mq_config) -> None:
         ).status_code
         == 403
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_a_running_job_keeps_exact_counts(r, mq_config) -> None:
+    import threading
+    import time
+
+    from django.db import connections
+
+    from dashboard.services.dlq import (
+        BulkSelection,
+        dlq_bulk_cancel,
+        dlq_bulk_preview,
+        dlq_bulk_start,
+    )
+
+    make_topic(mq_config)
+    add_letters(r, mq_config, "orders", 300)
+    operator = role_user("op", "Operator")
+    job = dlq_bulk_preview(
+        acting_user=operator, cluster="default", topic="orders", selection=BulkSelection()
+    )
+    job = dlq_bulk_start(acting_user=operator, job=job, reason="t", rate_limit=100, enqueue=False)
+
+    def run() -> None:
+        try:
+            replay_job_run(job_id=str(job.pk))
+        finally:
+            connections.close_all()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.cursor >= 100:
+            break
+        time.sleep(0.02)
+    dlq_bulk_cancel(acting_user=operator, job=job)
+    worker.join(timeout=30)
+    job.refresh_from_db()
+    assert job.status == ReplayJobStatus.CANCELLED
+    assert 100 <= job.cursor < 300
+    assert job.replayed == job.cursor == partition_len(r, mq_config, "orders")
+    intent = AuditEvent.objects.get(event_type="dlq.bulk_replay", phase="intent")
+    assert intent.completion.outcome == "cancelled"
