@@ -460,6 +460,8 @@ def lease_wait_s(job_id: str) -> float:
 def _complete_job_audit(job: ReplayJob) -> None:
     from dashboard.models import AuditEvent
 
+    if job.audit_event_id is None:
+        return
     intent = AuditEvent.objects.filter(pk=job.audit_event_id).first()
     if intent is not None:
         audit_complete(

@@ -28,7 +28,7 @@ def run_replay_job(job_id: str) -> str:
         # Another runner holds the lease; look again when it would have expired.
         wait = lease_wait_s(job_id)
         if wait > 0:
-            run_replay_job.apply_async(args=[job_id], countdown=wait + 0.5)
+            run_replay_job.apply_async(args=(job_id,), countdown=wait + 0.5)
         return "busy"
     return str(job.status)
 
@@ -42,7 +42,7 @@ def resume_interrupted_jobs() -> list[str]:
     for job_id in ReplayJob.objects.filter(
         status__in=[ReplayJobStatus.RUNNING, ReplayJobStatus.CANCELLING, ReplayJobStatus.QUEUED]
     ).values_list("id", flat=True):
-        run_replay_job.apply_async(args=[str(job_id)], countdown=lease_wait_s(str(job_id)))
+        run_replay_job.apply_async(args=(str(job_id),), countdown=lease_wait_s(str(job_id)))
         ids.append(str(job_id))
     return ids
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET
@@ -33,9 +33,9 @@ def _without_page(request: HttpRequest) -> str:
     return query.urlencode()
 
 
-def audit_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def audit_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         require_action(request.user, Action.VIEW)
         try:
             return view(request, *args, **kwargs)
