@@ -43,10 +43,14 @@ def test_migration_creates_the_three_roles_with_permissions() -> None:
 
 def test_roles_matrix_of_actions() -> None:
     viewer, operator, admin = make("v", VIEWER), make("o", OPERATOR), make("a", ADMIN)
-    assert role_of(viewer) == VIEWER and role_of(admin) == ADMIN
-    assert has_action(viewer, Action.VIEW) and not has_action(viewer, Action.REPLAY)
-    assert has_action(operator, Action.REPLAY) and has_action(operator, Action.CLAIM)
-    assert not has_action(operator, Action.PURGE) and not has_action(operator, Action.FORCE)
+    assert role_of(viewer) == VIEWER
+    assert role_of(admin) == ADMIN
+    assert has_action(viewer, Action.VIEW)
+    assert not has_action(viewer, Action.REPLAY)
+    assert has_action(operator, Action.REPLAY)
+    assert has_action(operator, Action.CLAIM)
+    assert not has_action(operator, Action.PURGE)
+    assert not has_action(operator, Action.FORCE)
     assert all(has_action(admin, a) for a in Action)
 
 
@@ -113,4 +117,5 @@ def test_roles_sync_repairs_drifted_groups() -> None:
 
 def test_superuser_is_admin() -> None:
     root = User.objects.create_superuser("root", password="pw-123456789")
-    assert role_of(root) == ADMIN and has_action(root, Action.PURGE)
+    assert role_of(root) == ADMIN
+    assert has_action(root, Action.PURGE)
