@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "OPSDASH_CHECK_ONLY")}
+    # Production env: no secret unless given, and none of the test harness's switches
+    # (the browser tests set DJANGO_ALLOW_ASYNC_UNSAFE for Playwright).
+    dropped = ("SECRET_KEY", "OPSDASH_CHECK_ONLY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    full = {k: v for k, v in os.environ.items() if k not in dropped}
     full.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -58,7 +61,7 @@ def test_production_cookie_and_header_settings() -> None:
         [sys.executable, "-c", code],
         cwd=ROOT,
         env={
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
             "DJANGO_SETTINGS_MODULE": "config.settings.prod",
             "SECRET_KEY": secrets.token_urlsafe(64),
         },
