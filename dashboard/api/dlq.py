@@ -38,7 +38,7 @@ def _limit(request: HttpRequest, default: int = 50) -> int:
 
 @api_view("GET")
 def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    from mqcore.errors import InvalidArgumentError, MQError
+    from mqcore.errors import InvalidArgumentError, MQError, UnknownTopicError
 
     cluster_config(cluster)
     require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
@@ -54,6 +54,8 @@ def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
         )
     except (sel.DlqFilterError, InvalidArgumentError) as exc:
         raise ApiParamError(str(exc)) from exc
+    except UnknownTopicError as exc:
+        return json_error(404, str(exc))
     except MQError as exc:
         return json_error(503, f"cluster {cluster} unavailable: {type(exc).__name__}")
     return JsonResponse(
@@ -84,7 +86,13 @@ def _body(request: HttpRequest) -> dict[str, Any]:
 
 @api_view("POST")
 def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    from mqcore.errors import InvalidArgumentError, MQError, UnknownMessageError
+    from mqcore.errors import (
+        InvalidArgumentError,
+        MQError,
+        UnknownMessageError,
+        UnknownPartitionError,
+        UnknownTopicError,
+    )
 
     cluster_config(cluster)
     body = _body(request)
@@ -112,9 +120,9 @@ def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
             target_partition=target_partition,
             origin=origin_from_request(request),
         )
-    except UnknownMessageError as exc:
+    except (UnknownMessageError, UnknownTopicError) as exc:
         return json_error(404, str(exc) or "no such letter")
-    except (InvalidArgumentError, ValueError) as exc:
+    except (InvalidArgumentError, UnknownPartitionError, ValueError) as exc:
         raise ApiParamError(str(exc)) from exc
     except MQError as exc:
         return json_error(503, f"cluster {cluster} unavailable: {type(exc).__name__}")

@@ -14,12 +14,14 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
+from django.db import OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
@@ -56,6 +58,9 @@ CHUNK = 10_000  # letters per progress commit (replay_many runs them as Lua batc
 # A runner renews its job lease at every chunk (<= 1 s of work); a dead one loses it after this.
 LEASE_S = float(getattr(settings, "DLQ_JOB_LEASE_S", os.environ.get("OPSDASH_REPLAY_LEASE_S", 15)))
 MAX_BULK = int(getattr(settings, "DLQ_BULK_MAX_LETTERS", 200_000))
+
+
+T = TypeVar("T")
 
 
 class ConfirmationError(ValueError):
@@ -434,6 +439,19 @@ def dlq_bulk_cancel(*, acting_user: Any, job: ReplayJob, origin: Origin | None =
 # --- the runner (called by the Celery task) -----------------------------------------------------
 
 
+def _db_retry(fn: Callable[[], T], attempts: int = 6) -> T:
+    """Run a short runner write again when SQLite says "locked" (it does not queue writers
+    across shared-cache connections); PostgreSQL never needs the second try."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def _acquire(job_id: str, owner: str) -> bool:
     now = timezone.now()
     return bool(
@@ -521,7 +539,7 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
     Returns None when another runner holds the job.
     """
     owner = runner or uuid.uuid4().hex
-    if not _acquire(job_id, owner):
+    if not _db_retry(lambda: _acquire(job_id, owner)):
         return None
     job = ReplayJob.objects.get(pk=job_id)
     resuming = job.status in (ReplayJobStatus.RUNNING, ReplayJobStatus.CANCELLING)
@@ -558,21 +576,25 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
                     else:
                         failed += 1
             cursor += len(batch)
-            renewed = ReplayJob.objects.filter(
-                pk=job_id, lease_owner=owner, status=ReplayJobStatus.RUNNING
-            ).update(
-                cursor=cursor,
-                replayed=replayed,
-                skipped=skipped,
-                failed=failed,
-                lease_until=timezone.now() + timedelta(seconds=LEASE_S),
+            progress = {
+                "cursor": cursor,
+                "replayed": replayed,
+                "skipped": skipped,
+                "failed": failed,
+            }
+            renewed = _db_retry(
+                lambda p=progress: ReplayJob.objects.filter(  # type: ignore[misc]
+                    pk=job_id, lease_owner=owner, status=ReplayJobStatus.RUNNING
+                ).update(**p, lease_until=timezone.now() + timedelta(seconds=LEASE_S))
             )
             if not renewed:
                 # Cancel asked (save the progress, then stop) or the lease was lost.
                 cancelled = bool(
-                    ReplayJob.objects.filter(
-                        pk=job_id, lease_owner=owner, status=ReplayJobStatus.CANCELLING
-                    ).update(cursor=cursor, replayed=replayed, skipped=skipped, failed=failed)
+                    _db_retry(
+                        lambda p=progress: ReplayJob.objects.filter(  # type: ignore[misc]
+                            pk=job_id, lease_owner=owner, status=ReplayJobStatus.CANCELLING
+                        ).update(**p)
+                    )
                 )
                 if not cancelled:
                     return None  # another runner owns the job now and continues it
@@ -580,6 +602,10 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
                 pause = len(batch) / job.rate_limit - (time.monotonic() - started)
                 if pause > 0:
                     time.sleep(pause)
+                cancelled = (
+                    ReplayJob.objects.filter(pk=job_id, status=ReplayJobStatus.CANCELLING).exists()
+                    or cancelled
+                )
         if cancelled and cursor < len(ids):
             final = ReplayJobStatus.CANCELLED
     except Exception as exc:
@@ -588,15 +614,17 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
-    ReplayJob.objects.filter(pk=job_id, lease_owner=owner).update(
-        status=final,
-        finished_at=timezone.now(),
-        error=error,
-        lease_owner="",
-        lease_until=None,
+    _db_retry(
+        lambda: ReplayJob.objects.filter(pk=job_id, lease_owner=owner).update(
+            status=final,
+            finished_at=timezone.now(),
+            error=error,
+            lease_owner="",
+            lease_until=None,
+        )
     )
     job.refresh_from_db()
-    _complete_job_audit(job)
+    _db_retry(lambda: _complete_job_audit(job))
     return job
 
 

@@ -50,13 +50,19 @@ def dlq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        from mqcore.errors import InvalidArgumentError, MQError, UnknownMessageError
+        from mqcore.errors import (
+            InvalidArgumentError,
+            MQError,
+            UnknownMessageError,
+            UnknownPartitionError,
+            UnknownTopicError,
+        )
 
         try:
             return view(request, *args, **kwargs)
-        except UnknownMessageError as exc:
+        except (UnknownMessageError, UnknownTopicError) as exc:
             return _error(request, 404, "Not found", str(exc) or "no such letter")
-        except (InvalidArgumentError, ValueError) as exc:
+        except (InvalidArgumentError, UnknownPartitionError, ValueError) as exc:
             return _error(request, 400, "Bad request", str(exc))
         except MQError as exc:
             name = kwargs.get("cluster", "")

@@ -90,3 +90,21 @@ def test_replay_bad_input_and_admin_force(r, mq_config, letters) -> None:
     assert (
         Client().get("/api/v1/audit", **admin).json()["events"][0]["action"] == "dlq.replay_target"
     )
+
+
+def test_unknown_topic_and_partition_are_clear_errors(letters) -> None:
+    auth = bearer("Admin")
+    c = Client()
+    assert c.get("/api/v1/clusters/default/topics/nope/dlq", **auth).status_code == 404
+    assert c.get("/clusters/default/topics/nope/dlq/", **auth).status_code in (302, 404)
+    resp = c.post(
+        f"{API}/{letters[0]}/replay",
+        {"target_partition": 9, "reason": "r"},
+        content_type="application/json",
+        **auth,
+    )
+    assert resp.status_code == 400
+    assert "partitions 0..1" in resp.json()["error"]
+    page = Client()
+    page.force_login(role_user("viewer2", "Viewer"))
+    assert page.get("/clusters/default/topics/nope/dlq/").status_code == 404

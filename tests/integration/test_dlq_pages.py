@@ -232,47 +232,32 @@ def test_pending_claim_and_move_to_dlq(r, mq_config) -> None:
     )
 
 
-@pytest.mark.django_db(transaction=True)
-def test_cancel_a_running_job_keeps_exact_counts(r, mq_config) -> None:
-    import threading
-    import time
+def test_cancel_a_running_job_keeps_exact_counts(r, mq_config, monkeypatch) -> None:
+    """Cancel lands between two rate-limited chunks: the job stops there, counts exact."""
+    import time as real_time
+    from types import SimpleNamespace
 
-    from django.db import connections
-
-    from dashboard.services.dlq import (
-        BulkSelection,
-        dlq_bulk_cancel,
-        dlq_bulk_preview,
-        dlq_bulk_start,
-    )
+    from dashboard.services import dlq as svc
 
     make_topic(mq_config)
     add_letters(r, mq_config, "orders", 300)
     operator = role_user("op", "Operator")
-    job = dlq_bulk_preview(
-        acting_user=operator, cluster="default", topic="orders", selection=BulkSelection()
+    job = svc.dlq_bulk_preview(
+        acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
     )
-    job = dlq_bulk_start(acting_user=operator, job=job, reason="t", rate_limit=100, enqueue=False)
+    job = svc.dlq_bulk_start(
+        acting_user=operator, job=job, reason="t", rate_limit=100, enqueue=False
+    )
 
-    def run() -> None:
-        try:
-            replay_job_run(job_id=str(job.pk))
-        finally:
-            connections.close_all()
+    def pause(_seconds: float) -> None:  # the operator clicks Cancel during the first pause
+        svc.dlq_bulk_cancel(acting_user=operator, job=ReplayJob.objects.get(pk=job.pk))
 
-    worker = threading.Thread(target=run)
-    worker.start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        job.refresh_from_db()
-        if job.cursor >= 100:
-            break
-        time.sleep(0.02)
-    dlq_bulk_cancel(acting_user=operator, job=job)
-    worker.join(timeout=30)
-    job.refresh_from_db()
-    assert job.status == ReplayJobStatus.CANCELLED
-    assert 100 <= job.cursor < 300
-    assert job.replayed == job.cursor == partition_len(r, mq_config, "orders")
+    monkeypatch.setattr(svc, "time", SimpleNamespace(monotonic=real_time.monotonic, sleep=pause))
+    done = replay_job_run(job_id=str(job.pk))
+    assert done is not None
+    assert done.status == ReplayJobStatus.CANCELLED
+    assert (done.cursor, done.replayed) == (100, 100)
+    assert partition_len(r, mq_config, "orders") == 100
     intent = AuditEvent.objects.get(event_type="dlq.bulk_replay", phase="intent")
     assert intent.completion.outcome == "cancelled"
+    assert intent.completion.counts == {"replayed": 100, "skipped": 0, "failed": 0}
