@@ -25,27 +25,45 @@ def store(mq_config: MQConfig) -> CheckpointStore:
 
 def _produce(config: MQConfig, n: int) -> list[tuple[int, str]]:
     results = Producer(config).send_many(
-        "orders", [OutgoingMessage(f'{{"customer":"c{i}","amount":1}}', key=f"k{i}") for i in range(n)]
+        "orders",
+        [OutgoingMessage(f'{{"customer":"c{i}","amount":1}}', key=f"k{i}") for i in range(n)],
     )
     return [(r.partition, r.id) for r in results]
 
 
-def _commit(store: CheckpointStore, batch: int, run: str, acked: dict[str, str], **kw: object) -> bool:
+def _commit(
+    store: CheckpointStore, batch: int, run: str, acked: dict[str, str], **kw: object
+) -> bool:
     return store.record_committed(
-        PIPE, batch, run_id=run, topic="orders", sink="redis", group=GROUP,
-        records=kw.pop("records", 3), acked_ids=acked, **kw,  # type: ignore[arg-type]
+        PIPE,
+        batch,
+        run_id=run,
+        topic="orders",
+        sink="redis",
+        group=GROUP,
+        records=kw.pop("records", 3),
+        acked_ids=acked,
+        **kw,  # type: ignore[arg-type]
     )
 
 
-def test_commit_is_atomic_and_a_replay_is_skipped(store: CheckpointStore, mq_config: MQConfig, r) -> None:
+def test_commit_is_atomic_and_a_replay_is_skipped(
+    store: CheckpointStore, mq_config: MQConfig, r
+) -> None:
     sent = _produce(mq_config, 6)
     last = {str(p): i for p, i in sent}
     out = mq_config.keys.sink_output(PIPE, "totals")
-    assert store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis", group=GROUP) == PlanOutcome.PLANNED
+    assert (
+        store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis", group=GROUP)
+        == PlanOutcome.PLANNED
+    )
     assert _commit(store, 0, "a", last, records=6, outputs=[out], increments=[(1, "c1", 5)])
     assert r.hget(out, "c1") == b"5"
     # The same batch again (Spark replays it after a crash before its commit log): no effect.
-    assert store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis", group=GROUP) == PlanOutcome.COMMITTED
+    assert (
+        store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis", group=GROUP)
+        == PlanOutcome.COMMITTED
+    )
     assert not _commit(store, 0, "b", last, outputs=[out], increments=[(1, "c1", 5)])
     assert r.hget(out, "c1") == b"5"
     summary = store.summary(PIPE)
@@ -60,11 +78,19 @@ def test_commit_is_atomic_and_a_replay_is_skipped(store: CheckpointStore, mq_con
     assert Admin(mq_config).lag("orders", GROUP)[0].lag == 4
 
 
-def test_uncommitted_batch_replayed_by_a_new_run_is_a_restore(store: CheckpointStore, mq_config: MQConfig) -> None:
+def test_uncommitted_batch_replayed_by_a_new_run_is_a_restore(
+    store: CheckpointStore, mq_config: MQConfig
+) -> None:
     sent = _produce(mq_config, 2)
     store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis", group=GROUP)
-    assert store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis") == PlanOutcome.PLANNED
-    assert store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis") == PlanOutcome.RESTORED
+    assert (
+        store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis")
+        == PlanOutcome.PLANNED
+    )
+    assert (
+        store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis")
+        == PlanOutcome.RESTORED
+    )
     assert store.history(PIPE)[0]["status"] == "restored"
     assert _commit(store, 0, "b", {str(p): i for p, i in sent})
     record = store.history(PIPE)[0]
@@ -73,7 +99,12 @@ def test_uncommitted_batch_replayed_by_a_new_run_is_a_restore(store: CheckpointS
     assert record["restored_from_run"] == "a"
     summary = store.summary(PIPE)
     assert summary is not None
-    assert (summary["triggered"], summary["completed"], summary["restored"], summary["in_progress"]) == (1, 1, 1, 0)
+    assert (
+        summary["triggered"],
+        summary["completed"],
+        summary["restored"],
+        summary["in_progress"],
+    ) == (1, 1, 1, 0)
     assert summary["last_restore_id"] == 0
 
 
@@ -82,8 +113,15 @@ def test_failure_is_recorded_with_reason_then_retried(store: CheckpointStore) ->
     assert store.record_failed(PIPE, 3, run_id="a", reason="boom\n in sink")
     summary = store.summary(PIPE)
     assert summary is not None
-    assert (summary["failed"], summary["in_progress"], summary["last_failure_reason"]) == (1, 0, "boom in sink")
-    assert store.record_planned(PIPE, 3, run_id="b", topic="orders", sink="redis") == PlanOutcome.RESTORED
+    assert (summary["failed"], summary["in_progress"], summary["last_failure_reason"]) == (
+        1,
+        0,
+        "boom in sink",
+    )
+    assert (
+        store.record_planned(PIPE, 3, run_id="b", topic="orders", sink="redis")
+        == PlanOutcome.RESTORED
+    )
     assert store.summary(PIPE)["in_progress"] == 1  # type: ignore[index]
 
 
@@ -102,7 +140,9 @@ def test_history_pages_newest_first_and_retention_is_capped(mq_config: MQConfig)
 
 def test_bad_arguments_write_nothing(store: CheckpointStore, r) -> None:
     with pytest.raises(InvalidArgumentError):
-        store.record_committed(PIPE, 0, run_id="a", topic="orders", sink="redis", group="", records=0, acked_ids={})
+        store.record_committed(
+            PIPE, 0, run_id="a", topic="orders", sink="redis", group="", records=0, acked_ids={}
+        )
     with pytest.raises(ValueError, match="invalid pipeline"):
         store.record_planned("bad name", 0, run_id="a", topic="orders", sink="redis")
     assert store.pipelines() == []
