@@ -20,7 +20,7 @@ from dashboard import store
 from dashboard.api.auth import api_view, json_error
 from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.permissions import topic_visible
+from dashboard.permissions import Action, require_action, topic_visible
 from dashboard.selectors import pages as sel
 from mqcore.errors import MQError
 
@@ -42,10 +42,13 @@ SERIES_METRICS = (
 
 
 def api_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Selector parameter errors -> 400, mqcore connection/read errors -> 503 (JSON)."""
+    """No role -> 403, selector parameter errors -> 400, mqcore read errors -> 503 (JSON)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        require_action(
+            request.user, Action.VIEW, cluster=kwargs.get("cluster"), topic=kwargs.get("topic")
+        )
         try:
             return view(request, *args, **kwargs)
         except sel.ParamError as exc:

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.permissions import Action, has_action
+from dashboard.permissions import Action, has_action, require_action
 from dashboard.selectors import pages as sel
 from mqcore.errors import MQError
 
@@ -48,10 +48,14 @@ def _render(
 
 
 def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Turn bad parameters into a 400 page and an unreachable cluster into a 503 page."""
+    """Deny users without a role (403), then turn bad parameters into a 400 page and an
+    unreachable cluster into a 503 page."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        require_action(
+            request.user, Action.VIEW, cluster=kwargs.get("cluster"), topic=kwargs.get("topic")
+        )
         try:
             return view(request, *args, **kwargs)
         except sel.ParamError as exc:
