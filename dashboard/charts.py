@@ -147,7 +147,7 @@ def line_figure(
             "margin": {"l": 56, "r": 16, "t": 36, "b": 36},
             "height": 260,
             "showlegend": len(data) > 1,
-            "legend": {"orientation": "h"},
+            "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},  # below the dates
         },
         "empty": not any(len(pts) for pts in series.values()),
     }

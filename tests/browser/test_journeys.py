@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,7 @@ from mqcore.dlq import DeadLetters
 from mqcore.models import Message
 from mqcore.producer import Producer
 from mqcore.topics import Topics
+from tests.integration.pages_support import store_pass
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -225,6 +227,26 @@ def test_journey_roles_viewer_operator_admin(
 # --- 2. overview: a lag rise, live ------------------------------------------------------------
 
 
+def backfill_history(topic: str, group: str, minutes: int = 40) -> None:
+    """The last ``minutes`` of series as earlier collector passes stored them: a consumer that
+    kept up (lag 0-2, about one message a second) - so the charts have a past to compare with.
+    """
+    now = int(time.time() * 1000)
+    entity = f"{topic}/{group}"
+    for i in range(minutes):
+        at = now - (minutes - i) * 60_000
+        lag = float(round(1 + math.sin(i / 2.5)))
+        points = [
+            ("lag", topic, lag),
+            ("lag", entity, lag),
+            ("lag_ms", topic, lag * 400),
+            ("lag_ms", entity, lag * 400),
+            ("produced_total", topic, 60.0 * i + lag),
+            ("consumed_total", entity, 60.0 * i),
+        ]
+        store_pass(None, points=points, now_ms=at)
+
+
 def test_journey_overview_lag_rise_live_filter_and_chart(
     login, live_server, fast_console, r, mq_config, artifacts_dir
 ) -> None:
@@ -241,6 +263,7 @@ def test_journey_overview_lag_rise_live_filter_and_chart(
         stream = mq_config.keys.partition("payments", p)
         reply = r.xreadgroup("ledger", "ledger-1", {stream: ">"})
         r.xack(stream, "ledger", *[entry_id for entry_id, _ in reply[0][1]])
+    backfill_history("orders", "billing")
     collect()
     viewer = make_user("night-sre", "Viewer")
     page = login(*viewer)
