@@ -1,5 +1,64 @@
-"""JSON API (/api/v1/) of this area; it owns its urlpatterns (joined in dashboard/urls.py)."""
+"""JSON twins of the checkpoints pages: ``/api/v1/clusters/<c>/pipelines[/<name>]``."""
 
-from django.urls import URLPattern
+from __future__ import annotations
 
-urlpatterns: list[URLPattern] = []
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import path
+
+from dashboard.api.auth import ApiParamError, api_view, json_error
+from dashboard.clusters import cluster_config
+from dashboard.selectors import pipelines as sel
+from mqcore.errors import MQError
+
+__all__ = ["urlpatterns"]
+
+MAX_LIMIT = 200
+
+
+def _int(request: HttpRequest, name: str, default: int | None) -> int | None:
+    raw = request.GET.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiParamError(f"{name} must be an integer") from None
+    if value < 0:
+        raise ApiParamError(f"{name} must be >= 0")
+    return value
+
+
+@api_view("GET")
+def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
+    config = cluster_config(cluster)
+    try:
+        rows = sel.pipeline_list(config=config)
+    except MQError as exc:
+        return json_error(503, f"cluster unavailable: {type(exc).__name__}")
+    return JsonResponse({"cluster": cluster, "pipelines": rows})
+
+
+@api_view("GET")
+def pipeline_api(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
+    config = cluster_config(cluster)
+    limit = _int(request, "limit", sel.HISTORY_PAGE) or sel.HISTORY_PAGE
+    if limit > MAX_LIMIT:
+        raise ApiParamError(f"limit must be <= {MAX_LIMIT}")
+    before = _int(request, "before", None)
+    try:
+        data = sel.pipeline_get(config=config, pipeline=name, before=before, limit=limit)
+    except MQError as exc:
+        return json_error(503, f"cluster unavailable: {type(exc).__name__}")
+    if data is None:
+        raise Http404(f"unknown pipeline {name!r}")
+    return JsonResponse({"cluster": cluster, "pipeline": name, **data})
+
+
+urlpatterns = [
+    path("api/v1/clusters/<str:cluster>/pipelines", pipelines_api, name="api-pipelines"),
+    path(
+        "api/v1/clusters/<str:cluster>/pipelines/<str:name>",
+        pipeline_api,
+        name="api-pipeline-detail",
+    ),
+]

@@ -26,11 +26,13 @@ __all__ = [
 ]
 
 HISTORY_PAGE = 20
-DEFAULT_MAX_AGE_S = 300
+DEFAULT_MAX_AGE_S = 900
 
 
 def max_age_s() -> int:
-    return int(getattr(settings, "CHECKPOINT_MAX_AGE_S", DEFAULT_MAX_AGE_S))
+    """settings.CHECKPOINT_MAX_AGE_S, else the alert threshold ALERT_CHECKPOINT_AGE_S."""
+    fallback = getattr(settings, "ALERT_CHECKPOINT_AGE_S", DEFAULT_MAX_AGE_S)
+    return int(getattr(settings, "CHECKPOINT_MAX_AGE_S", fallback))
 
 
 def _now_ms() -> int:

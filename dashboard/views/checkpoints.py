@@ -1,5 +1,91 @@
-"""Views of this area; it owns its urlpatterns (joined in dashboard/urls.py)."""
+"""Checkpoints pages (after Flink's checkpoint tab): pipeline list and pipeline detail.
 
-from django.urls import URLPattern
+Views call :mod:`dashboard.selectors.pipelines` only. The live region of each
+page is a template partial that htmx polls.
+"""
 
-urlpatterns: list[URLPattern] = []
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from dashboard.clusters import cluster_config
+from dashboard.selectors import pipelines as sel
+from mqcore.errors import MQError
+
+POLL_SECONDS = 5
+
+
+def _before(request: HttpRequest) -> int | None:
+    raw = request.GET.get("before", "")
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    name = f"{template}#live" if getattr(request, "htmx", False) else template
+    context.setdefault("poll_seconds", getattr(settings, "PIPELINES_POLL_S", POLL_SECONDS))
+    response = render(request, name, context)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+def _unavailable(request: HttpRequest, cluster: str, exc: MQError) -> HttpResponse:
+    return render(
+        request,
+        "dashboard/error.html",
+        {
+            "status": 503,
+            "title": "Cluster unavailable",
+            "message": f"Could not read from cluster {cluster}: {type(exc).__name__}",
+        },
+        status=503,
+    )
+
+
+@require_GET
+@login_required
+def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
+    config = cluster_config(cluster)
+    try:
+        rows = sel.pipeline_list(config=config)
+    except MQError as exc:
+        return _unavailable(request, cluster, exc)
+    context = {"cluster": cluster, "pipelines": rows, "now_ms": int(time.time() * 1000)}
+    return _render(request, "dashboard/pipelines.html", context)
+
+
+@require_GET
+@login_required
+def pipeline_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
+    config = cluster_config(cluster)
+    try:
+        data = sel.pipeline_get(config=config, pipeline=name, before=_before(request))
+    except MQError as exc:
+        return _unavailable(request, cluster, exc)
+    if data is None:
+        raise Http404(f"unknown pipeline {name!r}")
+    return _render(
+        request,
+        "dashboard/pipeline.html",
+        {"cluster": cluster, "name": name, "p": data, "before": _before(request)},
+    )
+
+
+urlpatterns = [
+    path("clusters/<str:cluster>/pipelines/", pipeline_list, name="pipelines"),
+    path("clusters/<str:cluster>/pipelines/<str:name>/", pipeline_detail, name="pipeline-detail"),
+]
