@@ -424,6 +424,7 @@ def test_journey_dead_letters_filter_replay_audit_bulk(
     expect(page.locator(".messages")).to_contain_text(f"Replayed {first}")
     expect(page.locator("#replays-table tbody")).to_contain_text("oscar")
     assert len(dlq.replays("payments", first)) == 1
+    page.locator("#replays-table").scroll_into_view_if_needed()
     shot(page, artifacts_dir, "dlq", "letter-replayed")
 
     page.goto(f"{live_server.url}/audit/")
