@@ -4,6 +4,8 @@
 - ``redis_url`` / ``r`` / ``mq_config``: the MQ database, flushed before every test.
 - ``console_r``: the console's store (DB 1 of the same server), flushed too.
 - ``redis_cluster`` / ``cluster_config``: a 3-node Redis Cluster, flushed per test.
+- ``postgres_url``: a PostgreSQL server URL allowed to CREATE DATABASE: ``TEST_POSTGRES_URL``,
+  else a private throwaway server (tests/harness/postgres.py), started only when requested.
 Django settings are pointed at the private server for the whole session.
 """
 
@@ -99,3 +101,22 @@ def cluster_config(redis_cluster: LocalCluster) -> MQConfig:
 def artifacts_dir() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL URL (superuser-ish, may CREATE DATABASE); skips when none can be had."""
+    if url := os.environ.get("TEST_POSTGRES_URL"):
+        yield url
+        return
+    from tests.harness.postgres import PostgresUnavailable, PrivatePostgres
+
+    try:
+        server = PrivatePostgres()
+    except PostgresUnavailable as exc:
+        pytest.skip(f"no PostgreSQL for the tests: {exc}")
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

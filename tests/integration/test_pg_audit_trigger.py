@@ -1,7 +1,9 @@
 """On PostgreSQL the database itself refuses UPDATE and DELETE of audit rows.
 
-Runs only when ``TEST_POSTGRES_URL`` names a server the suite may use (a user
-allowed to CREATE DATABASE); it creates and drops its own database there.
+Uses ``postgres_url`` (``TEST_POSTGRES_URL``, else a private throwaway server;
+skipped only when neither exists). The module migrates a fresh database of its
+own there with the real ``manage.py migrate`` and drops it afterwards; the app
+runs in subprocesses pointed at it by ``DATABASE_URL``.
 """
 
 from __future__ import annotations
@@ -9,67 +11,96 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
+import psycopg
 import pytest
 
-PG_URL = os.environ.get("TEST_POSTGRES_URL", "")
+from tests.harness.postgres import scratch_database
+
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(not PG_URL, reason="set TEST_POSTGRES_URL to run")
+APPEND = (
+    "import django; django.setup();"
+    "from dashboard.services.audit import audit_begin, audit_complete;"
+    "from dashboard.models import AuditEventType;"
+    "i = audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason='pg');"
+    "audit_complete(i, outcome='purged')"
+)
 
 
-@pytest.fixture
-def scratch_db() -> str:
-    import psycopg
-
-    name = f"opsdash_audit_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    parts = urlsplit(PG_URL)
-    url = urlunsplit(parts._replace(path=f"/{name}"))
-    yield url
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def _env(db_url: str) -> dict[str, str]:
+    return {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", "DATABASE_URL": db_url}
 
 
-def test_trigger_refuses_update_and_delete(scratch_db: str) -> None:
-    import psycopg
-
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": scratch_db,
-    }
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True
+def _django(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=_env(db_url),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=90,
     )
-    script = (
-        "import django; django.setup();"
-        "from dashboard.services.audit import audit_begin, audit_complete;"
-        "from dashboard.models import AuditEventType;"
-        "i = audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason='pg');"
-        "audit_complete(i, outcome='purged')"
-    )
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True)
-    with psycopg.connect(scratch_db, autocommit=True) as conn:
-        assert conn.execute("SELECT count(*) FROM dashboard_auditevent").fetchone() == (2,)
+
+
+@pytest.fixture(scope="module")
+def migrated_db(postgres_url: str) -> Iterator[str]:
+    with scratch_database(postgres_url, "opsdash_audit") as url:
+        done = _django(url, "manage.py", "migrate", "-v", "0")
+        assert done.returncode == 0, done.stderr
+        yield url
+
+
+def _count(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT count(*) FROM dashboard_auditevent").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_trigger_refuses_update_and_delete(migrated_db: str) -> None:
+    with psycopg.connect(migrated_db, autocommit=True) as conn:
+        trigger = conn.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'dashboard_auditevent'::regclass"
+            " AND NOT tgisinternal"
+        ).fetchall()
+        assert ("dashboard_auditevent_append_only",) in trigger
+        before = _count(conn)
+    done = _django(migrated_db, "-c", APPEND)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(migrated_db, autocommit=True) as conn:
+        assert _count(conn) == before + 2  # intent + outcome
         for sql in (
             "UPDATE dashboard_auditevent SET reason = 'rewritten'",
             "DELETE FROM dashboard_auditevent",
         ):
             with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
                 conn.execute(sql)
-        assert conn.execute("SELECT count(*) FROM dashboard_auditevent").fetchone() == (2,)
-    verify = subprocess.run(
-        [sys.executable, "manage.py", "audit_verify"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert verify.returncode == 0
+        assert _count(conn) == before + 2
+        assert conn.execute(
+            "SELECT count(*) FROM dashboard_auditevent WHERE reason = 'rewritten'"
+        ).fetchone() == (0,)
+    verify = _django(migrated_db, "manage.py", "audit_verify")
+    assert verify.returncode == 0, verify.stderr
+    assert "intact" in verify.stdout
+
+
+def test_app_path_still_appends_after_refusals(migrated_db: str) -> None:
+    """The trigger blocks rewriting history, not writing it: the service keeps appending."""
+    with psycopg.connect(migrated_db, autocommit=True) as conn:
+        before = _count(conn)
+        with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+            conn.execute(
+                "DELETE FROM dashboard_auditevent"
+                " WHERE id = (SELECT max(id) FROM dashboard_auditevent)"
+            )
+    done = _django(migrated_db, "-c", APPEND)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(migrated_db, autocommit=True) as conn:
+        assert _count(conn) == before + 2
+    verify = _django(migrated_db, "manage.py", "audit_verify")
+    assert verify.returncode == 0, verify.stderr
     assert "intact" in verify.stdout
