@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the project needs on a fresh Debian/Ubuntu machine; a no-op when done.
-# As root it installs Debian packages (redis-server, chromium, a JRE for Spark);
+# As root it installs Debian packages (redis-server, chromium, a JRE for Spark, PostgreSQL for tests);
 # as another user it says what is missing and falls back to a project-local Redis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,9 @@ command -v redis-server >/dev/null || [ -n "${REDIS_SERVER_BIN:-}" ] || [ -x .lo
 command -v redis-cli >/dev/null || [ -x .local/redis/usr/bin/redis-cli ] || need_apt+=(redis-tools)
 command -v chromium >/dev/null || need_apt+=(chromium)
 command -v java >/dev/null || need_apt+=(default-jre-headless)
+# PostgreSQL server binaries for the tests' private throwaway server (tests/harness/postgres.py);
+# the package's default cluster (port 5432) may get created by its postinst, but is never used.
+[ -n "${PG_BIN_DIR:-}" ] || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
 command -v python3 >/dev/null || need_apt+=(python3)
 [ -x .venv/bin/python ] || python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 
