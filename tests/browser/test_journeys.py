@@ -31,6 +31,7 @@ from dashboard.permissions import roles_sync
 from dashboard.selectors.pages import poison_threshold
 from dashboard.services import dlq as dlq_svc
 from mqcore.admin import Admin
+from mqcore.checkpoints import CheckpointStore, PlanOutcome, new_run_id
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
 from mqcore.dlq import DeadLetters
@@ -554,3 +555,73 @@ def test_journey_audit_filter_by_actor_and_export_csv(
     assert [line["actor"] for line in lines] == ["alice", "alice"]
     assert sorted(line["letter_ids"] for line in lines) == sorted(letters[:2])
     assert {line["reason"] for line in lines} == {"INC-7 retry"}
+
+
+# --- 6. checkpoints ------------------------------------------------------------------------------
+
+
+def test_journey_checkpoints_completed_failed_and_restore(
+    login, live_server, fast_console, r, mq_config, artifacts_dir
+) -> None:
+    Topics(mq_config).create("orders", 2, groups=["order-totals"])
+    producer = Producer(mq_config)
+    sent = [producer.send("orders", json.dumps({"order": i}), partition=i % 2) for i in range(8)]
+    by_part = {p: [s.id for s in sent if s.partition == p] for p in (0, 1)}
+    store = CheckpointStore(mq_config)
+    common = {"topic": "orders", "sink": "redis", "group": "order-totals"}
+    t0 = int(time.time() * 1000) - 60_000
+
+    # Run 1 commits batch 0 (two orders per partition), plans batch 1 and dies.
+    run1, run2 = new_run_id(), new_run_id()
+    store.record_planned("order_totals", 0, run_id=run1, now_ms=t0, **common)
+    assert store.record_committed(
+        "order_totals", 0, run_id=run1, records=4,
+        acked_ids={"0": by_part[0][1], "1": by_part[1][1]}, now_ms=t0 + 900, **common,
+    )  # fmt: skip
+    store.record_progress(
+        "order_totals", 0, durations={"addBatch": 610, "triggerExecution": 850}, trigger_at_ms=t0
+    )
+    store.record_planned("order_totals", 1, run_id=run1, now_ms=t0 + 10_000, **common)
+    # Run 2 finds batch 1 planned but uncommitted: a restore, replayed and committed.
+    outcome = store.record_restore("order_totals", 1, run_id=run2, **common)
+    assert outcome == PlanOutcome.RESTORED
+    assert store.record_committed(
+        "order_totals", 1, run_id=run2, records=2,
+        acked_ids={"0": by_part[0][2], "1": by_part[1][2]}, **common,
+    )  # fmt: skip
+    store.record_progress(
+        "order_totals", 1, durations={"addBatch": 240, "triggerExecution": 420}, trigger_at_ms=t0
+    )
+    store.record_planned("order_totals", 2, run_id=run2, **common)
+    store.record_failed("order_totals", 2, run_id=run2, reason="sink timeout: HSET took > 5 s")
+    collect()
+
+    page = login(*make_user("cora", "Viewer"))
+    page.goto(f"{live_server.url}{CLUSTER}/")
+    page.get_by_role("link", name="Pipelines").click()
+    row = page.locator('#pipelines-table tr[data-pipeline="order_totals"]')
+    expect(row).to_contain_text("orders")
+    cells = row.locator("td.num").all_inner_texts()
+    assert cells == ["3", "0", "2", "1", "1"]  # triggered, in progress, completed, failed, restored
+    shot(page, artifacts_dir, "checkpoints", "list")
+
+    row.get_by_role("link", name="order_totals").click()
+    page.wait_for_url("**/pipelines/order_totals/")
+    assert page.inner_text('[data-count="completed"]') == "2"
+    assert page.inner_text('[data-count="restored"]') == "1"
+    expect(page.locator("#card-completed")).to_contain_text("Batch 1")
+    expect(page.locator("#card-failed")).to_contain_text("sink timeout: HSET took > 5 s")
+    expect(page.locator("#card-restore")).to_contain_text("Batch 1")
+    expect(page.locator("#card-restore")).to_contain_text(run1)  # restored from the dead run
+    history = page.locator("#history-table tbody tr")
+    assert [h.get_attribute("data-batch") for h in history.all()] == ["2", "1", "0"]
+    assert [h.get_attribute("data-status") for h in history.all()] == [
+        "failed",
+        "completed",
+        "completed",
+    ]
+    expect(history.nth(1)).to_contain_text("restored")
+    gaps = page.locator("#partitions-table tbody tr td.num").all_inner_texts()
+    assert gaps[0::2] == ["1", "1"]  # one order per partition after the last checkpoint
+    assert history.nth(2).locator("td.num").first.inner_text() == "850 ms"
+    shot(page, artifacts_dir, "checkpoints", "detail")
