@@ -72,6 +72,13 @@ class SnapshotCollector:
         admin = Admin(cluster_config(self.cluster), cluster_client(self.cluster))
         return admin.snapshot(batch=self.batch)
 
+    def fetch_dict(self) -> dict[str, Any]:
+        """:meth:`fetch` as the plain dict the console stores (no dataclasses in between)."""
+        from mqcore.admin import Admin
+
+        admin = Admin(cluster_config(self.cluster), cluster_client(self.cluster))
+        return admin.snapshot_dict(batch=self.batch)
+
 
 class CheckpointCollector:
     """Latest checkpoint summary per pipeline (mqcore.checkpoints), when pipelines exist."""
@@ -311,7 +318,7 @@ def collect_cluster(
     health: dict[str, Any] = dict(prev["health"])
     health.update(runs=int(health.get("runs") or 0) + 1, last_run_ms=now_ms)
     try:
-        snapshot = SnapshotCollector(cluster).fetch()
+        snap = SnapshotCollector(cluster).fetch_dict()
         pipelines = CheckpointCollector(cluster).fetch()
     except Exception as exc:
         elapsed = (time.perf_counter() - started) * 1000
@@ -344,7 +351,6 @@ def collect_cluster(
             error=error,
             events=_events(transition.opened, transition.resolved),
         )
-    snap = plain(snapshot)
     snap["pipelines"] = pipelines or snap.get("pipelines") or []
     snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
     th = status_thresholds()

@@ -655,6 +655,17 @@ class Admin:
 
         return take_snapshot(self, topics=topics, batch=batch)
 
+    def snapshot_dict(
+        self, *, topics: Iterable[str] | None = None, batch: int = 500
+    ) -> dict[str, Any]:
+        """:meth:`snapshot` as plain dicts (``dataclasses.asdict`` of it, field for field).
+
+        What the console stores; cheaper than building the dataclasses.
+        """
+        from mqcore.snapshot import take_snapshot_dict
+
+        return take_snapshot_dict(self, topics=topics, batch=batch)
+
 
 def validate_topic(topic: str) -> str:
     try:
@@ -664,48 +675,17 @@ def validate_topic(topic: str) -> str:
 
 
 def _lease_info(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> LeaseInfo:
-    alive = owner is not None and isinstance(ttl, int) and ttl != -2
-    return LeaseInfo(
-        group=group,
-        partition=partition,
-        owner=decode_text(owner) if alive else None,
-        ttl_ms=int(ttl) if alive and ttl >= 0 else None,
-        epoch=_int(epoch, 0),
-    )
+    from mqcore.snapshot import lease_dict
+
+    return LeaseInfo(**lease_dict(group, partition, owner, ttl, epoch))
 
 
 def _consumer_infos(
     group: str, stats: dict[str, dict[str, int]], beats: dict[Any, Any], now: int
 ) -> list[ConsumerInfo]:
-    hb: dict[str, dict[str, Any]] = {}
-    for name, raw in beats.items():
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if isinstance(data, dict):
-            hb[decode_text(name)] = data
-    out = []
-    for name in sorted(set(stats) | set(hb)):
-        s = stats.get(name, {"pending": 0, "idle": -1})
-        beat = hb.get(name, {})
-        last_seen = beat.get("last_seen_ms")
-        seen_age = max(0, now - int(last_seen)) if isinstance(last_seen, int | float) else None
-        idle = s["idle"] if s["idle"] >= 0 else (seen_age if seen_age is not None else 0)
-        held = beat.get("partitions") or []
-        cap = beat.get("max_partitions")
-        out.append(
-            ConsumerInfo(
-                group=group,
-                name=name,
-                pending=s["pending"],
-                idle_ms=idle,
-                last_seen_ms=seen_age,
-                partitions_held=sorted(int(p) for p in held if isinstance(p, int)),
-                max_partitions=int(cap) if isinstance(cap, int) else None,
-            )
-        )
-    return out
+    from mqcore.snapshot import consumer_dicts
+
+    return [ConsumerInfo(**c) for c in consumer_dicts(group, stats, beats, now)]
 
 
 def _retry_backlog(card: Any, oldest: Any, nxt: Any) -> RetryBacklog:

@@ -1,74 +1,256 @@
 """One pass over a whole deployment: the data behind :meth:`mqcore.admin.Admin.snapshot`.
 
-Command plan (every command bounded, pipelined ``batch`` at a time; on Redis
-Cluster redis-py's cluster pipeline groups them by slot):
+Command plan (every command bounded and O(1) or O(log n), pipelined ``batch`` at
+a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
 
 1. per topic: ``HGET meta partitionCount``, ``XLEN dlq``, ``ZCARD retry``;
    ``SMEMBERS`` of the pipeline set;
-2. per partition: ``XINFO GROUPS``, ``XINFO STREAM`` (length and last id, O(1));
-   per topic with retries: ``ZRANGE 0 0`` and ``ZRANGEBYSCORE now +inf LIMIT 0 1``;
-   per pipeline: ``HGETALL`` of its checkpoint meta;
+2. per partition: ``XINFO GROUPS`` and ``XLEN``; per topic with retries:
+   ``ZRANGE 0 0`` and ``ZRANGEBYSCORE now +inf LIMIT 0 1``; per pipeline:
+   ``HGETALL`` of its checkpoint meta;
 3. per group x partition: ``MGET lease epoch`` (same slot), ``XPENDING - + 1``
    only when something is pending, ``XRANGE (last-delivered + COUNT 1`` only when
    lag > 0 (lag in time) or ``COUNT 1000`` when Redis reports NULL lag (bounded
    count, marked APPROXIMATE when the page is full); per group: ``HGETALL`` of
-   the heartbeat hash;
+   the heartbeat hash; per partition whose last id no caught-up group tells
+   (a group with lag 0 has delivered the last entry): ``XREVRANGE + - COUNT 1``;
 4. ``PTTL`` of the leases that have an owner.
+
+The pass builds plain dicts (the JSON form of :class:`~mqcore.models.ClusterSnapshot`,
+field for field) that the console stores as they are; :func:`snapshot_from_dict`
+turns them into the dataclasses. On a plain (non-cluster) client with
+hiredis the commands are packed and their replies parsed straight from the
+socket (redis-py's per-command machinery costs more than Redis does here); any
+other client goes through an ordinary redis-py pipeline. Both give the same result.
 
 A topic whose commands fail gets its ``error`` set; the others are unaffected.
 """
 
 from __future__ import annotations
 
+import gc
+import json
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import redis
 
 from mqcore.boundary import redis_errors
-from mqcore.models import ClusterSnapshot, RetryBacklog, TopicSnapshot
+from mqcore.models import (
+    ClusterSnapshot,
+    ConsumerInfo,
+    GroupLag,
+    LagExactness,
+    LeaseInfo,
+    PartitionLag,
+    RetryBacklog,
+    TopicSnapshot,
+)
+
+hiredis: Any
+try:  # redis-py's optional C parser; without it the pipeline path is used
+    import hiredis
+except ImportError:  # pragma: no cover - pinned in this project
+    hiredis = None
 
 if TYPE_CHECKING:
     from mqcore.admin import Admin
 
-__all__ = ["take_snapshot"]
+__all__ = [
+    "consumer_dicts",
+    "gc_paused",
+    "snapshot_from_dict",
+    "take_snapshot",
+    "take_snapshot_dict",
+]
 
 _NULL_LAG_PAGE = 1000
+_NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
+_EXACT = LagExactness.EXACT.value
+_COUNTED = LagExactness.COUNTED.value
+_APPROX = LagExactness.APPROXIMATE.value
+_Cmd = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
+# Per client, from the previous pass: stream key -> (fingerprint, last id) and
+# (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[tuple[str, str], Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-@dataclass
-class _Call:
-    owner: int  # topic index (-1: not topic-scoped)
-    name: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    reply: Any = None
+# --- running commands -----------------------------------------------------------------------
+
+_STD: dict[str, Callable[[Any, _Cmd], Any]] = {
+    "HGET": lambda p, a: p.hget(a[1], a[2]),
+    "XLEN": lambda p, a: p.xlen(a[1]),
+    "ZCARD": lambda p, a: p.zcard(a[1]),
+    "SMEMBERS": lambda p, a: p.smembers(a[1]),
+    "XINFO": lambda p, a: p.xinfo_groups(a[2]),
+    "XRANGE": lambda p, a: p.xrange(a[1], a[2], a[3], a[5]),
+    "XREVRANGE": lambda p, a: p.xrevrange(a[1], a[2], a[3], a[5]),
+    "XPENDING": lambda p, a: p.xpending_range(a[1], a[2], a[3], a[4], a[5]),
+    "MGET": lambda p, a: p.mget(list(a[1:])),
+    "GET": lambda p, a: p.get(a[1]),
+    "PTTL": lambda p, a: p.pttl(a[1]),
+    "HGETALL": lambda p, a: p.hgetall(a[1]),
+    "ZRANGE": lambda p, a: p.zrange(a[1], a[2], a[3], withscores=True),
+    "ZRANGEBYSCORE": lambda p, a: p.zrangebyscore(
+        a[1], a[2], a[3], start=a[6], num=a[7], withscores=True
+    ),
+}
+
+
+def _raw_capable(client: Any) -> bool:
+    """A plain client without client-side caching: safe to talk RESP (2 or 3) directly."""
+    if hiredis is None or not isinstance(client, redis.Redis):
+        return False
+    pool = getattr(client, "connection_pool", None)
+    return pool is not None and getattr(pool, "cache", None) is None
 
 
 class _Runner:
-    """Runs calls in pipelines of ``batch``; errors stay in ``reply`` as exceptions."""
+    """Runs commands ``batch`` per round trip; replies come back raw (RESP2 shapes), or
+    as redis-py parses them on the pipeline path; errors stay in the list as exceptions."""
 
     def __init__(self, client: Any, batch: int) -> None:
         self.client = client
         self.batch = max(1, batch)
         self.commands = 0
+        self.raw = _raw_capable(client)
 
-    def run(self, calls: list[_Call]) -> None:
-        for start in range(0, len(calls), self.batch):
-            chunk = calls[start : start + self.batch]
+    def run(self, cmds: list[_Cmd]) -> list[Any]:
+        out: list[Any] = []
+        for start in range(0, len(cmds), self.batch):
+            chunk = cmds[start : start + self.batch]
             with redis_errors("snapshot"):
-                pipe = self.client.pipeline(transaction=False)
-                for c in chunk:
-                    getattr(pipe, c.name)(*c.args, **c.kwargs)
-                replies = pipe.execute(raise_on_error=False)
-            for c, reply in zip(chunk, replies, strict=True):
+                replies = self._raw(chunk) if self.raw else self._pipeline(chunk)
+            for reply in replies:
                 if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
                     with redis_errors("snapshot"):
                         raise reply
-                c.reply = reply
+            out.extend(replies)
             self.commands += len(chunk)
+        return out
+
+    def _pipeline(self, chunk: list[_Cmd]) -> list[Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for cmd in chunk:
+            _STD[cmd[0]](pipe, cmd)
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+        return replies
+
+    def _raw(self, chunk: list[_Cmd]) -> list[Any]:
+        client = self.client
+        own = client.connection is None  # single_connection_client keeps its connection
+        conn = client.connection_pool.get_connection() if own else client.connection
+        try:
+            if conn._sock is None:
+                conn.connect()
+            conn.check_health()
+            pack = hiredis.pack_command
+            payload = b"".join([pack(cmd) for cmd in chunk])
+            return _exchange(conn, payload, len(chunk))
+        finally:
+            if own:
+                client.connection_pool.release(conn)
+
+
+def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:
+    """Send packed commands on ``conn`` and read exactly ``count`` RESP2 replies."""
+    sock = conn._sock
+    reader = hiredis.Reader(protocolError=redis.InvalidResponse, replyError=redis.ResponseError)
+    out: list[Any] = []
+    append, gets, feed = out.append, reader.gets, reader.feed
+    buf = bytearray(1 << 17)
+    try:
+        sock.sendall(payload)
+        while len(out) < count:
+            reply = gets()
+            if reply is False:
+                got = sock.recv_into(buf)
+                if not got:
+                    raise redis.ConnectionError("Connection closed by server.")
+                feed(buf, 0, got)
+            else:
+                append(reply)
+    except TimeoutError as exc:  # socket.timeout
+        conn.disconnect()
+        raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
+    except OSError as exc:
+        conn.disconnect()
+        raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
+    except BaseException:
+        conn.disconnect()
+        raise
+    if conn.health_check_interval:
+        conn.next_health_check = time.monotonic() + conn.health_check_interval
+    return out
+
+
+# --- reply shapes (raw RESP2 or redis-py parsed) --------------------------------------------
+
+
+def _text(raw: Any) -> str:
+    if raw.__class__ is bytes:
+        try:
+            return str(raw.decode())
+        except UnicodeDecodeError:
+            return str(raw.decode("utf-8", "replace"))
+    return "" if raw is None else str(raw)
+
+
+def _opt_int(raw: Any) -> int | None:
+    return None if raw is None else int(raw)
+
+
+def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
+    """XINFO GROUPS -> (name, pending, last-delivered-id, entries-read, lag) per group."""
+    out = []
+    for g in reply or ():
+        if not isinstance(g, dict):  # RESP2: a flat list of name, value, ...
+            g = dict(zip(g[::2], g[1::2], strict=True))
+        if b"name" in g:
+            get = g.get
+            name, pending, last = get(b"name"), get(b"pending"), get(b"last-delivered-id")
+            read, lag = get(b"entries-read"), get(b"lag")
+        else:  # parsed by redis-py: str keys
+            get = g.get
+            name, pending, last = get("name"), get("pending"), get("last-delivered-id")
+            read, lag = get("entries-read"), get("lag")
+        out.append((_text(name), int(pending or 0), _text(last), _opt_int(read), _opt_int(lag)))
+    return out
+
+
+def _entry_id(entry: Any) -> str:
+    return _text(entry[0])
+
+
+def _pending_idle(reply: Any) -> int | None:
+    if not reply:
+        return None
+    first = reply[0]
+    if isinstance(first, dict):
+        return int(first["time_since_delivered"])
+    return int(first[2])
+
+
+def _hash(reply: Any) -> dict[Any, Any]:
+    if isinstance(reply, dict):
+        return reply
+    if not reply:
+        return {}
+    return dict(zip(reply[::2], reply[1::2], strict=True))
+
+
+def _first_score(reply: Any) -> int | None:
+    if not reply:
+        return None
+    first = reply[0]
+    if isinstance(first, list | tuple):
+        return int(float(first[1]))
+    return int(float(reply[1]))
 
 
 def _missing(reply: Any) -> bool:
@@ -78,236 +260,429 @@ def _missing(reply: Any) -> bool:
 def _ok(reply: Any, errors: dict[int, str], owner: int, default: Any = None) -> Any:
     """The reply, or ``default`` for a missing stream; other errors mark the topic."""
     if isinstance(reply, Exception):
-        if _missing(reply):
-            return default
-        errors.setdefault(owner, f"{type(reply).__name__}: {reply}")
+        if not _missing(reply):
+            errors.setdefault(owner, f"{type(reply).__name__}: {reply}")
         return default
     return reply
 
 
+# --- the pass ----------------------------------------------------------------------------------
+
+
 def take_snapshot(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> ClusterSnapshot:
-    from mqcore.admin import (
-        _consumer_infos,
-        _lease_info,
-        _retry_backlog,
-        combine_group_lag,
-        decode_text,
-        partition_count_from_meta,
-    )
+    return snapshot_from_dict(take_snapshot_dict(admin, topics=topics, batch=batch))
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block (re-enabled after, if it was on).
+
+    A pass allocates a few hundred thousand short-lived, acyclic containers;
+    the collector's generation sweeps over them (and the rest of the heap) would
+    cost a third of the pass. Reference counting still frees everything.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def take_snapshot_dict(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> dict[str, Any]:
+    """The snapshot as plain dicts: ``dataclasses.asdict`` of a ClusterSnapshot."""
+    with gc_paused():
+        return _take_snapshot_dict(admin, topics=topics, batch=batch)
+
+
+def _take_snapshot_dict(
+    admin: Admin, *, topics: Iterable[str] | None, batch: int
+) -> dict[str, Any]:
+    from mqcore.admin import partition_count_from_meta
 
     started = time.perf_counter()
     keys, client = admin.keys, admin.client
     runner = _Runner(client, batch)
     now = int(time.time() * 1000)
     names = sorted(set(topics)) if topics is not None else admin.topics()
+    n_topics = len(names)
     errors: dict[int, str] = {}
 
     # 1. per topic
-    a_calls: list[_Call] = []
-    for t, name in enumerate(names):
-        a_calls.append(_Call(t, "hget", (keys.meta(name), "partitionCount")))
-        a_calls.append(_Call(t, "xlen", (keys.dlq(name),)))
-        a_calls.append(_Call(t, "zcard", (keys.retry_zset(name),)))
-    pipelines_call = _Call(-1, "smembers", (keys.pipelines(),))
-    runner.run([*a_calls, pipelines_call])
-    counts = [
-        partition_count_from_meta(_ok(a_calls[3 * t].reply, errors, t)) for t in range(len(names))
-    ]
-    dlq_len = [int(_ok(a_calls[3 * t + 1].reply, errors, t, 0) or 0) for t in range(len(names))]
-    retry_n = [int(_ok(a_calls[3 * t + 2].reply, errors, t, 0) or 0) for t in range(len(names))]
+    cmds: list[_Cmd] = []
+    for name in names:
+        cmds.append(("HGET", keys.meta(name), "partitionCount"))
+        cmds.append(("XLEN", keys.dlq(name)))
+        cmds.append(("ZCARD", keys.retry_zset(name)))
+    cmds.append(("SMEMBERS", keys.pipelines()))
+    r1 = runner.run(cmds)
+    counts = [partition_count_from_meta(_ok(r1[3 * t], errors, t)) for t in range(n_topics)]
+    dlq_len = [int(_ok(r1[3 * t + 1], errors, t, 0) or 0) for t in range(n_topics)]
+    retry_n = [int(_ok(r1[3 * t + 2], errors, t, 0) or 0) for t in range(n_topics)]
+    pipeline_names = sorted(_text(x) for x in (_ok(r1[-1], {}, -1) or []))
 
     # 2. per partition
-    groups_calls: dict[tuple[int, int], _Call] = {}
-    stream_calls: dict[tuple[int, int], _Call] = {}
-    retry_calls: dict[int, tuple[_Call, _Call]] = {}
+    streams = [[keys.partition(name, p) for p in range(counts[t])] for t, name in enumerate(names)]
+    cmds = []
+    for t in range(n_topics):
+        for key in streams[t]:
+            cmds.append(("XINFO", "GROUPS", key))
+            cmds.append(("XLEN", key))
+    retry_at: dict[int, int] = {}
     for t, name in enumerate(names):
-        for p in range(counts[t]):
-            key = keys.partition(name, p)
-            groups_calls[t, p] = _Call(t, "xinfo_groups", (key,))
-            stream_calls[t, p] = _Call(t, "xinfo_stream", (key,))
         if retry_n[t]:
             zset = keys.retry_zset(name)
-            retry_calls[t] = (
-                _Call(t, "zrange", (zset, 0, 0), {"withscores": True}),
-                _Call(
-                    t,
-                    "zrangebyscore",
-                    (zset, now, "+inf"),
-                    {"start": 0, "num": 1, "withscores": True},
-                ),
-            )
-    pipeline_names = sorted(decode_text(x) for x in (_ok(pipelines_call.reply, {}, -1) or []))
-    meta_calls = [_Call(-1, "hgetall", (keys.checkpoint_meta(n),)) for n in pipeline_names]
-    runner.run(
-        [*groups_calls.values(), *stream_calls.values()]
-        + [c for pair in retry_calls.values() for c in pair]
-        + meta_calls
-    )
+            retry_at[t] = len(cmds)
+            cmds.append(("ZRANGE", zset, 0, 0, "WITHSCORES"))
+            cmds.append(("ZRANGEBYSCORE", zset, now, "+inf", "WITHSCORES", "LIMIT", 0, 1))
+    meta_at = len(cmds)
+    cmds.extend(("HGETALL", keys.checkpoint_meta(n)) for n in pipeline_names)
+    r2 = runner.run(cmds)
 
-    # 3. per group x partition
-    group_info: dict[tuple[int, int], list[dict[str, Any]]] = {
-        tp: _ok(c.reply, errors, tp[0], []) or [] for tp, c in groups_calls.items()
-    }
-    lease_calls: dict[tuple[int, str, int], _Call] = {}
-    epoch_calls: dict[tuple[int, str, int], _Call] = {}
-    cluster = admin.config.cluster
-    pending_calls: dict[tuple[int, str, int], _Call] = {}
-    range_calls: dict[tuple[int, str, int], _Call] = {}
-    beat_calls: dict[tuple[int, str], _Call] = {}
-    for (t, p), infos in group_info.items():
-        name = names[t]
-        key = keys.partition(name, p)
-        for g in infos:
-            gname = decode_text(g["name"])
-            ident = (t, gname, p)
-            lease_key, epoch_key = keys.lease(name, gname, p), keys.lease_epoch(name, gname, p)
-            if cluster:  # cluster pipelines refuse MGET: two GETs (same slot, same node)
-                lease_calls[ident] = _Call(t, "get", (lease_key,))
-                epoch_calls[ident] = _Call(t, "get", (epoch_key,))
-            else:
-                lease_calls[ident] = _Call(t, "mget", ([lease_key, epoch_key],))
-            if int(g.get("pending") or 0) > 0:
-                pending_calls[ident] = _Call(t, "xpending_range", (key, gname, "-", "+", 1))
-            lag = g.get("lag")
-            if lag is None or int(lag) > 0:
-                last = decode_text(g["last-delivered-id"])
-                count = 1 if lag is not None else _NULL_LAG_PAGE
-                range_calls[ident] = _Call(t, "xrange", (key, "(" + last, "+", count))
-            if (t, gname) not in beat_calls:
-                beat_calls[t, gname] = _Call(t, "hgetall", (keys.consumers(name, gname),))
-    runner.run(
-        [
-            *lease_calls.values(),
-            *epoch_calls.values(),
-            *pending_calls.values(),
-            *range_calls.values(),
-            *beat_calls.values(),
-        ]
-    )
-    for ident, ec in epoch_calls.items():
-        lc = lease_calls[ident]
-        failed = next((x for x in (lc.reply, ec.reply) if isinstance(x, Exception)), None)
-        lc.reply = failed if failed is not None else [lc.reply, ec.reply]
+    # 3. per group x partition (records: see _Rec)
+    cluster = bool(admin.config.cluster)
+    cache = _CACHE.get(client) or ({}, {})
+    old_last, old_first = cache
+    new_last: dict[str, tuple[Any, str]] = {}
+    new_first: dict[tuple[str, str], tuple[Any, str]] = {}
+    parts: list[list[tuple[int, list[list[Any]], str | None, int]]] = []
+    cmds = []
+    beat_at: dict[tuple[int, str], int] = {}
+    i = 0
+    for t, name in enumerate(names):
+        t_parts = []
+        for p, key in enumerate(streams[t]):
+            infos = _ok(r2[i], errors, t, None)
+            length = int(_ok(r2[i + 1], errors, t, 0) or 0)
+            i += 2
+            try:
+                parsed = _groups(infos)
+            except (KeyError, ValueError, TypeError, IndexError) as exc:
+                errors.setdefault(t, f"{type(exc).__name__}: {exc}")
+                parsed = []
+            last_id: str | None = None
+            added = next(
+                (r + g[4] for g in parsed if (r := g[3]) is not None and g[4] is not None), None
+            )
+            recs: list[list[Any]] = []
+            for gname, pending, last, read, lag in parsed:
+                if lag == 0:
+                    last_id = last
+                rec: list[Any] = [gname, pending, last, read, lag, len(cmds), -1, -1, None]
+                if cluster:  # cluster pipelines refuse MGET: two GETs (same slot, same node)
+                    cmds.append(("GET", keys.lease(name, gname, p)))
+                    cmds.append(("GET", keys.lease_epoch(name, gname, p)))
+                else:
+                    cmds.append(
+                        ("MGET", keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
+                    )
+                if pending > 0:
+                    rec[6] = len(cmds)
+                    cmds.append(("XPENDING", key, gname, "-", "+", 1))
+                if lag is None:
+                    rec[7] = len(cmds)
+                    cmds.append(("XRANGE", key, "(" + last, "+", "COUNT", _NULL_LAG_PAGE))
+                elif lag > 0:
+                    # the first undelivered entry stays the same while nothing was added,
+                    # trimmed or delivered (same entries-added, length, position)
+                    mark = (last, added, length)
+                    hit = old_first.get((key, gname))
+                    if hit is not None and hit[0] == mark:
+                        rec[8] = hit[1]
+                    else:
+                        rec[7] = len(cmds)
+                        cmds.append(("XRANGE", key, "(" + last, "+", "COUNT", 1))
+                    rec.append(mark)
+                recs.append(rec)
+                if (t, gname) not in beat_at:
+                    beat_at[t, gname] = len(cmds)
+                    cmds.append(("HGETALL", keys.consumers(name, gname)))
+            last_at = -1
+            if last_id is None and length > 0:
+                # the last id changes only with XADD (entries-added) - or a recreated stream
+                mark_l = (added, length, tuple(g[2] for g in parsed)) if added is not None else None
+                hit_l = old_last.get(key) if mark_l is not None else None
+                if hit_l is not None and hit_l[0] == mark_l:
+                    last_id = hit_l[1]
+                else:
+                    last_at = len(cmds)
+                    cmds.append(("XREVRANGE", key, "+", "-", "COUNT", 1))
+                if mark_l is not None:
+                    new_last[key] = (mark_l, last_id or "")
+            t_parts.append((length, recs, last_id, last_at))
+        parts.append(t_parts)
+    r3 = runner.run(cmds)
 
     # 4. lease time left, for owned leases only
-    ttl_calls: dict[tuple[int, str, int], _Call] = {}
-    for ident, c in lease_calls.items():
-        reply = _ok(c.reply, errors, ident[0], [None, None])
-        if reply and reply[0] is not None:
-            ttl_calls[ident] = _Call(
-                ident[0], "pttl", (keys.lease(names[ident[0]], ident[1], ident[2]),)
-            )
-    runner.run(list(ttl_calls.values()))
+    cmds = []
+    for t, t_parts in enumerate(parts):
+        for p, (_length, recs, _last, _at) in enumerate(t_parts):
+            for rec in recs:
+                idx = rec[5]
+                if cluster:
+                    a, b = r3[idx], r3[idx + 1]
+                    failed = next((x for x in (a, b) if isinstance(x, Exception)), None)
+                    reply = failed if failed is not None else [a, b]
+                else:
+                    reply = r3[idx]
+                owner, epoch = _ok(reply, errors, t, None) or (None, None)
+                rec[5] = (owner, epoch, -1)
+                if owner is not None:
+                    rec[5] = (owner, epoch, len(cmds))
+                    cmds.append(("PTTL", keys.lease(names[t], rec[0], p)))
+    r4 = runner.run(cmds)
 
-    helpers = (_consumer_infos, _lease_info, _retry_backlog, combine_group_lag, decode_text)
-    out: list[TopicSnapshot] = []
+    out: list[dict[str, Any]] = []
     for t, name in enumerate(names):
-        snap: TopicSnapshot | None = None
-        try:
-            snap = _topic(
-                admin, t, name, counts[t], dlq_len[t], retry_n[t], now, errors,
-                group_info, stream_calls, retry_calls, lease_calls, pending_calls,
-                range_calls, beat_calls, ttl_calls,
-                helpers=helpers,
-            )  # fmt: skip
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
-            errors.setdefault(t, f"{type(exc).__name__}: {exc}")
+        snap: dict[str, Any] | None = None
+        if t not in errors:
+            try:
+                snap = _topic(
+                    t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t],
+                    r2, retry_at.get(t), r3, r4, beat_at, new_first, new_last,
+                )  # fmt: skip
+            except (KeyError, ValueError, TypeError, IndexError) as exc:
+                errors.setdefault(t, f"{type(exc).__name__}: {exc}")
         if t in errors or snap is None:
-            snap = TopicSnapshot(
-                topic=name,
-                partitions=counts[t],
-                length=0,
-                dlq_length=dlq_len[t],
-                retry=RetryBacklog(retry_n[t], None, None),
-                groups=[],
-                leases=[],
-                consumers=[],
-                error=errors.get(t, "unreadable"),
-            )
+            snap = {
+                "topic": name,
+                "partitions": counts[t],
+                "length": 0,
+                "dlq_length": dlq_len[t],
+                "retry": {"count": retry_n[t], "next_due_at_ms": None, "oldest_due_at_ms": None},
+                "groups": [],
+                "leases": [],
+                "consumers": [],
+                "partition_lengths": [],
+                "partition_last_ids": [],
+                "error": errors.get(t, "unreadable"),
+            }
         out.append(snap)
+    _CACHE[client] = (new_last, new_first)
     pipelines = []
-    for n, c in zip(pipeline_names, meta_calls, strict=True):
-        meta = _ok(c.reply, {}, -1, {}) or {}
-        pipelines.append(
-            {"pipeline": n, **{decode_text(k): decode_text(v) for k, v in meta.items()}}
-        )
-    run_id = _run_id(client)
-    return ClusterSnapshot(
-        taken_at_ms=now,
-        topics=out,
-        redis_run_id=run_id,
-        elapsed_ms=(time.perf_counter() - started) * 1000,
-        commands=runner.commands + 1,
-        pipelines=pipelines,
-    )
+    for k, n in enumerate(pipeline_names):
+        meta = _hash(_ok(r2[meta_at + k], {}, -1, {}))
+        pipelines.append({"pipeline": n, **{_text(a): _text(b) for a, b in meta.items()}})
+    return {
+        "taken_at_ms": now,
+        "topics": out,
+        "redis_run_id": _run_id(client),
+        "elapsed_ms": (time.perf_counter() - started) * 1000,
+        "commands": runner.commands + 1,
+        "pipelines": pipelines,
+    }
 
 
 def _topic(
-    admin: Admin,
     t: int,
     name: str,
-    count: int,
     dlq_length: int,
     retry_count: int,
     now: int,
     errors: dict[int, str],
-    group_info: dict[tuple[int, int], list[dict[str, Any]]],
-    stream_calls: dict[tuple[int, int], _Call],
-    retry_calls: dict[int, tuple[_Call, _Call]],
-    lease_calls: dict[tuple[int, str, int], _Call],
-    pending_calls: dict[tuple[int, str, int], _Call],
-    range_calls: dict[tuple[int, str, int], _Call],
-    beat_calls: dict[tuple[int, str], _Call],
-    ttl_calls: dict[tuple[int, str, int], _Call],
-    helpers: tuple[Any, ...],
-) -> TopicSnapshot:
-    consumer_infos, lease_info, retry_backlog, combine, decode = helpers
-    streams = [_ok(stream_calls[t, p].reply, errors, t) for p in range(count)]
-    lengths = [int(s["length"]) if s else 0 for s in streams]
-    last_ids = [decode(s["last-generated-id"]) if s else "0-0" for s in streams]
-    per_group: dict[str, list[Any]] = {}
-    leases = []
+    t_parts: list[tuple[int, list[list[Any]], str | None, int]],
+    streams: list[str],
+    r2: list[Any],
+    retry_idx: int | None,
+    r3: list[Any],
+    r4: list[Any],
+    beat_at: dict[tuple[int, str], int],
+    new_first: dict[tuple[str, str], tuple[Any, str]],
+    new_last: dict[str, tuple[Any, str]],
+) -> dict[str, Any]:
+    lengths = [x[0] for x in t_parts]
+    part_ids: list[str] = []
+    for p, (_length, _recs, known, last_at) in enumerate(t_parts):
+        if known is None:
+            page = _ok(r3[last_at], errors, t, None) if last_at >= 0 else None
+            known = _entry_id(page[0]) if page else "0-0"
+            if last_at >= 0 and streams[p] in new_last:
+                new_last[streams[p]] = (new_last[streams[p]][0], known)
+        part_ids.append(known)
+    per_group: dict[str, list[dict[str, Any]]] = {}
+    leases: list[dict[str, Any]] = []
     owners: dict[str, set[str]] = {}
-    for p in range(count):
-        key = admin.keys.partition(name, p)
-        for g in group_info[t, p]:
-            gname = decode(g["name"])
-            ident = (t, gname, p)
-            first = _ok(range_calls[ident].reply, errors, t, []) if ident in range_calls else []
-            oldest = (
-                _ok(pending_calls[ident].reply, errors, t, []) if ident in pending_calls else []
+    for p, (length, recs, _known, _at) in enumerate(t_parts):
+        last_id = part_ids[p]
+        for rec in recs:
+            gname, pending, last, entries_read, lag, lease, pend_at, range_at, first_id = rec[:9]
+            reason = ""
+            exactness = _EXACT
+            if lag is None:
+                first = _ok(r3[range_at], errors, t, None)
+                counted = len(first or ())
+                lag = counted
+                first_id = _entry_id(first[0]) if first else None
+                if counted >= _NULL_LAG_PAGE:
+                    exactness = _APPROX
+                    reason = f"{_NULL_LAG}; counted at least {counted} (count capped)"
+                else:
+                    exactness = _COUNTED
+                    reason = f"{_NULL_LAG}; counted to the end"
+            elif range_at >= 0:
+                first = _ok(r3[range_at], errors, t, None)
+                first_id = _entry_id(first[0]) if first else None
+            if len(rec) > 9 and first_id is not None:
+                new_first[streams[p], gname] = (rec[9], first_id)
+            lag_ms = 0
+            if lag and first_id:
+                lag_ms = max(0, now - int(first_id.partition("-")[0]))
+            oldest = _pending_idle(_ok(r3[pend_at], errors, t, None)) if pend_at >= 0 else None
+            per_group.setdefault(gname, []).append(
+                {
+                    "partition": p,
+                    "last_delivered_id": last,
+                    "lag": lag,
+                    "lag_ms": lag_ms,
+                    "pending": pending,
+                    "lag_exact": exactness != _APPROX,
+                    "exactness": exactness,
+                    "lag_reason": reason,
+                    "oldest_pending_ms": oldest,
+                    "entries_read": entries_read,
+                    "length": length,
+                    "last_id": last_id,
+                }
             )
-            lag = admin._partition_lag(
-                key, p, g, streams[p], first, oldest, now, cap=_NULL_LAG_PAGE
-            )
-            per_group.setdefault(gname, []).append(lag)
-            owner, epoch = _ok(lease_calls[ident].reply, errors, t, [None, None]) or [None, None]
-            ttl = _ok(ttl_calls[ident].reply, errors, t, -2) if ident in ttl_calls else -2
-            info = lease_info(gname, p, owner, ttl, epoch)
+            owner, epoch, ttl_at = lease
+            ttl = _ok(r4[ttl_at], errors, t, -2) if ttl_at >= 0 else -2
+            info = lease_dict(gname, p, owner, ttl, epoch)
             leases.append(info)
-            if info.owner:
-                owners.setdefault(gname, set()).add(info.owner)
-    consumers = []
+            if info["owner"]:
+                owners.setdefault(gname, set()).add(info["owner"])
+    consumers: list[dict[str, Any]] = []
     for gname in sorted(per_group):
-        beats = _ok(beat_calls[t, gname].reply, errors, t, {}) or {}
+        beats = _hash(_ok(r3[beat_at[t, gname]], errors, t, {}))
         stats = {o: {"pending": 0, "idle": -1} for o in owners.get(gname, set())}
-        consumers.extend(consumer_infos(gname, stats, beats, now))
-    if t in retry_calls:
-        oldest_due, next_due = (_ok(c.reply, errors, t, []) for c in retry_calls[t])
-        retry = retry_backlog(retry_count, oldest_due, next_due)
-    else:
-        retry = RetryBacklog(retry_count, None, None)
-    return TopicSnapshot(
-        topic=name,
-        partitions=count,
-        length=sum(lengths),
-        dlq_length=dlq_length,
-        retry=retry,
-        groups=[combine(g, per_group[g]) for g in sorted(per_group)],
-        leases=sorted(leases, key=lambda x: (x.group, x.partition)),
-        consumers=consumers,
-        partition_lengths=lengths,
-        partition_last_ids=last_ids,
+        consumers.extend(consumer_dicts(gname, stats, beats, now))
+    retry: dict[str, Any] = {"count": retry_count, "next_due_at_ms": None, "oldest_due_at_ms": None}
+    if retry_idx is not None:
+        retry["oldest_due_at_ms"] = _first_score(_ok(r2[retry_idx], errors, t, None))
+        retry["next_due_at_ms"] = _first_score(_ok(r2[retry_idx + 1], errors, t, None))
+    leases.sort(key=lambda x: (x["group"], x["partition"]))
+    return {
+        "topic": name,
+        "partitions": len(t_parts),
+        "length": sum(lengths),
+        "dlq_length": dlq_length,
+        "retry": retry,
+        "groups": [group_dict(g, per_group[g]) for g in sorted(per_group)],
+        "leases": leases,
+        "consumers": consumers,
+        "partition_lengths": lengths,
+        "partition_last_ids": part_ids,
+        "error": None,
+    }
+
+
+# --- shared shapes (also used by Admin.leases / Admin.consumers) ------------------------------
+
+
+def group_dict(group: str, partitions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Group totals, as :func:`mqcore.admin.combine_group_lag` computes them."""
+    known = [p["lag"] for p in partitions if p["lag"] is not None]
+    times = [p["lag_ms"] for p in partitions if p["lag_ms"] is not None]
+    return {
+        "group": group,
+        "lag": sum(known) if known or not partitions else None,
+        "lag_ms": max(times) if times else (0 if not partitions else None),
+        "pending": sum(p["pending"] for p in partitions),
+        "lag_exact": all(p["lag_exact"] for p in partitions),
+        "partitions": sorted(partitions, key=lambda p: p["partition"]),
+    }
+
+
+def lease_dict(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> dict[str, Any]:
+    alive = owner is not None and isinstance(ttl, int) and ttl != -2
+    try:
+        epoch_n = int(epoch)
+    except (TypeError, ValueError):
+        epoch_n = 0
+    return {
+        "group": group,
+        "partition": partition,
+        "owner": _text(owner) if alive else None,
+        "ttl_ms": int(ttl) if alive and ttl >= 0 else None,
+        "epoch": epoch_n,
+    }
+
+
+def consumer_dicts(
+    group: str, stats: dict[str, dict[str, int]], beats: dict[Any, Any], now: int
+) -> list[dict[str, Any]]:
+    """Consumers of a group: XINFO CONSUMERS stats joined with mqcore heartbeats, by name."""
+    hb: dict[str, dict[str, Any]] = {}
+    for name, raw in beats.items():
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict):
+            hb[_text(name)] = data
+    out = []
+    for name in sorted(set(stats) | set(hb)):
+        s = stats.get(name, {"pending": 0, "idle": -1})
+        beat = hb.get(name, {})
+        last_seen = beat.get("last_seen_ms")
+        seen_age = max(0, now - int(last_seen)) if isinstance(last_seen, int | float) else None
+        idle = s["idle"] if s["idle"] >= 0 else (seen_age if seen_age is not None else 0)
+        held = beat.get("partitions") or []
+        cap = beat.get("max_partitions")
+        out.append(
+            {
+                "group": group,
+                "name": name,
+                "pending": s["pending"],
+                "idle_ms": idle,
+                "last_seen_ms": seen_age,
+                "partitions_held": sorted(int(p) for p in held if isinstance(p, int)),
+                "max_partitions": int(cap) if isinstance(cap, int) else None,
+            }
+        )
+    return out
+
+
+def snapshot_from_dict(data: dict[str, Any]) -> ClusterSnapshot:
+    """The dataclasses of a snapshot dict made by :func:`take_snapshot_dict`."""
+    topics = []
+    for t in data["topics"]:
+        groups = [
+            GroupLag(
+                group=g["group"],
+                lag=g["lag"],
+                lag_ms=g["lag_ms"],
+                pending=g["pending"],
+                lag_exact=g["lag_exact"],
+                partitions=[
+                    PartitionLag(**{**p, "exactness": LagExactness(p["exactness"])})
+                    for p in g["partitions"]
+                ],
+            )
+            for g in t["groups"]
+        ]
+        topics.append(
+            TopicSnapshot(
+                topic=t["topic"],
+                partitions=t["partitions"],
+                length=t["length"],
+                dlq_length=t["dlq_length"],
+                retry=RetryBacklog(**t["retry"]),
+                groups=groups,
+                leases=[LeaseInfo(**x) for x in t["leases"]],
+                consumers=[ConsumerInfo(**c) for c in t["consumers"]],
+                partition_lengths=list(t["partition_lengths"]),
+                partition_last_ids=list(t["partition_last_ids"]),
+                error=t["error"],
+            )
+        )
+    return ClusterSnapshot(
+        taken_at_ms=data["taken_at_ms"],
+        topics=topics,
+        redis_run_id=data["redis_run_id"],
+        elapsed_ms=data["elapsed_ms"],
+        commands=data["commands"],
+        pipelines=data["pipelines"],
     )
 
 
