@@ -23,6 +23,7 @@ __all__ = [
     "rate_from_counter",
     "sparkline_points",
     "window_ms",
+    "x_range",
 ]
 
 Point = tuple[int, float]
@@ -119,6 +120,31 @@ def _trace(name: str, points: Sequence[Point], **extra: Any) -> dict[str, Any]:
     }
 
 
+MIN_X_SPAN_MS = 5 * 60_000
+
+
+def x_range(
+    series: Mapping[str, Sequence[Point]],
+    since_ms: int,
+    until_ms: int,
+    *,
+    min_span_ms: int = MIN_X_SPAN_MS,
+) -> list[int]:
+    """The x-axis range of a chart over ``[since_ms, until_ms]``.
+
+    When the data starts later than the window (a topic or collector only minutes
+    old), the axis starts at the first sample instead, so the lines are not
+    squeezed against the right edge; it never gets narrower than ``min_span_ms``
+    (nor wider than the window). Without data the whole window is shown.
+    """
+    starts = [pts[0][0] for pts in series.values() if pts]
+    if not starts:
+        return [since_ms, until_ms]
+    first = min(starts)
+    start = min(first, until_ms - min_span_ms)
+    return [max(since_ms, start), until_ms]
+
+
 def line_figure(
     title: str,
     series: Mapping[str, Sequence[Point]],
@@ -137,7 +163,7 @@ def line_figure(
     data = [_trace(name, pts, **extra) for name, pts in series.items()]
     xaxis: dict[str, Any] = {"type": "date", "title": {"text": ""}}
     if since_ms is not None and until_ms is not None:
-        xaxis["range"] = [since_ms, until_ms]
+        xaxis["range"] = x_range(series, since_ms, until_ms)
     return {
         "data": data,
         "layout": {
@@ -148,6 +174,7 @@ def line_figure(
             "height": 260,
             "showlegend": len(data) > 1,
             "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},  # below the dates
+            "uirevision": title,  # a live refresh keeps the user's zoom and hidden traces
         },
         "empty": not any(len(pts) for pts in series.values()),
     }

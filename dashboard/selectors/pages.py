@@ -557,7 +557,7 @@ def group_names(cluster: str, topic: str) -> list[str]:
 
 def poison_threshold() -> int:
     """Deliveries at which a pending entry is highlighted as poison (max_retries + 1)."""
-    return int(getattr(settings, "CONSOLE_POISON_DELIVERIES", 4))
+    return int(settings.CONSOLE_POISON_DELIVERIES)
 
 
 def pending_get(

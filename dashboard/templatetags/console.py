@@ -124,6 +124,69 @@ def reltime(value: Any, now_ms: Any = None) -> SafeString | str:
     return format_html('<time datetime="{}" title="{}" data-relative>{}</time>', iso, iso, text)
 
 
+def _parse_iso_ms(value: Any) -> float | None:
+    """Epoch ms of an ISO-8601 instant (``Z``, offsets, up to nanoseconds); naive means UTC."""
+    text = "" if value is None else str(value).strip()
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp() * 1000
+
+
+@register.filter
+def isotime(value: Any, now_ms: Any = None) -> SafeString | str:
+    """An ISO-8601 string (such as a dead letter's ``failedAt``) as :func:`reltime`.
+
+    Text that is not an ISO instant is returned as is (plain text, escaped by the
+    template); empty input gives "".
+    """
+    ms = _parse_iso_ms(value)
+    if ms is None:
+        return "" if value is None else str(value)
+    return reltime(ms, now_ms)
+
+
+@register.filter
+def id_time(entry_id: Any, now_ms: Any = None) -> SafeString | str:
+    """The instant in a stream entry id's millisecond part, as :func:`reltime`."""
+    try:
+        ms = int(str(entry_id).split("-", 1)[0])
+    except ValueError:
+        return str(entry_id)
+    return reltime(ms, now_ms)
+
+
+JOB_STATES = {
+    # job status -> (badge class, meaning on hover)
+    "draft": ("pending", "previewed; nothing replayed until the job is started"),
+    "queued": ("pending", "waiting for a worker"),
+    "running": ("running", "a worker is replaying letters"),
+    "cancelling": ("running", "cancel asked; stops after the current chunk"),
+    "cancelled": ("cancelled", "stopped by a user before the end"),
+    "completed": ("completed", "every letter of the frozen set has an outcome"),
+    "failed": ("failed", "the runner gave up (see the error)"),
+}
+
+
+@register.filter
+def job_badge(status: Any, label: Any = "") -> SafeString:
+    """A colored badge for a bulk replay job state (pending/running/completed/cancelled/failed)."""
+    value = str(status or "")
+    kind, meaning = JOB_STATES.get(value, ("pending", "unknown state"))
+    return format_html(
+        '<span class="status job-state job-{}" data-state="{}" title="{}">{}</span>',
+        kind,
+        value,
+        meaning,
+        str(label) if label else value,
+    )
+
+
 @register.filter
 def age_time(value: Any, now_ms: Any = None) -> SafeString | str:
     """The instant ``value`` ms ago, as :func:`reltime` (for ages such as idle times)."""

@@ -266,6 +266,17 @@ def _job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Replay
     return job
 
 
+def plan_label(reason: str, topic: str, partition: int | None) -> str:
+    """What the dry run says a letter would do, in words (``reason`` is the script's code)."""
+    where = f"{topic}/p{partition}" if partition is not None and partition >= 0 else topic
+    labels = {
+        "would-replay": f"will replay to {where}",
+        "already-replayed": "skip: already replayed",
+        "missing": "skip: no longer in the DLQ",
+    }
+    return labels.get(reason, reason.replace("-", " "))
+
+
 def _plan_rows(job: ReplayJob) -> list[dict[str, Any]]:
     plan = svc.dead_letters(job.cluster).plan(
         job.topic,
@@ -276,6 +287,9 @@ def _plan_rows(job: ReplayJob) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for item in plan:
         data = asdict(item) if is_dataclass(item) and not isinstance(item, type) else dict(item)
+        data["label"] = plan_label(
+            str(data.get("reason", "")), str(data.get("topic", "")), data.get("partition")
+        )
         rows.append(data)
     return rows
 

@@ -1,7 +1,10 @@
 // Renders the Plotly figures of a page from <script type="application/json" id="chart-data">
 // into elements marked data-chart="<name>". No inline JS: the CSP forbids it.
+// The data block sits inside the page's live region: after each htmx swap the charts are
+// redrawn with Plotly.react (the layout's uirevision keeps the user's zoom).
 (function () {
   "use strict";
+  let lastData = null;
   function themed(layout) {
     const css = getComputedStyle(document.documentElement);
     const fg = css.getPropertyValue("--fg").trim() || "#1b1f24";
@@ -17,12 +20,17 @@
   function render() {
     const block = document.getElementById("chart-data");
     if (!block || !window.Plotly) return;
+    const text = block.textContent;
+    if (text === lastData) return; // the poll brought the same figures
     let figures;
-    try { figures = JSON.parse(block.textContent); } catch (e) { return; }
+    try { figures = JSON.parse(text); } catch (e) { return; }
+    lastData = text;
     document.querySelectorAll("[data-chart]").forEach(function (el) {
       const fig = figures[el.getAttribute("data-chart")];
       if (!fig) return;
+      const state = el.getAttribute("data-rendered");
       if (fig.empty) {
+        if (state === "plot") window.Plotly.purge(el);
         const p = document.createElement("p");
         p.className = "muted chart-empty";
         p.textContent = ((fig.layout && fig.layout.title && fig.layout.title.text) || "Chart") +
@@ -31,11 +39,18 @@
         el.setAttribute("data-rendered", "empty");
         return;
       }
-      window.Plotly.newPlot(el, fig.data, themed(fig.layout),
-        { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendDataToCloud"] });
+      const config = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendDataToCloud"] };
+      if (state === "plot") {
+        window.Plotly.react(el, fig.data, themed(fig.layout), config);
+      } else {
+        el.replaceChildren();
+        window.Plotly.newPlot(el, fig.data, themed(fig.layout), config);
+      }
       el.setAttribute("data-rendered", "plot");
+      el.setAttribute("data-revision", String((parseInt(el.getAttribute("data-revision") || "0", 10) || 0) + 1));
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", render);
   else render();
+  document.addEventListener("htmx:afterSwap", render);
 })();

@@ -162,7 +162,11 @@ def test_bulk_preview_dry_run_start_and_result(r, mq_config, letters) -> None:
     assert "7 letters" in preview
     assert letters[0] in preview
     assert letters[-1] in preview
-    assert "already-replayed" in preview  # dry run shows what each would do
+    # the dry run says in words what each letter would do (the code stays as data-reason)
+    assert "skip: already replayed" in preview
+    assert "will replay to orders/p" in preview
+    assert 'data-reason="already-replayed"' in preview
+    assert ">would-replay<" not in preview
     add_letters(r, mq_config, "orders", 3)  # arrive after the preview: not in the frozen set
     assert c.post(f"{resp['Location']}start/", {"reason": ""}).status_code == 400
     c.post(f"{resp['Location']}start/", {"reason": "INC-7", "rate_limit": "0"})
@@ -171,6 +175,8 @@ def test_bulk_preview_dry_run_start_and_result(r, mq_config, letters) -> None:
     replay_job_run(job_id=str(job.pk))  # what the Celery task does
     job.refresh_from_db()
     assert (job.status, job.replayed, job.skipped, job.failed) == ("completed", 6, 1, 0)
+    done = c.get(resp["Location"]).content.decode()
+    assert 'class="status job-state job-completed" data-state="completed"' in done
     assert partition_len(r, mq_config, "orders") == 7
     progress = c.get(f"{resp['Location']}progress/", HTTP_HX_REQUEST="true")
     assert progress.status_code == 286
@@ -261,3 +267,44 @@ def test_cancel_a_running_job_keeps_exact_counts(r, mq_config, monkeypatch) -> N
     intent = AuditEvent.objects.get(event_type="dlq.bulk_replay", phase="intent")
     assert intent.completion.outcome == "cancelled"
     assert intent.completion.counts == {"replayed": 100, "skipped": 0, "failed": 0}
+
+
+def test_list_times_are_relative_with_absolute_on_hover_and_cells_do_not_wrap(r, mq_config) -> None:
+    make_topic(mq_config)
+    long_payload = lambda i: json.dumps({"order": i, "blob": "x" * 400})  # noqa: E731
+    ids = add_letters(r, mq_config, "orders", 2, payload=long_payload)
+    r.xadd(mq_config.keys.dlq("orders"), {"originalTopic": "orders", "payload": "no failedAt"})
+    html = client_for("Viewer").get(BASE).content.decode()
+    failed_at = r.xrange(mq_config.keys.dlq("orders"), ids[0], ids[0])[0][1][b"failedAt"].decode()
+    assert f">{failed_at}<" not in html  # not the raw ISO text any more
+    iso = failed_at.replace("Z", "+00:00")
+    assert f'<time datetime="{iso}" title="{iso}" data-relative>' in html
+    assert html.count("data-relative>") >= 3  # the letter without failedAt: time of its id
+    assert html.count('<td class="nowrap">') >= 6  # failed at + original id + key, per row
+    assert html.count('<code class="ellipsis" title="{&quot;order&quot;: 1, ') == 1  # one line
+    detail = client_for("Viewer", "v2").get(f"{BASE}{ids[0]}/").content.decode()
+    assert f'<dt>Failed at</dt><dd><time datetime="{iso}"' in detail
+    assert f'<dt>Produced at</dt><dd><time datetime="{iso}"' in detail
+
+
+def test_empty_dlq_says_nothing_failed(mq_config) -> None:
+    make_topic(mq_config)
+    c = client_for("Viewer")
+    assert "No dead letters: nothing failed." in c.get(BASE).content.decode()
+    assert "No dead letters match these filters." in c.get(f"{BASE}?key=zz").content.decode()
+
+
+def test_live_toggle_only_on_pages_that_poll(letters) -> None:
+    c = client_for("Operator")
+    resp = c.post(f"{BASE}bulk/", {"id": letters[:2]})
+    pages = {
+        "list": c.get(BASE),
+        "letter": c.get(f"{BASE}{letters[0]}/"),
+        "bulk preview": c.get(resp["Location"]),
+        "audit": c.get("/audit/"),
+        "404": c.get("/clusters/default/topics/orders/dlq/9-9/"),
+    }
+    for name, response in pages.items():
+        html = response.content.decode()
+        assert "data-live" not in html.replace("data-live-", ""), name
+        assert "data-pause-live" not in html, f"{name} shows a Live/Pause toggle"

@@ -79,6 +79,43 @@ def test_leases_page_flags_unowned_and_shows_countdown(viewer_client, pel, mq_co
     assert viewer_client.get("/clusters/default/topics/jobs/leases/?group=nope").status_code == 404
 
 
+def test_leases_consumer_without_heartbeat_is_not_called_foreign(viewer_client, pel) -> None:
+    # c1 is known to XINFO CONSUMERS (it read entries) but sends no mqcore heartbeat:
+    # it may just have stopped cleanly, so the page says both and shows when it was active.
+    html = viewer_client.get("/clusters/default/topics/jobs/leases/").content.decode()
+    row = html.split('<th scope="row">c1</th>', 1)[1].split("</tr>", 1)[0]
+    assert "no heartbeat (stopped, or not an mqcore consumer)" in row
+    assert re.search(r"last active <time datetime=\"[^\"]+\" title=\"[^\"]+\" data-relative>", row)
+    assert 'title="not an mqcore consumer' not in html
+
+
+def test_pending_poison_threshold_comes_from_settings(viewer_client, pel, settings) -> None:
+    url = "/clusters/default/topics/jobs/pending/?group=workers"
+    assert settings.CONSOLE_POISON_DELIVERIES == 4  # the default
+    settings.CONSOLE_POISON_DELIVERIES = 2  # deliveries 7 and 2 are poison now
+    html = viewer_client.get(url).content.decode()
+    assert html.count('class="poison"') == 2
+    assert "poison = 2+ deliveries" in html
+
+
+def test_nothing_pending_has_an_empty_state(viewer_client, pel) -> None:
+    url = "/clusters/default/topics/jobs/pending/?group=workers&partition=1"
+    assert "No pending entries" in viewer_client.get(url).content.decode()
+
+
+def test_live_pages_show_the_live_toggle_message_page_does_not(viewer_client, pel) -> None:
+    for url in (
+        "/clusters/default/topics/jobs/pending/?group=workers",
+        "/clusters/default/topics/jobs/leases/",
+    ):
+        html = viewer_client.get(url).content.decode()
+        assert "data-live " in html
+        assert "data-pause-live" in html, url
+    detail = viewer_client.get(f"/clusters/default/topics/jobs/messages/0/{pel[0]}/")
+    assert detail.status_code == 200
+    assert "data-pause-live" not in detail.content.decode()
+
+
 def test_message_detail_pretty_prints_json_and_links_context(viewer_client, pel) -> None:
     response = viewer_client.get(
         f"/clusters/default/topics/jobs/messages/0/{pel[0]}/?group=workers"

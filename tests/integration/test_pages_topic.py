@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
+from dashboard import charts
 from mqcore.producer import Producer
 from mqcore.topics import Topics
 from tests.integration.pages_support import collect, make_user, store_pass
@@ -53,14 +54,33 @@ def test_topic_page_shows_group_partition_rows_charts_and_drain(
     assert figures["lag"]["data"][0]["name"] == "billing"
     assert figures["lag"]["data"][0]["y"] == [50.0, 20.0, 5.0]
     assert figures["rates"]["data"][0]["y"] == [5.0, 5.0]  # 600 per 120 s
+    # Four minutes of data in a 7-day window: the x axis spans the data (at least 5 min),
+    # not the whole week with every line squeezed against the right edge.
     week = _chart_data(
         viewer_client.get("/clusters/default/topics/orders/?window=7d").content.decode()
     )
-    assert (
-        week["lag"]["layout"]["xaxis"]["range"][1] - week["lag"]["layout"]["xaxis"]["range"][0]
-        == 7 * 86_400_000
-    )
+    start, end = week["lag"]["layout"]["xaxis"]["range"]
+    assert end - start == charts.MIN_X_SPAN_MS
+    assert start <= now - 240_000
+    empty_start, empty_end = week["dlq"]["layout"]["xaxis"]["range"]  # no DLQ samples
+    assert empty_end - empty_start == 7 * 86_400_000
     assert viewer_client.get("/clusters/default/topics/orders/?window=2y").status_code == 400
+
+
+def test_charts_refresh_with_the_numbers(viewer_client: Client, mq_config) -> None:
+    Topics(mq_config).create("orders", 1, groups=["billing"])
+    now = int(time.time() * 1000)
+    store_pass(None, points=[("lag", "orders/billing", 9.0)], now_ms=now - 60_000)
+    collect(points=[("lag", "orders/billing", 3.0)], now_ms=now)
+    page = viewer_client.get("/clusters/default/topics/orders/").content.decode()
+    live = page.split('<div id="topic-live"', 1)[1].split('<section class="charts"', 1)[0]
+    assert 'id="chart-data"' in live  # the figures sit inside the polled region
+    poll = viewer_client.get("/clusters/default/topics/orders/", HTTP_HX_REQUEST="true")
+    html = poll.content.decode()
+    assert html.lstrip().startswith('<div id="topic-live"')
+    assert _chart_data(html)["lag"]["data"][0]["y"] == [9.0, 3.0]
+    assert "<script>" not in html  # CSP: data only, charts.js draws
+    assert "data-pause-live" in page
 
 
 def test_null_lag_is_shown_as_not_exact_with_its_reason(

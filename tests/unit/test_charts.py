@@ -51,6 +51,21 @@ def test_line_figure_has_one_trace_per_series_and_window_range() -> None:
     assert charts.line_figure("x", {"a": []})["empty"] is True
 
 
+def test_x_range_follows_the_data_when_it_is_shorter_than_the_window() -> None:
+    hour, minute = 3_600_000, 60_000
+    since, until = 10 * hour, 11 * hour
+    ten_min = {"g": [(until - 10 * minute, 1.0), (until, 2.0)], "h": []}
+    assert charts.x_range(ten_min, since, until) == [until - 10 * minute, until]
+    two_min = {"g": [(until - 2 * minute, 1.0)]}  # never narrower than MIN_X_SPAN_MS
+    assert charts.x_range(two_min, since, until) == [until - charts.MIN_X_SPAN_MS, until]
+    older = {"g": [(since - hour, 1.0)], "h": [(until - minute, 1.0)]}  # never wider
+    assert charts.x_range(older, since, until) == [since, until]
+    assert charts.x_range({"g": []}, since, until) == [since, until]
+    fig = charts.line_figure("Lag", ten_min, since_ms=since, until_ms=until)
+    assert fig["layout"]["xaxis"]["range"] == [until - 10 * minute, until]
+    assert fig["layout"]["uirevision"] == "Lag"  # a live redraw keeps the user's zoom
+
+
 def test_window_ms() -> None:
     assert charts.window_ms("7d") == 7 * 86_400_000
     with pytest.raises(ValueError, match="window must be one of"):

@@ -62,3 +62,25 @@ def test_query_tag_keeps_other_parameters(rf) -> None:
         Context({"request": request})
     )
     assert out == "?q=a&amp;sort=topic"
+
+
+def test_isotime_renders_iso_instants_as_relative_time() -> None:
+    now = 1_700_000_060_000
+    expected = (
+        '<time datetime="2023-11-14T22:13:20+00:00" title="2023-11-14T22:13:20+00:00" '
+        "data-relative>1 min ago</time>"
+    )
+    assert console.isotime("2023-11-14T22:13:20Z", now) == expected
+    assert console.isotime("2023-11-14T22:13:20.123456789Z", now).endswith(">59 s ago</time>")
+    assert console.isotime("2023-11-14T23:13:20+01:00", now) == expected
+    assert console.isotime("not a time", now) == "not a time"  # plain text, escaped later
+    assert console.isotime("", now) == ""
+    assert console.id_time("1700000000000-3", now) == expected
+
+
+def test_job_badge_colors_every_state_and_escapes_the_label() -> None:
+    for status, kind in [("draft", "pending"), ("queued", "pending"), ("running", "running"),
+                         ("completed", "completed"), ("cancelled", "cancelled"),
+                         ("failed", "failed")]:  # fmt: skip
+        assert f'class="status job-state job-{kind}"' in console.job_badge(status, status)
+    assert "&lt;b&gt;" in console.job_badge("completed", "<b>")
