@@ -145,6 +145,9 @@ LOGOUT_REDIRECT_URL = "login"
 MQ_CLUSTERS = mq_clusters_from_env()
 CONSOLE_REDIS_URL = os.environ.get("CONSOLE_REDIS_URL", "redis://127.0.0.1:6379/1")
 CONSOLE_KEY_PREFIX = os.environ.get("CONSOLE_KEY_PREFIX", "opsdash")
+# Pending page: entries delivered this many times or more are highlighted as poison
+# (the consumers' max retries + 1).
+CONSOLE_POISON_DELIVERIES = env_int("CONSOLE_POISON_DELIVERIES", 4)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)
