@@ -32,6 +32,7 @@ from dashboard.clusters import cluster_client, cluster_config
 from dashboard.status import Thresholds, snapshot_enrich
 from dashboard.store import ConsoleStore, Tier, default_store, tiers
 from mqcore.models import ClusterSnapshot
+from mqcore.snapshot import gc_paused
 
 __all__ = [
     "CheckpointCollector",
@@ -171,7 +172,13 @@ def lease_diff(
             state[key] = [lease.get("owner"), int(lease.get("epoch") or 0), now_ms + int(ttl or 0)]
     if previous is None:
         return events, state
-    for key in sorted(set(previous) | set(state)):
+    changed = []
+    for key in set(previous) | set(state):
+        old, new = previous.get(key), state.get(key)
+        if old is not None and new is not None and old[0] == new[0] and old[1] == new[1]:
+            continue  # same owner, same epoch: nothing happened
+        changed.append(key)
+    for key in sorted(changed):
         old_owner, old_epoch, old_expiry = previous.get(key) or [None, 0, 0]
         new_owner, new_epoch, _ = state.get(key) or [None, old_epoch, 0]
         topic, group, part = key.split("\x1f")
@@ -245,23 +252,28 @@ def tier_points(
     buckets: Mapping[str, int],
     now_ms: int,
     all_tiers: Sequence[Tier],
-) -> tuple[dict[str, list[tuple[str, str, float]]], dict[str, int]]:
-    """Which tiers get this pass's points: raw always, a coarser tier once per bucket.
+) -> tuple[dict[str, list[tuple[str, str, float]]], dict[str, int], dict[str, int]]:
+    """This pass's points, the new last bucket per coarse tier, and the buckets that closed.
 
-    Returns the points per tier and the new last-bucket per tier (the first
-    sample of each bucket represents it: counters stay exact, gauges are sampled).
+    Raw gets every pass's points. A coarse tier's point for a bucket is rolled up
+    from the raw points of that bucket when it closes (the first pass of a later
+    bucket): the max of a gauge, the last value of a counter (see
+    :func:`dashboard.store.rollup_value`). The first pass ever closes nothing.
     """
     points: dict[str, list[tuple[str, str, float]]] = {}
     new_buckets = dict(buckets)
+    closed: dict[str, int] = {}
     for tier in all_tiers:
         if tier.bucket_s == 0:
             points[tier.name] = triples
             continue
         bucket = now_ms // 1000 // tier.bucket_s
-        if new_buckets.get(tier.name) != bucket:
-            points[tier.name] = triples
+        previous = new_buckets.get(tier.name)
+        if previous != bucket:
+            if previous is not None and previous < bucket:
+                closed[tier.name] = int(previous)
             new_buckets[tier.name] = bucket
-    return points, new_buckets
+    return points, new_buckets, closed
 
 
 def _restart_check(
@@ -302,6 +314,24 @@ def collect_cluster(
     redo a slot it claimed, any other run skips it - or, with
     ``gather_when_claimed``, gathers and returns the snapshot without storing it.
     """
+    with gc_paused():  # see mqcore.snapshot.gc_paused: a third of the pass otherwise
+        return _collect_cluster(
+            cluster,
+            token=token,
+            store=store,
+            claim=claim,
+            gather_when_claimed=gather_when_claimed,
+        )
+
+
+def _collect_cluster(
+    cluster: str,
+    *,
+    token: str | None,
+    store: ConsoleStore | None,
+    claim: bool,
+    gather_when_claimed: bool,
+) -> PassResult:
     store = store or default_store()
     started = time.perf_counter()
     now_ms = int(time.time() * 1000)
@@ -365,7 +395,7 @@ def collect_cluster(
     new_state: dict[str, Any] = {**state, **windows}
     new_state.update(_restart_check(state, snap, health, now_ms) or {})
     events, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
-    points, new_state["buckets"] = tier_points(
+    points, new_state["buckets"], rollups = tier_points(
         series_points(snap), state.get("buckets") or {}, now_ms, tiers()
     )
     elapsed = (time.perf_counter() - started) * 1000
@@ -412,6 +442,7 @@ def collect_cluster(
         alerts_open=transition.open,
         alerts_resolved=transition.resolved,
         slot=slot if claim else None,
+        rollups=rollups,
     )
     return PassResult(
         cluster,

@@ -117,41 +117,60 @@ def partition_status(
         return Status.UNKNOWN, "no samples yet"
     window = list(samples)[-thresholds.window_samples :]
     latest = window[-1]
-    if latest.error:
-        return Status.ERR, f"cannot read: {latest.error}"
-    if latest.lag is None:
-        return Status.UNKNOWN, f"lag unknown: {latest.lag_reason or 'Redis reports no lag'}"
+    return _rules(
+        [s.lag for s in window],
+        [s.position for s in window],
+        latest.error,
+        latest.lag_reason,
+        thresholds,
+        last_active_ms,
+        now_ms,
+    )
+
+
+def _rules(
+    lags: list[int | None],
+    positions: list[str],
+    error: str | None,
+    lag_reason: str,
+    thresholds: Thresholds,
+    last_active_ms: int,
+    now_ms: int,
+) -> tuple[Status, str]:
+    """The rules of :func:`partition_status` over a window's lags and positions (oldest first)."""
+    latest = lags[-1]
+    if error:
+        return Status.ERR, f"cannot read: {error}"
+    if latest is None:
+        return Status.UNKNOWN, f"lag unknown: {lag_reason or 'Redis reports no lag'}"
     allowed = thresholds.allowed_lag
-    for sample in reversed(window):
-        if sample.lag is not None and sample.lag <= allowed:
-            if sample is latest:
-                return Status.OK, f"lag {latest.lag} within allowed {allowed}"
-            return (
-                Status.OK,
-                f"lag was {sample.lag} (<= {allowed}) within the last {len(window)} samples",
-            )
+    n = len(lags)
+    for i in range(n - 1, -1, -1):
+        lag = lags[i]
+        if lag is not None and lag <= allowed:
+            if i == n - 1:
+                return Status.OK, f"lag {latest} within allowed {allowed}"
+            return Status.OK, f"lag was {lag} (<= {allowed}) within the last {n} samples"
     inactive_ms = now_ms - last_active_ms
     if inactive_ms > thresholds.stop_after_ms:
         return (
             Status.STOP,
             f"no consumer activity for {inactive_ms // 1000} s"
-            f" (> {thresholds.stop_after_ms // 1000} s) while lag is {latest.lag}",
+            f" (> {thresholds.stop_after_ms // 1000} s) while lag is {latest}",
         )
-    if len(window) < 2:
+    if n < 2:
         return Status.OK, "one sample so far; the rules need two"
-    if all(s.position == latest.position for s in window):
-        return (
-            Status.STALL,
-            f"position not moving over {len(window)} samples while lag is {latest.lag}",
-        )
-    lags = [s.lag for s in window]
-    full = len(window) >= thresholds.window_samples
-    if full and all(a is not None and b is not None and b > a for a, b in pairwise(lags)):
+    last_pos = positions[-1]
+    if all(p == last_pos for p in positions):
+        return Status.STALL, f"position not moving over {n} samples while lag is {latest}"
+    if n >= thresholds.window_samples and all(
+        a is not None and b is not None and b > a for a, b in pairwise(lags)
+    ):
         return (
             Status.WARN,
-            f"consumer moving but lag grew at every sample ({lags[0]} -> {latest.lag})",
+            f"consumer moving but lag grew at every sample ({lags[0]} -> {latest})",
         )
-    return Status.OK, f"consumer moving (lag {latest.lag})"
+    return Status.OK, f"consumer moving (lag {latest})"
 
 
 # --- snapshot enrichment -------------------------------------------------------
@@ -242,21 +261,21 @@ def snapshot_enrich(
                 )
                 if is_alive or moved:
                     last_active = now
-                raw = [*raw, [now, part.get("lag"), position, part.get("pending") or 0, is_alive]]
+                lag = part.get("lag")
+                raw = [*raw, [now, lag, position, part.get("pending") or 0, is_alive]]
                 raw = raw[-th.window_samples :]
                 windows[key] = [last_active, raw]
-                samples = [
-                    Sample(at_ms=s[0], lag=s[1], position=s[2], pending=s[3], alive=bool(s[4]))
-                    for s in raw
-                ]
+                lags = [s[1] for s in raw]
                 if topic_error:
-                    samples[-1] = Sample(now, None, position, 0, error=str(topic_error))
-                elif part.get("lag") is None:
-                    samples[-1] = Sample(
-                        now, None, position, 0, lag_reason=part.get("lag_reason") or ""
-                    )
-                status, reason = partition_status(
-                    samples, th, last_active_ms=int(last_active), now_ms=now
+                    lags[-1] = None
+                status, reason = _rules(
+                    lags,
+                    [s[2] for s in raw],
+                    str(topic_error) if topic_error else None,
+                    (part.get("lag_reason") or "") if lag is None else "",
+                    th,
+                    int(last_active),
+                    now,
                 )
                 part["status"], part["status_reason"] = status.value, reason
                 part_results.append((status, reason, pid))

@@ -6,13 +6,15 @@ MULTI/EXEC, so a worker killed mid-pass leaves the previous pass intact and the
 next pass restores everything.
 
 Time series: one Redis string per (cluster, tier, metric, entity) of packed
-12-byte points (``<Id``: uint32 epoch seconds, float64 value), APPENDed each
-pass. Tiers: ``raw`` (every pass), ``1m`` and ``10m`` (the first sample of each
-bucket: counters stay exact, gauges are sampled). A series longer than its
-retention by 10% is rewritten with only the points inside the retention, so
-bytes per series per day are 12 x points per day and the total is bounded by
-retention x series; series of vanished entities are deleted after the longest
-retention.
+points, APPENDed each pass: gauges take 8 bytes (``<If``: uint32 epoch seconds,
+float32 value), ``*_total`` counters 12 (``<Id``: float64, exact to 2^53).
+Tiers: ``raw`` (every pass), ``1m`` and ``10m``: when a bucket closes, the pass
+rolls the raw points of that bucket up into one point stamped with the bucket
+start - the MAX for gauges (peaks matter), the LAST value for counters. A series
+longer than its retention by 10% is rewritten with only the points inside the
+retention, so bytes per series per day are the point size x points per day and
+the total is bounded by retention x series (see ``series_bytes``); series of
+vanished entities are deleted after the longest retention.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from dashboard.clusters import cluster_names, console_keys, console_redis
 from mqcore.keys import ConsoleKeys
 
 __all__ = [
+    "COUNTER",
+    "GAUGE",
     "POINT",
     "TIERS",
     "ConsoleStore",
@@ -40,15 +44,32 @@ __all__ = [
     "alerts_list",
     "collector_health_get",
     "lease_timeline_get",
+    "point_struct",
+    "rollup_value",
+    "series_bytes",
     "series_get",
     "series_many",
     "snapshot_get",
 ]
 
-POINT = struct.Struct("<Id")
+GAUGE = struct.Struct("<If")  # uint32 epoch seconds, float32 value
+COUNTER = struct.Struct("<Id")  # uint32 epoch seconds, float64 value: exact counts
+POINT = GAUGE  # the common case; counters use COUNTER (see point_struct)
+_F32_MAX = 3.4028234663852886e38
 _SEP = "\x1f"
 APPEND_BATCH = 500
 _APPEND_LUA = (Path(__file__).parent / "scripts" / "append_points.lua").read_text()
+
+
+def point_struct(metric: str) -> struct.Struct:
+    """How points of ``metric`` are packed: float64 for ``*_total`` counters, else float32."""
+    return COUNTER if metric.endswith("_total") else GAUGE
+
+
+def _pack(point: struct.Struct, stamp_s: int, value: float) -> bytes:
+    if point is GAUGE and not -_F32_MAX <= value <= _F32_MAX:
+        value = math.copysign(_F32_MAX, value)
+    return point.pack(stamp_s, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +113,16 @@ def _loads_cached(slot: tuple[str, str], raw: bytes | None) -> Any:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+    # check_circular off: our values are trees (a third faster on a 2 MB snapshot)
+    return json.dumps(value, separators=(",", ":"), default=str, check_circular=False)
 
 
-def decode_points(data: bytes | None) -> list[tuple[int, float]]:
+def decode_points(data: bytes | None, point: struct.Struct = POINT) -> list[tuple[int, float]]:
+    """(epoch ms, value) pairs of a stored series; a torn tail is ignored."""
     if not data:
         return []
-    usable = len(data) - len(data) % POINT.size
-    return [(ts * 1000, value) for ts, value in POINT.iter_unpack(data[:usable])]
+    usable = len(data) - len(data) % point.size
+    return [(ts * 1000, value) for ts, value in point.iter_unpack(data[:usable])]
 
 
 def trim_points(
@@ -118,8 +141,19 @@ def tier_for(since_ms: int, now_ms: int, all_tiers: Sequence[Tier]) -> Tier:
     return all_tiers[-1]
 
 
-def encode_points(points: Iterable[tuple[int, float]]) -> bytes:
-    return b"".join(POINT.pack(ts_ms // 1000, value) for ts_ms, value in points)
+def encode_points(points: Iterable[tuple[int, float]], point: struct.Struct = POINT) -> bytes:
+    return b"".join(_pack(point, ts_ms // 1000, value) for ts_ms, value in points)
+
+
+def series_bytes(all_tiers: Sequence[Tier], interval_s: int, metric: str) -> dict[str, int]:
+    """Steady-state bytes of one series per tier (retention / cadence x point size)."""
+    size = point_struct(metric).size
+    return {t.name: t.retention_s // (t.bucket_s or interval_s) * size for t in all_tiers}
+
+
+def rollup_value(metric: str, values: Sequence[float]) -> float:
+    """One coarse point for a bucket's raw values: MAX of a gauge, LAST of a counter."""
+    return values[-1] if point_struct(metric) is COUNTER else max(values)
 
 
 class ConsoleStore:
@@ -129,14 +163,13 @@ class ConsoleStore:
         self.r: Any = client  # bytes replies
         self._append_script = client.register_script(_APPEND_LUA)
         self.keys = keys
+        self._series_keys: dict[tuple[str, str, str, str], str] = {}
+        self._indexed: set[str] = set()  # clusters whose series index this process refreshed
 
     # --- reads --------------------------------------------------------------
     def snapshot_get(self, cluster: str) -> dict[str, Any] | None:
         value: dict[str, Any] | None = _loads(self.r.get(self.keys.snapshot(cluster)))
         return value
-
-    def _tier_for(self, since_ms: int, now_ms: int) -> Tier:
-        return tier_for(since_ms, now_ms, tiers())
 
     def series_get(
         self,
@@ -148,24 +181,47 @@ class ConsoleStore:
         until_ms: int | None = None,
     ) -> list[tuple[int, float]]:
         now = int(time.time() * 1000)
-        tier = self._tier_for(since_ms, now)
-        data = self.r.get(self.keys.series(cluster, tier.name, metric, entity))
         until = until_ms if until_ms is not None else now + 3_600_000
-        return [(t, v) for t, v in decode_points(data) if since_ms <= t <= until]
+        got = self._series_read(cluster, metric, [entity], since_ms, now)[0]
+        return [(t, v) for t, v in got if t <= until]
 
     def series_many(
         self, cluster: str, metric: str, entities: Sequence[str], *, since_ms: int
     ) -> dict[str, list[tuple[int, float]]]:
         now = int(time.time() * 1000)
-        tier = self._tier_for(since_ms, now)
+        got = self._series_read(cluster, metric, entities, since_ms, now)
+        return dict(zip(entities, got, strict=True))
+
+    def _series_read(
+        self, cluster: str, metric: str, entities: Sequence[str], since_ms: int, now: int
+    ) -> list[list[tuple[int, float]]]:
+        """Points since ``since_ms`` from the finest tier covering it.
+
+        A coarse tier only has the buckets that closed; the raw points after its
+        last bucket (the open one) are appended, so charts reach the present.
+        """
+        all_tiers = tiers()
+        tier = tier_for(since_ms, now, all_tiers)
+        point = point_struct(metric)
         pipe = self.r.pipeline(transaction=False)
+        tail = 0
+        if tier.bucket_s:
+            interval = max(1, int(settings.COLLECT_INTERVAL_S))
+            tail = (2 * tier.bucket_s // interval + 2) * point.size
         for entity in entities:
             pipe.get(self.keys.series(cluster, tier.name, metric, entity))
+            if tail:
+                pipe.getrange(self.keys.series(cluster, "raw", metric, entity), -tail, -1)
         replies = pipe.execute()
-        return {
-            entity: [(t, v) for t, v in decode_points(data) if t >= since_ms]
-            for entity, data in zip(entities, replies, strict=True)
-        }
+        out = []
+        step = 2 if tail else 1
+        for i in range(0, len(replies), step):
+            pts = decode_points(replies[i], point)
+            if tail:
+                after = pts[-1][0] + tier.bucket_s * 1000 if pts else -1
+                pts += [(t, v) for t, v in decode_points(replies[i + 1], point) if t >= after]
+            out.append([(t, v) for t, v in pts if t >= since_ms])
+        return out
 
     def lease_timeline_get(
         self, cluster: str, topic: str, *, limit: int = 200
@@ -239,17 +295,25 @@ class ConsoleStore:
         alerts_open: Mapping[str, dict[str, Any]],
         alerts_resolved: Sequence[dict[str, Any]],
         slot: int | None,
+        rollups: Mapping[str, int] | None = None,
     ) -> None:
         """Write one pass: series points first, then everything else in one MULTI/EXEC.
 
         ``points`` maps a tier name to (metric, entity, value) triples for this pass.
+        ``rollups`` maps a coarse tier to the bucket (index) that closed with this
+        pass: the raw points of that bucket of every series in ``points["raw"]``
+        become one point of the tier (see :func:`rollup_value`).
         A worker killed in between leaves at most this pass's points without its
         snapshot; the claim is marked done only with the snapshot.
         """
         keys = self.keys
         timeline_max = int(settings.LEASE_TIMELINE_MAX)
         history_max = int(settings.ALERT_HISTORY_MAX)
-        lengths = self._append_points(cluster, points, now_ms)
+        index = bool(rollups) or cluster not in self._indexed
+        lengths = self._append_points(cluster, points, now_ms, index=index)
+        if rollups:
+            raw = points.get("raw") or ()
+            lengths.update(self._rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
         pipe = self.r.pipeline(transaction=True)
         if snapshot is not None:
             pipe.set(keys.snapshot(cluster), _dumps(snapshot))
@@ -280,58 +344,152 @@ class ConsoleStore:
         self._trim(lengths, now_ms)
         self._forget_vanished(cluster, now_ms)
 
+    def _series_key(self, cluster: str, tier: str, metric: str, entity: str) -> str:
+        ident = (cluster, tier, metric, entity)
+        key = self._series_keys.get(ident)
+        if key is None:
+            if len(self._series_keys) > 500_000:
+                self._series_keys.clear()
+            key = self._series_keys[ident] = self.keys.series(cluster, tier, metric, entity)
+        return key
+
     def _append_points(
-        self, cluster: str, points: Mapping[str, Sequence[tuple[str, str, float]]], now_ms: int
-    ) -> dict[str, tuple[int, Tier]]:
-        """APPEND this pass's points (Lua, 500 series per call); returns key -> (bytes, tier)."""
+        self,
+        cluster: str,
+        points: Mapping[str, Sequence[tuple[str, str, float]]],
+        now_ms: int,
+        *,
+        index: bool = True,
+    ) -> dict[str, tuple[int, Tier, struct.Struct]]:
+        """APPEND this pass's points (Lua, 500 series per call); key -> (bytes, tier, format).
+
+        ``index``: also refresh the series index (last write per metric/entity);
+        once a minute is plenty for a 90-day horizon.
+        """
         tier_map = {t.name: t for t in tiers()}
         stamp = now_ms // 1000
-        index: dict[str, float] = {}
+        series_key = self._series_key
         series_keys: list[str] = []
-        series_tiers: list[Tier] = []
+        series_tiers: list[tuple[Tier, struct.Struct]] = []
         packed: list[bytes] = []
+        members: list[str] = []
         for tier_name, triples in points.items():
+            tier = tier_map[tier_name]
             for metric, entity, value in triples:
                 if value is None or math.isnan(value):
                     continue
-                series_keys.append(self.keys.series(cluster, tier_name, metric, entity))
-                series_tiers.append(tier_map[tier_name])
-                packed.append(POINT.pack(stamp, float(value)))
-                index[f"{metric}{_SEP}{entity}"] = now_ms
+                point = point_struct(metric)
+                series_keys.append(series_key(cluster, tier_name, metric, entity))
+                series_tiers.append((tier, point))
+                packed.append(_pack(point, stamp, float(value)))
+                if index:
+                    members.append(f"{metric}{_SEP}{entity}")
         if not series_keys:
             return {}
-        pipe = self.r.pipeline(transaction=False)
+        return self._append_packed(cluster, series_keys, series_tiers, packed, members, now_ms)
+
+    def _append_packed(
+        self,
+        cluster: str,
+        series_keys: list[str],
+        series_tiers: list[tuple[Tier, struct.Struct]],
+        packed: list[bytes],
+        members: list[str],
+        now_ms: int,
+    ) -> dict[str, tuple[int, Tier, struct.Struct]]:
+        from mqcore.snapshot import run_commands
+
+        script = self._append_script
+        cmds: list[tuple[Any, ...]] = []
         for start in range(0, len(series_keys), APPEND_BATCH):
             end = start + APPEND_BATCH
             # scripts/append_points.lua: KEYS = series keys, ARGV = one packed point each
-            self._append_script(keys=series_keys[start:end], args=packed[start:end], client=pipe)
-        pipe.zadd(self.keys.series_index(cluster), index)
-        replies = pipe.execute()
-        sizes = [int(n) for reply in replies[:-1] for n in reply]
+            keys = series_keys[start:end]
+            cmds.append(("EVALSHA", script.sha, len(keys), *keys, *packed[start:end]))
+        if members:
+            index: list[Any] = ["ZADD", self.keys.series_index(cluster)]
+            for member in dict.fromkeys(members):
+                index.append(now_ms)
+                index.append(member)
+            cmds.append(tuple(index))
+            self._indexed.add(cluster)
+        replies = run_commands(self.r, cmds)
+        for pos, reply in enumerate(replies):
+            if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
+                self.r.script_load(_APPEND_LUA)  # the store was restarted or flushed
+                replies[pos] = run_commands(self.r, [cmds[pos]])[0]
+            if isinstance(replies[pos], Exception):
+                raise replies[pos]
+        sizes = [int(n) for reply in replies[: len(replies) - bool(members)] for n in reply]
         return {
-            key: (size, tier)
-            for key, size, tier in zip(series_keys, sizes, series_tiers, strict=True)
+            key: (size, tier, point)
+            for key, size, (tier, point) in zip(series_keys, sizes, series_tiers, strict=True)
         }
 
-    def _trim(self, lengths: Mapping[str, tuple[int, Tier]], now_ms: int) -> None:
+    def _rollup(
+        self, cluster: str, series: Sequence[tuple[str, str]], closed: Mapping[str, int]
+    ) -> dict[str, tuple[int, Tier, struct.Struct]]:
+        """One point per series for each closed bucket, from the raw points inside it."""
+        from mqcore.snapshot import run_commands
+
+        tier_map = {t.name: t for t in tiers()}
         interval = max(1, int(settings.COLLECT_INTERVAL_S))
-        over: list[tuple[str, Tier, int]] = []
-        for key, (length, tier) in lengths.items():
-            cadence = tier.bucket_s or interval
-            max_points = tier.retention_s // cadence + 1
-            slack = max(2, max_points // 10)
-            if length // POINT.size > max_points + slack:
-                over.append((key, tier, max_points))
+        series = list(dict.fromkeys(series))
+        if not series:
+            return {}
+        longest = max(tier_map[name].bucket_s for name in closed)
+        n = longest // interval + 2  # raw points that can fall into the longest bucket
+        cmds: list[tuple[Any, ...]] = []
+        for metric, entity in series:
+            size = point_struct(metric).size
+            key = self._series_key(cluster, "raw", metric, entity)
+            cmds.append(("GETRANGE", key, -n * size, -1))
+        tails = run_commands(self.r, cmds)
+        series_keys: list[str] = []
+        series_tiers: list[tuple[Tier, struct.Struct]] = []
+        packed: list[bytes] = []
+        for name, bucket in closed.items():
+            tier = tier_map[name]
+            lo, hi = bucket * tier.bucket_s * 1000, (bucket + 1) * tier.bucket_s * 1000
+            for (metric, entity), tail in zip(series, tails, strict=True):
+                if isinstance(tail, Exception) or not tail:
+                    continue
+                point = point_struct(metric)
+                values = [v for t, v in decode_points(tail, point) if lo <= t < hi]
+                if values:
+                    series_keys.append(self._series_key(cluster, name, metric, entity))
+                    series_tiers.append((tier, point))
+                    packed.append(_pack(point, lo // 1000, rollup_value(metric, values)))
+        if not series_keys:
+            return {}
+        return self._append_packed(cluster, series_keys, series_tiers, packed, [], 0)
+
+    def _trim(self, lengths: Mapping[str, tuple[int, Tier, struct.Struct]], now_ms: int) -> None:
+        interval = max(1, int(settings.COLLECT_INTERVAL_S))
+        limits: dict[tuple[str, int], tuple[int, int]] = {}  # (tier, point size) -> (max, bytes)
+        over: list[tuple[str, Tier, int, struct.Struct]] = []
+        for key, (length, tier, point) in lengths.items():
+            limit = limits.get((tier.name, point.size))
+            if limit is None:
+                max_points = tier.retention_s // (tier.bucket_s or interval) + 1
+                slack = max(2, max_points // 10)
+                limit = limits[tier.name, point.size] = (
+                    max_points,
+                    (max_points + slack) * point.size,
+                )
+            if length >= limit[1] + point.size:
+                over.append((key, tier, limit[0], point))
         if not over:
             return
         pipe = self.r.pipeline(transaction=False)
-        for key, _, _ in over:
+        for key, _, _, _ in over:
             pipe.get(key)
         datas = pipe.execute()
         pipe = self.r.pipeline(transaction=False)
-        for (key, tier, max_points), data in zip(over, datas, strict=True):
-            kept = trim_points(decode_points(data), now_ms, tier.retention_s, max_points)
-            pipe.set(key, encode_points(kept))
+        for (key, tier, max_points, point), data in zip(over, datas, strict=True):
+            pts = decode_points(data, point)
+            kept = trim_points(pts, now_ms, tier.retention_s, max_points)
+            pipe.set(key, encode_points(kept, point))
         pipe.execute()
 
     def _forget_vanished(self, cluster: str, now_ms: int) -> None:

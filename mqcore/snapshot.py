@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "consumer_dicts",
     "gc_paused",
+    "run_commands",
     "snapshot_from_dict",
     "take_snapshot",
     "take_snapshot_dict",
@@ -137,7 +138,11 @@ class _Runner:
     def _pipeline(self, chunk: list[_Cmd]) -> list[Any]:
         pipe = self.client.pipeline(transaction=False)
         for cmd in chunk:
-            _STD[cmd[0]](pipe, cmd)
+            typed = _STD.get(cmd[0])
+            if typed is not None:
+                typed(pipe, cmd)
+            else:
+                pipe.execute_command(*cmd)
         replies: list[Any] = pipe.execute(raise_on_error=False)
         return replies
 
@@ -155,6 +160,16 @@ class _Runner:
         finally:
             if own:
                 client.connection_pool.release(conn)
+
+
+def run_commands(client: Any, cmds: list[_Cmd], batch: int = 1000) -> list[Any]:
+    """Send raw commands (``("APPEND", key, value)`` ...) ``batch`` per round trip.
+
+    Replies as Redis sends them (errors as exception instances in the list);
+    on a plain client the cheap hiredis path of the snapshot is used.
+    Connection errors and timeouts raise (as MQError, like the snapshot).
+    """
+    return _Runner(client, batch).run(cmds)
 
 
 def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:

@@ -52,8 +52,9 @@ def test_series_round_trip_and_tier_choice(cs: ConsoleStore) -> None:
     ]
     many = store.series_many("c1", "lag", ["orders", "absent"], since_ms=now - 1000)
     assert many == {"orders": [(now - 1000, 3.0), (now, 4.0)], "absent": []}
-    # older than the raw retention: answered from the 1-min tier (empty here)
-    assert store.series_get("c1", "lag", "orders", since_ms=now - 2 * 86_400_000) == []
+    # older than the raw retention: answered from the 1-min tier (no bucket closed yet),
+    # followed by the raw points of the open bucket
+    assert store.series_get("c1", "lag", "orders", since_ms=now - 2 * 86_400_000) == got
 
 
 @override_settings(SERIES_RAW_RETENTION_S=10, COLLECT_INTERVAL_S=1)
@@ -66,6 +67,29 @@ def test_retention_trims_stored_bytes(cs: ConsoleStore, console_r: redis.Redis) 
     # 11 points fit the retention, + slack of 2 before a rewrite
     assert len(raw) // POINT.size <= 13
     assert store.series_get("c1", "lag", "orders", since_ms=now - 5000)[-1] == (now, 39.0)
+
+
+@override_settings(COLLECT_INTERVAL_S=10)
+def test_closed_bucket_rolls_up_gauge_max_and_counter_last(
+    cs: ConsoleStore, console_r: redis.Redis
+) -> None:
+    minute = (int(time.time()) // 60 - 3) * 60_000  # a closed 1-min bucket, 3 minutes ago
+    for i, (lag, total) in enumerate([(3.0, 100.0), (9.0, 2.0**53), (4.0, 2.0**53 + 2)]):
+        points = {"raw": [("lag", "orders", lag), ("produced_total", "orders", total)]}
+        _write(cs, minute + i * 10_000, lag, points=points)
+    later = {"raw": [("lag", "orders", 1.0), ("produced_total", "orders", 7.0)]}
+    _write(cs, minute + 60_000, 1.0, points=later, rollups={"1m": minute // 60_000})
+    one_min = console_keys().series("c1", "1m", "lag", "orders")
+    assert len(console_r.get(one_min)) == POINT.size  # one point for the closed bucket
+    since = minute - 2 * 86_400_000  # older than raw: the 1-min tier, then the open bucket
+    assert store.series_get("c1", "lag", "orders", since_ms=since) == [
+        (minute, 9.0),
+        (minute + 60_000, 1.0),
+    ]
+    assert store.series_get("c1", "produced_total", "orders", since_ms=since) == [
+        (minute, 2.0**53 + 2),  # counters: the last value, exact
+        (minute + 60_000, 7.0),
+    ]
 
 
 def test_slot_claim_once_per_slot_but_same_token_may_redo(cs: ConsoleStore) -> None:

@@ -3,19 +3,52 @@
 from __future__ import annotations
 
 from dashboard.collectors import series_points, tier_points
-from dashboard.store import POINT, Tier, decode_points, encode_points, tier_for, trim_points
+from dashboard.store import (
+    COUNTER,
+    GAUGE,
+    POINT,
+    Tier,
+    decode_points,
+    encode_points,
+    point_struct,
+    rollup_value,
+    series_bytes,
+    tier_for,
+    trim_points,
+)
 
 TIERS = (Tier("raw", 0, 86_400), Tier("1m", 60, 7 * 86_400), Tier("10m", 600, 90 * 86_400))
 NOW = 1_800_000_000_000
 
 
-def test_points_round_trip_in_12_bytes() -> None:
-    pts = [(NOW, 1.0), (NOW + 10_000, 123456789012.0), (NOW + 20_000, 0.5)]
+def test_gauges_in_8_bytes_counters_exact_in_12() -> None:
+    pts = [(NOW, 1.0), (NOW + 10_000, 1234567.0), (NOW + 20_000, 0.5)]
     data = encode_points(pts)
-    assert len(data) == 3 * POINT.size == 36
+    assert POINT is GAUGE
+    assert len(data) == 3 * GAUGE.size == 24
     assert decode_points(data) == pts
     assert decode_points(data + b"\x01\x02") == pts  # a torn tail is ignored
     assert decode_points(None) == []
+    big = [(NOW, 123456789012.0), (NOW + 10_000, 2.0**53)]
+    assert point_struct("produced_total") is COUNTER
+    assert point_struct("lag") is GAUGE
+    data = encode_points(big, COUNTER)
+    assert len(data) == 2 * COUNTER.size == 24
+    assert decode_points(data, COUNTER) == big  # counters stay exact
+    # a gauge keeps ~7 significant digits
+    [(_, approx)] = decode_points(encode_points([(NOW, 123456789012.0)]))
+    assert abs(approx - 123456789012.0) / 123456789012.0 < 1e-7
+
+
+def test_bytes_per_series_per_tier() -> None:
+    assert series_bytes(TIERS, 10, "lag") == {"raw": 8640 * 8, "1m": 10080 * 8, "10m": 12960 * 8}
+    assert series_bytes(TIERS, 10, "consumed_total")["raw"] == 8640 * 12
+
+
+def test_rollup_keeps_gauge_peaks_and_counter_last() -> None:
+    assert rollup_value("lag", [3.0, 9.0, 4.0]) == 9.0
+    assert rollup_value("oldest_pending_ms", [1.0]) == 1.0
+    assert rollup_value("produced_total", [10.0, 12.0, 15.0]) == 15.0
 
 
 def test_finest_tier_that_covers_the_range() -> None:
@@ -25,16 +58,24 @@ def test_finest_tier_that_covers_the_range() -> None:
     assert tier_for(NOW - 365 * 86_400_000, NOW, TIERS).name == "10m"
 
 
-def test_coarse_tiers_get_one_point_per_bucket() -> None:
+def test_coarse_tiers_get_one_point_per_closed_bucket() -> None:
     triples = [("lag", "t", 1.0)]
     buckets: dict[str, int] = {}
     counts = {"raw": 0, "1m": 0, "10m": 0}
+    closed_seen: dict[str, list[int]] = {"1m": [], "10m": []}
     start = (NOW // 600_000) * 600_000
-    for i in range(120):  # 20 minutes at 10 s
-        points, buckets = tier_points(triples, buckets, start + i * 10_000, TIERS)
-        for name in points:
+    for i in range(121):  # 20 minutes at 10 s, and the first pass of minute 21
+        points, buckets, closed = tier_points(triples, buckets, start + i * 10_000, TIERS)
+        assert set(points) == {"raw"}  # coarse tiers are rolled up from raw, never sampled
+        counts["raw"] += len(points["raw"])
+        for name, bucket in closed.items():
             counts[name] += 1
-    assert counts == {"raw": 120, "1m": 20, "10m": 2}
+            closed_seen[name].append(bucket)
+    assert counts == {"raw": 121, "1m": 20, "10m": 2}
+    assert closed_seen["1m"] == [start // 60_000 + m for m in range(20)]
+    assert closed_seen["10m"] == [start // 600_000, start // 600_000 + 1]
+    _, _, first = tier_points(triples, {}, start, TIERS)
+    assert first == {}  # the first pass ever closes nothing
 
 
 def test_trim_keeps_retention_and_cap() -> None:
