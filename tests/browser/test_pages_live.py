@@ -91,3 +91,18 @@ def test_lease_countdown_moves_and_charts_render(
     page.wait_for_selector('[data-chart="lag"][data-rendered="plot"] .main-svg')
     assert page.locator('[data-chart="lag"] .scatterlayer .trace').count() == 1
     page.screenshot(path=str(artifacts_dir / "pages-topic-charts.png"), full_page=True)
+
+    # The charts poll with the numbers: a new pass redraws them in place (no reload).
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.evaluate("window.__noReload = true")
+    dlq = page.locator('[data-chart="dlq"]')
+    assert dlq.get_attribute("data-rendered") == "empty"
+    collect(points=[("lag", "leased/g", 7.0), ("dlq_length", "leased", 2.0)])
+    expect(dlq).to_have_attribute("data-rendered", "plot", timeout=10_000)
+    page.wait_for_function(
+        "document.querySelector('[data-chart=lag]').data[0].y.includes(7)", timeout=10_000
+    )
+    assert int(page.locator('[data-chart="lag"]').get_attribute("data-revision")) >= 2
+    assert page.evaluate("window.__noReload") is True
+    assert not errors, errors  # no CSP violation, no script error

@@ -308,3 +308,4 @@ def test_live_toggle_only_on_pages_that_poll(letters) -> None:
         html = response.content.decode()
         assert "data-live" not in html.replace("data-live-", ""), name
         assert "data-pause-live" not in html, f"{name} shows a Live/Pause toggle"
+    assert '<a href="/audit/" aria-current="page">Audit</a>' in pages["audit"].content.decode()

@@ -68,3 +68,12 @@ def test_alerts_page_lists_open_and_resolved_escaped(
     page = viewer.get("/alerts/?cluster=default")
     assert page.context["open_alerts"] == []
     assert [a["rule"] for a in page.context["resolved_alerts"]] == ["dlq_growth"]
+
+
+@pytest.mark.parametrize(("url", "label"), [("/collectors/", "Collectors"), ("/alerts/", "Alerts")])
+def test_ops_pages_mark_their_nav_link_and_show_the_live_toggle(
+    viewer: Client, console_r: redis.Redis, url: str, label: str
+) -> None:
+    html = viewer.get(url).content.decode()
+    assert f'<a href="{url}" aria-current="page">{label}</a>' in html
+    assert "data-pause-live" in html  # these pages poll
