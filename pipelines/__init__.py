@@ -121,6 +121,7 @@ class RunOptions:
 def spark_session(master: str, app: str) -> Any:
     """A quiet SparkSession whose Python workers use this interpreter and find this code."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["MQCORE_DRIVER_PGID"] = str(os.getpgrp())  # for sink crash points (tests)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     paths = [str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))

@@ -15,7 +15,8 @@ Outputs are per-key totals and counts.
    checkpoint and group position follow idempotently.
 
 Crash points for fault tests: ``MQCORE_CRASH_AT=<point>[@<min batch id>]`` kills
-the driver's whole process group (``kill -9``) at that point.
+the driver's whole process group (``kill -9``) at that point, also from an
+executor's Python worker (``$MQCORE_DRIVER_PGID`` names the driver's group).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ __all__ = [
 ]
 
 CRASH_ENV = "MQCORE_CRASH_AT"
+DRIVER_PGID_ENV = "MQCORE_DRIVER_PGID"  # set by the driver; inherited by Spark workers
 DEFAULT_STAGE_TTL_S = 24 * 3600
 OUT_TOTALS = 1  # output index of the totals hash
 OUT_COUNTS = 2  # output index of the counts hash
@@ -70,6 +72,9 @@ def crash_point(name: str, batch_id: int) -> None:
         return
     point, _, min_batch = wanted.partition("@")
     if point == name and batch_id >= int(min_batch or 0):
+        # Python workers run in the pyspark daemon's own group: kill the driver's first.
+        driver = int(os.environ.get(DRIVER_PGID_ENV) or os.getpgrp())
+        os.killpg(driver, signal.SIGKILL)
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
 

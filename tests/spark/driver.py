@@ -1,0 +1,47 @@
+"""A pipeline driver for crash tests: order_totals into several sinks in ONE Spark driver.
+
+``python -m tests.spark.driver --url URL [--sinks redis,2pc,sql] [--available-now]``
+(checkpoints under $SPARK_CHECKPOINT_DIR, SQL at $PIPELINE_DATABASE_URL). Tests
+kill it with SIGKILL to its process group, or let a sink crash point do it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pipelines
+from mqcore.config import MQConfig
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--sinks", default="redis,2pc,sql")
+    parser.add_argument("--available-now", action="store_true")
+    parser.add_argument("--max-records", type=int, default=200)
+    parser.add_argument("--baseline", action="store_true")
+    args = parser.parse_args()
+    config = MQConfig.from_url(args.url)
+    spark = pipelines.spark_session("local[2]", "mqcore-crash-test")
+    queries = [
+        pipelines.start(
+            spark,
+            pipelines.RunOptions(
+                name="order_totals",
+                sink=sink,
+                config=config,
+                available_now=args.available_now,
+                max_records=args.max_records,
+                trigger_ms=200,
+                baseline=args.baseline,
+            ),
+        )
+        for sink in args.sinks.split(",")
+    ]
+    for query in queries:
+        query.awaitTermination()
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
