@@ -175,12 +175,6 @@ def _rules(
 
 # --- snapshot enrichment -------------------------------------------------------
 
-_SEP = "\x1f"
-
-
-def _window_key(topic: str, group: str, partition: int) -> str:
-    return f"{topic}{_SEP}{group}{_SEP}{partition}"
-
 
 def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[tuple[str, int], bool]:
     """(group, partition) -> whether a live owner/consumer is seen for it."""
@@ -227,8 +221,10 @@ def snapshot_enrich(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Add statuses and topic totals to ``snap`` (mutated and returned) and return the next state.
 
-    ``state`` holds ``windows`` (key -> [last_active_ms, [[at, lag, pos, pending, alive], ...]])
-    and ``dlq`` (topic -> [[at, dlq_length], ...]); keys no longer seen are dropped.
+    ``state`` holds ``windows`` (topic -> group -> one entry per partition:
+    ``[last_active_ms, pending, [lag, ...], [position, ...]]``, oldest sample first)
+    and ``dlq`` (topic -> [[at, dlq_length], ...]); entities no longer seen are dropped.
+    A position is ``entries-read`` when Redis knows it, else the last-delivered id.
     """
     now = int(snap["taken_at_ms"])
     old_windows: Mapping[str, Any] = state.get("windows") or {}
@@ -239,39 +235,51 @@ def snapshot_enrich(
     for topic in snap.get("topics") or []:
         name = topic["topic"]
         th = thresholds_for(name, defaults=defaults, per_topic=per_topic)
+        size = th.window_samples
         alive = _alive_map(topic, th.stop_after_ms)
         topic_error = topic.get("error")
+        error_text = str(topic_error) if topic_error else None
         group_statuses: list[tuple[Status, str]] = []
+        t_old = old_windows.get(name)
+        if not isinstance(t_old, dict):  # first pass, or state of an older format
+            t_old = {}
+        t_new: dict[str, list[Any]] = {}
+        windows[name] = t_new
         for group in topic.get("groups") or []:
+            gname = group["group"]
             part_results: list[tuple[Status, str, int]] = []
+            g_old = t_old.get(gname)
+            if not isinstance(g_old, list):
+                g_old = []
+            g_new: list[Any] = []
+            t_new[gname] = g_new
             for part in group.get("partitions") or []:
                 pid = int(part["partition"])
-                key = _window_key(name, group["group"], pid)
-                last_active, raw = old_windows.get(key) or [now, []]
+                prev = g_old[pid] if pid < len(g_old) else None
                 entries_read = part.get("entries_read")
                 position = (
-                    str(entries_read)
-                    if entries_read is not None
-                    else str(part["last_delivered_id"])
+                    entries_read if entries_read is not None else str(part["last_delivered_id"])
                 )
-                is_alive = alive.get((group["group"], pid), False)
-                prev = raw[-1] if raw else None
-                moved = prev is not None and (
-                    prev[2] != position or (part.get("pending") or 0) < (prev[3] or 0)
-                )
-                if is_alive or moved:
-                    last_active = now
+                pending = part.get("pending") or 0
                 lag = part.get("lag")
-                raw = [*raw, [now, lag, position, part.get("pending") or 0, is_alive]]
-                raw = raw[-th.window_samples :]
-                windows[key] = [last_active, raw]
-                lags = [s[1] for s in raw]
+                if prev:
+                    last_active, prev_pending, lags, positions = prev
+                    moved = positions[-1] != position or pending < (prev_pending or 0)
+                    lags = [*lags[1 - size :], lag] if size > 1 else [lag]
+                    positions = [*positions[1 - size :], position] if size > 1 else [position]
+                else:
+                    last_active, moved, lags, positions = now, False, [lag], [position]
+                if moved or alive.get((gname, pid), False):
+                    last_active = now
+                while len(g_new) < pid:
+                    g_new.append(None)
+                g_new.append([last_active, pending, lags, positions])
                 if topic_error:
-                    lags[-1] = None
+                    lags = [*lags[:-1], None]
                 status, reason = _rules(
                     lags,
-                    [s[2] for s in raw],
-                    str(topic_error) if topic_error else None,
+                    positions,
+                    error_text,
                     (part.get("lag_reason") or "") if lag is None else "",
                     th,
                     int(last_active),

@@ -163,7 +163,7 @@ class ConsoleStore:
         self.r: Any = client  # bytes replies
         self._append_script = client.register_script(_APPEND_LUA)
         self.keys = keys
-        self._series_keys: dict[tuple[str, str, str, str], str] = {}
+        self._series_keys: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
         self._indexed: set[str] = set()  # clusters whose series index this process refreshed
 
     # --- reads --------------------------------------------------------------
@@ -345,12 +345,10 @@ class ConsoleStore:
         self._forget_vanished(cluster, now_ms)
 
     def _series_key(self, cluster: str, tier: str, metric: str, entity: str) -> str:
-        ident = (cluster, tier, metric, entity)
-        key = self._series_keys.get(ident)
+        cache = self._series_keys.setdefault((cluster, tier), {})
+        key = cache.get((metric, entity))
         if key is None:
-            if len(self._series_keys) > 500_000:
-                self._series_keys.clear()
-            key = self._series_keys[ident] = self.keys.series(cluster, tier, metric, entity)
+            key = cache[metric, entity] = self.keys.series(cluster, tier, metric, entity)
         return key
 
     def _append_points(
@@ -368,20 +366,34 @@ class ConsoleStore:
         """
         tier_map = {t.name: t for t in tiers()}
         stamp = now_ms // 1000
-        series_key = self._series_key
         series_keys: list[str] = []
         series_tiers: list[tuple[Tier, struct.Struct]] = []
         packed: list[bytes] = []
         members: list[str] = []
+        formats: dict[str, tuple[struct.Struct, Any]] = {}
         for tier_name, triples in points.items():
             tier = tier_map[tier_name]
+            cache = self._series_keys.setdefault((cluster, tier_name), {})
+            if len(cache) > 200_000:
+                cache.clear()
             for metric, entity, value in triples:
-                if value is None or math.isnan(value):
+                if value is None or value != value:  # NaN
                     continue
-                point = point_struct(metric)
-                series_keys.append(series_key(cluster, tier_name, metric, entity))
-                series_tiers.append((tier, point))
-                packed.append(_pack(point, stamp, float(value)))
+                fmt = formats.get(metric)
+                if fmt is None:
+                    point = point_struct(metric)
+                    fmt = formats[metric] = (point, point.pack)
+                key = cache.get((metric, entity))
+                if key is None:
+                    key = cache[metric, entity] = self.keys.series(
+                        cluster, tier_name, metric, entity
+                    )
+                series_keys.append(key)
+                series_tiers.append((tier, fmt[0]))
+                try:
+                    packed.append(fmt[1](stamp, value))
+                except (OverflowError, struct.error):
+                    packed.append(_pack(fmt[0], stamp, float(value)))
                 if index:
                     members.append(f"{metric}{_SEP}{entity}")
         if not series_keys:

@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 _NULL_LAG_PAGE = 1000
+RAW_CHUNK = 10_000  # commands per round trip on the raw path (a few MB of replies at most)
 _NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
 _EXACT = LagExactness.EXACT.value
 _COUNTED = LagExactness.COUNTED.value
@@ -123,8 +124,12 @@ class _Runner:
 
     def run(self, cmds: list[_Cmd]) -> list[Any]:
         out: list[Any] = []
-        for start in range(0, len(cmds), self.batch):
-            chunk = cmds[start : start + self.batch]
+        # raw path: Redis never stops reading while its replies wait for us, so a
+        # whole phase (up to RAW_CHUNK commands) goes out at once and the replies
+        # are parsed while Redis still works on the rest: one round trip per phase
+        step = max(self.batch, RAW_CHUNK) if self.raw else self.batch
+        for start in range(0, len(cmds), step):
+            chunk = cmds[start : start + step]
             with redis_errors("snapshot"):
                 replies = self._raw(chunk) if self.raw else self._pipeline(chunk)
             for reply in replies:
