@@ -100,7 +100,7 @@ def _ints(data: dict[str, Any], fields: Iterable[str]) -> None:
             data[name] = None
             continue
         try:
-            data[name] = int(value)
+            data[name] = int(str(value))
         except (TypeError, ValueError):
             data[name] = None
 
@@ -156,7 +156,7 @@ class CheckpointStore:
             self.keys.pipelines(),
             self.keys.sink_marker(pipeline),
         ]
-        args = [
+        args: list[Any] = [
             pipeline,
             int(batch_id),
             run_id,
@@ -268,7 +268,7 @@ class CheckpointStore:
     ) -> bool:
         """Mark a batch failed with a reason (ignored when it completed already)."""
         reason = " ".join(str(reason).split())[:500] or "unknown error"
-        args = [int(batch_id), run_id, now_ms or _now_ms(), reason, pipeline]
+        args: list[Any] = [int(batch_id), run_id, now_ms or _now_ms(), reason, pipeline]
         reply = self.scripts.get("checkpoint_fail")(
             keys=self._rec_keys(pipeline, batch_id), args=args
         )

@@ -23,7 +23,7 @@ def iso_to_ms(text: str) -> int:
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-class CheckpointListener(StreamingQueryListener):  # type: ignore[misc]
+class CheckpointListener(StreamingQueryListener):
     """Records ``durationMs`` (addBatch, latestOffset, walCommit...) per batch."""
 
     def __init__(self, config: MQConfig) -> None:

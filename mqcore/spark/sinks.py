@@ -253,7 +253,7 @@ class AtLeastOnceRedisSink:
 
 
 @dataclass
-class StagedTask(WriterCommitMessage):  # type: ignore[misc]
+class StagedTask(WriterCommitMessage):
     """What one write task staged: its stage key (None when it saw no rows) and summary."""
 
     stage_key: str | None
@@ -275,7 +275,7 @@ def _ctx_from_options(options: Mapping[str, str]) -> SinkContext:
     )
 
 
-class TwoPhaseWriter(DataSourceStreamWriter):  # type: ignore[misc]
+class TwoPhaseWriter(DataSourceStreamWriter):
     """Stage per task (executors), commit atomically with the marker (driver)."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
@@ -313,27 +313,31 @@ class TwoPhaseWriter(DataSourceStreamWriter):  # type: ignore[misc]
         crash_point("2pc.after_stage", batch_id)
         return StagedTask(stage, summary, batch_id)
 
-    def _staged(self, messages: Iterable[StagedTask | None]) -> list[str]:
-        return [m.stage_key for m in messages if m is not None and m.stage_key]
+    @staticmethod
+    def _tasks(messages: Iterable[WriterCommitMessage | None]) -> list[StagedTask]:
+        return [m for m in messages if isinstance(m, StagedTask)]
 
-    def commit(self, messages: list[StagedTask | None], batchId: int) -> None:
+    def _staged(self, messages: Iterable[WriterCommitMessage | None]) -> list[str]:
+        return [m.stage_key for m in self._tasks(messages) if m.stage_key]
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         store = self.ctx.store()
         try:
             stages = self._staged(messages)
             if self.ctx.plan(store, batchId) == PlanOutcome.COMMITTED:
-                store.client.delete(*stages) if stages else None
+                if stages:
+                    store.client.delete(*stages)
                 return
             summary = BatchSummary()
-            for message in messages:
-                if message is not None:
-                    summary.merge(message.summary)
+            for message in self._tasks(messages):
+                summary.merge(message.summary)
             crash_point("2pc.before_commit", batchId)
             self.ctx.commit(store, batchId, summary, outputs=self.ctx.outputs(), stage_keys=stages)
             crash_point("2pc.after_commit", batchId)
         finally:
             store.client.close()
 
-    def abort(self, messages: list[StagedTask | None], batchId: int) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         store = self.ctx.store()
         try:
             stages = self._staged(messages)
@@ -346,7 +350,7 @@ class TwoPhaseWriter(DataSourceStreamWriter):  # type: ignore[misc]
             store.client.close()
 
 
-class TwoPhaseSinkSource(DataSource):  # type: ignore[misc]
+class TwoPhaseSinkSource(DataSource):
     """``writeStream.format("mqcore_2pc")``: options redis_url, topic, pipeline, group, run_id."""
 
     @classmethod

@@ -155,7 +155,7 @@ def parse_starting_position(value: str, partitions: int) -> Offsets | str:
     return offsets
 
 
-class PartitionRange(InputPartition):  # type: ignore[misc]
+class PartitionRange(InputPartition):
     """One Spark task: entries of one stream partition in ``(start, end]``."""
 
     def __init__(self, partition: int, start: str, end: str) -> None:
@@ -168,7 +168,7 @@ class PartitionRange(InputPartition):  # type: ignore[misc]
         return f"PartitionRange({self.partition}, {self.start!r}, {self.end!r})"
 
 
-class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Plans and reads batches of a topic; picklable (its client is not)."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
@@ -368,7 +368,7 @@ def read_range(
             return
 
 
-class MQDataSource(DataSource):  # type: ignore[misc]
+class MQDataSource(DataSource):
     """``spark.readStream.format("mqcore")``: see the module docstring for options."""
 
     @classmethod
