@@ -7,6 +7,7 @@ from django.urls import path
 
 from dashboard.api.auth import ApiParamError, api_view, json_error
 from dashboard.clusters import cluster_config
+from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
 from mqcore.errors import MQError
 
@@ -30,6 +31,7 @@ def _int(request: HttpRequest, name: str, default: int | None) -> int | None:
 
 @api_view("GET")
 def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
+    require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
     try:
         rows = sel.pipeline_list(config=config)
@@ -40,6 +42,7 @@ def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
 
 @api_view("GET")
 def pipeline_api(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
+    require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
     limit = _int(request, "limit", sel.HISTORY_PAGE) or sel.HISTORY_PAGE
     if limit > MAX_LIMIT:

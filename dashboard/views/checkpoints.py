@@ -18,6 +18,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from dashboard.clusters import cluster_config
+from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
 from mqcore.errors import MQError
 
@@ -59,6 +60,7 @@ def _unavailable(request: HttpRequest, cluster: str, exc: MQError) -> HttpRespon
 @require_GET
 @login_required
 def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
+    require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
     try:
         rows = sel.pipeline_list(config=config)
@@ -71,6 +73,7 @@ def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
 @require_GET
 @login_required
 def pipeline_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
+    require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
     try:
         data = sel.pipeline_get(config=config, pipeline=name, before=_before(request))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
 from mqcore.checkpoints import CheckpointStore
@@ -87,5 +88,9 @@ def test_errors_unknown_pipeline_bad_params_and_auth(
     assert client.get("/api/v1/clusters/nowhere/pipelines").status_code == 404
     assert Client().get("/api/v1/clusters/default/pipelines").status_code == 401
     assert Client().get("/clusters/default/pipelines/").status_code == 302
+    norole = Client()
+    norole.force_login(User.objects.create_user("norole", password="pw-norole-123"))
+    assert norole.get("/clusters/default/pipelines/").status_code == 403
+    assert norole.get(f"/api/v1/clusters/default/pipelines/{PIPE}").status_code == 403
     listing = client.get("/api/v1/clusters/default/pipelines").json()
     assert [p["pipeline"] for p in listing["pipelines"]] == [PIPE]
