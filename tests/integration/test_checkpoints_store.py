@@ -146,3 +146,17 @@ def test_bad_arguments_write_nothing(store: CheckpointStore, r) -> None:
     with pytest.raises(ValueError, match="invalid pipeline"):
         store.record_planned("bad name", 0, run_id="a", topic="orders", sink="redis")
     assert store.pipelines() == []
+
+
+def test_spark_checkpoint_folder_identity_is_checked(mq_config: MQConfig, tmp_path) -> None:
+    from pipelines import CheckpointDirError, check_identity
+
+    folder = tmp_path / "order_totals.redis"
+    check_identity(folder, mq_config, "orders", None)
+    check_identity(folder, mq_config, "orders", None)  # same deployment and topic: fine
+    with pytest.raises(CheckpointDirError, match="belongs to"):
+        check_identity(folder, mq_config, "payments", None)
+    with pytest.raises(CheckpointDirError, match="belongs to"):
+        check_identity(folder, MQConfig.from_url("redis://elsewhere:6380/0"), "orders", None)
+    with pytest.raises(CheckpointDirError, match="would skip data"):
+        check_identity(tmp_path / "fresh", mq_config, "orders", 12)
