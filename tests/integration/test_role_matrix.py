@@ -132,6 +132,7 @@ def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:
         "entry_id": ctx["pending"]["Viewer"],
         "dlq_id": ctx["letters"][1] if pattern.name == "dlq-delete" else ctx["letters"][0],
         "job_id": ctx["job"].pk,
+        "name": "order_totals",  # a pipeline name (pages answer 404 until it has checkpoints)
     }
     names = set(pattern.pattern.regex.groupindex)
     return reverse(f"dashboard:{pattern.name}", kwargs={k: values[k] for k in names})
