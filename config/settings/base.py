@@ -160,18 +160,6 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300}
 COLLECT_INTERVAL_S = env_int("COLLECT_INTERVAL_S", 10)
 
-# --- Security ----------------------------------------------------------------
-SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SAMESITE = "Lax"
-CSRF_COOKIE_SAMESITE = "Lax"
-X_FRAME_OPTIONS = "DENY"
-SECURE_CONTENT_TYPE_NOSNIFF = True
-SECURE_REFERRER_POLICY = "same-origin"
-AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = 0.25  # hours
-AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
 # --- Collectors: status rules, series retention, alerts (dashboard.status/store/alerts) ---
 STATUS_WINDOW_SAMPLES = env_int("STATUS_WINDOW_SAMPLES", 5)
 STATUS_ALLOWED_LAG = env_int("STATUS_ALLOWED_LAG", 0)
@@ -195,6 +183,18 @@ ALERT_RESTART_HOLD_S = env_int("ALERT_RESTART_HOLD_S", 3600)
 ALERT_HISTORY_MAX = env_int("ALERT_HISTORY_MAX", 200)
 ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
 
+# --- Security ----------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = 0.25  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
 
 LOGGING = {
     "version": 1,

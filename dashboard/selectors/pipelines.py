@@ -26,13 +26,11 @@ __all__ = [
 ]
 
 HISTORY_PAGE = 20
-DEFAULT_MAX_AGE_S = 900
 
 
 def max_age_s() -> int:
-    """settings.CHECKPOINT_MAX_AGE_S, else the alert threshold ALERT_CHECKPOINT_AGE_S."""
-    fallback = getattr(settings, "ALERT_CHECKPOINT_AGE_S", DEFAULT_MAX_AGE_S)
-    return int(getattr(settings, "CHECKPOINT_MAX_AGE_S", fallback))
+    """Age after which the last completed checkpoint is stale (the same threshold as its alert)."""
+    return int(settings.ALERT_CHECKPOINT_AGE_S)
 
 
 def _now_ms() -> int:

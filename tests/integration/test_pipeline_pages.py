@@ -66,7 +66,7 @@ def test_list_and_detail_show_counts_cards_history_and_gaps(
 
 
 def test_stale_warning_and_paging(records: CheckpointStore, client: Client) -> None:
-    with override_settings(CHECKPOINT_MAX_AGE_S=0):
+    with override_settings(ALERT_CHECKPOINT_AGE_S=0):
         time.sleep(0.01)
         html = client.get(f"/clusters/default/pipelines/{PIPE}/").content.decode()
     assert 'id="stale-warning"' in html
