@@ -426,15 +426,6 @@ def spark_available() -> str | None:
         return "pyspark is not installed"
     if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
         return "no Java runtime (as root: apt-get install default-jre-headless)"
-    if not list(PROJECT_ROOT.glob("*/management/commands/run_pipeline.py")):
-        return "the run_pipeline command does not exist yet"
-    return None
-
-
-def mqcore_cli_available() -> str | None:
-    for module in ("mqcore.producer", "mqcore.topics", "mqcore.cli"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} does not exist yet"
     return None
 
 
@@ -531,10 +522,6 @@ class Demo:
     def start_workload(self) -> None:
         from scripts.demo_workload import workload_plan
 
-        missing = mqcore_cli_available()
-        if missing:
-            self.notes.append(f"workload skipped: {missing}")
-            return
         try:
             self.supervisor.run_once(
                 ProcessSpec("topics", [PYTHON, "-m", "scripts.demo_workload", "setup"])
