@@ -3,8 +3,11 @@
 Public names are re-exported here; see README and docs/redis-layout.md.
 """
 
+from mqcore.admin import Admin
+from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, ConsumerStats, Outcome
+from mqcore.dlq import DeadLetters
 from mqcore.errors import (
     ConnectionLostError,
     FencedError,
@@ -29,10 +32,13 @@ from mqcore.topics import DEFAULT_GROUP, DLQ_GROUP, Topics
 __all__ = [
     "DEFAULT_GROUP",
     "DLQ_GROUP",
+    "Admin",
+    "CheckpointStore",
     "ConnectionLostError",
     "Consumer",
     "ConsumerOptions",
     "ConsumerStats",
+    "DeadLetters",
     "FencedError",
     "InvalidArgumentError",
     "InvalidIdError",
