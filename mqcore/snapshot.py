@@ -77,7 +77,7 @@ _APPROX = LagExactness.APPROXIMATE.value
 _Cmd = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
 # Per client, from the previous pass: stream key -> (fingerprint, last id) and
 # (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[tuple[str, str], Any]]] = (
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any], dict[Any, Any]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -183,7 +183,7 @@ def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:
     reader = hiredis.Reader(protocolError=redis.InvalidResponse, replyError=redis.ResponseError)
     out: list[Any] = []
     append, gets, feed = out.append, reader.gets, reader.feed
-    buf = bytearray(1 << 17)
+    buf = bytearray(1 << 15)
     try:
         sock.sendall(payload)
         while len(out) < count:
@@ -360,64 +360,76 @@ def _take_snapshot_dict(
     cmds.extend(("HGETALL", keys.checkpoint_meta(n)) for n in pipeline_names)
     r2 = runner.run(cmds)
 
-    # 3. per group x partition (records: see _Rec)
+    # 3. per group x partition; a record per group: [name, pending, last-delivered,
+    # entries-read, lag, lease reply index, XPENDING index, XRANGE index, cached first id,
+    # fingerprint]
     cluster = bool(admin.config.cluster)
-    cache = _CACHE.get(client) or ({}, {})
-    old_last, old_first = cache
+    old_last, old_first, old_lkeys = _CACHE.get(client) or ({}, {}, {})
     new_last: dict[str, tuple[Any, str]] = {}
     new_first: dict[tuple[str, str], tuple[Any, str]] = {}
+    new_lkeys: dict[tuple[str, str], tuple[str, str]] = {}
     parts: list[list[tuple[int, list[list[Any]], str | None, int]]] = []
     cmds = []
+    add = cmds.append
     beat_at: dict[tuple[int, str], int] = {}
     i = 0
     for t, name in enumerate(names):
         t_parts = []
         for p, key in enumerate(streams[t]):
-            infos = _ok(r2[i], errors, t, None)
-            length = int(_ok(r2[i + 1], errors, t, 0) or 0)
+            infos, length = r2[i], r2[i + 1]
             i += 2
+            if isinstance(infos, Exception):
+                infos = _ok(infos, errors, t, None)
+            if length.__class__ is not int:
+                length = int(_ok(length, errors, t, 0) or 0)
             try:
                 parsed = _groups(infos)
             except (KeyError, ValueError, TypeError, IndexError) as exc:
                 errors.setdefault(t, f"{type(exc).__name__}: {exc}")
                 parsed = []
             last_id: str | None = None
-            added = next(
-                (r + g[4] for g in parsed if (r := g[3]) is not None and g[4] is not None), None
-            )
+            added = None
+            for g in parsed:
+                if g[3] is not None and g[4] is not None:
+                    added = g[3] + g[4]
+                    break
             recs: list[list[Any]] = []
             for gname, pending, last, read, lag in parsed:
                 if lag == 0:
                     last_id = last
-                rec: list[Any] = [gname, pending, last, read, lag, len(cmds), -1, -1, None]
+                ident = (key, gname)
+                lkeys = old_lkeys.get(ident)
+                if lkeys is None:
+                    lkeys = (keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
+                new_lkeys[ident] = lkeys
+                rec: list[Any] = [gname, pending, last, read, lag, len(cmds), -1, -1, None, None]
                 if cluster:  # cluster pipelines refuse MGET: two GETs (same slot, same node)
-                    cmds.append(("GET", keys.lease(name, gname, p)))
-                    cmds.append(("GET", keys.lease_epoch(name, gname, p)))
+                    add(("GET", lkeys[0]))
+                    add(("GET", lkeys[1]))
                 else:
-                    cmds.append(
-                        ("MGET", keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
-                    )
+                    add(("MGET", *lkeys))
+                add(("PTTL", lkeys[0]))
                 if pending > 0:
                     rec[6] = len(cmds)
-                    cmds.append(("XPENDING", key, gname, "-", "+", 1))
+                    add(("XPENDING", key, gname, "-", "+", 1))
                 if lag is None:
                     rec[7] = len(cmds)
-                    cmds.append(("XRANGE", key, "(" + last, "+", "COUNT", _NULL_LAG_PAGE))
+                    add(("XRANGE", key, "(" + last, "+", "COUNT", _NULL_LAG_PAGE))
                 elif lag > 0:
                     # the first undelivered entry stays the same while nothing was added,
                     # trimmed or delivered (same entries-added, length, position)
                     mark = (last, added, length)
-                    hit = old_first.get((key, gname))
+                    hit = old_first.get(ident)
                     if hit is not None and hit[0] == mark:
                         rec[8] = hit[1]
                     else:
                         rec[7] = len(cmds)
-                        cmds.append(("XRANGE", key, "(" + last, "+", "COUNT", 1))
-                    rec.append(mark)
+                        add(("XRANGE", key, "(" + last, "+", "COUNT", 1))
+                    rec[9] = mark
                 recs.append(rec)
                 if (t, gname) not in beat_at:
                     beat_at[t, gname] = len(cmds)
-                    cmds.append(("HGETALL", keys.consumers(name, gname)))
+                    add(("HGETALL", keys.consumers(name, gname)))
             last_at = -1
             if last_id is None and length > 0:
                 # the last id changes only with XADD (entries-added) - or a recreated stream
@@ -427,31 +439,12 @@ def _take_snapshot_dict(
                     last_id = hit_l[1]
                 else:
                     last_at = len(cmds)
-                    cmds.append(("XREVRANGE", key, "+", "-", "COUNT", 1))
+                    add(("XREVRANGE", key, "+", "-", "COUNT", 1))
                 if mark_l is not None:
                     new_last[key] = (mark_l, last_id or "")
             t_parts.append((length, recs, last_id, last_at))
         parts.append(t_parts)
     r3 = runner.run(cmds)
-
-    # 4. lease time left, for owned leases only
-    cmds = []
-    for t, t_parts in enumerate(parts):
-        for p, (_length, recs, _last, _at) in enumerate(t_parts):
-            for rec in recs:
-                idx = rec[5]
-                if cluster:
-                    a, b = r3[idx], r3[idx + 1]
-                    failed = next((x for x in (a, b) if isinstance(x, Exception)), None)
-                    reply = failed if failed is not None else [a, b]
-                else:
-                    reply = r3[idx]
-                owner, epoch = _ok(reply, errors, t, None) or (None, None)
-                rec[5] = (owner, epoch, -1)
-                if owner is not None:
-                    rec[5] = (owner, epoch, len(cmds))
-                    cmds.append(("PTTL", keys.lease(names[t], rec[0], p)))
-    r4 = runner.run(cmds)
 
     out: list[dict[str, Any]] = []
     for t, name in enumerate(names):
@@ -460,7 +453,7 @@ def _take_snapshot_dict(
             try:
                 snap = _topic(
                     t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t],
-                    r2, retry_at.get(t), r3, r4, beat_at, new_first, new_last,
+                    r2, retry_at.get(t), r3, beat_at, new_first, new_last, cluster,
                 )  # fmt: skip
             except (KeyError, ValueError, TypeError, IndexError) as exc:
                 errors.setdefault(t, f"{type(exc).__name__}: {exc}")
@@ -479,7 +472,7 @@ def _take_snapshot_dict(
                 "error": errors.get(t, "unreadable"),
             }
         out.append(snap)
-    _CACHE[client] = (new_last, new_first)
+    _CACHE[client] = (new_last, new_first, new_lkeys)
     pipelines = []
     for k, n in enumerate(pipeline_names):
         meta = _hash(_ok(r2[meta_at + k], {}, -1, {}))
@@ -506,10 +499,10 @@ def _topic(
     r2: list[Any],
     retry_idx: int | None,
     r3: list[Any],
-    r4: list[Any],
     beat_at: dict[tuple[int, str], int],
     new_first: dict[tuple[str, str], tuple[Any, str]],
     new_last: dict[str, tuple[Any, str]],
+    cluster: bool,
 ) -> dict[str, Any]:
     lengths = [x[0] for x in t_parts]
     part_ids: list[str] = []
@@ -525,8 +518,18 @@ def _topic(
     owners: dict[str, set[str]] = {}
     for p, (length, recs, _known, _at) in enumerate(t_parts):
         last_id = part_ids[p]
-        for rec in recs:
-            gname, pending, last, entries_read, lag, lease, pend_at, range_at, first_id = rec[:9]
+        for (
+            gname,
+            pending,
+            last,
+            entries_read,
+            lag,
+            lease_at,
+            pend_at,
+            range_at,
+            first_id,
+            mark,
+        ) in recs:
             reason = ""
             exactness = _EXACT
             if lag is None:
@@ -543,13 +546,16 @@ def _topic(
             elif range_at >= 0:
                 first = _ok(r3[range_at], errors, t, None)
                 first_id = _entry_id(first[0]) if first else None
-            if len(rec) > 9 and first_id is not None:
-                new_first[streams[p], gname] = (rec[9], first_id)
+            if mark is not None and first_id is not None:
+                new_first[streams[p], gname] = (mark, first_id)
             lag_ms = 0
             if lag and first_id:
                 lag_ms = max(0, now - int(first_id.partition("-")[0]))
             oldest = _pending_idle(_ok(r3[pend_at], errors, t, None)) if pend_at >= 0 else None
-            per_group.setdefault(gname, []).append(
+            group_parts = per_group.get(gname)
+            if group_parts is None:
+                group_parts = per_group[gname] = []
+            group_parts.append(
                 {
                     "partition": p,
                     "last_delivered_id": last,
@@ -565,12 +571,40 @@ def _topic(
                     "last_id": last_id,
                 }
             )
-            owner, epoch, ttl_at = lease
-            ttl = _ok(r4[ttl_at], errors, t, -2) if ttl_at >= 0 else -2
-            info = lease_dict(gname, p, owner, ttl, epoch)
-            leases.append(info)
-            if info["owner"]:
-                owners.setdefault(gname, set()).add(info["owner"])
+            if cluster:
+                a, b = r3[lease_at], r3[lease_at + 1]
+                failed = next((x for x in (a, b) if isinstance(x, Exception)), None)
+                lease_reply: Any = failed if failed is not None else [a, b]
+                ttl = r3[lease_at + 2]
+            else:
+                lease_reply, ttl = r3[lease_at], r3[lease_at + 1]
+            owner, epoch = _ok(lease_reply, errors, t, None) or (None, None)
+            ttl = _ok(ttl, errors, t, -2)
+            if owner is not None and ttl.__class__ is int and ttl != -2:
+                owner_s = _text(owner)
+                leases.append(
+                    {
+                        "group": gname,
+                        "partition": p,
+                        "owner": owner_s,
+                        "ttl_ms": ttl if ttl >= 0 else None,
+                        "epoch": _epoch(epoch),
+                    }
+                )
+                owned = owners.get(gname)
+                if owned is None:
+                    owned = owners[gname] = set()
+                owned.add(owner_s)
+            else:
+                leases.append(
+                    {
+                        "group": gname,
+                        "partition": p,
+                        "owner": None,
+                        "ttl_ms": None,
+                        "epoch": _epoch(epoch),
+                    }
+                )
     consumers: list[dict[str, Any]] = []
     for gname in sorted(per_group):
         beats = _hash(_ok(r3[beat_at[t, gname]], errors, t, {}))
@@ -580,7 +614,8 @@ def _topic(
     if retry_idx is not None:
         retry["oldest_due_at_ms"] = _first_score(_ok(r2[retry_idx], errors, t, None))
         retry["next_due_at_ms"] = _first_score(_ok(r2[retry_idx + 1], errors, t, None))
-    leases.sort(key=lambda x: (x["group"], x["partition"]))
+    if len(per_group) > 1:
+        leases.sort(key=lambda x: (x["group"], x["partition"]))
     return {
         "topic": name,
         "partitions": len(t_parts),
@@ -594,6 +629,15 @@ def _topic(
         "partition_last_ids": part_ids,
         "error": None,
     }
+
+
+def _epoch(raw: Any) -> int:
+    if raw is None:
+        return 0
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 0
 
 
 # --- shared shapes (also used by Admin.leases / Admin.consumers) ------------------------------

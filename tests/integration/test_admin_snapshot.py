@@ -98,3 +98,24 @@ def test_leases_consumers_retry_views(r: redis.Redis, mq_config: MQConfig) -> No
     assert c1.last_seen_ms is not None
     backlog = admin.retry_backlog("orders")
     assert backlog.count == 2
+
+
+def test_second_pass_sees_new_entries_and_deliveries(r: redis.Redis, mq_config: MQConfig) -> None:
+    """Ids reused from the previous pass (unchanged partitions) never hide a change."""
+    keys = mq_config.keys
+    create_topic(r, keys, "t", 1, groups=("g",))
+    ids = add_messages(r, keys, "t", 0, 3)
+    admin = Admin(mq_config, r)
+    first = admin.snapshot_dict()["topics"][0]
+    assert first["partition_last_ids"] == [ids[-1]]
+    again = admin.snapshot_dict()["topics"][0]
+    assert again["partition_last_ids"] == [ids[-1]]
+    assert again["groups"][0]["partitions"][0]["lag"] == 3
+    newer = add_messages(r, keys, "t", 0, 1)
+    r.xreadgroup("g", "c1", {keys.partition("t", 0): ">"}, count=2)
+    snap = admin.snapshot()
+    part = snap.topics[0].groups[0].partitions[0]
+    assert snap.topics[0].partition_last_ids == [newer[-1]]
+    assert (part.lag, part.last_delivered_id, part.pending) == (2, ids[1], 2)
+    assert snap.topics[0].length == 4
+    assert admin.snapshot_dict()["topics"][0]["partition_last_ids"] == [newer[-1]]
