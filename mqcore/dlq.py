@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import redis
@@ -53,7 +52,7 @@ from mqcore.errors import (
 from mqcore.keys import KeySpace
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
 from mqcore.scripts import ScriptRegistry
-from mqcore.snapshot import run_commands
+from mqcore.snapshot import _raw_capable, run_commands
 
 __all__ = ["REPLAY_BATCH", "DeadLetters", "letter_from_entry", "parse_records"]
 
@@ -245,6 +244,7 @@ class DeadLetters:
         self._scripts = ScriptRegistry(self.client)
         self._counts: dict[str, tuple[int, float]] = {}
         self._keys_cache: dict[tuple[str, str, int], list[str]] = {}
+        self._raw: bool | None = None
 
     # --- reading ---------------------------------------------------------------------------
     def _check_topic(self, topic: str) -> None:
@@ -563,7 +563,7 @@ class DeadLetters:
                     *chunk,
                 ]
                 with redis_errors(f"replay letters of {topic}"):
-                    reply = script(keys=keys, args=args)
+                    reply = self._call(script, keys, args)
                 if reply and reply[0] == b"stale":
                     count = self._target_count(target, refresh=True)
                     continue
@@ -572,6 +572,22 @@ class DeadLetters:
             else:
                 raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
         return out
+
+    def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """EVALSHA the script: straight over RESP on a plain client (no redis-py
+        command machinery: a single replay is mostly that), else redis-py's Script."""
+        if self._raw is None:
+            self._raw = _raw_capable(self.client)
+        if not self._raw:
+            return script(keys=keys, args=args)
+        cmd = ("EVALSHA", script.sha, len(keys), *keys, *args)
+        [reply] = run_commands(self.client, [cmd])
+        if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
+            self.client.script_load(script.script)  # not run: safe to send again
+            [reply] = run_commands(self.client, [cmd])
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     # --- deleting ----------------------------------------------------------------------------
     def delete(self, topic: str, dlq_id: str) -> bool:
@@ -597,9 +613,17 @@ def _ms(value: int) -> int:
     return value
 
 
+_ISO_SECOND: tuple[int, str] = (-1, "")
+
+
 def _iso(now_ms: int) -> str:
-    stamp = datetime.fromtimestamp(now_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
+    """``2024-01-01T00:00:00.123Z`` (UTC); the date part is formatted once per second."""
+    global _ISO_SECOND
+    sec, ms = divmod(now_ms, 1000)
+    cached = _ISO_SECOND
+    if cached[0] != sec:
+        cached = _ISO_SECOND = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+    return f"{cached[1]}.{ms:03d}Z"
 
 
 def _result(row: list[Any], target: str) -> ReplayResult:

@@ -194,3 +194,14 @@ def test_get_delete_purge_and_bad_input(
     assert not dlq.delete("orders", letters[0])
     assert dlq.purge("orders") == 11
     assert dlq.depth("orders") == 0
+
+
+def test_replay_reloads_its_script_after_a_flush(
+    r: redis.Redis, mq_config: MQConfig, letters: list[str]
+) -> None:
+    dlq = DeadLetters(mq_config, r)
+    assert dlq.replay("orders", letters[0], by="op").replayed
+    r.script_flush()  # a restarted or flushed server forgets loaded scripts
+    second = dlq.replay("orders", letters[1], by="op")
+    assert (second.replayed, second.partition) == (True, 1)
+    assert dlq.replay("orders", letters[1]).reason == "already-replayed"
