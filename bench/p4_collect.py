@@ -5,8 +5,9 @@ enrichment + the console-store write (to a second fresh redis-server, so the MQ
 server's Redis time is the collector's alone). Raw = the prototype from
 PERFORMANCE.md: per partition XINFO GROUPS, XLEN, XPENDING - + 1, lease GET; per
 topic DLQ XLEN; pipelined 500. Both run interleaved on the same data.
-Also reported: MQ Redis time per pass (budget <= 25 ms), the snapshot alone,
-and the console store's bytes per series per day.
+Also reported: MQ Redis time per pass (budget <= 25 ms), the snapshot alone, a
+"cold" pass (nothing reusable from the previous pass: every partition changed),
+and the console store's bytes per series per tier.
 """
 
 from __future__ import annotations
@@ -90,9 +91,11 @@ def run_collect(
     with ctx.fresh_redis() as (server, client, config), ctx.fresh_redis() as (store_srv, _sc, _):
         _populate(client, config, topics_n, partitions)
         _django(server.url, f"redis://{store_srv.host}:{store_srv.port}/0")
+        from django.conf import settings
+
         from dashboard.clusters import console_keys, console_redis
         from dashboard.collectors import SnapshotCollector, collect_cluster
-        from dashboard.store import POINT, ConsoleStore
+        from dashboard.store import POINT, ConsoleStore, series_bytes, tiers
 
         store = ConsoleStore(console_redis(), console_keys())
         names = sorted(f"t{t:05d}" for t in range(topics_n))
@@ -111,11 +114,22 @@ def run_collect(
             store_ms.append(st_ms)
             snap_only.append(elapsed_ms(lambda: SnapshotCollector("bench").fetch()))
         _w, raw_redis = redis_time_ms(client, lambda: _raw_pass(client, config, names, partitions))
+        # transparency: a pass that cannot reuse anything from the previous one
+        # (every partition changed: the snapshot's per-partition cache is cleared)
+        from mqcore import snapshot as mq_snapshot
+
+        mq_snapshot._CACHE.clear()
+        cold_wall, cold_redis = redis_time_ms(
+            client, lambda: collect_cluster("bench", claim=False, store=store)
+        )
         key = console_keys().series("bench", "raw", "lag", names[0])
         per_point = int(console_redis().memory_usage(key) or 0) / max(
             1, int(console_redis().strlen(key)) // POINT.size
         )
         series = int(console_redis().zcard(console_keys().series_index("bench")))
+        interval = int(settings.COLLECT_INTERVAL_S)
+        gauge_bytes = series_bytes(tiers(), interval, "lag")
+        counter_bytes = series_bytes(tiers(), interval, "produced_total")
     parts = topics_n * partitions
     med = statistics.median
     extra = {
@@ -124,9 +138,13 @@ def run_collect(
         "mq_redis_ms_per_pass": round(med(redis_ms), 2),
         "raw_redis_ms_per_pass": round(raw_redis, 2),
         "store_redis_ms_per_pass": round(med(store_ms), 2),
+        "cold_pass_ms": round(cold_wall, 1),
+        "cold_pass_mq_redis_ms": round(cold_redis, 2),
         "series": series,
         "series_bytes_per_point_stored": round(per_point, 1),
-        "series_bytes_per_series_day_raw_10s": 8640 * POINT.size,
+        "series_bytes_gauge_per_tier": gauge_bytes,
+        "series_bytes_counter_per_tier": counter_bytes,
+        "series_bytes_per_day_raw_gauge": 86400 // interval * POINT.size,
     }
     results = [
         Result(
