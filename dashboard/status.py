@@ -57,6 +57,7 @@ _SEVERITY = {
     Status.STOP: 4,
     Status.ERR: 5,
 }
+_VALUE = {s: s.value for s in Status}
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,12 +286,12 @@ def snapshot_enrich(
                     int(last_active),
                     now,
                 )
-                part["status"], part["status_reason"] = status.value, reason
+                part["status"], part["status_reason"] = _VALUE[status], reason
                 part_results.append((status, reason, pid))
             if topic_error:
                 g_status, g_reason = Status.ERR, f"cannot read: {topic_error}"
             elif part_results:
-                top = max(part_results, key=lambda r: r[0].severity)
+                top = max(part_results, key=lambda r: _SEVERITY[r[0]])
                 g_status, g_reason = top[0], f"partition {top[2]}: {top[1]}"
             else:
                 g_status, g_reason = Status.UNKNOWN, "no partitions"
@@ -299,7 +300,7 @@ def snapshot_enrich(
         if topic_error:
             t_status, t_reason = Status.ERR, f"cannot read: {topic_error}"
         elif group_statuses:
-            t_status, t_reason = max(group_statuses, key=lambda r: r[0].severity)
+            t_status, t_reason = max(group_statuses, key=lambda r: _SEVERITY[r[0]])
         else:
             t_status, t_reason = Status.OK, "no consumer groups"
         topic["status"], topic["status_reason"] = t_status.value, t_reason

@@ -230,7 +230,8 @@ def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
     out = []
     for g in reply or ():
         if not isinstance(g, dict):  # RESP2: a flat list of name, value, ...
-            g = dict(zip(g[::2], g[1::2], strict=True))
+            pairs = iter(g)
+            g = dict(zip(pairs, pairs, strict=False))
         if b"name" in g:
             get = g.get
             name, pending, last = get(b"name"), get(b"pending"), get(b"last-delivered-id")
@@ -239,7 +240,15 @@ def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
             get = g.get
             name, pending, last = get("name"), get("pending"), get("last-delivered-id")
             read, lag = get("entries-read"), get("lag")
-        out.append((_text(name), int(pending or 0), _text(last), _opt_int(read), _opt_int(lag)))
+        out.append(
+            (
+                _text(name),
+                pending if pending.__class__ is int else int(pending or 0),
+                _text(last),
+                read if read is None or read.__class__ is int else int(read),
+                lag if lag is None or lag.__class__ is int else int(lag),
+            )
+        )
     return out
 
 
