@@ -426,9 +426,10 @@ def _take_snapshot_dict(
                     add(("XRANGE", key, "(" + last, "+", "COUNT", _NULL_LAG_PAGE))
                 elif lag > 0:
                     # the first undelivered entry stays the same while nothing was added,
-                    # trimmed or delivered (same entries-added, length, position)
+                    # trimmed or delivered (same entries-added, length, position); a real
+                    # position (an id of this stream, not 0-0) also tells a recreated stream
                     mark = (last, added, length)
-                    hit = old_first.get(ident)
+                    hit = old_first.get(ident) if last != "0-0" else None
                     if hit is not None and hit[0] == mark:
                         rec[8] = hit[1]
                     else:
@@ -442,7 +443,9 @@ def _take_snapshot_dict(
             last_at = -1
             if last_id is None and length > 0:
                 # the last id changes only with XADD (entries-added) - or a recreated stream
-                mark_l = (added, length, tuple(g[2] for g in parsed)) if added is not None else None
+                positions = tuple(g[2] for g in parsed)
+                known_stream = added is not None and any(x != "0-0" for x in positions)
+                mark_l = (added, length, positions) if known_stream else None
                 hit_l = old_last.get(key) if mark_l is not None else None
                 if hit_l is not None and hit_l[0] == mark_l:
                     last_id = hit_l[1]
@@ -555,7 +558,7 @@ def _topic(
             elif range_at >= 0:
                 first = _ok(r3[range_at], errors, t, None)
                 first_id = _entry_id(first[0]) if first else None
-            if mark is not None and first_id is not None:
+            if mark is not None and first_id is not None and last != "0-0":
                 new_first[streams[p], gname] = (mark, first_id)
             lag_ms = 0
             if lag and first_id:

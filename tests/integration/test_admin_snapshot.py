@@ -119,3 +119,22 @@ def test_second_pass_sees_new_entries_and_deliveries(r: redis.Redis, mq_config: 
     assert (part.lag, part.last_delivered_id, part.pending) == (2, ids[1], 2)
     assert snap.topics[0].length == 4
     assert admin.snapshot_dict()["topics"][0]["partition_last_ids"] == [newer[-1]]
+
+
+def test_recreated_stream_with_the_same_counts_is_read_again(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    keys = mq_config.keys
+    admin = Admin(mq_config, r)
+    create_topic(r, keys, "t", 1, groups=("g",))
+    old = add_messages(r, keys, "t", 0, 3)
+    assert admin.snapshot_dict()["topics"][0]["partition_last_ids"] == [old[-1]]
+    r.flushdb()  # deleted and recreated: same topic, group, length and entries-added
+    time.sleep(0.002)
+    create_topic(r, keys, "t", 1, groups=("g",))
+    new = add_messages(r, keys, "t", 0, 3)
+    assert new[-1] != old[-1]
+    topic = admin.snapshot_dict()["topics"][0]
+    assert topic["partition_last_ids"] == [new[-1]]
+    part = topic["groups"][0]["partitions"][0]
+    assert part["lag_ms"] <= int(time.time() * 1000) - int(new[0].split("-")[0])
