@@ -425,11 +425,11 @@ class ConsoleStore:
                 index.append(member)
             cmds.append(tuple(index))
             self._indexed.add(cluster)
-        replies = run_commands(self.r, cmds)
+        replies = run_commands(self.r, cmds, what="console store")
         for pos, reply in enumerate(replies):
             if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
                 self.r.script_load(_APPEND_LUA)  # the store was restarted or flushed
-                replies[pos] = run_commands(self.r, [cmds[pos]])[0]
+                replies[pos] = run_commands(self.r, [cmds[pos]], what="console store")[0]
             if isinstance(replies[pos], Exception):
                 raise replies[pos]
         sizes = [int(n) for reply in replies[: len(replies) - bool(members)] for n in reply]
@@ -456,7 +456,7 @@ class ConsoleStore:
             size = point_struct(metric).size
             key = self._series_key(cluster, "raw", metric, entity)
             cmds.append(("GETRANGE", key, -n * size, -1))
-        tails = run_commands(self.r, cmds)
+        tails = run_commands(self.r, cmds, what="console store")
         series_keys: list[str] = []
         series_tiers: list[tuple[Tier, struct.Struct]] = []
         packed: list[bytes] = []

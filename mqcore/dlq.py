@@ -296,7 +296,11 @@ class DeadLetters:
         while len(letters) < limit and scanned < max_scan:
             want = min(chunk, max_scan - scanned)
             with redis_errors(f"read DLQ of {topic}"):
-                [entries] = run_commands(self.client, [("XREVRANGE", dlq, hi, lo, "COUNT", want)])
+                [entries] = run_commands(
+                    self.client,
+                    [("XREVRANGE", dlq, hi, lo, "COUNT", want)],
+                    what=f"read DLQ of {topic}",
+                )
             if isinstance(entries, Exception):
                 with redis_errors(f"read DLQ of {topic}"):
                     raise entries
@@ -581,10 +585,10 @@ class DeadLetters:
         if not self._raw:
             return script(keys=keys, args=args)
         cmd = ("EVALSHA", script.sha, len(keys), *keys, *args)
-        [reply] = run_commands(self.client, [cmd])
+        [reply] = run_commands(self.client, [cmd], what="replay letters")
         if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
             self.client.script_load(script.script)  # not run: safe to send again
-            [reply] = run_commands(self.client, [cmd])
+            [reply] = run_commands(self.client, [cmd], what="replay letters")
         if isinstance(reply, Exception):
             raise reply
         return reply

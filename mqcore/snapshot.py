@@ -116,7 +116,8 @@ class _Runner:
     """Runs commands ``batch`` per round trip; replies come back raw (RESP2 shapes), or
     as redis-py parses them on the pipeline path; errors stay in the list as exceptions."""
 
-    def __init__(self, client: Any, batch: int) -> None:
+    def __init__(self, client: Any, batch: int, what: str = "snapshot") -> None:
+        self.what = what
         self.client = client
         self.batch = max(1, batch)
         self.commands = 0
@@ -130,11 +131,11 @@ class _Runner:
         step = max(self.batch, RAW_CHUNK) if self.raw else self.batch
         for start in range(0, len(cmds), step):
             chunk = cmds[start : start + step]
-            with redis_errors("snapshot"):
+            with redis_errors(self.what):
                 replies = self._raw(chunk) if self.raw else self._pipeline(chunk)
             for reply in replies:
                 if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                    with redis_errors("snapshot"):
+                    with redis_errors(self.what):
                         raise reply
             out.extend(replies)
             self.commands += len(chunk)
@@ -167,14 +168,16 @@ class _Runner:
                 client.connection_pool.release(conn)
 
 
-def run_commands(client: Any, cmds: list[_Cmd], batch: int = 1000) -> list[Any]:
+def run_commands(
+    client: Any, cmds: list[_Cmd], batch: int = 1000, *, what: str = "redis commands"
+) -> list[Any]:
     """Send raw commands (``("APPEND", key, value)`` ...) ``batch`` per round trip.
 
     Replies as Redis sends them (errors as exception instances in the list);
     on a plain client the cheap hiredis path of the snapshot is used.
-    Connection errors and timeouts raise (as MQError, like the snapshot).
+    Connection errors and timeouts raise ConnectionLostError naming ``what``.
     """
-    return _Runner(client, batch).run(cmds)
+    return _Runner(client, batch, what).run(cmds)
 
 
 def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:
@@ -227,7 +230,7 @@ def _opt_int(raw: Any) -> int | None:
 
 def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
     """XINFO GROUPS -> (name, pending, last-delivered-id, entries-read, lag) per group."""
-    out = []
+    out: list[tuple[str, int, str, int | None, int | None]] = []
     for g in reply or ():
         if not isinstance(g, dict):  # RESP2: a flat list of name, value, ...
             pairs = iter(g)
@@ -240,15 +243,10 @@ def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
             get = g.get
             name, pending, last = get("name"), get("pending"), get("last-delivered-id")
             read, lag = get("entries-read"), get("lag")
-        out.append(
-            (
-                _text(name),
-                pending if pending.__class__ is int else int(pending or 0),
-                _text(last),
-                read if read is None or read.__class__ is int else int(read),
-                lag if lag is None or lag.__class__ is int else int(lag),
-            )
-        )
+        n_pending = int(pending or 0)
+        n_read: int | None = read if read is None or read.__class__ is int else int(read)
+        n_lag: int | None = lag if lag is None or lag.__class__ is int else int(lag)
+        out.append((_text(name), n_pending, _text(last), n_read, n_lag))
     return out
 
 
