@@ -432,10 +432,12 @@ class ConsoleStore:
                 replies[pos] = run_commands(self.r, [cmds[pos]], what="console store")[0]
             if isinstance(replies[pos], Exception):
                 raise replies[pos]
-        sizes = [int(n) for reply in replies[: len(replies) - bool(members)] for n in reply]
+        sizes = [n for reply in replies[: len(replies) - bool(members)] for n in reply]
+        # only series near their cap matter to _trim: skip the rest in one C-speed pass
+        floor = min(self._limits(t, p)[1] for t, p in set(series_tiers))
         return {
-            key: (size, tier, point)
-            for key, size, (tier, point) in zip(series_keys, sizes, series_tiers, strict=True)
+            series_keys[i]: (sizes[i], *series_tiers[i])
+            for i in [i for i, n in enumerate(sizes) if n >= floor]
         }
 
     def _rollup(
@@ -476,20 +478,23 @@ class ConsoleStore:
             return {}
         return self._append_packed(cluster, series_keys, series_tiers, packed, [], 0)
 
-    def _trim(self, lengths: Mapping[str, tuple[int, Tier, struct.Struct]], now_ms: int) -> None:
+    @staticmethod
+    def _limits(tier: Tier, point: struct.Struct) -> tuple[int, int]:
+        """(points kept, bytes at which a series is rewritten) for one tier and point size."""
         interval = max(1, int(settings.COLLECT_INTERVAL_S))
-        limits: dict[tuple[str, int], tuple[int, int]] = {}  # (tier, point size) -> (max, bytes)
+        max_points = tier.retention_s // (tier.bucket_s or interval) + 1
+        slack = max(2, max_points // 10)
+        return max_points, (max_points + slack + 1) * point.size
+
+    def _trim(self, lengths: Mapping[str, tuple[int, Tier, struct.Struct]], now_ms: int) -> None:
+        """Rewrite the series (of ``lengths``: key -> bytes, tier, format) past their cap."""
+        limits: dict[tuple[Tier, struct.Struct], tuple[int, int]] = {}
         over: list[tuple[str, Tier, int, struct.Struct]] = []
         for key, (length, tier, point) in lengths.items():
-            limit = limits.get((tier.name, point.size))
+            limit = limits.get((tier, point))
             if limit is None:
-                max_points = tier.retention_s // (tier.bucket_s or interval) + 1
-                slack = max(2, max_points // 10)
-                limit = limits[tier.name, point.size] = (
-                    max_points,
-                    (max_points + slack) * point.size,
-                )
-            if length >= limit[1] + point.size:
+                limit = limits[tier, point] = self._limits(tier, point)
+            if length >= limit[1]:
                 over.append((key, tier, limit[0], point))
         if not over:
             return
