@@ -310,17 +310,24 @@ class ConsoleStore:
         timeline_max = int(settings.LEASE_TIMELINE_MAX)
         history_max = int(settings.ALERT_HISTORY_MAX)
         index = bool(rollups) or cluster not in self._indexed
-        lengths = self._append_points(cluster, points, now_ms, index=index)
+        # the points go out first; the store runs them while this process encodes
+        appending = self._append_points(cluster, points, now_ms, index=index)
+        try:
+            snapshot_raw = _dumps(snapshot) if snapshot is not None else None
+            state_raw = _dumps(state).encode()
+            lease_raw = _dumps(lease_state).encode() if lease_state is not None else b""
+            lengths = appending.finish()  # applied before the transaction below
+        except BaseException:
+            appending.abandon()
+            raise
         if rollups:
             raw = points.get("raw") or ()
             lengths.update(self._rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
         pipe = self.r.pipeline(transaction=True)
-        if snapshot is not None:
-            pipe.set(keys.snapshot(cluster), _dumps(snapshot))
-        state_raw = _dumps(state).encode()
+        if snapshot_raw is not None:
+            pipe.set(keys.snapshot(cluster), snapshot_raw)
         pipe.set(keys.collector_state(cluster), state_raw)
         if lease_state is not None:
-            lease_raw = _dumps(lease_state).encode()
             pipe.set(keys.lease_state(cluster), lease_raw)
         for topic, events in lease_events.items():
             if events:
@@ -358,8 +365,9 @@ class ConsoleStore:
         now_ms: int,
         *,
         index: bool = True,
-    ) -> dict[str, tuple[int, Tier, struct.Struct]]:
-        """APPEND this pass's points (Lua, 500 series per call); key -> (bytes, tier, format).
+    ) -> _Appending:
+        """Send this pass's APPENDs (Lua, 500 series per call); ``.finish()`` -> the series
+        near their cap: key -> (bytes, tier, format).
 
         ``index``: also refresh the series index (last write per metric/entity);
         once a minute is plenty for a 90-day horizon.
@@ -396,8 +404,6 @@ class ConsoleStore:
                     packed.append(_pack(fmt[0], stamp, float(value)))
                 if index:
                     members.append(f"{metric}{_SEP}{entity}")
-        if not series_keys:
-            return {}
         return self._append_packed(cluster, series_keys, series_tiers, packed, members, now_ms)
 
     def _append_packed(
@@ -408,8 +414,8 @@ class ConsoleStore:
         packed: list[bytes],
         members: list[str],
         now_ms: int,
-    ) -> dict[str, tuple[int, Tier, struct.Struct]]:
-        from mqcore.snapshot import run_commands
+    ) -> _Appending:
+        from mqcore.snapshot import send_commands
 
         script = self._append_script
         cmds: list[tuple[Any, ...]] = []
@@ -425,20 +431,8 @@ class ConsoleStore:
                 index.append(member)
             cmds.append(tuple(index))
             self._indexed.add(cluster)
-        replies = run_commands(self.r, cmds, what="console store")
-        for pos, reply in enumerate(replies):
-            if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
-                self.r.script_load(_APPEND_LUA)  # the store was restarted or flushed
-                replies[pos] = run_commands(self.r, [cmds[pos]], what="console store")[0]
-            if isinstance(replies[pos], Exception):
-                raise replies[pos]
-        sizes = [n for reply in replies[: len(replies) - bool(members)] for n in reply]
-        # only series near their cap matter to _trim: skip the rest in one C-speed pass
-        floor = min(self._limits(t, p)[1] for t, p in set(series_tiers))
-        return {
-            series_keys[i]: (sizes[i], *series_tiers[i])
-            for i in [i for i, n in enumerate(sizes) if n >= floor]
-        }
+        sent = send_commands(self.r, cmds, what="console store") if cmds else None
+        return _Appending(self, sent, cmds, series_keys, series_tiers, bool(members))
 
     def _rollup(
         self, cluster: str, series: Sequence[tuple[str, str]], closed: Mapping[str, int]
@@ -474,9 +468,7 @@ class ConsoleStore:
                     series_keys.append(self._series_key(cluster, name, metric, entity))
                     series_tiers.append((tier, point))
                     packed.append(_pack(point, lo // 1000, rollup_value(metric, values)))
-        if not series_keys:
-            return {}
-        return self._append_packed(cluster, series_keys, series_tiers, packed, [], 0)
+        return self._append_packed(cluster, series_keys, series_tiers, packed, [], 0).finish()
 
     @staticmethod
     def _limits(tier: Tier, point: struct.Struct) -> tuple[int, int]:
@@ -546,6 +538,51 @@ class ConsoleStore:
             pipe.ltrim(self.keys.alert_history(cluster), 0, int(settings.ALERT_HISTORY_MAX) - 1)
         pipe.set(self.keys.collector_state(cluster), _dumps(state))
         pipe.execute()
+
+
+class _Appending:
+    """Series APPENDs sent to the store; :meth:`finish` reads the new lengths."""
+
+    def __init__(
+        self,
+        store: ConsoleStore,
+        sent: Any,
+        cmds: list[tuple[Any, ...]],
+        series_keys: list[str],
+        series_tiers: list[tuple[Tier, struct.Struct]],
+        indexed: bool,
+    ) -> None:
+        self.store, self.sent, self.cmds = store, sent, cmds
+        self.series_keys, self.series_tiers, self.indexed = series_keys, series_tiers, indexed
+
+    def abandon(self) -> None:
+        if self.sent is not None:
+            self.sent.abandon()
+
+    def finish(self) -> dict[str, tuple[int, Tier, struct.Struct]]:
+        """key -> (bytes, tier, format) of the series near their cap (see ``_trim``)."""
+        from mqcore.snapshot import run_commands
+
+        if self.sent is None:
+            return {}
+        r = self.store.r
+        replies = list(self.sent.result())
+        for pos, reply in enumerate(replies):
+            if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
+                r.script_load(_APPEND_LUA)  # the store was restarted or flushed
+                replies[pos] = run_commands(r, [self.cmds[pos]], what="console store")[0]
+            if isinstance(replies[pos], Exception):
+                raise replies[pos]
+        sizes = [n for reply in replies[: len(replies) - self.indexed] for n in reply]
+        if not sizes:
+            return {}
+        # only series near their cap matter to _trim: skip the rest in one C-speed pass
+        tiers_ = self.series_tiers
+        floor = min(self.store._limits(t, p)[1] for t, p in set(tiers_))
+        keys = self.series_keys
+        return {
+            keys[i]: (sizes[i], *tiers_[i]) for i in [i for i, n in enumerate(sizes) if n >= floor]
+        }
 
 
 def default_store() -> ConsoleStore:

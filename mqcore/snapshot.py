@@ -34,7 +34,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import redis
 
@@ -60,9 +60,11 @@ if TYPE_CHECKING:
     from mqcore.admin import Admin
 
 __all__ = [
+    "SentCommands",
     "consumer_dicts",
     "gc_paused",
     "run_commands",
+    "send_commands",
     "snapshot_from_dict",
     "take_snapshot",
     "take_snapshot_dict",
@@ -181,14 +183,26 @@ def run_commands(
 
 
 def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:
-    """Send packed commands on ``conn`` and read exactly ``count`` RESP2 replies."""
+    """Send packed commands on ``conn`` and read exactly ``count`` replies."""
+    _send(conn, payload)
+    return _read(conn, count)
+
+
+def _send(conn: Any, payload: bytes) -> None:
+    try:
+        conn._sock.sendall(payload)
+    except BaseException as exc:
+        _fail(conn, exc)
+
+
+def _read(conn: Any, count: int) -> list[Any]:
+    """Read exactly ``count`` replies (RESP2 or 3) from ``conn``'s socket."""
     sock = conn._sock
     reader = hiredis.Reader(protocolError=redis.InvalidResponse, replyError=redis.ResponseError)
     out: list[Any] = []
     append, gets, feed = out.append, reader.gets, reader.feed
     buf = bytearray(1 << 15)
     try:
-        sock.sendall(payload)
         while len(out) < count:
             reply = gets()
             if reply is False:
@@ -198,18 +212,91 @@ def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:
                 feed(buf, 0, got)
             else:
                 append(reply)
-    except TimeoutError as exc:  # socket.timeout
-        conn.disconnect()
-        raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
-    except OSError as exc:
-        conn.disconnect()
-        raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
-    except BaseException:
-        conn.disconnect()
-        raise
+    except BaseException as exc:
+        _fail(conn, exc)
     if conn.health_check_interval:
         conn.next_health_check = time.monotonic() + conn.health_check_interval
     return out
+
+
+def _fail(conn: Any, exc: BaseException) -> NoReturn:
+    """Drop the connection (replies may be pending on it) and raise as redis-py would."""
+    conn.disconnect()
+    if isinstance(exc, TimeoutError):  # socket.timeout
+        raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
+    if isinstance(exc, OSError):
+        raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
+    raise exc
+
+
+class SentCommands:
+    """Commands already sent (:func:`send_commands`); :meth:`result` reads their replies.
+
+    Lets the caller work while Redis executes them. Call :meth:`result` or
+    :meth:`abandon` exactly once (the connection is held until then).
+    """
+
+    def __init__(self, runner: _Runner, cmds: list[_Cmd]) -> None:
+        self._runner = runner
+        self._cmds = cmds
+        self._conn: Any = None
+        self._replies: list[Any] | None = None
+        client = runner.client
+        if not runner.raw or not cmds:
+            self._replies = runner.run(cmds)
+            return
+        self._own = client.connection is None
+        conn = client.connection_pool.get_connection() if self._own else client.connection
+        try:
+            with redis_errors(runner.what):
+                if conn._sock is None:
+                    conn.connect()
+                conn.check_health()
+                pack = hiredis.pack_command
+                _send(conn, b"".join([pack(cmd) for cmd in cmds]))
+        except BaseException:
+            self._release(conn)
+            raise
+        self._conn = conn
+        runner.commands += len(cmds)
+
+    def _release(self, conn: Any) -> None:
+        if self._own:
+            self._runner.client.connection_pool.release(conn)
+
+    def result(self) -> list[Any]:
+        if self._replies is not None:
+            return self._replies
+        conn, self._conn = self._conn, None
+        if conn is None:
+            raise RuntimeError("replies already read or abandoned")
+        try:
+            with redis_errors(self._runner.what):
+                replies = _read(conn, len(self._cmds))
+        finally:
+            self._release(conn)
+        for reply in replies:
+            if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
+                with redis_errors(self._runner.what):
+                    raise reply
+        self._replies = replies
+        return replies
+
+    def abandon(self) -> None:
+        """Forget the replies: the connection is closed (they would poison it)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.disconnect()
+            self._release(conn)
+
+
+def send_commands(client: Any, cmds: list[_Cmd], *, what: str = "redis commands") -> SentCommands:
+    """Send ``cmds`` now (one write), read the replies later with ``.result()``.
+
+    Same replies as :func:`run_commands`; on a client without the raw path the
+    commands simply run at once.
+    """
+    return SentCommands(_Runner(client, len(cmds) or 1, what), cmds)
 
 
 # --- reply shapes (raw RESP2 or redis-py parsed) --------------------------------------------
@@ -554,14 +641,22 @@ def _topic(
                     exactness = _COUNTED
                     reason = f"{_NULL_LAG}; counted to the end"
             elif range_at >= 0:
-                first = _ok(r3[range_at], errors, t, None)
+                first = r3[range_at]
+                if isinstance(first, Exception):
+                    first = _ok(first, errors, t, None)
                 first_id = _entry_id(first[0]) if first else None
             if mark is not None and first_id is not None and last != "0-0":
                 new_first[streams[p], gname] = (mark, first_id)
             lag_ms = 0
             if lag and first_id:
                 lag_ms = max(0, now - int(first_id.partition("-")[0]))
-            oldest = _pending_idle(_ok(r3[pend_at], errors, t, None)) if pend_at >= 0 else None
+            oldest = None
+            if pend_at >= 0:
+                page = r3[pend_at]
+                if page.__class__ is list and page and page[0].__class__ is list:
+                    oldest = int(page[0][2])  # raw reply: [[id, consumer, idle, deliveries]]
+                else:
+                    oldest = _pending_idle(_ok(page, errors, t, None))
             group_parts = per_group.get(gname)
             if group_parts is None:
                 group_parts = per_group[gname] = []
@@ -588,8 +683,12 @@ def _topic(
                 ttl = r3[lease_at + 2]
             else:
                 lease_reply, ttl = r3[lease_at], r3[lease_at + 1]
-            owner, epoch = _ok(lease_reply, errors, t, None) or (None, None)
-            ttl = _ok(ttl, errors, t, -2)
+            if lease_reply.__class__ is list:
+                owner, epoch = lease_reply
+            else:
+                owner, epoch = _ok(lease_reply, errors, t, None) or (None, None)
+            if ttl.__class__ is not int:
+                ttl = _ok(ttl, errors, t, -2)
             if owner is not None and ttl.__class__ is int and ttl != -2:
                 owner_s = _text(owner)
                 leases.append(
