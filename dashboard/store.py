@@ -23,6 +23,7 @@ import json
 import math
 import struct
 import time
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,12 @@ def tiers() -> tuple[Tier, ...]:
 
 
 TIERS = ("raw", "1m", "10m")
+
+
+# per store client and key prefix: series key strings per (cluster, tier), clusters indexed
+_CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[Any, Any], set[str]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _loads(raw: bytes | None) -> Any:
@@ -163,8 +170,13 @@ class ConsoleStore:
         self.r: Any = client  # bytes replies
         self._append_script = client.register_script(_APPEND_LUA)
         self.keys = keys
-        self._series_keys: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
-        self._indexed: set[str] = set()  # clusters whose series index this process refreshed
+        # per client, not per store: the collector makes a store per pass
+        per_client = _CLIENT_CACHES.get(client)
+        if per_client is None:
+            per_client = _CLIENT_CACHES[client] = {}
+        caches = per_client.setdefault(keys.prefix, ({}, set()))
+        self._series_keys: dict[tuple[str, str], dict[tuple[str, str], str]] = caches[0]
+        self._indexed: set[str] = caches[1]  # clusters whose series index was refreshed
 
     # --- reads --------------------------------------------------------------
     def snapshot_get(self, cluster: str) -> dict[str, Any] | None:
