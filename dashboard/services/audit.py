@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "Origin",
     "audit_begin",
     "audit_complete",
+    "audit_failure",
     "audit_record",
     "audit_verify",
     "origin_from_request",
@@ -157,6 +159,20 @@ def audit_complete(
             completes=intent,
         )
     )
+
+
+@contextmanager
+def audit_failure(intent: AuditEvent) -> Iterator[AuditEvent]:
+    """Run the action of ``intent``; if it raises, append a "failed" outcome and re-raise.
+
+    The success outcome is the caller's (after the ``with`` block), so a crash
+    inside the block that kills the process leaves the intent at "unknown".
+    """
+    try:
+        yield intent
+    except Exception as exc:
+        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
+        raise
 
 
 def audit_record(

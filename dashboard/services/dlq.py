@@ -32,6 +32,7 @@ from dashboard.services.audit import (
     Origin,
     audit_begin,
     audit_complete,
+    audit_failure,
     require_reason,
 )
 
@@ -135,7 +136,7 @@ def dlq_replay(
         reason=reason,
         detail={"force": force, "target_topic": target_topic, "target_partition": target_partition},
     )
-    try:
+    with audit_failure(intent):
         result = dead_letters(cluster).replay(
             topic,
             dlq_id,
@@ -144,9 +145,6 @@ def dlq_replay(
             target_topic=target_topic or None,
             target_partition=target_partition,
         )
-    except Exception as exc:
-        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
     audit_complete(
         intent,
         outcome=result.reason,
@@ -177,11 +175,8 @@ def dlq_delete(
         letter_ids=[dlq_id],
         reason=reason,
     )
-    try:
+    with audit_failure(intent):
         deleted = dead_letters(cluster).delete(topic, dlq_id)
-    except Exception as exc:
-        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
     audit_complete(
         intent, outcome="deleted" if deleted else "missing", counts={"deleted": int(deleted)}
     )
@@ -210,11 +205,8 @@ def dlq_purge(
         topic=topic,
         reason=reason,
     )
-    try:
+    with audit_failure(intent):
         removed = dead_letters(cluster).purge(topic)
-    except Exception as exc:
-        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
     audit_complete(intent, outcome="purged", counts={"deleted": int(removed)})
     return int(removed)
 

@@ -7,7 +7,13 @@ from typing import Any
 from dashboard.clusters import cluster_client, cluster_config
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
-from dashboard.services.audit import Origin, audit_begin, audit_complete, require_reason
+from dashboard.services.audit import (
+    Origin,
+    audit_begin,
+    audit_complete,
+    audit_failure,
+    require_reason,
+)
 
 __all__ = ["MAX_IDS", "pending_claim", "pending_move_to_dlq"]
 
@@ -59,11 +65,8 @@ def pending_claim(
         reason=reason,
         detail={"group": group, "partition": partition, "consumer": consumer},
     )
-    try:
+    with audit_failure(intent):
         claimed = _admin(cluster).claim(topic, group, partition, ids, consumer)
-    except Exception as exc:
-        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
     audit_complete(
         intent,
         outcome="claimed",
@@ -97,13 +100,10 @@ def pending_move_to_dlq(
         reason=reason,
         detail={"group": group, "partition": partition},
     )
-    try:
+    with audit_failure(intent):
         moved = _admin(cluster).move_to_dlq(
             topic, group, partition, ids, reason=f"operator {intent.actor}: {reason}"[:200]
         )
-    except Exception as exc:
-        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
     audit_complete(
         intent, outcome="moved", counts={"moved": len(moved), "not_pending": len(ids) - len(moved)}
     )
