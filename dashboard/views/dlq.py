@@ -370,28 +370,39 @@ def _back_to_pending(cluster: str, topic: str, group: str) -> HttpResponse:
     return redirect(f"{url}?group={group}" if group else url)
 
 
-@require_POST
-@login_required
-@dlq_errors
-def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+def _per_partition(
+    request: HttpRequest, cluster: str, topic: str, action: Callable[..., list[str]], **extra: str
+) -> tuple[str, int]:
+    """Run a pending service once per partition of the checked rows: (group, entries done)."""
     cluster_config(cluster)
     group = request.POST.get("group", "").strip()
     total = 0
     for partition, ids in _pending_targets(request).items():
         total += len(
-            pending_svc.pending_claim(
+            action(
                 acting_user=request.user,
                 cluster=cluster,
                 topic=topic,
                 group=group,
                 partition=partition,
                 ids=ids,
-                consumer=request.POST.get("consumer", ""),
                 reason=request.POST.get("reason", ""),
                 origin=origin_from_request(request),
+                **extra,
             )
         )
-    messages.success(request, f"Claimed {total} entries to {request.POST.get('consumer', '')}.")
+    return group, total
+
+
+@require_POST
+@login_required
+@dlq_errors
+def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    consumer = request.POST.get("consumer", "")
+    group, total = _per_partition(
+        request, cluster, topic, pending_svc.pending_claim, consumer=consumer
+    )
+    messages.success(request, f"Claimed {total} entries to {consumer}.")
     return _back_to_pending(cluster, topic, group)
 
 
@@ -399,22 +410,7 @@ def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpRespons
 @login_required
 @dlq_errors
 def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    group = request.POST.get("group", "").strip()
-    total = 0
-    for partition, ids in _pending_targets(request).items():
-        total += len(
-            pending_svc.pending_move_to_dlq(
-                acting_user=request.user,
-                cluster=cluster,
-                topic=topic,
-                group=group,
-                partition=partition,
-                ids=ids,
-                reason=request.POST.get("reason", ""),
-                origin=origin_from_request(request),
-            )
-        )
+    group, total = _per_partition(request, cluster, topic, pending_svc.pending_move_to_dlq)
     messages.success(request, f"Moved {total} entries to the DLQ.")
     return _back_to_pending(cluster, topic, group)
 
