@@ -187,6 +187,21 @@ def _no_such_key(exc: BaseException) -> bool:
     return isinstance(exc, redis.ResponseError) and "no such key" in str(exc).lower()
 
 
+def _missing_as_none(replies: list[Any], what: str) -> list[Any]:
+    """Pipeline replies with a missing stream or group as None; other errors raise MQError."""
+    out: list[Any] = []
+    for reply in replies:
+        if isinstance(reply, redis.ResponseError) and (
+            "NOGROUP" in str(reply) or _no_such_key(reply)
+        ):
+            out.append(None)
+        elif isinstance(reply, Exception):
+            raise MQError(f"{what}: Redis error: {reply}") from reply
+        else:
+            out.append(reply)
+    return out
+
+
 # --- Admin ---------------------------------------------------------------------------------
 
 
@@ -469,17 +484,7 @@ class Admin:
             for _, (key, group, start, end, count, consumer) in calls:
                 pipe.xpending_range(key, group, start, end, count, consumername=consumer)
             replies = pipe.execute(raise_on_error=False)
-        out: list[Any] = []
-        for reply in replies:
-            if isinstance(reply, redis.ResponseError) and (
-                "NOGROUP" in str(reply) or _no_such_key(reply)
-            ):
-                out.append(None)
-            elif isinstance(reply, Exception):
-                raise MQError(f"scan pending: Redis error: {reply}") from reply
-            else:
-                out.append(reply)
-        return out
+        return _missing_as_none(replies, "scan pending")
 
     def _group_exists(self, topic: str, group: str, parts: list[int]) -> bool:
         return group in self.groups(topic, max(parts) + 1 if parts else 0)
@@ -539,17 +544,7 @@ class Admin:
             for name, args in calls:
                 getattr(pipe, name)(*args)
             replies = pipe.execute(raise_on_error=False)
-        out: list[Any] = []
-        for reply in replies:
-            if isinstance(reply, redis.ResponseError) and (
-                "NOGROUP" in str(reply) or _no_such_key(reply)
-            ):
-                out.append(None)
-            elif isinstance(reply, Exception):
-                raise MQError(f"read consumers: Redis error: {reply}") from reply
-            else:
-                out.append(reply)
-        return out
+        return _missing_as_none(replies, "read consumers")
 
     # --- retry backlog ------------------------------------------------------------------------
     def retry_backlog(self, topic: str) -> RetryBacklog:
