@@ -152,6 +152,19 @@ def _letter_factory() -> Callable[..., DlqLetter]:
 _new_letter = _letter_factory()
 
 
+def _partition_of(headers: dict[str, str], top_level: Any) -> int:
+    """The ``partitionId`` header when it is a partition, else the top-level field (default 0)."""
+    hp = headers.get("partitionId")
+    if hp is not None:
+        try:
+            partition = int(hp)
+        except ValueError:
+            partition = -1
+        if partition >= 0:
+            return partition
+    return _num(top_level, 0)
+
+
 def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
     """A DLQ stream entry as a :class:`DlqLetter` (partition from headers first).
 
@@ -161,15 +174,7 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
     """
     get = _bytes_keyed(raw_fields).get
     headers = parse_headers(get(b"headers"))
-    partition = -1
-    hp = headers.get("partitionId")
-    if hp is not None:
-        try:
-            partition = int(hp)
-        except ValueError:
-            partition = -1
-    if partition < 0:
-        partition = _num(get(b"partitionId"), 0)
+    partition = _partition_of(headers, get(b"partitionId"))
     key = get(b"key")
     raw_payload = get(b"payload")
     if raw_payload is None:
@@ -219,7 +224,7 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
     out: list[DlqLetter] = []
     layout: list[Any] | None = None
     getter: Any = None
-    scan, make, num = _SCAN_HEADERS, _new_letter, _num
+    scan, make, num, partition_of = _SCAN_HEADERS, _new_letter, _num, _partition_of
     for entry_id, raw in entries:
         if raw.__class__ is not list or entry_id.__class__ is not bytes:
             out.append(letter_from_entry(entry_id, raw))
@@ -244,19 +249,10 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
                     if v.__class__ is not str:
                         raise ValueError("unusual headers")
                 headers = data
-            partition = -1
-            hp = headers.get("partitionId")
-            if hp is not None:
-                try:
-                    partition = int(hp)
-                except ValueError:
-                    partition = -1
-            if partition < 0:
-                partition = num(praw, 0)
             out.append(
                 make(
                     entry_id.decode(),
-                    partition,
+                    partition_of(headers, praw),
                     orig.decode() if orig is not None else "",
                     num(rc, 0),
                     num(mr, 3),
