@@ -41,6 +41,7 @@ __all__ = [
     "dead_letter",
     "eval_script",
     "iso_now",
+    "json_headers",
     "retry_item_fields",
     "schedule_retry",
     "script_sha",
@@ -102,6 +103,26 @@ def _fenced(topic: str, group: str, partition: int, epoch: int | None) -> Fenced
     )
 
 
+def _flatten(fields: Mapping[str, str | bytes]) -> list[str | bytes]:
+    """``name, value, name, value, ...`` for a script's ARGV tail."""
+    flat: list[str | bytes] = []
+    for name, value in fields.items():
+        flat.extend((name, value))
+    return flat
+
+
+def _entry_status(
+    reply: Any, *, topic: str, group: str, partition: int, entry_id: str, epoch: int | None
+) -> int:
+    """Status of a one-entry script reply; raises on a stale epoch (< 0) or not pending (0)."""
+    status = int(reply[0])
+    if status < 0:
+        raise _fenced(topic, group, partition, epoch)
+    if status == 0:
+        raise UnknownMessageError(f"entry {entry_id} of {topic}/p{partition} is not pending")
+    return status
+
+
 def ack_args(
     keys: KeySpace,
     *,
@@ -155,6 +176,19 @@ def _text(value: str | bytes | None) -> str | None:
     return value
 
 
+def json_headers(raw: str | None) -> dict[str, str]:
+    """A ``headers`` field as a dict (values as text, nulls dropped); not a JSON object: {}."""
+    if not raw:
+        return {}
+    try:
+        decoded = json.loads(raw)
+    except ValueError:
+        return {}
+    if not isinstance(decoded, dict):
+        return {}
+    return {str(k): str(v) for k, v in decoded.items() if v is not None}
+
+
 def retry_item_fields(
     fields: Mapping[str, str | bytes],
     *,
@@ -168,15 +202,7 @@ def retry_item_fields(
     Headers keep everything the entry had, plus ``x-original-message-id`` (the
     first id of the message, set on its first retry) and ``partitionId``.
     """
-    headers: dict[str, str] = {}
-    raw_headers = _text(fields.get("headers"))
-    if raw_headers:
-        try:
-            decoded = json.loads(raw_headers)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            headers = {str(k): str(v) for k, v in decoded.items() if v is not None}
+    headers = json_headers(_text(fields.get("headers")))
     headers.setdefault("x-original-message-id", entry_id)
     headers["partitionId"] = str(partition)
     try:
@@ -243,9 +269,6 @@ def schedule_retry(
         item["timestamp"] = iso_now()
     else:
         item.pop("timestamp", None)
-    flat: list[str | bytes] = []
-    for name, value in item.items():
-        flat.extend((name, value))
     reply = eval_script(
         client,
         "schedule_retry",
@@ -261,14 +284,12 @@ def schedule_retry(
             entry_id,
             str(int(due_ms)),
             "direct" if direct else "zset",
-            *flat,
+            *_flatten(item),
         ],
     )
-    status = int(reply[0])
-    if status < 0:
-        raise _fenced(topic, group, partition, epoch)
-    if status == 0:
-        raise UnknownMessageError(f"entry {entry_id} of {topic}/p{partition} is not pending")
+    _entry_status(
+        reply, topic=topic, group=group, partition=partition, entry_id=entry_id, epoch=epoch
+    )
     return item_id if not direct else str(_text(reply[1]))
 
 
@@ -295,10 +316,6 @@ def dead_letter(
     :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
     _check_id(entry_id)
-    flat: list[str | bytes] = []
-    if fields is not None:
-        for name, value in fields.items():
-            flat.extend((name, value))
     reply = eval_script(
         client,
         "dead_letter",
@@ -317,14 +334,12 @@ def dead_letter(
             reason,
             error_type,
             "given" if fields is not None else "read",
-            *flat,
+            *(_flatten(fields) if fields is not None else ()),
         ],
     )
-    status = int(reply[0])
-    if status < 0:
-        raise _fenced(topic, group, partition, epoch)
-    if status == 0:
-        raise UnknownMessageError(f"entry {entry_id} of {topic}/p{partition} is not pending")
+    status = _entry_status(
+        reply, topic=topic, group=group, partition=partition, entry_id=entry_id, epoch=epoch
+    )
     if status == 2:
         return None
     return str(_text(reply[1]))

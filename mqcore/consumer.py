@@ -47,6 +47,7 @@ from mqcore.acks import (
     ack,
     ack_args,
     dead_letter,
+    json_headers,
     schedule_retry,
     script_sha,
     translate_redis_error,
@@ -147,6 +148,14 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
+def _stored_fields(message: Message) -> dict[str, str | bytes]:
+    """The entry's fields as stored (a payload that is not UTF-8 as its original bytes)."""
+    fields: dict[str, str | bytes] = dict(message.fields)
+    if message.payload_bytes is not None:
+        fields["payload"] = message.payload_bytes
+    return fields
+
+
 def decode_message(
     topic: str,
     partition: int,
@@ -176,15 +185,7 @@ def decode_message(
             payload_bytes = payload_raw
     else:
         payload = payload_raw
-    headers: dict[str, str] = {}
-    raw_headers = fields.get("headers")
-    if raw_headers:
-        try:
-            decoded = json.loads(raw_headers)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            headers = {str(k): str(v) for k, v in decoded.items() if v is not None}
+    headers = json_headers(fields.get("headers"))
     key = fields.get("key")
     return Message(
         topic=topic,
@@ -466,9 +467,7 @@ class _Worker(threading.Thread):
         c = self.consumer
         attempt = message.retry_count + 1
         delay = int(c.options.retry_policy.delay_ms(attempt))
-        fields: dict[str, str | bytes] = dict(message.fields)
-        if message.payload_bytes is not None:
-            fields["payload"] = message.payload_bytes
+        fields = _stored_fields(message)
         if error is not None:
             reason, kind = self._error_text(error, Outcome.RETRY)
             headers = dict(message.headers)
@@ -498,9 +497,7 @@ class _Worker(threading.Thread):
     def _dead_letter(self, message: Message, error: BaseException | None, outcome: Outcome) -> None:
         c = self.consumer
         reason, kind = self._error_text(error, outcome)
-        raw: dict[str, str | bytes] = dict(message.fields)
-        if message.payload_bytes is not None:
-            raw["payload"] = message.payload_bytes
+        raw = _stored_fields(message)
         try:
             dead_letter(
                 c.client,
