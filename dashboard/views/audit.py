@@ -22,6 +22,7 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import audit as sel
 from dashboard.services.audit import audit_verify
+from dashboard.views.errors import error_page
 
 PER_PAGE = 50
 EXPORT_MAX = 100_000
@@ -40,12 +41,7 @@ def audit_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRes
         try:
             return view(request, *args, **kwargs)
         except sel.AuditFilterError as exc:
-            return render(
-                request,
-                "dashboard/error.html",
-                {"status": 400, "title": "Bad request", "message": str(exc)},
-                status=400,
-            )
+            return error_page(request, 400, "Bad request", str(exc))
 
     return wrapper
 

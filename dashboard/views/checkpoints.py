@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
+from dashboard.views.errors import error_page
 from mqcore.errors import MQError
 
 POLL_SECONDS = 5
@@ -45,15 +46,11 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> Htt
 
 
 def _unavailable(request: HttpRequest, cluster: str, exc: MQError) -> HttpResponse:
-    return render(
+    return error_page(
         request,
-        "dashboard/error.html",
-        {
-            "status": 503,
-            "title": "Cluster unavailable",
-            "message": f"Could not read from cluster {cluster}: {type(exc).__name__}",
-        },
-        status=503,
+        503,
+        "Cluster unavailable",
+        f"Could not read from cluster {cluster}: {type(exc).__name__}",
     )
 
 

@@ -30,19 +30,11 @@ from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
 from dashboard.services import pending as pending_svc
 from dashboard.services.audit import origin_from_request
+from dashboard.views.errors import error_page
 
 DRY_RUN_ROWS = 50
 ID_RE = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
 BASE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/"
-
-
-def _error(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
-    return render(
-        request,
-        "dashboard/error.html",
-        {"status": status, "title": title, "message": message},
-        status=status,
-    )
 
 
 def dlq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -61,12 +53,12 @@ def dlq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
         try:
             return view(request, *args, **kwargs)
         except (UnknownMessageError, UnknownTopicError) as exc:
-            return _error(request, 404, "Not found", str(exc) or "no such letter")
+            return error_page(request, 404, "Not found", str(exc) or "no such letter")
         except (InvalidArgumentError, UnknownPartitionError, ValueError) as exc:
-            return _error(request, 400, "Bad request", str(exc))
+            return error_page(request, 400, "Bad request", str(exc))
         except MQError as exc:
             name = kwargs.get("cluster", "")
-            return _error(
+            return error_page(
                 request,
                 503,
                 "Cluster unavailable",

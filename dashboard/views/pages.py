@@ -22,6 +22,7 @@ from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
 from dashboard.permissions import Action, has_action, require_action
 from dashboard.selectors import pages as sel
+from dashboard.views.errors import error_page
 from mqcore.errors import MQError
 
 MESSAGE_PREVIEW_CHARS = 64 * 1024
@@ -59,23 +60,13 @@ def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
         try:
             return view(request, *args, **kwargs)
         except sel.ParamError as exc:
-            return render(
-                request,
-                "dashboard/error.html",
-                {"status": 400, "title": "Bad request", "message": str(exc)},
-                status=400,
-            )
+            return error_page(request, 400, "Bad request", str(exc))
         except MQError as exc:
-            return render(
+            return error_page(
                 request,
-                "dashboard/error.html",
-                {
-                    "status": 503,
-                    "title": "Cluster unavailable",
-                    "message": f"Could not read from cluster {kwargs.get('cluster', '')!s}: "
-                    f"{type(exc).__name__}",
-                },
-                status=503,
+                503,
+                "Cluster unavailable",
+                f"Could not read from cluster {kwargs.get('cluster', '')!s}: {type(exc).__name__}",
             )
 
     return wrapper
