@@ -11,7 +11,6 @@ health for that cluster only; the caller moves on to the next cluster.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
 import time
 import uuid
@@ -31,6 +30,7 @@ from dashboard.alerts import (
 from dashboard.clusters import cluster_client, cluster_config
 from dashboard.status import Thresholds, snapshot_enrich
 from dashboard.store import ConsoleStore, Tier, default_store, tiers
+from mqcore.checkpoints import CheckpointStore
 from mqcore.models import ClusterSnapshot
 from mqcore.snapshot import gc_paused
 
@@ -88,11 +88,7 @@ class CheckpointCollector:
         self.cluster = cluster
 
     def fetch(self) -> list[dict[str, Any]]:
-        try:
-            module = importlib.import_module("mqcore.checkpoints")
-        except ImportError:
-            return []
-        store = module.CheckpointStore(cluster_config(self.cluster), cluster_client(self.cluster))
+        store = CheckpointStore(cluster_config(self.cluster), cluster_client(self.cluster))
         return [dict(s) for s in store.summaries()]
 
 

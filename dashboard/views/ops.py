@@ -35,7 +35,7 @@ def _iso(ms: Any) -> str | None:
 
 
 def _bearer_ok(request: HttpRequest) -> bool:
-    token = str(getattr(settings, "METRICS_BEARER_TOKEN", "") or "")
+    token = str(settings.METRICS_BEARER_TOKEN or "")
     if not token:
         return True
     header = request.headers.get("Authorization", "")
