@@ -56,7 +56,7 @@ from mqcore.errors import (
 from mqcore.keys import KeySpace
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
 from mqcore.scripts import ScriptRegistry
-from mqcore.snapshot import _raw_capable, run_commands
+from mqcore.snapshot import _raw_capable, _text, run_commands
 
 __all__ = [
     "REPLAY_BATCH",
@@ -78,15 +78,6 @@ def _num(raw: Any, default: int) -> int:
         return int(raw)
     except (TypeError, ValueError):
         return default
-
-
-def _text(raw: Any) -> str:
-    if raw.__class__ is bytes:
-        try:
-            return str(raw.decode())
-        except UnicodeDecodeError:
-            return str(raw.decode("utf-8", "replace"))
-    return "" if raw is None else str(raw)
 
 
 def _bytes_keyed(raw_fields: Any) -> dict[bytes, Any]:
