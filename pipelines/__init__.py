@@ -129,9 +129,15 @@ def spark_session(master: str, app: str) -> Any:
         logging.getLogger(noisy).setLevel(logging.ERROR)
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder.master(master)
+    if master.startswith("local"):
+        # A local driver talks only to itself: keep it on loopback, not the host's address.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config("spark.driver.host", "127.0.0.1").config(
+            "spark.driver.bindAddress", "127.0.0.1"
+        )
     spark = (
-        SparkSession.builder.master(master)
-        .appName(app)
+        builder.appName(app)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")

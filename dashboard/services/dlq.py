@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable
@@ -57,8 +56,8 @@ __all__ = [
 LANES = 2  # concurrent replay_many calls of an unthrottled job (disjoint ids)
 CHUNK = 10_000  # letters per progress commit (replay_many runs them as Lua batches of 100)
 # A runner renews its job lease at every chunk (<= 1 s of work); a dead one loses it after this.
-LEASE_S = float(getattr(settings, "DLQ_JOB_LEASE_S", os.environ.get("OPSDASH_REPLAY_LEASE_S", 15)))
-MAX_BULK = int(getattr(settings, "DLQ_BULK_MAX_LETTERS", 200_000))
+LEASE_S = float(settings.DLQ_JOB_LEASE_S)
+MAX_BULK = int(settings.DLQ_BULK_MAX_LETTERS)
 
 
 T = TypeVar("T")

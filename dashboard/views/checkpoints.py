@@ -23,8 +23,6 @@ from dashboard.selectors import pipelines as sel
 from dashboard.views.errors import error_page
 from mqcore.errors import MQError
 
-POLL_SECONDS = 5
-
 
 def _before(request: HttpRequest) -> int | None:
     raw = request.GET.get("before", "")
@@ -39,7 +37,7 @@ def _before(request: HttpRequest) -> int | None:
 
 def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
     name = f"{template}#live" if getattr(request, "htmx", False) else template
-    context.setdefault("poll_seconds", getattr(settings, "PIPELINES_POLL_S", POLL_SECONDS))
+    context.setdefault("poll_seconds", settings.PIPELINES_POLL_S)
     response = render(request, name, context)
     patch_vary_headers(response, ("HX-Request",))
     return response
