@@ -174,15 +174,19 @@ class EmbeddedRedis:
                     tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
                     raise RedisSetupError(f"redis-server exited at start: {tail}")
                 try:
-                    pid = int(client.info("server")["process_id"])
+                    info = client.info()  # server + persistence sections
                 except redis.RedisError:
                     time.sleep(0.05)
                     continue
+                pid = int(info["process_id"])
                 if pid != self.process.pid:
                     raise RedisSetupError(
                         f"port {self.port} answers as pid {pid}, not our redis-server "
                         f"(pid {self.process.pid}): refusing to use it"
                     )
+                if int(info.get("loading", 0)):  # still replaying its AOF: not ready yet
+                    time.sleep(0.05)
+                    continue
                 return
         finally:
             client.close()

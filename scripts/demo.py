@@ -437,12 +437,13 @@ def redis_ready(port: int) -> Callable[[subprocess.Popen[bytes]], bool]:
 
         client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
         try:
-            pid = int(client.info("server")["process_id"])
+            info = client.info()  # server + persistence sections
         finally:
             client.close()
+        pid = int(info["process_id"])
         if pid != process.pid:
             raise DemoSetupError(f"port {port} answers as pid {pid}, not our redis-server")
-        return True
+        return not int(info.get("loading", 0))  # still replaying its AOF: not ready yet
 
     return check
 

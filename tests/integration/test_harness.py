@@ -1,3 +1,5 @@
+import time
+
 import pytest
 import redis
 
@@ -44,3 +46,30 @@ def test_cluster_fixture_has_three_masters(cluster_config) -> None:
         assert client.get("{t}a") == b"1"
     finally:
         client.close()
+
+
+def test_restart_on_persisted_data_waits_until_loaded(tmp_path) -> None:
+    """A server replaying its data answers INFO before it can serve it: start() waits."""
+    server = EmbeddedRedis(tmp_path, persistence=True).start()
+    client = redis.Redis(host=server.host, port=server.port)
+    client.eval("for i = 1, 20000 do redis.call('SET', 'k' .. i, i) end", 0)
+    client.bgrewriteaof()  # the AOF base becomes an RDB, which key-load-delay slows down
+    while client.info("persistence")["aof_rewrite_in_progress"]:
+        time.sleep(0.05)
+    client.close()
+    server.stop()
+    # 50 µs per key, serving clients while loading: the window a too-early "ready" falls into
+    slow = EmbeddedRedis(
+        tmp_path,
+        persistence=True,
+        extra_args=["--key-load-delay", "50", "--loading-process-events-interval-bytes", "1024"],
+    )
+    slow.start()
+    client = redis.Redis(host=slow.host, port=slow.port)
+    try:
+        # INFO answers while loading (other commands get BusyLoadingError): ready means loaded
+        assert client.info("persistence")["loading"] == 0
+        assert client.dbsize() == 20000
+    finally:
+        client.close()
+        slow.stop()
