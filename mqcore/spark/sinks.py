@@ -14,9 +14,12 @@ Outputs are per-key totals and counts.
    marker row in one database transaction (SQLite or PostgreSQL); the Redis
    checkpoint and group position follow idempotently.
 
-Crash points for fault tests: ``MQCORE_CRASH_AT=<point>[@<min batch id>]`` kills
-the driver's whole process group (``kill -9``) at that point, also from an
-executor's Python worker (``$MQCORE_DRIVER_PGID`` names the driver's group).
+Crash points for fault tests (:data:`CRASH_POINTS`):
+``MQCORE_CRASH_AT=<point>[@<min batch id>][,<point>[@<min batch id>]...]`` kills
+the driver's whole process group (``kill -9``) at the first armed point reached,
+also from an executor's Python worker (``$MQCORE_DRIVER_PGID`` names the
+driver's group). With ``$MQCORE_CRASH_LOG`` set, the point and batch id are
+appended to that file as ``<point>@<batch id>`` right before the kill.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ from mqcore.spark.source import compare_ids, config_from_options, max_id
 
 __all__ = [
     "CRASH_ENV",
+    "CRASH_LOG_ENV",
+    "CRASH_POINTS",
     "DEFAULT_STAGE_TTL_S",
     "AtLeastOnceRedisSink",
     "BatchSummary",
@@ -54,10 +59,21 @@ __all__ = [
     "SqlSink",
     "TwoPhaseSinkSource",
     "crash_point",
+    "crash_points",
     "sql_totals",
 ]
 
 CRASH_ENV = "MQCORE_CRASH_AT"
+CRASH_LOG_ENV = "MQCORE_CRASH_LOG"  # optional file: each crash appends "<point>@<batch id>"
+CRASH_POINTS = (
+    "redis.before_commit",
+    "redis.after_commit",
+    "2pc.after_stage",
+    "2pc.before_commit",
+    "2pc.after_commit",
+    "sql.before_db_commit",
+    "sql.after_db_commit",
+)
 DRIVER_PGID_ENV = "MQCORE_DRIVER_PGID"  # set by the driver; inherited by Spark workers
 DEFAULT_STAGE_TTL_S = 24 * 3600
 OUT_TOTALS = 1  # output index of the totals hash
@@ -65,17 +81,41 @@ OUT_COUNTS = 2  # output index of the counts hash
 BATCH_ID_PROPERTY = "streaming.sql.batchId"  # set by Spark on every micro-batch job
 
 
+def crash_points(value: str) -> dict[str, int]:
+    """Parse ``$MQCORE_CRASH_AT``: comma-separated ``<point>[@<min batch id>]`` -> point: min id."""
+    armed: dict[str, int] = {}
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        point, _, min_batch = item.partition("@")
+        if point not in CRASH_POINTS or not (min_batch or "0").isdecimal():
+            raise InvalidArgumentError(
+                f"bad {CRASH_ENV} item {item!r}: use <point>[@<min batch id>] with a point"
+                f" of {', '.join(CRASH_POINTS)}"
+            )
+        armed[point] = int(min_batch or 0)
+    return armed
+
+
 def crash_point(name: str, batch_id: int) -> None:
-    """Die like ``kill -9`` of the driver when ``$MQCORE_CRASH_AT`` names this point."""
+    """Die like ``kill -9`` of the driver when ``$MQCORE_CRASH_AT`` arms this point."""
     wanted = os.environ.get(CRASH_ENV, "")
     if not wanted:
         return
-    point, _, min_batch = wanted.partition("@")
-    if point == name and batch_id >= int(min_batch or 0):
-        # Python workers run in the pyspark daemon's own group: kill the driver's first.
-        driver = int(os.environ.get(DRIVER_PGID_ENV) or os.getpgrp())
-        os.killpg(driver, signal.SIGKILL)
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+    min_batch = crash_points(wanted).get(name)
+    if min_batch is None or batch_id < min_batch:
+        return
+    log = os.environ.get(CRASH_LOG_ENV)
+    if log:  # one small O_APPEND write: survives the kill, never interleaves
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{name}@{batch_id}\n".encode())
+        finally:
+            os.close(fd)
+    # Python workers run in the pyspark daemon's own group: kill the driver's first.
+    driver = int(os.environ.get(DRIVER_PGID_ENV) or os.getpgrp())
+    os.killpg(driver, signal.SIGKILL)
+    os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 @dataclass(frozen=True)

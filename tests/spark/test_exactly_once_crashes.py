@@ -2,11 +2,14 @@
 
 One driver process runs the redis, 2pc and sql queries together (one JVM start
 per run keeps this affordable). A live producer writes orders throughout. The
-driver dies at named crash points inside the sink protocols (R16:
-``MQCORE_CRASH_AT``) and at a random moment (R15: SIGKILL to its process
-group); each time it restarts from its Spark checkpoints. Finally the producer
-stops and an AvailableNow run drains the rest. Each sink's output must equal
-the input exactly: per-key totals and counts, and for SQL the set of message ids.
+driver dies at EVERY named crash point inside the sink protocols (R16:
+``MQCORE_CRASH_AT`` arms all points not hit yet, the first one reached kills and
+is logged, so each restart covers at least one new point) and at a random
+moment (R15: SIGKILL to its process group); each time it restarts from its
+Spark checkpoints. Finally the producer stops and an AvailableNow run drains
+the rest. Each sink's output must equal the input exactly: per-key totals and
+counts, and for SQL the set of message ids. Each crashed batch must have been
+committed or not exactly as its crash point says, and recorded as a restore.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -27,14 +31,34 @@ import pytest
 
 from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig
+from mqcore.errors import InvalidArgumentError
 from mqcore.producer import OutgoingMessage, Producer
+from mqcore.spark.sinks import (
+    CRASH_ENV,
+    CRASH_LOG_ENV,
+    CRASH_POINTS,
+    SqlDatabase,
+    crash_points,
+)
 from mqcore.topics import Topics
 
-pytestmark = [pytest.mark.spark, pytest.mark.faults, pytest.mark.redis, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.spark, pytest.mark.faults, pytest.mark.redis, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 SINKS = ("redis", "2pc", "sql")
 CUSTOMERS = [f"cust{i}" for i in range(5)]
+# Did the batch reach the sink's Redis marker before the crash? (None: either way)
+COMMITTED_AT_CRASH: dict[str, bool | None] = {
+    "redis.before_commit": False,
+    "redis.after_commit": True,
+    "2pc.after_stage": None,  # normally not; a replay of a committed batch stages again
+    "2pc.before_commit": False,
+    "2pc.after_commit": True,
+    "sql.before_db_commit": False,
+    "sql.after_db_commit": False,  # the database is, Redis follows
+}
+SKIPPED = "skipped: already committed"
+REPLAYED = "replayed: planned but not committed"
 
 
 class LiveProducer(threading.Thread):
@@ -115,33 +139,92 @@ def _wait_for_progress(
     pytest.fail(f"driver made no progress (exit {proc.returncode}): {_tail(proc)}")
 
 
+def test_crash_points_are_all_listed_and_parsed() -> None:
+    source = (ROOT / "mqcore" / "spark" / "sinks.py").read_text()
+    assert set(re.findall(r'crash_point\("([^"]+)"', source)) == set(CRASH_POINTS)
+    assert set(COMMITTED_AT_CRASH) == set(CRASH_POINTS)
+    assert crash_points(" redis.after_commit@2,,2pc.after_stage ") == {
+        "redis.after_commit": 2,
+        "2pc.after_stage": 0,
+    }
+    for bad in ("redis.after_comit", "sql.after_db_commit@x", "2pc.after_stage@-1"):
+        with pytest.raises(InvalidArgumentError, match=CRASH_ENV):
+            crash_points(bad)
+
+
+def _sql_committed(db_url: str, pipeline: str) -> int:
+    db = SqlDatabase(db_url)
+    try:
+        batch = db.committed_batch(pipeline)
+    finally:
+        db.close()
+    return -1 if batch is None else batch
+
+
+def _check_crash_state(
+    store: CheckpointStore, db_url: str, point: str, batch: int
+) -> tuple[str, int, bool]:
+    """The sink state right after a crash at ``point`` in ``batch``: as the point says."""
+    sink = point.partition(".")[0]
+    pipeline = f"order_totals.{sink}"
+    marker = store.committed_batch(pipeline, sink)
+    committed = marker is not None and marker >= batch
+    expected = COMMITTED_AT_CRASH[point]
+    assert expected is None or committed == expected, (point, batch, marker)
+    if sink == "sql":
+        in_db = _sql_committed(db_url, pipeline) >= batch
+        assert in_db == (point == "sql.after_db_commit"), (point, batch)
+    return pipeline, batch, committed
+
+
+def _crash_at_every_point(
+    env: dict[str, str], redis_url: str, store: CheckpointStore, db_url: str, log: Path
+) -> dict[tuple[str, int], bool]:
+    """Restart the driver with all points not hit yet armed until each one killed it."""
+    remaining = list(CRASH_POINTS)
+    crashes: dict[tuple[str, int], bool] = {}  # (pipeline, batch) -> committed at crash
+    seen = 0
+    while remaining:
+        armed = ",".join(f"{point}@1" for point in remaining)
+        proc = _driver({**env, CRASH_ENV: armed}, redis_url)
+        try:
+            code = proc.wait(180)
+        except subprocess.TimeoutExpired:
+            code = None
+        assert code == -signal.SIGKILL, f"no crash point of {armed} reached: {_tail(proc)}"
+        lines = log.read_text().splitlines() if log.exists() else []
+        fired = {(p, int(b)) for p, _, b in (line.partition("@") for line in lines[seen:])}
+        seen = len(lines)
+        assert fired, f"killed without a logged crash point: {_tail(proc)}"
+        for point, batch in sorted(fired):
+            assert point in remaining, (point, armed)
+            pipeline, batch, committed = _check_crash_state(store, db_url, point, batch)
+            crashes[pipeline, batch] = crashes.get((pipeline, batch), False) or committed
+        remaining = [p for p in remaining if p not in {p for p, _ in fired}]
+    return crashes
+
+
 def test_all_sinks_exactly_once_across_driver_crashes(
     mq_config: MQConfig, redis_url: str, tmp_path: Path
 ) -> None:
-    from mqcore.spark.sinks import SqlDatabase
-
     Topics(mq_config).create("orders", 2, groups=())
     store = CheckpointStore(mq_config)
     db_url = f"sqlite:///{tmp_path / 'sink.sqlite3'}"
+    crash_log = tmp_path / "crashes.log"
     env = {
         **os.environ,
         "SPARK_CHECKPOINT_DIR": str(tmp_path / "cp"),
         "PIPELINE_DATABASE_URL": db_url,
         "PYTHONPATH": str(ROOT),
+        CRASH_LOG_ENV: str(crash_log),
     }
-    env.pop("MQCORE_CRASH_AT", None)
+    env.pop(CRASH_ENV, None)
     producer = LiveProducer(mq_config)
     producer.start()
     rng = random.Random(11)
     try:
-        # R16: named crash points inside the sink protocols, each after some progress.
-        for point in ("2pc.after_stage", "redis.after_commit", "sql.after_db_commit"):
-            proc = _driver({**env, "MQCORE_CRASH_AT": f"{point}@1"}, redis_url)
-            try:
-                code = proc.wait(180)
-            except subprocess.TimeoutExpired:
-                code = None
-            assert code == -signal.SIGKILL, f"crash point {point} not reached: {_tail(proc)}"
+        # R16: every named crash point inside the sink protocols, after some progress.
+        crashes = _crash_at_every_point(env, redis_url, store, db_url, crash_log)
         # R15: kill -9 at a random moment of a live run.
         proc = _driver(env, redis_url)
         _wait_for_progress(store, proc, 120)
@@ -178,10 +261,19 @@ def test_all_sinks_exactly_once_across_driver_crashes(
         assert db.totals("order_totals.sql") == dict(totals)
     finally:
         db.close()
-    # Every restart that replayed a planned-but-uncommitted batch is recorded as a restore,
-    # and the pipeline groups were moved to the end (the console's lag is 0).
+    # Every crashed batch was replayed by a later run and recorded as a restore: skipped
+    # when its commit had happened, otherwise replayed (or skipped, if that replay
+    # committed and died before Spark's commit log). Groups end at the end (lag 0).
+    for (pipeline, batch), committed in sorted(crashes.items()):
+        record = store.get(pipeline, batch)
+        assert record is not None, (pipeline, batch)
+        assert record["status"] == "completed", record
+        assert record["sink_committed"], record
+        assert record["restored"], record
+        outcomes = (SKIPPED,) if committed else (REPLAYED, SKIPPED)
+        assert record["restore_outcome"].startswith(outcomes), record
     summaries = {s["pipeline"]: s for s in store.summaries()}
-    assert sum(s["restored"] for s in summaries.values()) >= 3
+    assert sum(s["restored"] for s in summaries.values()) >= len(crashes)
     assert all(s["in_progress"] == 0 for s in summaries.values())
     from mqcore.admin import Admin
 
