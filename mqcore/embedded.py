@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
-__all__ = ["EmbeddedRedis", "RedisSetupError", "find_free_port", "find_redis_server"]
+__all__ = [
+    "EmbeddedRedis",
+    "RedisSetupError",
+    "find_free_port",
+    "find_redis_server",
+    "probe_ready",
+]
 
 MIN_VERSION = (7, 0)
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +103,30 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+def probe_ready(host: str, port: int, pid: int) -> bool:
+    """True once the redis-server on ``host:port`` is process ``pid`` and has loaded its data.
+
+    False while it does not answer yet or still replays its AOF (INFO answers during
+    loading, other commands get LOADING). RedisSetupError when another process answers.
+    """
+    import redis
+
+    client = redis.Redis(host=host, port=port, socket_timeout=1)
+    try:
+        info = client.info()  # server + persistence sections
+    except redis.RedisError:
+        return False
+    finally:
+        client.close()
+    answering = int(info["process_id"])
+    if answering != pid:
+        raise RedisSetupError(
+            f"port {port} answers as pid {answering}, not our redis-server (pid {pid}): "
+            "refusing to use it"
+        )
+    return not int(info.get("loading", 0))
+
+
 class EmbeddedRedis:
     """One redis-server process owned by this object (pid checked against INFO)."""
 
@@ -162,34 +192,16 @@ class EmbeddedRedis:
         raise AssertionError("unreachable")
 
     def _wait_ready(self, timeout: float) -> None:
-        import redis
-
         assert self.process is not None
         deadline = time.monotonic() + timeout
-        client = redis.Redis(host=self.host, port=self.port, socket_timeout=1)
-        try:
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    log = self.data_dir / "redis.log"
-                    tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
-                    raise RedisSetupError(f"redis-server exited at start: {tail}")
-                try:
-                    info = client.info()  # server + persistence sections
-                except redis.RedisError:
-                    time.sleep(0.05)
-                    continue
-                pid = int(info["process_id"])
-                if pid != self.process.pid:
-                    raise RedisSetupError(
-                        f"port {self.port} answers as pid {pid}, not our redis-server "
-                        f"(pid {self.process.pid}): refusing to use it"
-                    )
-                if int(info.get("loading", 0)):  # still replaying its AOF: not ready yet
-                    time.sleep(0.05)
-                    continue
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                log = self.data_dir / "redis.log"
+                tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
+                raise RedisSetupError(f"redis-server exited at start: {tail}")
+            if probe_ready(self.host, self.port, self.process.pid):
                 return
-        finally:
-            client.close()
+            time.sleep(0.05)
         raise RedisSetupError(f"redis-server did not answer on port {self.port} in {timeout}s")
 
     def stop(self, sig_kill: bool = False) -> None:

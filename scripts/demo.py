@@ -35,7 +35,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from mqcore.embedded import EmbeddedRedis, RedisSetupError, find_free_port, port_in_use
+from mqcore.embedded import (
+    EmbeddedRedis,
+    RedisSetupError,
+    find_free_port,
+    port_in_use,
+    probe_ready,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -240,10 +246,15 @@ class Supervisor:
                     f"{spec.name} exited with code {child.process.returncode} before it was ready"
                     " (its output is above)"
                 )
-            with contextlib.suppress(Exception):
-                if spec.ready(child.process):
-                    self.console.say(f"{spec.name} is ready")
-                    return
+            try:
+                ready = spec.ready(child.process)
+            except (DemoSetupError, RedisSetupError):
+                raise  # a wrong setup (e.g. another process on our port) is final
+            except Exception:
+                ready = False  # not answering yet
+            if ready:
+                self.console.say(f"{spec.name} is ready")
+                return
             if time.monotonic() > deadline:
                 raise DemoSetupError(
                     f"{spec.name} was not ready within {spec.ready_timeout_s:.0f}s"
@@ -429,25 +440,6 @@ def spark_available() -> str | None:
     return None
 
 
-def redis_ready(port: int) -> Callable[[subprocess.Popen[bytes]], bool]:
-    """Ready when the server answers on ``port`` as OUR child (never someone else's Redis)."""
-
-    def check(process: subprocess.Popen[bytes]) -> bool:
-        import redis
-
-        client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
-        try:
-            info = client.info()  # server + persistence sections
-        finally:
-            client.close()
-        pid = int(info["process_id"])
-        if pid != process.pid:
-            raise DemoSetupError(f"port {port} answers as pid {pid}, not our redis-server")
-        return not int(info.get("loading", 0))  # still replaying its AOF: not ready yet
-
-    return check
-
-
 def http_ready(url: str) -> Callable[[subprocess.Popen[bytes]], bool]:
     def check(process: subprocess.Popen[bytes]) -> bool:
         try:
@@ -487,7 +479,7 @@ class Demo:
             ProcessSpec(
                 "redis",
                 server.command(),
-                ready=redis_ready(self.redis_port),
+                ready=lambda process: probe_ready("127.0.0.1", self.redis_port, process.pid),
                 ready_timeout_s=30,
                 critical=True,
             )

@@ -3,7 +3,7 @@ import time
 import pytest
 import redis
 
-from mqcore.embedded import EmbeddedRedis, RedisSetupError
+from mqcore.embedded import EmbeddedRedis, RedisSetupError, find_free_port, probe_ready
 
 pytestmark = pytest.mark.redis
 
@@ -73,3 +73,11 @@ def test_restart_on_persisted_data_waits_until_loaded(tmp_path) -> None:
     finally:
         client.close()
         slow.stop()
+
+
+def test_probe_ready_refuses_a_server_that_is_not_ours(redis_server: EmbeddedRedis) -> None:
+    assert redis_server.process is not None
+    assert probe_ready(redis_server.host, redis_server.port, redis_server.process.pid)
+    with pytest.raises(RedisSetupError, match="not our redis-server"):
+        probe_ready(redis_server.host, redis_server.port, redis_server.process.pid + 1)
+    assert not probe_ready("127.0.0.1", find_free_port(), 1)  # nobody answers yet
