@@ -122,3 +122,29 @@ def slowlog_max_us(client: redis.Redis, fn: Callable[[], Any]) -> tuple[int, str
     if worst is None:
         return 0, ""
     return int(worst["duration"]), worst["command"][:80].decode(errors="replace")
+
+
+@dataclass
+class Rounds:
+    """Per-round figures of :func:`interleaved`, and their medians."""
+
+    ours_runs: list[float]
+    raw_runs: list[float]
+
+    @property
+    def ours(self) -> float:
+        return statistics.median(self.ours_runs)
+
+    @property
+    def raw(self) -> float:
+        return statistics.median(self.raw_runs)
+
+
+def interleaved(raw: Callable[[int], float], ours: Callable[[int], float], rounds: int) -> Rounds:
+    """Run ``rounds`` rounds that alternate raw and ours (each gets the round index): a noisy
+    moment on a shared machine hits both sides, not one."""
+    out = Rounds([], [])
+    for i in range(rounds):
+        out.raw_runs.append(raw(i))
+        out.ours_runs.append(ours(i))
+    return out

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import tempfile
 import time
 
-from bench.common import BenchContext, Result
+from bench.common import BenchContext, Result, interleaved
 from mqcore.config import MQConfig
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
@@ -61,10 +60,11 @@ def run(ctx: BenchContext) -> list[Result]:
         spark = pipelines.spark_session("local[2]", "bench-p10")
         try:
             _one(spark, config, client, 2_000, baseline=True)  # warm-up (JVM, Python workers)
-            ours, raw = [], []
-            for _ in range(ROUNDS):
-                raw.append(_one(spark, config, client, n, baseline=True))
-                ours.append(_one(spark, config, client, n, baseline=False))
+            runs = interleaved(
+                lambda _: _one(spark, config, client, n, baseline=True),
+                lambda _: _one(spark, config, client, n, baseline=False),
+                ROUNDS,
+            )
         finally:
             spark.stop()
             if saved is None:
@@ -75,8 +75,8 @@ def run(ctx: BenchContext) -> list[Result]:
         Result(
             id="P10",
             what=f"order_totals, {n} orders: exactly-once Redis sink vs at-least-once sink",
-            ours=statistics.median(ours),
-            raw=statistics.median(raw),
+            ours=runs.ours,
+            raw=runs.raw,
             unit="records/s",
             budget=">= 0.5x",
         )

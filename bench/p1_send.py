@@ -7,9 +7,8 @@ redis-server, one round trip per message; budget >= 0.8x raw.
 from __future__ import annotations
 
 import json
-import statistics
 
-from bench.common import BenchContext, Result, rate
+from bench.common import BenchContext, Result, interleaved, rate
 from mqcore.producer import Producer, iso_now
 from mqcore.topics import Topics
 
@@ -45,17 +44,14 @@ def run(ctx: BenchContext) -> list[Result]:
 
             return rate(n, loop)
 
-        raw_rate, ours_rate = [], []
-        for _ in range(ROUNDS):  # short interleaved rounds: drift on a shared machine hits both
-            raw_rate.append(raw())
-            ours_rate.append(ours())
+        runs = interleaved(lambda _: raw(), lambda _: ours(), ROUNDS)
         producer.close()
     return [
         Result(
             id="P1",
             what=f"Producer.send, 1 msg/call ({ROUNDS}x{n} msgs, 200 B)",
-            ours=statistics.median(ours_rate),
-            raw=statistics.median(raw_rate),
+            ours=runs.ours,
+            raw=runs.raw,
             unit="msg/s",
             budget=">= 0.8x",
         )

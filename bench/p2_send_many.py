@@ -5,10 +5,9 @@ Same fields, same MAXLEN ~ retention, same batch size (1000); budget >= 0.6x raw
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
-from bench.common import BenchContext, Result, rate
+from bench.common import BenchContext, Result, interleaved, rate
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
 
@@ -46,17 +45,14 @@ def run(ctx: BenchContext) -> list[Result]:
 
             return rate(n, loop)
 
-        raw_rate, ours_rate = [], []
-        for _ in range(ROUNDS):  # short interleaved rounds: drift on a shared machine hits both
-            raw_rate.append(raw())
-            ours_rate.append(ours())
+        runs = interleaved(lambda _: raw(), lambda _: ours(), ROUNDS)
         producer.close()
     return [
         Result(
             id="P2",
             what=f"Producer.send_many, batch {BATCH} ({ROUNDS}x{n} msgs, 200 B, keyed)",
-            ours=statistics.median(ours_rate),
-            raw=statistics.median(raw_rate),
+            ours=runs.ours,
+            raw=runs.raw,
             unit="msg/s",
             budget=">= 0.6x",
         )

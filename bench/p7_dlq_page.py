@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from bench.common import BenchContext, Result
+from bench.common import BenchContext, Result, interleaved
 from mqcore.dlq import DeadLetters
 
 _FILL = """
@@ -45,13 +45,10 @@ def run(ctx: BenchContext) -> list[Result]:
                 dlq.page("big", limit=50)
             return (time.perf_counter() - start) * 1000 / calls
 
-        raws, ours = [], []
-        for _ in range(3):  # interleaved: the machine is noisy
-            raws.append(raw_once())
-            ours.append(ours_once())
+        runs = interleaved(lambda _: raw_once(), lambda _: ours_once(), 3)
         return [
             Result(
                 "P7", f"DLQ page of 50 out of {total:,} letters (library call)",
-                sorted(ours)[1], sorted(raws)[1], "ms", "<= 2x",
+                runs.ours, runs.raw, "ms", "<= 2x",
             )
         ]  # fmt: skip

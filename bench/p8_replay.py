@@ -8,10 +8,9 @@ Each side replays its own fresh letters (a replayed letter would be a no-op).
 from __future__ import annotations
 
 import json
-import statistics
 import time
 
-from bench.common import BenchContext, Result
+from bench.common import BenchContext, Result, interleaved
 from mqcore.dlq import DeadLetters
 from mqcore.scripts import lua_source
 
@@ -61,14 +60,18 @@ def run(ctx: BenchContext) -> list[Result]:
             return len(items) / (time.perf_counter() - start)
 
         def rounds(raw_ids: list[str], our_ids: list[str], step: int, ours: object) -> tuple:
-            """Medians over interleaved rounds (raw, ours, raw, ...): a noisy moment hits both."""
+            """Each round replays its own slice of the raw and of our letters."""
             size = len(raw_ids) // ROUNDS
-            raws, ourss = [], []
-            for r in range(ROUNDS):
-                part = slice(r * size, (r + 1) * size)
-                raws.append(timed(raw_call, raw_ids[part], step))
-                ourss.append(timed(ours, our_ids[part], step))
-            return statistics.median(ourss), statistics.median(raws)
+
+            def part(ids: list[str], r: int) -> list[str]:
+                return ids[r * size : (r + 1) * size]
+
+            runs = interleaved(
+                lambda r: timed(raw_call, part(raw_ids, r), step),
+                lambda r: timed(ours, part(our_ids, r), step),
+                ROUNDS,
+            )
+            return runs.ours, runs.raw
 
         ours1, raw1 = rounds(raw_single, ours_single, 1, lambda c: dlq.replay("t", c[0]))
         oursb, rawb = rounds(raw_batch, ours_batch, 100, lambda c: dlq.replay_many("t", c))
