@@ -26,7 +26,7 @@ letter itself is kept, as Java does.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -97,52 +97,6 @@ def _bytes_keyed(raw_fields: Any) -> dict[bytes, Any]:
     }
 
 
-_LETTER_FIELDS = (
-    "id",
-    "partition",
-    "original_id",
-    "retry_count",
-    "max_retries",
-    "failed_at",
-    "timestamp",
-    "key",
-    "payload",
-    "payload_bytes",
-    "headers",
-    "original_topic",
-    "replays",
-)
-
-
-def _letter_factory() -> Callable[..., DlqLetter]:
-    """DlqLetter(...) without the frozen dataclass's per-field ``object.__setattr__``.
-
-    Sets the slots through their member descriptors (a third of the cost); falls
-    back to the plain constructor if the model's fields ever change.
-    """
-    if tuple(DlqLetter.__dataclass_fields__) != _LETTER_FIELDS or not hasattr(
-        DlqLetter, "__slots__"
-    ):
-        return lambda *a: DlqLetter(*a)
-    setters = tuple(getattr(DlqLetter, name).__set__ for name in _LETTER_FIELDS)
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12 = setters
-    new = object.__new__
-
-    def make(
-        a0: str, a1: int, a2: str, a3: int, a4: int, a5: str, a6: str,
-        a7: str | None, a8: str, a9: bytes | None, a10: dict[str, str], a11: str,
-    ) -> DlqLetter:  # fmt: skip
-        o: DlqLetter = new(DlqLetter)
-        s0(o, a0), s1(o, a1), s2(o, a2), s3(o, a3), s4(o, a4), s5(o, a5), s6(o, a6)
-        s7(o, a7), s8(o, a8), s9(o, a9), s10(o, a10), s11(o, a11), s12(o, [])
-        return o
-
-    return make
-
-
-_new_letter = _letter_factory()
-
-
 def _partition_of(headers: dict[str, str], top_level: Any) -> int:
     """The ``partitionId`` header when it is a partition, else the top-level field (default 0)."""
     hp = headers.get("partitionId")
@@ -175,7 +129,7 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
             text, binary = raw_payload.decode(), None
         except UnicodeDecodeError:
             text, binary = raw_payload.decode("utf-8", "replace"), raw_payload
-    return _new_letter(
+    return DlqLetter(
         entry_id.decode() if entry_id.__class__ is bytes else str(entry_id),
         partition,
         _text(get(b"originalMessageId")),
@@ -215,7 +169,7 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
     out: list[DlqLetter] = []
     layout: list[Any] | None = None
     getter: Any = None
-    scan, make, num, partition_of = _SCAN_HEADERS, _new_letter, _num, _partition_of
+    scan, make, num, partition_of = _SCAN_HEADERS, DlqLetter, _num, _partition_of
     for entry_id, raw in entries:
         if raw.__class__ is not list or entry_id.__class__ is not bytes:
             out.append(letter_from_entry(entry_id, raw))
