@@ -20,6 +20,7 @@ from dashboard import store
 from dashboard.api.auth import api_view, json_error
 from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
+from dashboard.collectors import GROUP_METRICS, TOPIC_METRICS
 from dashboard.permissions import Action, require_action, topic_visible
 from dashboard.selectors import pages as sel
 from mqcore.errors import MQError
@@ -28,17 +29,8 @@ __all__ = ["urlpatterns"]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
-SERIES_METRICS = (
-    "lag",
-    "lag_ms",
-    "pending",
-    "oldest_pending_ms",
-    "dlq_length",
-    "length",
-    "retry_count",
-    "produced_total",
-    "consumed_total",
-)
+# every series the collectors write, topic metrics first
+SERIES_METRICS = tuple(dict.fromkeys((*TOPIC_METRICS, *GROUP_METRICS)))
 
 
 def api_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
