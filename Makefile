@@ -18,6 +18,7 @@ lint: install
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
+	PYTHONPATH=. .venv/bin/lint-imports
 
 bench: install
 	$(PY) -m bench $(if $(ONLY),--only $(ONLY),) $(BENCH_ARGS)

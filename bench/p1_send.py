@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from bench.common import BenchContext, Result, interleaved, rate
-from mqcore.producer import Producer, iso_now
+from mqcore.clock import iso_now
+from mqcore.producer import Producer
 from mqcore.topics import Topics
 
 ROUNDS = 11

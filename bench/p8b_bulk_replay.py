@@ -1,7 +1,7 @@
 """P8.bulk: a bulk replay job (frozen set, progress commits, lease) without a rate limit.
 
 Raw: the ``replay_letters`` script called directly, 100 ids per call, on its own
-fresh letters. Ours: ``services.dlq.replay_job_run`` on a started job of the same
+fresh letters. Ours: ``services.replay_runner.replay_job_run`` on a started job of the same
 size (what the Celery task runs): frozen set from SQL, ``replay_many`` Lua
 batches, an exact progress commit every 1,000 letters, final audit row.
 Budgets: >= 0.7x raw, and >= 20,000 letters/s absolute (PERFORMANCE.md).
@@ -85,7 +85,7 @@ def run(ctx: BenchContext) -> list[Result]:
         from django.contrib.auth.models import User
 
         from dashboard.models import ReplayJob, ReplayJobStatus
-        from dashboard.services.dlq import replay_job_run
+        from dashboard.services.replay_runner import replay_job_run
 
         user, _ = User.objects.get_or_create(username="bench")
         text = "\n".join(ours_ids)

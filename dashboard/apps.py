@@ -5,3 +5,8 @@ class DashboardConfig(AppConfig):
     name = "dashboard"
     verbose_name = "MQ console"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from dashboard import signals  # models are loaded only now
+
+        signals.connect()

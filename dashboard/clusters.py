@@ -1,8 +1,10 @@
 """The MQ deployments ("clusters") the console watches, from settings.MQ_CLUSTERS.
 
-Selectors, services and collectors get their mqcore config and client here; a
-client is cached per cluster per process. Credentials stay inside MQConfig:
-pages and logs only ever see :func:`cluster_names` and ``redacted_url``.
+Selectors, services and collectors get their mqcore objects here: one cached
+config, client, :class:`~mqcore.admin.Admin`, :class:`~mqcore.dlq.DeadLetters`
+and :class:`~mqcore.checkpoints.CheckpointStore` per cluster per process.
+Credentials stay inside MQConfig: pages and logs only ever see
+:func:`cluster_names` and ``redacted_url``.
 """
 
 from __future__ import annotations
@@ -14,16 +16,22 @@ import redis
 from django.conf import settings
 from django.http import Http404
 
+from mqcore.admin import Admin
+from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig, RedisClient
+from mqcore.dlq import DeadLetters
 from mqcore.keys import ConsoleKeys
 
 __all__ = [
     "UnknownClusterError",
+    "admin",
+    "checkpoints",
     "cluster_client",
     "cluster_config",
     "cluster_names",
     "console_keys",
     "console_redis",
+    "dead_letters",
 ]
 
 
@@ -52,6 +60,24 @@ def cluster_client(name: str) -> RedisClient:
 
 
 @cache
+def admin(name: str) -> Admin:
+    """Read views and operator actions of cluster ``name``."""
+    return Admin(cluster_config(name), client=cluster_client(name))
+
+
+@cache
+def dead_letters(name: str) -> DeadLetters:
+    """The dead-letter queues of cluster ``name``."""
+    return DeadLetters(cluster_config(name), client=cluster_client(name))
+
+
+@cache
+def checkpoints(name: str) -> CheckpointStore:
+    """The pipeline checkpoint store of cluster ``name``."""
+    return CheckpointStore(cluster_config(name), cluster_client(name))
+
+
+@cache
 def console_redis() -> redis.Redis:
     """The console's own store (snapshots, time series, lease timeline)."""
     return redis.Redis.from_url(
@@ -65,5 +91,5 @@ def console_keys() -> ConsoleKeys:
 
 def reset_caches() -> None:
     """Forget cached configs and clients (tests change settings between cases)."""
-    for fn in (cluster_config, cluster_client, console_redis):
+    for fn in (cluster_config, cluster_client, admin, dead_letters, checkpoints, console_redis):
         fn.cache_clear()

@@ -20,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
+from dashboard import clusters
 from dashboard.alerts import (
     RULES,
     AlertThresholds,
@@ -27,10 +28,8 @@ from dashboard.alerts import (
     alert_transition,
     webhook_post,
 )
-from dashboard.clusters import cluster_client, cluster_config
 from dashboard.status import Thresholds, snapshot_enrich
 from dashboard.store import ConsoleStore, Tier, default_store, tiers
-from mqcore.checkpoints import CheckpointStore
 from mqcore.models import ClusterSnapshot
 from mqcore.snapshot import gc_paused
 
@@ -68,17 +67,11 @@ class SnapshotCollector:
         self.batch = batch
 
     def fetch(self) -> ClusterSnapshot:
-        from mqcore.admin import Admin
-
-        admin = Admin(cluster_config(self.cluster), cluster_client(self.cluster))
-        return admin.snapshot(batch=self.batch)
+        return clusters.admin(self.cluster).snapshot(batch=self.batch)
 
     def fetch_dict(self) -> dict[str, Any]:
         """:meth:`fetch` as the plain dict the console stores (no dataclasses in between)."""
-        from mqcore.admin import Admin
-
-        admin = Admin(cluster_config(self.cluster), cluster_client(self.cluster))
-        return admin.snapshot_dict(batch=self.batch)
+        return clusters.admin(self.cluster).snapshot_dict(batch=self.batch)
 
 
 class CheckpointCollector:
@@ -88,7 +81,7 @@ class CheckpointCollector:
         self.cluster = cluster
 
     def fetch(self) -> list[dict[str, Any]]:
-        store = CheckpointStore(cluster_config(self.cluster), cluster_client(self.cluster))
+        store = clusters.checkpoints(self.cluster)
         return [dict(s) for s in store.summaries()]
 
 

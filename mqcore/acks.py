@@ -13,77 +13,39 @@ scripts.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import time
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
-import redis
-
+from mqcore.boundary import translate as translate_redis_error
+from mqcore.clock import iso_now
 from mqcore.config import RedisClient
 from mqcore.errors import (
-    ConnectionLostError,
     FencedError,
     InvalidArgumentError,
-    MQError,
-    UnknownGroupError,
     UnknownMessageError,
 )
 from mqcore.keys import KeySpace
-from mqcore.scripts import lua_source
+from mqcore.scripts import call_script
 
 __all__ = [
     "ack",
     "ack_args",
     "dead_letter",
     "eval_script",
-    "iso_now",
     "json_headers",
     "retry_item_fields",
     "schedule_retry",
-    "script_sha",
     "translate_redis_error",
 ]
 
 _ID_CHARS = frozenset("0123456789-")
 
 
-def iso_now(now_ms: int | None = None) -> str:
-    """ISO-8601 UTC instant with milliseconds, the way Java's ``Instant.toString`` reads it."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    stamp = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-
-
-def script_sha(name: str) -> str:
-    """SHA1 of a bundled script (what EVALSHA needs)."""
-    return hashlib.sha1(lua_source(name).encode("utf-8"), usedforsecurity=False).hexdigest()
-
-
-def translate_redis_error(exc: redis.RedisError, what: str) -> MQError:
-    """Map a redis-py error to mqcore's hierarchy (callers ``raise ... from exc``)."""
-    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
-        return ConnectionLostError(f"{what}: {exc}")
-    text = str(exc)
-    if "NOGROUP" in text:
-        return UnknownGroupError(f"{what}: {text}")
-    return MQError(f"{what}: {text}")
-
-
 def eval_script(client: RedisClient, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-    """EVALSHA a bundled script, loading it once on NOSCRIPT; Redis errors translated."""
-    sha = script_sha(name)
-    try:
-        try:
-            return client.evalsha(sha, len(keys), *keys, *args)
-        except redis.exceptions.NoScriptError:
-            client.script_load(lua_source(name))
-            return client.evalsha(sha, len(keys), *keys, *args)
-    except redis.RedisError as exc:
-        raise translate_redis_error(exc, f"script {name}") from exc
+    """Run a bundled script (see :func:`mqcore.scripts.call_script`)."""
+    return call_script(client, name, keys, args)
 
 
 def _check_id(entry_id: str) -> str:

@@ -10,8 +10,6 @@ it for every registered topic in pipelined batches (the collectors' workhorse).
 from __future__ import annotations
 
 import heapq
-import json
-import re
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,10 +17,18 @@ from typing import Any
 import redis
 
 from mqcore.boundary import redis_errors
+from mqcore.codec import (
+    decode_fields,
+    decode_text,
+    id_ms,
+    parse_headers,
+    partition_count_from_meta,
+    payload_text,
+    validate_id,
+)
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     InvalidArgumentError,
-    InvalidIdError,
     MQError,
     UnknownGroupError,
     UnknownMessageError,
@@ -49,44 +55,16 @@ __all__ = [
     "PENDING_PAGE",
     "Admin",
     "combine_group_lag",
-    "decode_fields",
-    "decode_text",
-    "id_ms",
-    "id_tuple",
     "lag_ms_from_id",
-    "parse_headers",
-    "partition_count_from_meta",
-    "validate_id",
 ]
 
 PENDING_PAGE = 1000  # XPENDING page size: ~0.3 ms of Redis time each on a 1M PEL
 LAG_COUNT_CAP = 10_000  # NULL-lag fallback: count at most this many entries per partition
 _COUNT_PAGE = 1000
-_ID_RE = re.compile(r"^(\d{1,20})(?:-(\d{1,20}))?$")
-_U64 = 2**64 - 1
-_JSON = json.JSONDecoder()
-_SCAN: Any = getattr(_JSON, "scan_once")  # noqa: B009 - untyped C scanner
 _NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
 
 
 # --- pure helpers (unit tested without Redis) --------------------------------------------
-
-
-def validate_id(entry_id: str) -> str:
-    """Return ``entry_id`` if it is a stream id ``ms-seq`` (or ``ms``), else InvalidIdError."""
-    match = _ID_RE.match(entry_id) if isinstance(entry_id, str) else None
-    if not match or int(match[1]) > _U64 or int(match[2] or 0) > _U64:
-        raise InvalidIdError(f"invalid stream id {entry_id!r}: expected <ms>-<seq>, e.g. 1700000-0")
-    return entry_id
-
-
-def id_tuple(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
-def id_ms(entry_id: str) -> int:
-    return int(entry_id.partition("-")[0])
 
 
 def lag_ms_from_id(first_undelivered_id: str | None, now_ms: int) -> int:
@@ -112,64 +90,6 @@ def combine_group_lag(group: str, partitions: list[PartitionLag]) -> GroupLag:
         lag_exact=all(p.lag_exact for p in partitions),
         partitions=sorted(partitions, key=lambda p: p.partition),
     )
-
-
-def partition_count_from_meta(raw: Any) -> int:
-    """``partitionCount`` from the meta hash; missing or invalid means 1 (as in Java)."""
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        return 1
-    return value if value >= 1 else 1
-
-
-def decode_text(raw: Any) -> str:
-    if raw is None:
-        return ""
-    if isinstance(raw, bytes):
-        return raw.decode("utf-8", errors="replace")
-    return str(raw)
-
-
-def decode_fields(raw: Any) -> dict[str, bytes]:
-    """Stream entry fields as ``{str: bytes}`` (field names are ASCII by contract)."""
-    if isinstance(raw, dict):
-        return {
-            decode_text(k): v if isinstance(v, bytes) else str(v).encode() for k, v in raw.items()
-        }
-    return {}
-
-
-def parse_headers(raw: bytes | str | None) -> dict[str, str]:
-    """The ``headers`` field (a JSON object); anything else reads as no headers."""
-    if not raw:
-        return {}
-    try:
-        text = raw.decode() if isinstance(raw, bytes) else raw
-        try:  # the C scanner straight away: Java writes no surrounding whitespace
-            data, end = _SCAN(text, 0)
-        except StopIteration:
-            data, end = None, -1
-        if end != len(text):
-            data = _JSON.decode(text)
-    except (ValueError, UnicodeDecodeError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    for v in data.values():
-        if not isinstance(v, str):
-            return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
-    return data
-
-
-def payload_text(raw: bytes | None) -> tuple[str, bytes | None]:
-    """(text, None) for UTF-8 payloads; (replacement-decoded text, raw bytes) otherwise."""
-    if raw is None:
-        return "", None
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", errors="replace"), raw
 
 
 def _int(raw: Any, default: int) -> int:

@@ -1,8 +1,9 @@
-"""Translation of redis-py errors into mqcore errors, at the library boundary.
+"""The one translation of redis-py errors into mqcore errors, at the library boundary.
 
 Callers of mqcore never need to import redis to handle a failure: timeouts and
-connection errors become :class:`ConnectionLostError`, anything else Redis
-refuses becomes :class:`MQError` (with the original chained).
+connection errors become :class:`ConnectionLostError`, a missing consumer group
+(``NOGROUP``) becomes :class:`UnknownGroupError`, anything else Redis refuses
+becomes :class:`MQError` (with the original chained).
 """
 
 from __future__ import annotations
@@ -12,9 +13,25 @@ from contextlib import contextmanager
 
 import redis
 
-from mqcore.errors import ConnectionLostError, MQError
+from mqcore.errors import ConnectionLostError, MQError, UnknownGroupError
 
-__all__ = ["redis_errors"]
+__all__ = ["is_missing_key", "redis_errors", "translate"]
+
+
+def translate(exc: BaseException, what: str) -> MQError:
+    """The mqcore error for a redis-py (or socket) error; callers ``raise ... from exc``."""
+    if isinstance(exc, MQError):
+        return exc
+    if isinstance(exc, redis.TimeoutError | redis.ConnectionError | TimeoutError | ConnectionError):
+        return ConnectionLostError(f"{what}: Redis unreachable or timed out ({exc})")
+    if isinstance(exc, redis.ResponseError) and str(exc).startswith("NOGROUP"):
+        return UnknownGroupError(f"{what}: {exc}")
+    return MQError(f"{what}: Redis error: {exc}")
+
+
+def is_missing_key(reply: object) -> bool:
+    """A reply that says the stream (or key) does not exist."""
+    return isinstance(reply, redis.ResponseError) and "no such key" in str(reply).lower()
 
 
 @contextmanager
@@ -24,7 +41,5 @@ def redis_errors(what: str) -> Iterator[None]:
         yield
     except MQError:
         raise
-    except (redis.TimeoutError, redis.ConnectionError, TimeoutError, ConnectionError) as exc:
-        raise ConnectionLostError(f"{what}: Redis unreachable or timed out ({exc})") from exc
-    except redis.RedisError as exc:
-        raise MQError(f"{what}: Redis error: {exc}") from exc
+    except (redis.RedisError, TimeoutError, ConnectionError) as exc:
+        raise translate(exc, what) from exc

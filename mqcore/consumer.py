@@ -49,7 +49,6 @@ from mqcore.acks import (
     dead_letter,
     json_headers,
     schedule_retry,
-    script_sha,
     translate_redis_error,
 )
 from mqcore.config import MQConfig, RedisClient
@@ -66,7 +65,7 @@ from mqcore.metrics import Metrics
 from mqcore.models import Message
 from mqcore.payloads import PAYLOAD_HASH_REF, is_out_of_line, load_payload
 from mqcore.retry import RetryMover, RetryPolicy
-from mqcore.scripts import lua_source
+from mqcore.scripts import call_script, lua_source
 from mqcore.topics import Topics
 
 __all__ = [
@@ -325,7 +324,7 @@ class _Worker(threading.Thread):
                 epoch=self.lease.epoch,
                 delete=c.options.ack_delete,
             )
-            pipe.evalsha(c.ack_sha, len(keys), *keys, *args)
+            call_script(c.client, "ack_entries", keys, args, pipe=pipe)
         if self.backlog:
             pipe.xreadgroup(c.group, c.name, {self.stream: "0"}, count=c.options.batch_size)
         else:
@@ -343,7 +342,7 @@ class _Worker(threading.Thread):
                 self._ack_now(acks)
             elif isinstance(first, Exception):
                 self.acks = acks  # keep them for the next flush
-                raise translate_redis_error(first, "ack")  # type: ignore[arg-type]
+                raise translate_redis_error(first, "ack")
             elif int(first) < 0:
                 raise FencedError(f"p{self.partition}: epoch {self.lease.epoch} is stale")
             else:
@@ -351,7 +350,7 @@ class _Worker(threading.Thread):
                 c._acked(self.partition, acks)
         reply = replies[-1]
         if isinstance(reply, Exception):
-            raise translate_redis_error(reply, "read")  # type: ignore[arg-type]
+            raise translate_redis_error(reply, "read")
         entries = list(reply[0][1]) if reply else []
         if self.backlog and not entries:
             self.backlog = False
@@ -566,7 +565,6 @@ class Consumer:
         )
         # a BLOCK longer than the socket timeout would look like a dead connection
         self.block_ms = max(1, min(o.block_ms, int(config.socket_timeout * 1000 / 2)))
-        self.ack_sha = script_sha("ack_entries")
         self.stats = ConsumerStats()
         self.on_ack: Callable[[int, Sequence[str]], None] | None = None
         self._workers: dict[int, _Worker] = {}

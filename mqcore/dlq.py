@@ -32,20 +32,18 @@ from typing import Any
 
 import redis
 
-from mqcore.admin import (
-    _SCAN as _SCAN_HEADERS,
-)
-from mqcore.admin import (
-    _U64,
+from mqcore.admin import validate_topic
+from mqcore.boundary import redis_errors
+from mqcore.codec import _SCAN as _SCAN_HEADERS
+from mqcore.codec import U64 as _U64
+from mqcore.codec import (
     decode_fields,
     decode_text,
     id_tuple,
     parse_headers,
     partition_count_from_meta,
     validate_id,
-    validate_topic,
 )
-from mqcore.boundary import redis_errors
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     InvalidArgumentError,

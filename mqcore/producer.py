@@ -26,12 +26,12 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import redis
 
 from mqcore.boundary import redis_errors
+from mqcore.clock import iso_now
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     ConnectionLostError,
@@ -56,7 +56,7 @@ from mqcore.payloads import (
 from mqcore.scripts import ScriptRegistry
 from mqcore.topics import parse_partition_count
 
-__all__ = ["OutgoingMessage", "Producer", "SendResult", "iso_now"]
+__all__ = ["OutgoingMessage", "Producer", "SendResult"]
 
 DEFAULT_CACHE_TTL_S = 1.0
 MAX_BATCH_SIZE = 10_000
@@ -86,11 +86,6 @@ class _Plan(NamedTuple):
     stored_payload: bytes | None = None  # set when the payload goes out of line
     payload_key: str = ""
     payload_index: str = ""  # the topic's payload index set
-
-
-def iso_now() -> str:
-    """Now as ISO-8601 UTC with milliseconds and ``Z`` (what Java's Instant.parse reads)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Producer:

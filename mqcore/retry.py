@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqcore.boundary import redis_errors
+from mqcore.clock import iso_now
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
-from mqcore.producer import iso_now
 from mqcore.scripts import ScriptRegistry
 from mqcore.topics import parse_partition_count
 

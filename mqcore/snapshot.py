@@ -34,11 +34,12 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import redis
 
 from mqcore.boundary import redis_errors
+from mqcore.codec import partition_count_from_meta
 from mqcore.models import (
     ClusterSnapshot,
     ConsumerInfo,
@@ -57,7 +58,19 @@ except ImportError:  # pragma: no cover - pinned in this project
     hiredis = None
 
 if TYPE_CHECKING:
-    from mqcore.admin import Admin
+    from mqcore.config import MQConfig
+    from mqcore.keys import KeySpace
+
+
+class Admin(Protocol):
+    """What a pass reads from :class:`mqcore.admin.Admin` (which calls it, so no import)."""
+
+    config: MQConfig
+    keys: KeySpace
+    client: Any
+
+    def topics(self) -> list[str]: ...
+
 
 __all__ = [
     "SentCommands",
@@ -413,8 +426,6 @@ def take_snapshot_dict(admin: Admin, *, topics: Iterable[str] | None, batch: int
 def _take_snapshot_dict(
     admin: Admin, *, topics: Iterable[str] | None, batch: int
 ) -> dict[str, Any]:
-    from mqcore.admin import partition_count_from_meta
-
     started = time.perf_counter()
     keys, client = admin.keys, admin.client
     runner = _Runner(client, batch)

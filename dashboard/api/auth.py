@@ -12,12 +12,12 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from dashboard.errors import http_error
 from dashboard.models import ApiToken
 
 __all__ = [
@@ -77,11 +77,8 @@ def authenticate_request(request: HttpRequest) -> bool:
 
 
 def api_login_required(view: ViewFunc) -> ViewFunc:
-    """Require a session or a bearer token; answer 401/403/404/400 as JSON.
-
-    Wrapped views may raise ``Http404`` (including ``UnknownClusterError``),
-    ``PermissionDenied`` or :class:`ApiParamError`; they become JSON errors.
-    """
+    """Require a session or a bearer token (401), and answer the errors of
+    :data:`dashboard.errors.ERROR_TABLE` as JSON (403, 404, 400, 503)."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -91,12 +88,11 @@ def api_login_required(view: ViewFunc) -> ViewFunc:
             return response
         try:
             return view(request, *args, **kwargs)
-        except Http404 as exc:
-            return json_error(404, str(exc) or "not found")
-        except PermissionDenied as exc:
-            return json_error(403, str(exc) or "forbidden")
-        except ApiParamError as exc:
-            return json_error(400, str(exc))
+        except Exception as exc:
+            err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
+            if err is None:
+                raise
+            return json_error(err.status, err.message)
 
     # Bearer-token clients send no CSRF cookie; session POSTs are checked inside
     # the view's own decorators (see api_view).

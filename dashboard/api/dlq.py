@@ -16,7 +16,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
-from dashboard.api.auth import ApiParamError, api_view, json_error
+from dashboard.api.auth import ApiParamError, api_view
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import audit as audit_sel
@@ -38,26 +38,16 @@ def _limit(request: HttpRequest, default: int = 50) -> int:
 
 @api_view("GET")
 def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    from mqcore.errors import InvalidArgumentError, MQError, UnknownTopicError
-
     cluster_config(cluster)
     require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
-    try:
-        filters = sel.DlqFilters.from_query(request.GET)
-        page = sel.dlq_page_get(
-            user=request.user,
-            cluster=cluster,
-            topic=topic,
-            filters=filters,
-            before=request.GET.get("before") or None,
-            limit=_limit(request),
-        )
-    except (sel.DlqFilterError, InvalidArgumentError) as exc:
-        raise ApiParamError(str(exc)) from exc
-    except UnknownTopicError as exc:
-        return json_error(404, str(exc))
-    except MQError as exc:
-        return json_error(503, f"cluster {cluster} unavailable: {type(exc).__name__}")
+    page = sel.dlq_page_get(
+        user=request.user,
+        cluster=cluster,
+        topic=topic,
+        filters=sel.DlqFilters.from_query(request.GET),
+        before=request.GET.get("before") or None,
+        limit=_limit(request),
+    )
     return JsonResponse(
         {
             "cluster": cluster,
@@ -86,14 +76,6 @@ def _body(request: HttpRequest) -> dict[str, Any]:
 
 @api_view("POST")
 def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    from mqcore.errors import (
-        InvalidArgumentError,
-        MQError,
-        UnknownMessageError,
-        UnknownPartitionError,
-        UnknownTopicError,
-    )
-
     cluster_config(cluster)
     body = _body(request)
     force = body.get("force", False)
@@ -108,24 +90,17 @@ def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
         not isinstance(target_partition, int) or isinstance(target_partition, bool)
     ):
         raise ApiParamError("target_partition must be an integer")
-    try:
-        result = svc.dlq_replay(
-            acting_user=request.user,
-            cluster=cluster,
-            topic=topic,
-            dlq_id=dlq_id,
-            reason=reason,
-            force=force,
-            target_topic=target_topic,
-            target_partition=target_partition,
-            origin=origin_from_request(request),
-        )
-    except (UnknownMessageError, UnknownTopicError) as exc:
-        return json_error(404, str(exc) or "no such letter")
-    except (InvalidArgumentError, UnknownPartitionError, ValueError) as exc:
-        raise ApiParamError(str(exc)) from exc
-    except MQError as exc:
-        return json_error(503, f"cluster {cluster} unavailable: {type(exc).__name__}")
+    result = svc.dlq_replay(
+        acting_user=request.user,
+        cluster=cluster,
+        topic=topic,
+        dlq_id=dlq_id,
+        reason=reason,
+        force=force,
+        target_topic=target_topic,
+        target_partition=target_partition,
+        origin=origin_from_request(request),
+    )
     return JsonResponse(
         {
             "replayed": result.replayed,
@@ -140,10 +115,7 @@ def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 @api_view("GET")
 def audit_list(request: HttpRequest) -> HttpResponse:
     require_action(request.user, Action.VIEW)
-    try:
-        filters = audit_sel.AuditFilters.from_query(request.GET)
-    except audit_sel.AuditFilterError as exc:
-        raise ApiParamError(str(exc)) from exc
+    filters = audit_sel.AuditFilters.from_query(request.GET)
     before_raw = request.GET.get("before", "")
     if before_raw and not before_raw.isdigit():
         raise ApiParamError("before: an audit event id")

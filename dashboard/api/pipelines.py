@@ -5,11 +5,10 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from dashboard.api.auth import ApiParamError, api_view, json_error
+from dashboard.api.auth import ApiParamError, api_view
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
-from mqcore.errors import MQError
 
 __all__ = ["urlpatterns"]
 
@@ -33,10 +32,7 @@ def _int(request: HttpRequest, name: str, default: int | None) -> int | None:
 def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
-    try:
-        rows = sel.pipeline_list(config=config)
-    except MQError as exc:
-        return json_error(503, f"cluster unavailable: {type(exc).__name__}")
+    rows = sel.pipeline_list(config=config)
     return JsonResponse({"cluster": cluster, "pipelines": rows})
 
 
@@ -48,10 +44,7 @@ def pipeline_api(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
     if limit > MAX_LIMIT:
         raise ApiParamError(f"limit must be <= {MAX_LIMIT}")
     before = _int(request, "before", None)
-    try:
-        data = sel.pipeline_get(config=config, pipeline=name, before=before, limit=limit)
-    except MQError as exc:
-        return json_error(503, f"cluster unavailable: {type(exc).__name__}")
+    data = sel.pipeline_get(config=config, pipeline=name, before=before, limit=limit)
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return JsonResponse({"cluster": cluster, "pipeline": name, **data})

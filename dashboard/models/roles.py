@@ -8,11 +8,9 @@ created by migration 0002 and kept in sync by ``manage.py sync_roles``;
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Any
 
 from django.contrib.auth.models import Group
 from django.db import models
-from django.db.models.signals import post_save
 
 __all__ = ["ConsoleAccess", "GroupTopicScope", "SensitiveTopic"]
 
@@ -77,34 +75,3 @@ class SensitiveTopic(models.Model):
 
     def matches(self, cluster: str, topic: str) -> bool:
         return (not self.cluster or self.cluster == cluster) and fnmatchcase(topic, self.pattern)
-
-
-_AUDITED_MODELS = {
-    ("auth", "user"),
-    ("auth", "group"),
-    ("dashboard", "grouptopicscope"),
-    ("dashboard", "sensitivetopic"),
-}
-
-
-def _audit_admin_change(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
-    """Role, membership, scope and sensitivity edits made in Django admin are audited."""
-    ct = instance.content_type
-    if not created or ct is None or (ct.app_label, ct.model) not in _AUDITED_MODELS:
-        return
-    from dashboard.models.audit import AuditEventType
-    from dashboard.services.audit import audit_record
-
-    audit_record(
-        acting_user=instance.user,
-        event_type=AuditEventType.ROLE_CHANGE,
-        detail={
-            "object": f"{ct.app_label}.{ct.model}:{instance.object_id}",
-            "repr": instance.object_repr[:200],
-            "action_flag": int(instance.action_flag),
-            "change": instance.get_change_message()[:500],
-        },
-    )
-
-
-post_save.connect(_audit_admin_change, sender="admin.LogEntry", dispatch_uid="opsdash-role-audit")

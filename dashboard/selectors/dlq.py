@@ -14,6 +14,8 @@ from typing import Any
 
 from django.http import QueryDict
 
+from dashboard.clusters import dead_letters
+from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.permissions import payload_visible
 
 __all__ = [
@@ -29,7 +31,6 @@ __all__ = [
 PREVIEW_CHARS = 120
 DETAIL_CHARS = 64 * 1024
 HEX_BYTES = 4096
-MASK = "••• masked (sensitive topic) •••"
 ERROR_HEADER_PREFIXES = ("x-runtime-error", "x-error", "error")
 
 
@@ -139,9 +140,8 @@ def _view(letter: Any, *, visible: bool, full: bool) -> LetterView:
     if visible and binary:
         hexed = raw[: HEX_BYTES if full else 32].hex(" ")
     truncated = len(text) > limit or (binary and len(raw) > (HEX_BYTES if full else 32))
-    errors = {
-        k: v for k, v in letter.headers.items() if k.lower().startswith(ERROR_HEADER_PREFIXES)
-    }
+    headers = mask_headers(letter.headers, visible=visible)
+    errors = {k: v for k, v in headers.items() if k.lower().startswith(ERROR_HEADER_PREFIXES)}
     return LetterView(
         id=letter.id,
         partition=letter.partition,
@@ -152,7 +152,7 @@ def _view(letter: Any, *, visible: bool, full: bool) -> LetterView:
         failed_at=letter.failed_at,
         timestamp=letter.timestamp,
         key=letter.key,
-        headers=dict(letter.headers),
+        headers=headers,
         error_headers=errors,
         preview=(text[:PREVIEW_CHARS] if visible else MASK) if not binary or not visible else "",
         payload_text=text[:limit] if visible else MASK,
@@ -177,8 +177,6 @@ class DlqPageView:
 
 
 def dlq_depth_get(*, cluster: str, topic: str) -> int:
-    from dashboard.services.dlq import dead_letters
-
     return int(dead_letters(cluster).depth(topic))
 
 
@@ -192,10 +190,12 @@ def dlq_page_get(
     limit: int = 50,
 ) -> DlqPageView:
     """One page of letters, newest first, starting before ``before`` (a cursor)."""
-    from dashboard.services.dlq import dead_letters
-
     dlq = dead_letters(cluster)
     visible = payload_visible(user, cluster, topic)
+    try:
+        check_text_filter(filters.text, visible=visible)
+    except ValueError as exc:
+        raise DlqFilterError(str(exc)) from None
     page = dlq.page(topic, before=before or None, limit=max(1, min(limit, 200)), **filters.kwargs())
     return DlqPageView(
         letters=[_view(letter, visible=visible, full=False) for letter in page.letters],
@@ -209,8 +209,6 @@ def dlq_page_get(
 
 def dlq_letter_get(*, user: Any, cluster: str, topic: str, dlq_id: str) -> dict[str, Any]:
     """One letter with its replay history and what happened after each replay."""
-    from dashboard.services.dlq import dead_letters
-
     dlq = dead_letters(cluster)
     letter = dlq.get(topic, dlq_id)
     visible = payload_visible(user, cluster, topic)

@@ -19,10 +19,10 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404
 
-from dashboard import charts, store
-from dashboard.clusters import cluster_client, cluster_config
+from dashboard import charts, clusters, store
+from dashboard.clusters import cluster_config
+from dashboard.masking import MASK, mask_fields, mask_headers
 from dashboard.permissions import payload_visible, topic_visible
-from mqcore.admin import Admin
 from mqcore.errors import (
     InvalidArgumentError,
     UnknownGroupError,
@@ -60,7 +60,6 @@ ORDERS = ("desc", "asc")
 SPARK_WINDOW_MS = 3_600_000
 DRAIN_WINDOW_MS = 15 * 60_000
 PENDING_MAX_LIMIT = 500
-MASKED = "(payload hidden: this topic is sensitive and your role may not view its payloads)"
 
 
 class NotFoundError(Http404):
@@ -380,10 +379,6 @@ def _find_topic(snap: Mapping[str, Any] | None, topic: str) -> dict[str, Any] | 
     return None
 
 
-def _admin(cluster: str) -> Admin:
-    return Admin(cluster_config(cluster), cluster_client(cluster))
-
-
 def _require_visible(user: Any, cluster: str, topic: str) -> None:
     # A topic the user may not see answers exactly like a topic that does not exist.
     if not topic_visible(user, cluster, topic):
@@ -392,7 +387,7 @@ def _require_visible(user: Any, cluster: str, topic: str) -> None:
 
 def _live_topic_exists(cluster: str, topic: str) -> bool:
     try:
-        _admin(cluster).partition_count(topic)
+        clusters.admin(cluster).partition_count(topic)
     except (UnknownTopicError, InvalidArgumentError):
         return False
     return True
@@ -547,7 +542,7 @@ def group_names(cluster: str, topic: str) -> list[str]:
     if data is not None:
         return [str(g.get("group", "")) for g in data.get("groups") or []]
     try:
-        return _admin(cluster).groups(topic)
+        return clusters.admin(cluster).groups(topic)
     except (UnknownTopicError, InvalidArgumentError):
         raise NotFoundError(f"unknown topic {topic!r}") from None
 
@@ -582,7 +577,7 @@ def pending_get(
     if not 1 <= limit <= PENDING_MAX_LIMIT:
         raise ParamError(f"limit must be between 1 and {PENDING_MAX_LIMIT}")
     try:
-        return _admin(cluster).pending(
+        return clusters.admin(cluster).pending(
             topic,
             group,
             sort=sort,
@@ -607,7 +602,7 @@ def pending_get(
 def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> dict[str, Any]:
     """Live leases and consumers of ``topic`` (optionally one group) plus the timeline."""
     _require_visible(user, cluster, topic)
-    admin = _admin(cluster)
+    admin = clusters.admin(cluster)
     try:
         leases: list[LeaseInfo] = admin.leases(topic, group)
         consumers: list[ConsumerInfo] = admin.consumers(topic, group)
@@ -638,7 +633,7 @@ def message_get(
     """
     _require_visible(user, cluster, topic)
     try:
-        message = _admin(cluster).message(topic, partition, entry_id)
+        message = clusters.admin(cluster).message(topic, partition, entry_id)
     except UnknownTopicError:
         raise NotFoundError(f"unknown topic {topic!r}") from None
     except UnknownPartitionError:
@@ -649,21 +644,18 @@ def message_get(
         raise ParamError(str(exc)) from None
     allowed = payload_visible(user, cluster, topic)
     if not allowed:
-        fields = {
-            k: (MASKED if k in ("payload", "headers") else v) for k, v in message.fields.items()
-        }
         message = Message(
             topic=message.topic,
             partition=message.partition,
             id=message.id,
-            payload=MASKED,
+            payload=MASK,
             payload_bytes=None,
             key=message.key,
-            headers=dict.fromkeys(message.headers, "(hidden)"),
+            headers=mask_headers(message.headers, visible=False),
             timestamp=message.timestamp,
             retry_count=message.retry_count,
             max_retries=message.max_retries,
-            fields=fields,
+            fields=mask_fields(message.fields, visible=False),
         )
     return message, allowed
 
@@ -672,7 +664,7 @@ def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) ->
     """Live lag of ``topic`` (all groups, or one) from mqcore (bounded per partition)."""
     _require_visible(user, cluster, topic)
     try:
-        return list(_admin(cluster).lag(topic, group))
+        return list(clusters.admin(cluster).lag(topic, group))
     except UnknownTopicError:
         raise NotFoundError(f"unknown topic {topic!r}") from None
     except UnknownGroupError:

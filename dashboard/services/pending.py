@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.clusters import cluster_client, cluster_config
+from dashboard.clusters import admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.services.audit import (
@@ -18,12 +18,6 @@ from dashboard.services.audit import (
 __all__ = ["MAX_IDS", "pending_claim", "pending_move_to_dlq"]
 
 MAX_IDS = 1000
-
-
-def _admin(cluster: str) -> Any:
-    from mqcore.admin import Admin
-
-    return Admin(cluster_config(cluster), client=cluster_client(cluster))
 
 
 def _clean_ids(ids: list[str]) -> list[str]:
@@ -66,7 +60,7 @@ def pending_claim(
         detail={"group": group, "partition": partition, "consumer": consumer},
     )
     with audit_failure(intent):
-        claimed = _admin(cluster).claim(topic, group, partition, ids, consumer)
+        claimed = admin(cluster).claim(topic, group, partition, ids, consumer)
     audit_complete(
         intent,
         outcome="claimed",
@@ -101,7 +95,7 @@ def pending_move_to_dlq(
         detail={"group": group, "partition": partition},
     )
     with audit_failure(intent):
-        moved = _admin(cluster).move_to_dlq(
+        moved = admin(cluster).move_to_dlq(
             topic, group, partition, ids, reason=f"operator {intent.actor}: {reason}"[:200]
         )
     audit_complete(

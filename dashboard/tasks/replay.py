@@ -1,9 +1,10 @@
 """Celery tasks of this area (thin: they call services).
 
-``run_replay_job`` replays a bulk job's frozen set (``services.dlq.replay_job_run``).
+``run_replay_job`` replays a bulk job's frozen set (``services.replay_runner.replay_job_run``).
 When a worker starts, jobs left active by a crashed worker are queued again; the
 job lease makes sure only one runner works on a job at a time, and the replay
-records make the resumed run skip what the dead one already replayed (R18).
+records make the resumed run skip what the dead one already replayed, so the counts stay
+exact after a crash.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
+from dashboard.models import ReplayJob, ReplayJobStatus
+from dashboard.services.bulk_replay import REPLAY_TASK
+from dashboard.services.replay_runner import lease_wait_s, replay_job_run
+
 __all__ = ["resume_interrupted_jobs", "run_replay_job"]
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="dashboard.replay.run_job", acks_late=True)
+@shared_task(name=REPLAY_TASK, acks_late=True)
 def run_replay_job(job_id: str) -> str:
-    from dashboard.services.dlq import lease_wait_s, replay_job_run
-
     job = replay_job_run(job_id=job_id)
     if job is None:
         # Another runner holds the lease; look again when it would have expired.
@@ -35,9 +38,6 @@ def run_replay_job(job_id: str) -> str:
 
 def resume_interrupted_jobs() -> list[str]:
     """Queue every active job again (each run waits for a dead runner's lease to expire)."""
-    from dashboard.models import ReplayJob, ReplayJobStatus
-    from dashboard.services.dlq import lease_wait_s
-
     ids: list[str] = []
     for job_id in ReplayJob.objects.filter(
         status__in=[ReplayJobStatus.RUNNING, ReplayJobStatus.CANCELLING, ReplayJobStatus.QUEUED]

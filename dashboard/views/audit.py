@@ -22,7 +22,7 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import audit as sel
 from dashboard.services.audit import audit_verify
-from dashboard.views.errors import error_page
+from dashboard.views.errors import html_errors
 
 PER_PAGE = 50
 EXPORT_MAX = 100_000
@@ -35,13 +35,13 @@ def _without_page(request: HttpRequest) -> str:
 
 
 def audit_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
+    """Admins only (403), then expected errors answered with the error page."""
+    guarded = html_errors(view)
+
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         require_action(request.user, Action.VIEW)
-        try:
-            return view(request, *args, **kwargs)
-        except sel.AuditFilterError as exc:
-            return error_page(request, 400, "Bad request", str(exc))
+        return guarded(request, *args, **kwargs)
 
     return wrapper
 

@@ -20,8 +20,7 @@ from django.views.decorators.http import require_GET
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
-from dashboard.views.errors import error_page
-from mqcore.errors import MQError
+from dashboard.views.errors import html_errors
 
 
 def _before(request: HttpRequest) -> int | None:
@@ -43,37 +42,24 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> Htt
     return response
 
 
-def _unavailable(request: HttpRequest, cluster: str, exc: MQError) -> HttpResponse:
-    return error_page(
-        request,
-        503,
-        "Cluster unavailable",
-        f"Could not read from cluster {cluster}: {type(exc).__name__}",
-    )
-
-
 @require_GET
 @login_required
+@html_errors
 def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
-    try:
-        rows = sel.pipeline_list(config=config)
-    except MQError as exc:
-        return _unavailable(request, cluster, exc)
+    rows = sel.pipeline_list(config=config)
     context = {"cluster": cluster, "pipelines": rows, "now_ms": int(time.time() * 1000)}
     return _render(request, "dashboard/pipelines.html", context)
 
 
 @require_GET
 @login_required
+@html_errors
 def pipeline_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
     config = cluster_config(cluster)
-    try:
-        data = sel.pipeline_get(config=config, pipeline=name, before=_before(request))
-    except MQError as exc:
-        return _unavailable(request, cluster, exc)
+    data = sel.pipeline_get(config=config, pipeline=name, before=_before(request))
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return _render(

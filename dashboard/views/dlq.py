@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
-from functools import wraps
 from typing import Any
 from uuid import UUID
 
@@ -27,45 +26,16 @@ from dashboard.clusters import cluster_config
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, actions_for, require_action
 from dashboard.selectors import dlq as sel
+from dashboard.services import bulk_replay as bulk
 from dashboard.services import dlq as svc
 from dashboard.services import pending as pending_svc
+from dashboard.services import replay_runner as runner
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import error_page
+from dashboard.views.errors import html_errors
 
 DRY_RUN_ROWS = 50
 ID_RE = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
 BASE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/"
-
-
-def dlq_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Bad input -> 400, unknown letter -> 404, unreachable cluster -> 503 (no stack traces)."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        from mqcore.errors import (
-            InvalidArgumentError,
-            MQError,
-            UnknownMessageError,
-            UnknownPartitionError,
-            UnknownTopicError,
-        )
-
-        try:
-            return view(request, *args, **kwargs)
-        except (UnknownMessageError, UnknownTopicError) as exc:
-            return error_page(request, 404, "Not found", str(exc) or "no such letter")
-        except (InvalidArgumentError, UnknownPartitionError, ValueError) as exc:
-            return error_page(request, 400, "Bad request", str(exc))
-        except MQError as exc:
-            name = kwargs.get("cluster", "")
-            return error_page(
-                request,
-                503,
-                "Cluster unavailable",
-                f"Could not reach cluster {name}: {type(exc).__name__}",
-            )
-
-    return wrapper
 
 
 def _check_topic(request: HttpRequest, cluster: str, topic: str) -> set[Action]:
@@ -93,7 +63,7 @@ def _flag(raw: str | None) -> bool:
 
 @require_GET
 @login_required
-@dlq_errors
+@html_errors
 def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     actions = _check_topic(request, cluster, topic)
     filters = sel.DlqFilters.from_query(request.GET)
@@ -120,7 +90,7 @@ def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 @require_GET
 @login_required
-@dlq_errors
+@html_errors
 def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
     actions = _check_topic(request, cluster, topic)
     data = sel.dlq_letter_get(user=request.user, cluster=cluster, topic=topic, dlq_id=dlq_id)
@@ -133,7 +103,7 @@ def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
     cluster_config(cluster)
     target_topic = request.POST.get("target_topic", "").strip() or None
@@ -166,7 +136,7 @@ def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
     cluster_config(cluster)
     deleted = svc.dlq_delete(
@@ -183,7 +153,7 @@ def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     removed = svc.dlq_purge(
@@ -200,7 +170,7 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     ids = request.POST.getlist("id")
@@ -223,12 +193,12 @@ def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     if _flag(request.POST.get("all")):
         filters = sel.DlqFilters.from_query(request.POST)
-        selection = svc.BulkSelection(
+        selection = bulk.BulkSelection(
             partition=filters.partition,
             key=filters.key,
             text=filters.text,
@@ -239,8 +209,8 @@ def dlq_bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResp
         ids = tuple(request.POST.getlist("id"))
         if not ids:
             raise ValueError("select letters, or replay all matching the filter")
-        selection = svc.BulkSelection(ids=ids)
-    job = svc.dlq_bulk_preview(
+        selection = bulk.BulkSelection(ids=ids)
+    job = bulk.dlq_bulk_preview(
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
@@ -270,12 +240,7 @@ def plan_label(reason: str, topic: str, partition: int | None) -> str:
 
 
 def _plan_rows(job: ReplayJob) -> list[dict[str, Any]]:
-    plan = svc.dead_letters(job.cluster).plan(
-        job.topic,
-        job.ids()[:DRY_RUN_ROWS],
-        target_topic=job.target_topic or None,
-        target_partition=job.target_partition,
-    )
+    plan = bulk.dry_run_plan(job, DRY_RUN_ROWS)
     rows: list[dict[str, Any]] = []
     for item in plan:
         data = asdict(item) if is_dataclass(item) and not isinstance(item, type) else dict(item)
@@ -288,7 +253,7 @@ def _plan_rows(job: ReplayJob) -> list[dict[str, Any]]:
 
 @require_GET
 @login_required
-@dlq_errors
+@html_errors
 def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
     job = _job(request, cluster, topic, job_id)
     actions = actions_for(request.user, cluster=cluster, topic=topic)
@@ -296,7 +261,7 @@ def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Htt
         "cluster": cluster,
         "topic": topic,
         "job": job,
-        "progress": svc.job_progress(job),
+        "progress": runner.job_progress(job),
         "can": _can(actions),
     }
     if job.status == ReplayJobStatus.DRAFT:
@@ -308,10 +273,10 @@ def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Htt
 
 @require_GET
 @login_required
-@dlq_errors
+@html_errors
 def dlq_job_progress(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
     job = _job(request, cluster, topic, job_id)
-    context = {"cluster": cluster, "topic": topic, "job": job, "progress": svc.job_progress(job)}
+    context = {"cluster": cluster, "topic": topic, "job": job, "progress": runner.job_progress(job)}
     context["can"] = _can(actions_for(request.user, cluster=cluster, topic=topic))
     response = render(request, "dashboard/replay_job.html#progress", context)
     if not job.active and getattr(request, "htmx", False):
@@ -321,10 +286,10 @@ def dlq_job_progress(request: HttpRequest, cluster: str, topic: str, job_id: UUI
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
     job = _job(request, cluster, topic, job_id)
-    svc.dlq_bulk_start(
+    bulk.dlq_bulk_start(
         acting_user=request.user,
         job=job,
         reason=request.POST.get("reason", ""),
@@ -337,10 +302,10 @@ def dlq_job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) 
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def dlq_job_cancel(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
     job = _job(request, cluster, topic, job_id)
-    svc.dlq_bulk_cancel(acting_user=request.user, job=job, origin=origin_from_request(request))
+    bulk.dlq_bulk_cancel(acting_user=request.user, job=job, origin=origin_from_request(request))
     return redirect("dashboard:dlq-job", cluster=cluster, topic=topic, job_id=job.pk)
 
 
@@ -388,7 +353,7 @@ def _per_partition(
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     consumer = request.POST.get("consumer", "")
     group, total = _per_partition(
@@ -400,7 +365,7 @@ def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpRespons
 
 @require_POST
 @login_required
-@dlq_errors
+@html_errors
 def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     group, total = _per_partition(request, cluster, topic, pending_svc.pending_move_to_dlq)
     messages.success(request, f"Moved {total} entries to the DLQ.")

@@ -1,11 +1,20 @@
-"""The console's error page (400/403/404/503), shared by the HTML views."""
+"""The console's error page, and the decorator that answers expected errors with it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-__all__ = ["error_page"]
+from dashboard.errors import http_error
+
+__all__ = ["error_page", "html_errors"]
+
+R = TypeVar("R", bound=HttpResponseBase)
 
 
 def error_page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
@@ -16,3 +25,19 @@ def error_page(request: HttpRequest, status: int, title: str, message: str) -> H
         {"status": status, "title": title, "message": message},
         status=status,
     )
+
+
+def html_errors(view: Callable[..., R]) -> Callable[..., R | HttpResponse]:
+    """Answer the errors of :data:`dashboard.errors.ERROR_TABLE` with the error page."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> R | HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except Exception as exc:
+            err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
+            if err is None:
+                raise
+            return error_page(request, err.status, err.title, err.message)
+
+    return wrapper

@@ -22,8 +22,7 @@ from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
 from dashboard.permissions import Action, has_action, require_action
 from dashboard.selectors import pages as sel
-from dashboard.views.errors import error_page
-from mqcore.errors import MQError
+from dashboard.views.errors import html_errors
 
 MESSAGE_PREVIEW_CHARS = 64 * 1024
 HEX_PREVIEW_BYTES = 4096
@@ -49,25 +48,15 @@ def _render(
 
 
 def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Deny users without a role (403), then turn bad parameters into a 400 page and an
-    unreachable cluster into a 503 page."""
+    """Deny users without a role (403), then answer expected errors with the error page."""
+    guarded = html_errors(view)
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         require_action(
             request.user, Action.VIEW, cluster=kwargs.get("cluster"), topic=kwargs.get("topic")
         )
-        try:
-            return view(request, *args, **kwargs)
-        except sel.ParamError as exc:
-            return error_page(request, 400, "Bad request", str(exc))
-        except MQError as exc:
-            return error_page(
-                request,
-                503,
-                "Cluster unavailable",
-                f"Could not read from cluster {kwargs.get('cluster', '')!s}: {type(exc).__name__}",
-            )
+        return guarded(request, *args, **kwargs)
 
     return wrapper
 

@@ -1,19 +1,28 @@
 """Lua scripts shipped with mqcore, loaded from ``*.lua`` once per process.
 
-Each script opens with a ``KEYS[n] = ... / ARGV[n] = ...`` header, receives
-every key it touches through KEYS (Redis Cluster) and is called only through a
-typed wrapper in the module that owns it.
+Each script opens with a ``KEYS[n] = ... / ARGV[n] = ...`` header and receives
+every key it touches through KEYS (Redis Cluster). Scripts run only through
+:func:`call_script`, on redis-py's :class:`~redis.commands.core.Script`
+(EVALSHA, loaded again on NOSCRIPT; works on a pipeline and on Redis Cluster),
+and only from the one typed Python function that owns each script.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from redis.client import Pipeline
 from redis.commands.core import Script
 
-__all__ = ["ScriptRegistry", "lua_source"]
+from mqcore.boundary import redis_errors
+
+__all__ = ["ScriptRegistry", "call_script", "lua_source", "script_for"]
+
+_SCRIPTS: weakref.WeakKeyDictionary[Any, dict[str, Script]] = weakref.WeakKeyDictionary()
 
 
 @cache
@@ -22,19 +31,44 @@ def lua_source(name: str) -> str:
     return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
-class ScriptRegistry:
-    """Per-client cache of registered scripts (EVALSHA with automatic reload).
+def script_for(client: Any, name: str) -> Script:
+    """The registered ``Script`` of ``name`` on ``client`` (one per client and script)."""
+    per_client = _SCRIPTS.get(client)
+    if per_client is None:
+        per_client = _SCRIPTS[client] = {}
+    script = per_client.get(name)
+    if script is None:
+        script = per_client[name] = client.register_script(lua_source(name))
+    return script
 
-    The returned ``Script`` also works with ``client=pipeline``.
+
+def call_script(
+    client: Any,
+    name: str,
+    keys: Sequence[str],
+    args: Sequence[Any],
+    *,
+    pipe: Pipeline | Any | None = None,
+) -> Any:
+    """Run bundled script ``name``; Redis errors are translated (:func:`mqcore.boundary.translate`).
+
+    On ``pipe`` the EVALSHA is only queued and its reply comes from ``execute``;
+    a ``NoScriptError`` there (a restarted or flushed Redis) is the caller's to
+    retry without ``pipe``, which loads the script. (redis-py's own pipeline
+    script handling would add a SCRIPT EXISTS round trip to every execute.)
     """
+    script = script_for(client, name)
+    if pipe is not None:
+        return pipe.evalsha(script.sha, len(keys), *keys, *args)
+    with redis_errors(f"script {name}"):
+        return script(keys=list(keys), args=list(args))
+
+
+class ScriptRegistry:
+    """Deprecated shim over :func:`script_for` while call sites move to typed wrappers."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
-        self._scripts: dict[str, Script] = {}
 
     def get(self, name: str) -> Script:
-        script = self._scripts.get(name)
-        if script is None:
-            script = self._client.register_script(lua_source(name))
-            self._scripts[name] = script
-        return script
+        return script_for(self._client, name)

@@ -11,7 +11,7 @@ import pytest
 from django.db import connections
 
 from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.services.dlq import replay_job_run
+from dashboard.services.replay_runner import replay_job_run
 from tests.integration.dlq_support import (
     PASSWORD,
     add_letters,

@@ -30,6 +30,7 @@ from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import roles_sync
 from dashboard.selectors.pages import poison_threshold
 from dashboard.services import dlq as dlq_svc
+from dashboard.services.replay_runner import replay_job_run
 from mqcore.admin import Admin
 from mqcore.checkpoints import CheckpointStore, PlanOutcome, new_run_id
 from mqcore.config import MQConfig
@@ -362,7 +363,7 @@ def replay_worker(job_id: str) -> threading.Thread:
 
     def work() -> None:
         try:
-            dlq_svc.replay_job_run(job_id=job_id)
+            replay_job_run(job_id=job_id)
         finally:
             connections.close_all()
 

@@ -12,7 +12,7 @@ def main() -> None:
     from django.contrib.auth.models import Group, User
 
     from dashboard.permissions import roles_sync
-    from dashboard.services import dlq as svc
+    from dashboard.services import bulk_replay as svc
 
     roles_sync()
     user = User.objects.create_user("r18-operator", password="pw-r18-123456")

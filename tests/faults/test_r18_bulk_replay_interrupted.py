@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from dashboard.clusters import dead_letters
 from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.services.dlq import dead_letters, replay_job_run
+from dashboard.services.replay_runner import replay_job_run
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.faults, pytest.mark.redis]

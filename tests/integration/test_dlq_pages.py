@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from dashboard.models import AuditEvent, ReplayJob, ReplayJobStatus, SensitiveTopic
-from dashboard.services.dlq import replay_job_run
+from dashboard.services.replay_runner import replay_job_run
 from tests.integration.dlq_support import add_letters, make_topic, partition_len, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -243,7 +243,8 @@ def test_cancel_a_running_job_keeps_exact_counts(r, mq_config, monkeypatch) -> N
     import time as real_time
     from types import SimpleNamespace
 
-    from dashboard.services import dlq as svc
+    from dashboard.services import bulk_replay as svc
+    from dashboard.services import replay_runner
 
     make_topic(mq_config)
     add_letters(r, mq_config, "orders", 300)
@@ -258,7 +259,9 @@ def test_cancel_a_running_job_keeps_exact_counts(r, mq_config, monkeypatch) -> N
     def pause(_seconds: float) -> None:  # the operator clicks Cancel during the first pause
         svc.dlq_bulk_cancel(acting_user=operator, job=ReplayJob.objects.get(pk=job.pk))
 
-    monkeypatch.setattr(svc, "time", SimpleNamespace(monotonic=real_time.monotonic, sleep=pause))
+    monkeypatch.setattr(
+        replay_runner, "time", SimpleNamespace(monotonic=real_time.monotonic, sleep=pause)
+    )
     done = replay_job_run(job_id=str(job.pk))
     assert done is not None
     assert done.status == ReplayJobStatus.CANCELLED

@@ -158,7 +158,7 @@ def test_viewer_sees_masked_payload_of_sensitive_topic(client, pel) -> None:
     url = f"/clusters/default/topics/jobs/messages/0/{pel[0]}/"
     client.force_login(make_user("masked"))
     html = client.get(url).content.decode()
-    assert "payload hidden" in html
+    assert "masked (sensitive topic)" in html
     assert "&quot;n&quot;: 0" not in html
     client.force_login(make_user("op2", "Operator"))
     assert "&quot;n&quot;: 0" in client.get(url).content.decode()

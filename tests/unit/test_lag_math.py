@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mqcore.admin import (
-    combine_group_lag,
+from mqcore.admin import combine_group_lag, lag_ms_from_id
+from mqcore.codec import (
     id_tuple,
-    lag_ms_from_id,
     parse_headers,
     partition_count_from_meta,
     payload_text,

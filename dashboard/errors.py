@@ -1,0 +1,58 @@
+"""The one table from exceptions to HTTP answers, for pages, htmx partials and the API.
+
+Views never map errors themselves: HTML views use
+:func:`dashboard.views.errors.html_errors`, the API's ``api_view`` uses
+:func:`http_error` directly; both read :data:`ERROR_TABLE`, first match wins.
+Messages never carry secrets: a cluster error names the cluster and the error
+type only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from mqcore.errors import (
+    MQError,
+    UnknownGroupError,
+    UnknownMessageError,
+    UnknownPartitionError,
+    UnknownTopicError,
+)
+
+__all__ = ["ERROR_TABLE", "HttpError", "http_error"]
+
+# (exception types, status, title); ValueError covers every "bad parameter" error of
+# the selectors and services and mqcore's InvalidArgumentError
+ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
+    ((PermissionDenied,), 403, "Forbidden"),
+    (
+        (Http404, UnknownTopicError, UnknownGroupError, UnknownPartitionError, UnknownMessageError),
+        404,
+        "Not found",
+    ),
+    ((ValueError,), 400, "Bad request"),
+    ((MQError,), 503, "Cluster unavailable"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    status: int
+    title: str
+    message: str
+
+
+def http_error(exc: BaseException, *, cluster: str = "") -> HttpError | None:
+    """The answer for ``exc``, or None when it is not an expected error (a real bug)."""
+    for types, status, title in ERROR_TABLE:
+        if isinstance(exc, types):
+            if status == 503:
+                where = f"cluster {cluster}" if cluster else "the cluster"
+                message = f"Could not read from {where}: {type(exc).__name__}"
+            else:
+                message = str(exc) or title.lower()
+            return HttpError(status, title, message)
+    return None

@@ -1,0 +1,52 @@
+"""The one masking policy for message data of sensitive topics.
+
+A user who may not see a topic's payloads (``permissions.payload_visible`` is
+False: the topic is marked sensitive and the role lacks "view payloads") gets,
+on every page, partial, API answer and export:
+
+- the payload replaced by :data:`MASK` (no text, no JSON, no hex, no size hint
+  beyond the stored size);
+- every header *value* replaced by :data:`MASK`; header *names* stay visible,
+  since they describe the shape of the message, not its data;
+- the raw ``payload`` and ``headers`` fields replaced by :data:`MASK`.
+
+Searches must not see more than the user does: a text filter over payloads and
+headers is refused for such users (:func:`check_text_filter`), otherwise the
+filter's answers would leak a masked payload one probe at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ["MASK", "MaskedSearchError", "check_text_filter", "mask_fields", "mask_headers"]
+
+MASK = "••• masked (sensitive topic) •••"
+_DATA_FIELDS = frozenset({"payload", "headers"})
+
+
+class MaskedSearchError(ValueError):
+    """Raised when a text search would look into data the user may not see (answers 400)."""
+
+
+def mask_headers(headers: Mapping[str, str], *, visible: bool) -> dict[str, str]:
+    """Headers as the user may see them: names always, values only when ``visible``."""
+    if visible:
+        return dict(headers)
+    return dict.fromkeys(headers, MASK)
+
+
+def mask_fields(fields: Mapping[str, str], *, visible: bool) -> dict[str, str]:
+    """Raw entry fields as the user may see them (payload and headers masked)."""
+    if visible:
+        return dict(fields)
+    return {k: (MASK if k in _DATA_FIELDS else v) for k, v in fields.items()}
+
+
+def check_text_filter(text: str | None, *, visible: bool) -> None:
+    """Refuse a payload/header text search on a topic whose data the user may not see."""
+    if text and not visible:
+        raise MaskedSearchError(
+            "text search looks into payloads and headers, which your role may not see on this "
+            "sensitive topic; filter by key, partition or time instead"
+        )

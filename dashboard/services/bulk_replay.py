@@ -1,0 +1,220 @@
+"""Bulk dead-letter replay jobs: preview (freeze the set), start, cancel.
+
+A preview freezes the matching ids into a draft job ("N letters, ids A..B");
+starting it needs a reason or ticket and queues the Celery task by name (the
+task imports the runner, :mod:`dashboard.services.replay_runner`, never the
+reverse). Every step is audited like a single replay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.utils import timezone
+
+from dashboard.clusters import dead_letters
+from dashboard.masking import check_text_filter
+from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
+from dashboard.permissions import Action, payload_visible, require_action
+from dashboard.services.audit import Origin, audit_begin, audit_complete, require_reason
+from dashboard.services.dlq import require_replay
+from dashboard.services.replay_runner import complete_job_audit
+
+__all__ = [
+    "REPLAY_TASK",
+    "BulkSelection",
+    "dlq_bulk_cancel",
+    "dlq_bulk_preview",
+    "dlq_bulk_start",
+    "dry_run_plan",
+    "frozen_set_ref",
+]
+
+REPLAY_TASK = "dashboard.replay.run_job"  # the Celery task that runs a started job
+MAX_BULK = int(settings.DLQ_BULK_MAX_LETTERS)
+
+
+@dataclass(frozen=True, slots=True)
+class BulkSelection:
+    """What a bulk preview freezes: explicit ids, or every letter matching the filter."""
+
+    ids: tuple[str, ...] = ()
+    partition: int | None = None
+    key: str | None = None
+    text: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+    def filters(self) -> dict[str, Any]:
+        data = {k: v for k, v in asdict(self).items() if k != "ids" and v not in (None, "")}
+        if self.ids:
+            data["selected"] = len(self.ids)
+        return data
+
+
+def dlq_bulk_preview(
+    *,
+    acting_user: Any,
+    cluster: str,
+    topic: str,
+    selection: BulkSelection,
+    force: bool = False,
+    target_topic: str | None = None,
+    target_partition: int | None = None,
+) -> ReplayJob:
+    """Freeze the set into a draft job ("N letters, ids A..B"); nothing is replayed yet."""
+    require_replay(
+        acting_user,
+        cluster,
+        topic,
+        force=force,
+        target_topic=target_topic,
+        target_partition=target_partition,
+    )
+    check_text_filter(selection.text, visible=payload_visible(acting_user, cluster, topic))
+    if selection.ids:
+        ids = list(dict.fromkeys(i for i in selection.ids if i))[:MAX_BULK]
+    else:
+        ids = dead_letters(cluster).ids_matching(
+            topic,
+            partition=selection.partition,
+            key=selection.key,
+            text=selection.text,
+            since_ms=selection.since_ms,
+            until_ms=selection.until_ms,
+            max_ids=MAX_BULK,
+        )
+    if not ids:
+        raise ValueError("no letters match: nothing to replay")
+    text = "\n".join(ids)
+    return ReplayJob.objects.create(
+        cluster=cluster,
+        topic=topic,
+        created_by=acting_user,
+        reason="",
+        filters=selection.filters(),
+        frozen_ids=text,
+        frozen_hash=hashlib.sha256(text.encode()).hexdigest(),
+        total=len(ids),
+        first_id=ids[0],
+        last_id=ids[-1],
+        force=force,
+        target_topic=target_topic or "",
+        target_partition=target_partition,
+        status=ReplayJobStatus.DRAFT,
+    )
+
+
+def dry_run_plan(job: ReplayJob, limit: int) -> list[Any]:
+    """What a replay of the job's first ``limit`` letters would do (nothing is written)."""
+    return list(
+        dead_letters(job.cluster).plan(
+            job.topic,
+            job.ids()[:limit],
+            target_topic=job.target_topic or None,
+            target_partition=job.target_partition,
+        )
+    )
+
+
+def frozen_set_ref(job: ReplayJob) -> str:
+    ids = f"{job.first_id}..{job.last_id}"
+    return f"job:{job.id} sha256:{job.frozen_hash[:16]} n={job.total} ids {ids}"
+
+
+def dlq_bulk_start(
+    *,
+    acting_user: Any,
+    job: ReplayJob,
+    reason: str,
+    ticket: str = "",
+    rate_limit: int = 0,
+    origin: Origin | None = None,
+    enqueue: bool = True,
+) -> ReplayJob:
+    """Start a previewed job (reason or ticket required); a second start is a no-op."""
+    require_replay(
+        acting_user,
+        job.cluster,
+        job.topic,
+        force=job.force,
+        target_topic=job.target_topic or None,
+        target_partition=job.target_partition,
+    )
+    reason = require_reason(reason, ticket)
+    if rate_limit < 0:
+        raise ValueError("rate limit must be >= 0 letters per second")
+    if job.status != ReplayJobStatus.DRAFT:
+        return job
+    intent = audit_begin(
+        acting_user=acting_user,
+        event_type=AuditEventType.DLQ_BULK_REPLAY,
+        origin=origin,
+        cluster=job.cluster,
+        topic=job.topic,
+        frozen_set=frozen_set_ref(job),
+        reason=reason,
+        ticket=ticket,
+        detail={
+            "job": str(job.id),
+            "total": job.total,
+            "force": job.force,
+            "target_topic": job.target_topic,
+            "target_partition": job.target_partition,
+            "rate_limit": rate_limit,
+            "filters": job.filters,
+        },
+    )
+    started = ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.DRAFT).update(
+        status=ReplayJobStatus.QUEUED,
+        reason=reason,
+        ticket=ticket,
+        rate_limit=rate_limit,
+        audit_event_id=intent.pk,
+    )
+    if not started:
+        audit_complete(intent, outcome="already-started")
+        job.refresh_from_db()
+        return job
+    job.refresh_from_db()
+    if enqueue:
+        try:
+            current_app.send_task(REPLAY_TASK, args=(str(job.pk),))
+        except Exception as exc:
+            ReplayJob.objects.filter(pk=job.pk).update(
+                status=ReplayJobStatus.FAILED, error=f"could not enqueue: {exc}"
+            )
+            audit_complete(intent, outcome="failed", detail={"error": str(exc)[:300]})
+            raise
+    return job
+
+
+def dlq_bulk_cancel(*, acting_user: Any, job: ReplayJob, origin: Origin | None = None) -> ReplayJob:
+    """Ask a running job to stop at its next chunk (a queued or draft one stops at once)."""
+    require_action(acting_user, Action.REPLAY, cluster=job.cluster, topic=job.topic)
+    intent = audit_begin(
+        acting_user=acting_user,
+        event_type=AuditEventType.DLQ_BULK_CANCEL,
+        origin=origin,
+        cluster=job.cluster,
+        topic=job.topic,
+        frozen_set=frozen_set_ref(job),
+        detail={"job": str(job.id)},
+    )
+    now = timezone.now()
+    stopped = ReplayJob.objects.filter(
+        pk=job.pk, status__in=[ReplayJobStatus.DRAFT, ReplayJobStatus.QUEUED], cursor=0
+    ).update(status=ReplayJobStatus.CANCELLED, finished_at=now)
+    if not stopped:
+        ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.RUNNING).update(
+            status=ReplayJobStatus.CANCELLING
+        )
+    job.refresh_from_db()
+    audit_complete(intent, outcome=str(job.status))
+    if stopped and job.audit_event_id:
+        complete_job_audit(job)
+    return job

@@ -1,0 +1,43 @@
+"""Signal handlers of the console, connected in :meth:`DashboardConfig.ready`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.signals import post_save
+
+from dashboard.models import AuditEventType
+from dashboard.services.audit import audit_record
+
+__all__ = ["audit_admin_change", "connect"]
+
+_AUDITED_MODELS = {
+    ("auth", "user"),
+    ("auth", "group"),
+    ("dashboard", "grouptopicscope"),
+    ("dashboard", "sensitivetopic"),
+}
+
+
+def audit_admin_change(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+    """Role, membership, scope and sensitivity edits made in Django admin are audited."""
+    ct = instance.content_type
+    if not created or ct is None or (ct.app_label, ct.model) not in _AUDITED_MODELS:
+        return
+    audit_record(
+        acting_user=instance.user,
+        event_type=AuditEventType.ROLE_CHANGE,
+        detail={
+            "object": f"{ct.app_label}.{ct.model}:{instance.object_id}",
+            "repr": instance.object_repr[:200],
+            "action_flag": int(instance.action_flag),
+            "change": instance.get_change_message()[:500],
+        },
+    )
+
+
+def connect() -> None:
+    """Connect every handler (idempotent: each has a dispatch uid)."""
+    post_save.connect(
+        audit_admin_change, sender="admin.LogEntry", dispatch_uid="opsdash-role-audit"
+    )
