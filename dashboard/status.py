@@ -25,6 +25,8 @@ from enum import StrEnum
 from itertools import pairwise
 from typing import Any
 
+from mqcore.lag import topic_totals
+
 __all__ = [
     "Sample",
     "Status",
@@ -199,18 +201,6 @@ def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[tuple[str, 
     return alive
 
 
-def _sum(values: Sequence[int | None]) -> int | None:
-    """Sum, or None when any part is unknown (a partial sum would understate the lag)."""
-    if any(v is None for v in values):
-        return None
-    return sum(v for v in values if v is not None)
-
-
-def _max(values: Sequence[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
-
-
 def snapshot_enrich(
     snap: dict[str, Any],
     state: Mapping[str, Any],
@@ -304,13 +294,7 @@ def snapshot_enrich(
         else:
             t_status, t_reason = Status.OK, "no consumer groups"
         topic["status"], topic["status_reason"] = t_status.value, t_reason
-        groups = topic.get("groups") or []
-        topic["lag"] = _sum([g.get("lag") for g in groups])
-        topic["lag_ms"] = _max([g.get("lag_ms") for g in groups])
-        topic["pending"] = sum(int(g.get("pending") or 0) for g in groups)
-        topic["oldest_pending_ms"] = _max(
-            [p.get("oldest_pending_ms") for g in groups for p in g.get("partitions") or []]
-        )
+        topic.update(topic_totals(topic.get("groups") or []))
         hist, growth = dlq_history_step(
             old_dlq.get(name) or [], now, int(topic.get("dlq_length") or 0), dlq_window_ms
         )

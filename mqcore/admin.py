@@ -16,11 +16,11 @@ from typing import Any
 
 import redis
 
+from mqcore import lag as lagmath
 from mqcore.boundary import redis_errors
 from mqcore.codec import (
     decode_fields,
     decode_text,
-    id_ms,
     parse_headers,
     partition_count_from_meta,
     payload_text,
@@ -51,45 +51,14 @@ from mqcore.models import (
 from mqcore.payloads import is_out_of_line, load_payload
 
 __all__ = [
-    "LAG_COUNT_CAP",
     "PENDING_PAGE",
     "Admin",
-    "combine_group_lag",
-    "lag_ms_from_id",
 ]
 
 PENDING_PAGE = 1000  # XPENDING page size: ~0.3 ms of Redis time each on a 1M PEL
-LAG_COUNT_CAP = 10_000  # NULL-lag fallback: count at most this many entries per partition
-_COUNT_PAGE = 1000
-_NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
 
 
 # --- pure helpers (unit tested without Redis) --------------------------------------------
-
-
-def lag_ms_from_id(first_undelivered_id: str | None, now_ms: int) -> int:
-    """Age of the first undelivered entry (auto ids are ``ms-seq``); 0 when nothing waits."""
-    if not first_undelivered_id:
-        return 0
-    return max(0, now_ms - id_ms(first_undelivered_id))
-
-
-def combine_group_lag(group: str, partitions: list[PartitionLag]) -> GroupLag:
-    """Group totals: summed lag of the partitions that know it, worst time lag, summed pending.
-
-    ``lag`` is None only when no partition could tell; ``lag_exact`` is False as
-    soon as one partition's figure is a lower bound or unknown.
-    """
-    known = [p.lag for p in partitions if p.lag is not None]
-    times = [p.lag_ms for p in partitions if p.lag_ms is not None]
-    return GroupLag(
-        group=group,
-        lag=sum(known) if known or not partitions else None,
-        lag_ms=max(times) if times else (0 if not partitions else None),
-        pending=sum(p.pending for p in partitions),
-        lag_exact=all(p.lag_exact for p in partitions),
-        partitions=sorted(partitions, key=lambda p: p.partition),
-    )
 
 
 def _int(raw: Any, default: int) -> int:
@@ -194,7 +163,7 @@ class Admin:
         """Lag of every group (or one) per partition, with totals per group.
 
         ``lag`` comes from ``XINFO GROUPS``; when Redis reports NULL it is counted
-        with bounded ``XRANGE`` pages (at most ``LAG_COUNT_CAP`` entries) and marked
+        with bounded ``XRANGE`` pages (at most ``mqcore.lag.LAG_COUNT_CAP`` entries) and marked
         COUNTED (exact) or APPROXIMATE (a lower bound). ``lag_ms`` is the age of the
         first undelivered entry; ``oldest_pending_ms`` the idle time of the lowest
         pending id (``XPENDING - + 1``).
@@ -221,7 +190,8 @@ class Admin:
             for it in items:
                 key = streams[it["p"]]
                 last = decode_text(it["g"]["last-delivered-id"])
-                follow.append(("xrange", (key, "(" + last, "+", _COUNT_PAGE)))
+                page = 1 if it["g"].get("lag") is not None else lagmath.COUNT_PAGE
+                follow.append(("xrange", (key, "(" + last, "+", page)))
                 follow.append(("xpending_range", (key, name, "-", "+", 1)))
         replies = self._pipeline_lenient(follow)
         out: list[GroupLag] = []
@@ -236,7 +206,7 @@ class Admin:
                         streams[it["p"]], it["p"], it["g"], it["s"], first_page, oldest, now
                     )
                 )
-            out.append(combine_group_lag(name, parts))
+            out.append(lagmath.combine_group_lag(name, parts))
         return out
 
     def _partition_lag(
@@ -248,48 +218,35 @@ class Admin:
         first_page: list[Any] | None,
         oldest: list[dict[str, Any]] | None,
         now: int,
-        cap: int | None = None,
     ) -> PartitionLag:
-        cap = LAG_COUNT_CAP if cap is None else cap
         last = decode_text(g["last-delivered-id"])
-        first_page = first_page or []
-        first_id = decode_text(first_page[0][0]) if first_page else None
+        page = [decode_text(e[0]) for e in first_page or []]
         lag_raw = g.get("lag")
-        reason = ""
         if lag_raw is not None:
-            lag: int | None = int(lag_raw)
-            exactness = LagExactness.EXACT
+            lag, exactness, reason = int(lag_raw), LagExactness.EXACT, ""
         else:
-            counted = len(first_page)
-            cursor = decode_text(first_page[-1][0]) if first_page else None
-            while cursor is not None and counted < cap and len(first_page) == _COUNT_PAGE:
+
+            def fetch_after(cursor: str) -> list[str]:
                 with redis_errors("count lag"):
-                    first_page = self.client.xrange(key, "(" + cursor, "+", _COUNT_PAGE)
-                counted += len(first_page)
-                cursor = decode_text(first_page[-1][0]) if first_page else None
-            lag = counted
-            if counted >= cap or (len(first_page) == _COUNT_PAGE and cursor is not None):
-                exactness = LagExactness.APPROXIMATE
-                reason = f"{_NULL_LAG}; counted at least {counted} (count capped)"
-            else:
-                exactness = LagExactness.COUNTED
-                reason = f"{_NULL_LAG}; counted to the end"
-        if lag == 0:
-            first_id = None
-        return PartitionLag(
+                    entries = self.client.xrange(key, "(" + cursor, "+", lagmath.COUNT_PAGE)
+                return [decode_text(e[0]) for e in entries]
+
+            lag, exactness, reason = lagmath.count_null_lag(page, fetch_after)
+        row = lagmath.partition_row(
             partition=partition,
             last_delivered_id=last,
             lag=lag,
-            lag_ms=lag_ms_from_id(first_id, now),
-            pending=int(g.get("pending") or 0),
-            lag_exact=exactness in (LagExactness.EXACT, LagExactness.COUNTED),
             exactness=exactness,
-            lag_reason=reason,
+            reason=reason,
+            first_id=page[0] if page else None,
+            now_ms=now,
+            pending=int(g.get("pending") or 0),
             oldest_pending_ms=int(oldest[0]["time_since_delivered"]) if oldest else None,
             entries_read=None if g.get("entries-read") is None else int(g["entries-read"]),
             length=int(stream["length"]) if stream else 0,
             last_id=decode_text(stream["last-generated-id"]) if stream else "0-0",
         )
+        return PartitionLag(**{**row, "exactness": exactness})
 
     # --- pending ----------------------------------------------------------------------------
     def pending(

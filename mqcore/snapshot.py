@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import redis
 
+from mqcore import lag as lagmath
 from mqcore.boundary import redis_errors
 from mqcore.codec import partition_count_from_meta
 from mqcore.models import (
@@ -83,12 +84,7 @@ __all__ = [
     "take_snapshot_dict",
 ]
 
-_NULL_LAG_PAGE = 1000
 RAW_CHUNK = 10_000  # commands per round trip on the raw path (a few MB of replies at most)
-_NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
-_EXACT = LagExactness.EXACT.value
-_COUNTED = LagExactness.COUNTED.value
-_APPROX = LagExactness.APPROXIMATE.value
 _Cmd = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
 # Per client, from the previous pass: stream key -> (fingerprint, last id) and
 # (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
@@ -519,7 +515,7 @@ def _take_snapshot_dict(
                     add(("XPENDING", key, gname, "-", "+", 1))
                 if lag is None:
                     rec[7] = len(cmds)
-                    add(("XRANGE", key, "(" + last, "+", "COUNT", _NULL_LAG_PAGE))
+                    add(("XRANGE", key, "(" + last, "+", "COUNT", lagmath.COUNT_PAGE))
                 elif lag > 0:
                     # the first undelivered entry stays the same while nothing was added,
                     # trimmed or delivered (same entries-added, length, position); a real
@@ -554,6 +550,15 @@ def _take_snapshot_dict(
         parts.append(t_parts)
     r3 = runner.run(cmds)
 
+    def fetch_after(key: str) -> Callable[[str], list[str]]:
+        """The next pages of a NULL-lag count (rare: a full first page), outside the batches."""
+
+        def page(cursor: str) -> list[str]:
+            runner.commands += 1
+            return [_entry_id(e) for e in client.xrange(key, "(" + cursor, "+", lagmath.COUNT_PAGE)]
+
+        return page
+
     out: list[dict[str, Any]] = []
     for t, name in enumerate(names):
         snap: dict[str, Any] | None = None
@@ -561,9 +566,9 @@ def _take_snapshot_dict(
             try:
                 snap = _topic(
                     t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t],
-                    r2, retry_at.get(t), r3, beat_at, new_first, new_last, cluster,
+                    r2, retry_at.get(t), r3, beat_at, new_first, new_last, cluster, fetch_after,
                 )  # fmt: skip
-            except (KeyError, ValueError, TypeError, IndexError) as exc:
+            except (KeyError, ValueError, TypeError, IndexError, redis.RedisError) as exc:
                 errors.setdefault(t, f"{type(exc).__name__}: {exc}")
         if t in errors or snap is None:
             snap = {
@@ -611,6 +616,7 @@ def _topic(
     new_first: dict[tuple[str, str], tuple[Any, str]],
     new_last: dict[str, tuple[Any, str]],
     cluster: bool,
+    fetch_after: Callable[[str], Callable[[str], list[str]]],
 ) -> dict[str, Any]:
     lengths = [x[0] for x in t_parts]
     part_ids: list[str] = []
@@ -639,18 +645,12 @@ def _topic(
             mark,
         ) in recs:
             reason = ""
-            exactness = _EXACT
+            exactness = LagExactness.EXACT
             if lag is None:
-                first = _ok(r3[range_at], errors, t, None)
-                counted = len(first or ())
-                lag = counted
-                first_id = _entry_id(first[0]) if first else None
-                if counted >= _NULL_LAG_PAGE:
-                    exactness = _APPROX
-                    reason = f"{_NULL_LAG}; counted at least {counted} (count capped)"
-                else:
-                    exactness = _COUNTED
-                    reason = f"{_NULL_LAG}; counted to the end"
+                first = _ok(r3[range_at], errors, t, None) or []
+                page = [_entry_id(e) for e in first]
+                lag, exactness, reason = lagmath.count_null_lag(page, fetch_after(streams[p]))
+                first_id = page[0] if page else None
             elif range_at >= 0:
                 first = r3[range_at]
                 if isinstance(first, Exception):
@@ -658,9 +658,6 @@ def _topic(
                 first_id = _entry_id(first[0]) if first else None
             if mark is not None and first_id is not None and last != "0-0":
                 new_first[streams[p], gname] = (mark, first_id)
-            lag_ms = 0
-            if lag and first_id:
-                lag_ms = max(0, now - int(first_id.partition("-")[0]))
             oldest = None
             if pend_at >= 0:
                 page = r3[pend_at]
@@ -672,20 +669,20 @@ def _topic(
             if group_parts is None:
                 group_parts = per_group[gname] = []
             group_parts.append(
-                {
-                    "partition": p,
-                    "last_delivered_id": last,
-                    "lag": lag,
-                    "lag_ms": lag_ms,
-                    "pending": pending,
-                    "lag_exact": exactness != _APPROX,
-                    "exactness": exactness,
-                    "lag_reason": reason,
-                    "oldest_pending_ms": oldest,
-                    "entries_read": entries_read,
-                    "length": length,
-                    "last_id": last_id,
-                }
+                lagmath.partition_row(
+                    partition=p,
+                    last_delivered_id=last,
+                    lag=lag,
+                    exactness=exactness,
+                    reason=reason,
+                    first_id=first_id,
+                    now_ms=now,
+                    pending=pending,
+                    oldest_pending_ms=oldest,
+                    entries_read=entries_read,
+                    length=length,
+                    last_id=last_id,
+                )
             )
             if cluster:
                 a, b = r3[lease_at], r3[lease_at + 1]
@@ -764,15 +761,10 @@ def _epoch(raw: Any) -> int:
 
 
 def group_dict(group: str, partitions: list[dict[str, Any]]) -> dict[str, Any]:
-    """Group totals, as :func:`mqcore.admin.combine_group_lag` computes them."""
-    known = [p["lag"] for p in partitions if p["lag"] is not None]
-    times = [p["lag_ms"] for p in partitions if p["lag_ms"] is not None]
+    """A group's snapshot form: :func:`mqcore.lag.group_totals` and its partitions."""
     return {
         "group": group,
-        "lag": sum(known) if known or not partitions else None,
-        "lag_ms": max(times) if times else (0 if not partitions else None),
-        "pending": sum(p["pending"] for p in partitions),
-        "lag_exact": all(p["lag_exact"] for p in partitions),
+        **lagmath.group_totals(partitions),
         "partitions": sorted(partitions, key=lambda p: p["partition"]),
     }
 

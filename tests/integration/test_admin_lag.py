@@ -60,7 +60,7 @@ def test_null_lag_falls_back_to_a_count(r: redis.Redis, mq_config: MQConfig) -> 
 def test_null_lag_count_is_capped_and_says_so(
     r: redis.Redis, mq_config: MQConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mqcore.admin as admin_mod
+    import mqcore.lag as lag_mod
 
     keys = mq_config.keys
     create_topic(r, keys, "t", 1, groups=())
@@ -69,8 +69,8 @@ def test_null_lag_count_is_capped_and_says_so(
     ids = add_messages(r, keys, "t", 0, 25)
     r.xgroup_setid(keys.partition("t", 0), "late", id=ids[0])
     r.xdel(keys.partition("t", 0), ids[3])
-    monkeypatch.setattr(admin_mod, "_COUNT_PAGE", 5)
-    monkeypatch.setattr(admin_mod, "LAG_COUNT_CAP", 10)
+    monkeypatch.setattr(lag_mod, "COUNT_PAGE", 5)
+    monkeypatch.setattr(lag_mod, "LAG_COUNT_CAP", 10)
     part = Admin(mq_config, r).lag("t")[0].partitions[0]
     assert part.exactness == LagExactness.APPROXIMATE
     assert not part.lag_exact

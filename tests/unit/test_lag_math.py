@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mqcore.admin import combine_group_lag, lag_ms_from_id
+from mqcore.lag import combine_group_lag, lag_ms_from_id
 from mqcore.codec import (
     id_tuple,
     parse_headers,

@@ -1,0 +1,144 @@
+"""Lag arithmetic: one definition for the live admin reads and the collector's snapshot.
+
+A partition's lag is what Redis reports in ``XINFO GROUPS`` (EXACT). When Redis
+reports NULL (an entry was deleted, or the group was created mid-stream) the
+entries after the group's position are counted in ``COUNT_PAGE`` pages up to
+``LAG_COUNT_CAP``: COUNTED when the count reached the end of the stream,
+APPROXIMATE (a lower bound) when it stopped at the cap. ``lag_ms`` is the age of
+the first undelivered entry. Group totals sum the partitions that know their
+lag; topic totals sum the groups and are unknown when one group is.
+
+Everything here is pure except :func:`count_null_lag`, which reads through the
+``fetch_after`` callable it is given, so both readers share the paging rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from mqcore.codec import id_ms
+from mqcore.models import GroupLag, LagExactness, PartitionLag
+
+__all__ = [
+    "COUNT_PAGE",
+    "LAG_COUNT_CAP",
+    "NULL_LAG",
+    "NullLag",
+    "combine_group_lag",
+    "count_null_lag",
+    "group_totals",
+    "lag_ms_from_id",
+    "partition_row",
+    "topic_totals",
+]
+
+COUNT_PAGE = 1000  # one XRANGE page when counting a NULL lag: ~0.3 ms of Redis time
+LAG_COUNT_CAP = 10_000  # count at most this many entries per partition
+NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
+
+NullLag = tuple[int, LagExactness, str]  # (counted, exactness, reason)
+
+
+def lag_ms_from_id(first_undelivered_id: str | None, now_ms: int) -> int:
+    """Age of the first undelivered entry (auto ids are ``ms-seq``); 0 when nothing waits."""
+    if not first_undelivered_id:
+        return 0
+    return max(0, now_ms - id_ms(first_undelivered_id))
+
+
+def count_null_lag(
+    first_page: Sequence[str], fetch_after: Callable[[str], Sequence[str]]
+) -> NullLag:
+    """Count a NULL lag from the first page of ids after the group's position.
+
+    ``fetch_after(id)`` returns the ids of the next page (``XRANGE (id + COUNT
+    COUNT_PAGE``); it is called only while pages come back full and the count is
+    under ``LAG_COUNT_CAP``.
+    """
+    counted, page = len(first_page), first_page
+    while len(page) >= COUNT_PAGE and counted < LAG_COUNT_CAP:
+        page = fetch_after(page[-1])
+        counted += len(page)
+    if len(page) >= COUNT_PAGE:
+        reason = f"{NULL_LAG}; counted at least {counted} (count capped)"
+        return counted, LagExactness.APPROXIMATE, reason
+    return counted, LagExactness.COUNTED, f"{NULL_LAG}; counted to the end"
+
+
+def partition_row(
+    *,
+    partition: int,
+    last_delivered_id: str,
+    lag: int,
+    exactness: LagExactness,
+    reason: str,
+    first_id: str | None,
+    now_ms: int,
+    pending: int,
+    oldest_pending_ms: int | None,
+    entries_read: int | None,
+    length: int,
+    last_id: str,
+) -> dict[str, Any]:
+    """One partition's lag as the snapshot stores it (the fields of ``PartitionLag``)."""
+    return {
+        "partition": partition,
+        "last_delivered_id": last_delivered_id,
+        "lag": lag,
+        "lag_ms": lag_ms_from_id(first_id, now_ms) if lag else 0,
+        "pending": pending,
+        "lag_exact": exactness is not LagExactness.APPROXIMATE,
+        "exactness": exactness.value,
+        "lag_reason": reason,
+        "oldest_pending_ms": oldest_pending_ms,
+        "entries_read": entries_read,
+        "length": length,
+        "last_id": last_id,
+    }
+
+
+def group_totals(partitions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Group totals: summed lag of the partitions that know it, worst time lag, summed pending.
+
+    ``lag`` is None only when no partition could tell; ``lag_exact`` is False as
+    soon as one partition's figure is a lower bound or unknown.
+    """
+    rows = list(partitions)
+    known = [p["lag"] for p in rows if p["lag"] is not None]
+    times = [p["lag_ms"] for p in rows if p["lag_ms"] is not None]
+    return {
+        "lag": sum(known) if known or not rows else None,
+        "lag_ms": max(times) if times else (0 if not rows else None),
+        "pending": sum(p["pending"] for p in rows),
+        "lag_exact": all(p["lag_exact"] for p in rows),
+    }
+
+
+def topic_totals(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Topic totals over its groups: ``lag`` is None when one group's is (a partial sum
+    would understate it); ``lag_ms`` and ``oldest_pending_ms`` are the worst known."""
+    rows = list(groups)
+    lags = [g.get("lag") for g in rows]
+    times = [g["lag_ms"] for g in rows if g.get("lag_ms") is not None]
+    oldest = [
+        p["oldest_pending_ms"]
+        for g in rows
+        for p in g.get("partitions") or []
+        if p.get("oldest_pending_ms") is not None
+    ]
+    return {
+        "lag": None if any(v is None for v in lags) else sum(int(v) for v in lags if v is not None),
+        "lag_ms": max(times) if times else None,
+        "pending": sum(int(g.get("pending") or 0) for g in rows),
+        "oldest_pending_ms": max(oldest) if oldest else None,
+    }
+
+
+def combine_group_lag(group: str, partitions: list[PartitionLag]) -> GroupLag:
+    """A ``GroupLag`` with :func:`group_totals` over the partitions, sorted by partition."""
+    totals = group_totals(
+        {"lag": p.lag, "lag_ms": p.lag_ms, "pending": p.pending, "lag_exact": p.lag_exact}
+        for p in partitions
+    )
+    return GroupLag(group=group, partitions=sorted(partitions, key=lambda p: p.partition), **totals)
