@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from mqcore.lag import combine_group_lag, lag_ms_from_id
 from mqcore.codec import (
     id_tuple,
     parse_headers,
@@ -13,6 +12,7 @@ from mqcore.codec import (
     validate_id,
 )
 from mqcore.errors import InvalidIdError
+from mqcore.lag import combine_group_lag, lag_ms_from_id
 from mqcore.models import LagExactness, PartitionLag
 
 
