@@ -19,7 +19,7 @@ from typing import Any
 import redis
 
 from mqcore.config import MQConfig
-from mqcore.embedded import EmbeddedRedis
+from scripts.embedded import EmbeddedRedis
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 ``python -m scripts.demo_workload setup`` creates the demo topics (idempotent);
 ``python -m scripts.demo_workload produce TOPIC --rate R`` produces fake traffic
-through :class:`mqcore.producer.Producer` until SIGTERM. The supervisor in
-``scripts/demo.py`` gets the consumer/retry-mover/pipeline process specs from
-:func:`workload_plan`. Everything talks only to ``$MQ_REDIS_URL`` (the Redis the
-supervisor started).
+through :class:`mqcore.producer.Producer` until SIGTERM. The demo (``scripts/demo.py``) gets
+the consumer/retry-mover/pipeline process specs from :func:`workload_plan` and
+runs them under :mod:`scripts.supervisor`. Everything talks only to
+``$MQ_REDIS_URL`` (the Redis the demo started).
 
 Orders payloads are ``{"customer": str, "amount": int}`` (the Spark example
 pipeline sums them per customer). A share of every topic's messages carries the
@@ -27,12 +27,10 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from scripts.demo import DemoSettings, ProcessSpec
-
-PYTHON = sys.executable
+from scripts.demo_settings import PYTHON, DemoSettings
+from scripts.supervisor import ProcessSpec
 
 # topic -> (partitions, consumer group)
 TOPICS: dict[str, tuple[int, str]] = {
@@ -143,8 +141,6 @@ class WorkloadPlan:
 
 
 def workload_plan(settings: DemoSettings, *, poison_marker: str) -> WorkloadPlan:
-    from scripts.demo import ProcessSpec
-
     def producer(topic: str, rate: float) -> ProcessSpec:
         argv = [PYTHON, "-m", "scripts.demo_workload", "produce", topic, f"--rate={rate}"]
         argv += [f"--poison-share={settings.poison_share}", f"--poison-marker={poison_marker}"]

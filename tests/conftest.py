@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from mqcore.config import MQConfig
-from mqcore.embedded import EmbeddedRedis
+from scripts.embedded import EmbeddedRedis
 from tests.harness.cluster import LocalCluster
 
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))

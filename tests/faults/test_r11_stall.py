@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from mqcore.config import MQConfig
-from mqcore.embedded import EmbeddedRedis
+from scripts.embedded import EmbeddedRedis
 from tests.faults.checker import (
     check,
     pending_total,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import redis
 
-from mqcore.embedded import EmbeddedRedis, redis_cli_for
+from scripts.embedded import EmbeddedRedis, redis_cli_for
 
 
 class LocalCluster:

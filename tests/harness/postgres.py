@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from mqcore.embedded import find_free_port, port_in_use
+from scripts.embedded import find_free_port, port_in_use
 
 __all__ = [
     "PostgresSetupError",

@@ -43,7 +43,7 @@ def test_unknown_cluster_is_a_clear_error(console_r: redis.Redis) -> None:
 
 def test_unreachable_cluster_fails_with_last_line(settings, console_r: redis.Redis) -> None:
     from dashboard.clusters import reset_caches
-    from mqcore.embedded import find_free_port
+    from scripts.embedded import find_free_port
 
     settings.MQ_CLUSTERS = {"down": {"url": f"redis://:hunter2@127.0.0.1:{find_free_port()}/0"}}
     reset_caches()

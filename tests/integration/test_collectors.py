@@ -12,9 +12,9 @@ from dashboard import store
 from dashboard.clusters import console_keys
 from dashboard.store import decode_points
 from mqcore.config import MQConfig
-from mqcore.embedded import EmbeddedRedis, find_free_port
 from mqcore.producer import Producer
 from mqcore.topics import Topics
+from scripts.embedded import EmbeddedRedis, find_free_port
 from tests.harness.celery_procs import collector_env, start, stop, wait_for
 
 pytestmark = [pytest.mark.redis]

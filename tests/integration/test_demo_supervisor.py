@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from mqcore.embedded import find_free_port, port_in_use
-from scripts.demo import Console, ProcessSpec, Supervisor
+from scripts.embedded import find_free_port, port_in_use
+from scripts.supervisor import Console, ProcessSpec, Supervisor
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTED = re.compile(r"started (\S+) \(pid (\d+)\)")

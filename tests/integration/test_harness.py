@@ -3,7 +3,7 @@ import time
 import pytest
 import redis
 
-from mqcore.embedded import EmbeddedRedis, RedisSetupError, find_free_port, probe_ready
+from scripts.embedded import EmbeddedRedis, RedisSetupError, find_free_port, probe_ready
 
 pytestmark = pytest.mark.redis
 
@@ -23,7 +23,7 @@ def test_old_redis_refused(tmp_path, monkeypatch) -> None:
     fake.write_text("#!/bin/sh\necho 'Redis server v=6.2.14 sha=0 malloc=libc bits=64'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("REDIS_SERVER_BIN", str(fake))
-    from mqcore.embedded import find_redis_server
+    from scripts.embedded import find_redis_server
 
     with pytest.raises(RedisSetupError, match=r"Redis >= 7.0 is required.*6\.2\.14"):
         find_redis_server()
@@ -31,7 +31,7 @@ def test_old_redis_refused(tmp_path, monkeypatch) -> None:
 
 def test_missing_redis_refused(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("REDIS_SERVER_BIN", str(tmp_path / "nope"))
-    from mqcore.embedded import find_redis_server
+    from scripts.embedded import find_redis_server
 
     with pytest.raises(RedisSetupError, match="cannot run"):
         find_redis_server()

@@ -20,7 +20,7 @@ def test_readyz_checks_database_and_redis(client: Client, redis_url: str) -> Non
 
 def test_readyz_reports_unreachable_cluster(client: Client, settings, redis_url: str) -> None:
     from dashboard.clusters import reset_caches
-    from mqcore.embedded import find_free_port
+    from scripts.embedded import find_free_port
 
     settings.MQ_CLUSTERS = {"down": {"url": f"redis://127.0.0.1:{find_free_port()}/0"}}
     reset_caches()
