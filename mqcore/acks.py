@@ -20,6 +20,7 @@ from typing import Any
 
 from mqcore.boundary import translate as translate_redis_error
 from mqcore.clock import iso_now
+from mqcore.codec import parse_headers
 from mqcore.config import RedisClient
 from mqcore.errors import (
     FencedError,
@@ -34,7 +35,6 @@ __all__ = [
     "ack_args",
     "dead_letter",
     "eval_script",
-    "json_headers",
     "retry_item_fields",
     "schedule_retry",
     "translate_redis_error",
@@ -138,19 +138,6 @@ def _text(value: str | bytes | None) -> str | None:
     return value
 
 
-def json_headers(raw: str | None) -> dict[str, str]:
-    """A ``headers`` field as a dict (values as text, nulls dropped); not a JSON object: {}."""
-    if not raw:
-        return {}
-    try:
-        decoded = json.loads(raw)
-    except ValueError:
-        return {}
-    if not isinstance(decoded, dict):
-        return {}
-    return {str(k): str(v) for k, v in decoded.items() if v is not None}
-
-
 def retry_item_fields(
     fields: Mapping[str, str | bytes],
     *,
@@ -164,7 +151,7 @@ def retry_item_fields(
     Headers keep everything the entry had, plus ``x-original-message-id`` (the
     first id of the message, set on its first retry) and ``partitionId``.
     """
-    headers = json_headers(_text(fields.get("headers")))
+    headers = parse_headers(fields.get("headers"))
     headers.setdefault("x-original-message-id", entry_id)
     headers["partitionId"] = str(partition)
     try:

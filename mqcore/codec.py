@@ -67,7 +67,14 @@ def decode_fields(raw: Any) -> dict[str, bytes]:
 
 
 def parse_headers(raw: bytes | str | None) -> dict[str, str]:
-    """The ``headers`` field (a JSON object); anything else reads as no headers."""
+    """The ``headers`` field as text values: the one header rule of every reader and writer.
+
+    Java writes a JSON object of strings. Values written by other producers are
+    read one way everywhere (consumer, console, retries and replays): a string
+    as it is; ``true``/``false`` and numbers as their JSON text (``"true"``,
+    ``"3"``); ``null`` drops the header; an object or array as compact JSON text.
+    Anything that is not a JSON object reads as no headers.
+    """
     if not raw:
         return {}
     try:
@@ -83,9 +90,15 @@ def parse_headers(raw: bytes | str | None) -> dict[str, str]:
     if not isinstance(data, dict):
         return {}
     for v in data.values():
-        if not isinstance(v, str):
-            return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
+        if v.__class__ is not str:
+            return {str(k): _header_text(v) for k, v in data.items() if v is not None}
     return data
+
+
+def _header_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def payload_text(raw: bytes | None) -> tuple[str, bytes | None]:

@@ -47,10 +47,10 @@ from mqcore.acks import (
     ack,
     ack_args,
     dead_letter,
-    json_headers,
     schedule_retry,
     translate_redis_error,
 )
+from mqcore.codec import parse_headers
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     ConnectionLostError,
@@ -184,7 +184,7 @@ def decode_message(
             payload_bytes = payload_raw
     else:
         payload = payload_raw
-    headers = json_headers(fields.get("headers"))
+    headers = parse_headers(fields.get("headers"))
     key = fields.get("key")
     return Message(
         topic=topic,

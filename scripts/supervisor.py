@@ -298,10 +298,22 @@ class Supervisor:
                 self.console.say(f"stopped {child.spec.name}")
 
 
-def _kill_group(pgid: int) -> None:
-    """SIGKILL whatever is left of a process group (grandchildren of a child that exited)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+def _kill_group(pgid: int, settle_s: float = 1.0) -> None:
+    """SIGKILL whatever is left of a process group (grandchildren of a child that exited).
+
+    Waits up to ``settle_s`` for the group to be gone, killing again meanwhile: a
+    process forked while the first signal was delivered escapes it, and a killed
+    one still shows as running for a moment.
+    """
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
 
 
 # --------------------------------------------------------------------------- readiness and signals

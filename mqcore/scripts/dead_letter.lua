@@ -47,9 +47,15 @@ local headers = {}
 if f['headers'] then
   local ok, decoded = pcall(cjson.decode, f['headers'])
   if ok and type(decoded) == 'table' then
+    -- the one header rule (mqcore.codec.parse_headers; replay_letters.lua has the same
+    -- loop): strings as they are, numbers/booleans/objects/arrays as JSON text, null dropped
     for k, v in pairs(decoded) do
-      if type(k) == 'string' and (type(v) == 'string' or type(v) == 'number' or type(v) == 'boolean') then
-        headers[k] = tostring(v)
+      if type(k) == 'string' then
+        if type(v) == 'string' then
+          headers[k] = v
+        elseif type(v) == 'number' or type(v) == 'boolean' or type(v) == 'table' then
+          headers[k] = cjson.encode(v)
+        end
       end
     end
   end

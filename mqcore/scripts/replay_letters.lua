@@ -118,9 +118,15 @@ for a = 8, #ARGV do
       if f['headers'] then
         local ok, decoded = pcall(cjson.decode, f['headers'])
         if ok and type(decoded) == 'table' then
+          -- the one header rule (mqcore.codec.parse_headers): strings as they are,
+          -- numbers and booleans as JSON text, null dropped, objects/arrays as JSON
           for k, v in pairs(decoded) do
-            if type(k) == 'string' and (type(v) == 'string' or type(v) == 'number' or type(v) == 'boolean') then
-              headers[k] = tostring(v)
+            if type(k) == 'string' then
+              if type(v) == 'string' then
+                headers[k] = v
+              elseif type(v) == 'number' or type(v) == 'boolean' or type(v) == 'table' then
+                headers[k] = cjson.encode(v)
+              end
             end
           end
         end
