@@ -3,11 +3,12 @@
 Everything that can be refused is refused before the first write: unknown
 topic, bad names, payloads over ``MQConfig.max_payload_bytes``, headers that are
 not strings, a partition out of range. The topic's partition count is cached
-for ``cache_ttl_s`` so a send is a single XADD; the XADD uses ``NOMKSTREAM``, so
-a topic deleted since it was cached is detected (no stream is resurrected) and
-reported as :class:`UnknownTopicError`.
+for ``cache_ttl_s`` (:mod:`mqcore.partitioner` also picks each message's
+partition) so a send is a single XADD; the XADD uses ``NOMKSTREAM``, so a topic
+deleted since it was cached is detected (no stream is resurrected) and reported
+as :class:`UnknownTopicError`.
 
-Entry fields are those of SCHEMA "Partition entry fields": ``payload``,
+Entry fields are those the Java library writes to a partition: ``payload``,
 ``timestamp`` (ISO-8601 like Java's ``Instant.toString``), ``retryCount``,
 ``maxRetries``, ``topic``, ``partitionId``, optional ``key`` and ``headers``
 (a JSON object that always carries ``partitionId``). Payloads over
@@ -17,11 +18,7 @@ in one script with the XADD.
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
-import threading
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -38,12 +35,9 @@ from mqcore.errors import (
     InvalidArgumentError,
     MQError,
     PayloadTooLargeError,
-    UnknownPartitionError,
-    UnknownTopicError,
 )
-from mqcore.keys import validate_name
 from mqcore.metrics import Metrics
-from mqcore.partition import partition_for_key
+from mqcore.partitioner import Partitioner
 from mqcore.payloads import (
     FORMAT_RAW,
     PAYLOAD_FORMAT,
@@ -54,13 +48,11 @@ from mqcore.payloads import (
     encode_stored_payload,
 )
 from mqcore.scripts import ScriptRegistry
-from mqcore.topics import parse_partition_count
 
 __all__ = ["OutgoingMessage", "Producer", "SendResult"]
 
 DEFAULT_CACHE_TTL_S = 1.0
 MAX_BATCH_SIZE = 10_000
-_KEY_CACHE = 10_000  # keys whose partition is remembered (hot keys repeat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +100,7 @@ class Producer:
         self.client = client if client is not None else config.client()
         self.metrics = metrics
         self.max_retries = max_retries
-        self._cache_ttl_s = cache_ttl_s
-        self._counts: dict[str, tuple[int, float]] = {}
-        self._rr: dict[str, Iterator[int]] = {}
-        self._lock = threading.Lock()
+        self._partitioner = Partitioner(self.client, self.keys, cache_ttl_s=cache_ttl_s)
         self._scripts = ScriptRegistry(self.client)
         self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else None
         self._max_payload = config.max_payload_bytes
@@ -119,7 +108,6 @@ class Producer:
         self._default_retries = str(max_retries)
         self._prefixes: dict[tuple[str, int], tuple[Any, ...]] = {}
         self._plain_headers: dict[int, str] = {}
-        self._key_parts: dict[str, tuple[int, int]] = {}
         self._closed = False
 
     # --- public API -----------------------------------------------------------
@@ -135,7 +123,7 @@ class Producer:
     ) -> SendResult:
         """Append one message; returns where it went. Raises before writing on bad input."""
         retries = self._retries(max_retries)
-        count = self._count(topic)
+        count = self._partitioner.count(topic)
         plan = self._plan(topic, count, payload, key, headers, partition, retries, iso_now())
         entry_id = self._write_one(topic, plan)
         if self.metrics is not None:
@@ -155,7 +143,7 @@ class Producer:
             raise InvalidArgumentError(f"batch_size must be an integer, got {batch_size!r}")
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise InvalidArgumentError(f"batch_size must be 1..{MAX_BATCH_SIZE}, got {batch_size}")
-        count = self._count(topic)
+        count = self._partitioner.count(topic)
         retries = self._retries(None)
         ts = iso_now()
         plan = self._plan
@@ -179,15 +167,11 @@ class Producer:
 
     def partition_count(self, topic: str) -> int:
         """The topic's partition count as this producer sees it (cached briefly)."""
-        return self._count(topic)
+        return self._partitioner.count(topic)
 
     def invalidate(self, topic: str | None = None) -> None:
         """Forget cached partition counts (all, or one topic's)."""
-        with self._lock:
-            if topic is None:
-                self._counts.clear()
-            else:
-                self._counts.pop(topic, None)
+        self._partitioner.invalidate(topic)
 
     def close(self) -> None:
         """Release the connection pool if this producer created its client."""
@@ -203,54 +187,6 @@ class Producer:
         self.close()
 
     # --- validation -----------------------------------------------------------
-    def _count(self, topic: str, *, refresh: bool = False) -> int:
-        cached = None if refresh else self._counts.get(topic)
-        now = time.monotonic()
-        if cached is not None and cached[1] > now:
-            return cached[0]
-        try:
-            validate_name("topic", topic)
-        except ValueError as exc:
-            raise InvalidArgumentError(str(exc)) from None
-        with redis_errors(f"look up topic {topic!r}"):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.sismember(self.keys.registry(), topic)
-            pipe.hget(self.keys.meta(topic), "partitionCount")
-            registered, raw = pipe.execute()
-        if not registered:
-            self.invalidate(topic)
-            raise UnknownTopicError(f"unknown topic {topic!r}: create it first")
-        count = parse_partition_count(raw)
-        with self._lock:
-            self._counts[topic] = (count, now + self._cache_ttl_s)
-        return count
-
-    def _choose(self, topic: str, count: int, key: str | None, partition: int | None) -> int:
-        if partition is not None:
-            if isinstance(partition, bool) or not isinstance(partition, int):
-                raise InvalidArgumentError(f"partition must be an integer, got {partition!r}")
-            if not 0 <= partition < count:
-                count = self._count(topic, refresh=True)  # the topic may have grown
-                if not 0 <= partition < count:
-                    raise UnknownPartitionError(
-                        f"topic {topic!r} has partitions 0..{count - 1}; got {partition}"
-                    )
-            return partition
-        if key is not None:
-            cached = self._key_parts.get(key)
-            if cached is not None and cached[0] == count:
-                return cached[1]
-            part = partition_for_key(key, count)
-            if len(self._key_parts) >= _KEY_CACHE:
-                self._key_parts.clear()
-            self._key_parts[key] = (count, part)
-            return part
-        rr = self._rr.get(topic)
-        if rr is None:
-            with self._lock:
-                rr = self._rr.setdefault(topic, itertools.count(random.randrange(1 << 16)))
-        return next(rr) % count
-
     def _retries(self, max_retries: int | None) -> str:
         if max_retries is None:
             return self._default_retries
@@ -303,7 +239,7 @@ class Producer:
                 key.encode("utf-8")
             except UnicodeEncodeError as exc:
                 raise InvalidArgumentError(f"key is not valid text: {exc}") from None
-        part = self._choose(topic, count, key, partition)
+        part = self._partitioner.choose(topic, count, key, partition)
         out_of_line = size > self._inline
         if headers or out_of_line:
             header_map = self._header_map(headers)
@@ -396,7 +332,7 @@ class Producer:
     def _missing_stream(self, topic: str, plan: _Plan) -> Any:
         """NOMKSTREAM refused: the topic was deleted, or a Java topic has no stream yet."""
         self.invalidate(topic)
-        self._count(topic, refresh=True)  # raises UnknownTopicError when it is gone
+        self._partitioner.count(topic, refresh=True)  # raises UnknownTopicError when it is gone
         return self._xadd(self.client, plan, nomkstream=False)
 
     def _write_batch(self, topic: str, batch: list[_Plan]) -> list[str]:

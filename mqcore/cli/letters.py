@@ -1,0 +1,116 @@
+"""``mqcore dlq``: dead letters: list, get, replay, delete, purge."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, jsonable, table
+from mqcore.models import DlqLetter
+
+__all__ = ["add_parsers", "cmd_dlq"]
+
+
+def add_parsers(add: AddParser, common: Parser) -> None:
+    dlq = add("dlq", help="dead letters: list, get, replay, delete, purge")
+    dsub = dlq.add_subparsers(dest="dlq_cmd", required=True, parser_class=Parser)
+    p = dsub.add_parser("list", parents=[common])
+    p.add_argument("topic")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--before", help="cursor: list letters older than this id")
+    p.add_argument("--partition", type=int)
+    p.add_argument("--key")
+    p.add_argument("--text", help="substring of payload or headers (case-insensitive)")
+    p = dsub.add_parser("get", parents=[common])
+    p.add_argument("topic")
+    p.add_argument("id")
+    p = dsub.add_parser("replay", parents=[common])
+    p.add_argument("topic")
+    p.add_argument("id")
+    p.add_argument("--force", action="store_true", help="replay even if already replayed")
+    p.add_argument("--by", help="who replays (recorded; default $USER)")
+    p.add_argument("--target-topic")
+    p.add_argument("--target-partition", type=int)
+    p = dsub.add_parser("delete", parents=[common])
+    p.add_argument("topic")
+    p.add_argument("id")
+    p = dsub.add_parser("purge", parents=[common])
+    p.add_argument("topic")
+    p.add_argument("--yes", action="store_true", help="really remove every letter")
+
+
+def _letter_row(letter: DlqLetter) -> dict[str, Any]:
+    data = jsonable(letter)
+    data.pop("replays", None)
+    return {
+        "id": data.pop("id"),
+        "partition": data.pop("partition"),
+        "original_id": data.pop("original_id"),
+        "retry_count": data.pop("retry_count"),
+        "failed_at": data.pop("failed_at"),
+        "key": data.pop("key"),
+        "payload": data.pop("payload"),
+        "headers": data.pop("headers"),
+        **data,
+    }
+
+
+def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
+    from mqcore.dlq import DeadLetters
+
+    dlq = DeadLetters(config(args))
+    if args.dlq_cmd == "list":
+        page = dlq.page(
+            args.topic,
+            limit=args.limit,
+            before=args.before,
+            partition=args.partition,
+            key=args.key,
+            text=args.text,
+        )
+        data = {
+            "letters": [_letter_row(x) for x in page.letters],
+            "next_cursor": page.next_cursor,
+            "scanned": page.scanned,
+            "complete": page.complete,
+        }
+        cols = ["id", "partition", "original_id", "retry_count", "failed_at", "key", "payload"]
+        out.emit(data, lambda d: table(d["letters"], cols))
+    elif args.dlq_cmd == "get":
+        letter = dlq.get(args.topic, args.id)
+        data = {**_letter_row(letter), "replays": jsonable(letter.replays)}
+        out.emit(data, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
+    elif args.dlq_cmd == "replay":
+        res = dlq.replay(
+            args.topic,
+            args.id,
+            by=args.by or os.environ.get("USER", ""),
+            force=args.force,
+            target_topic=args.target_topic,
+            target_partition=args.target_partition,
+        )
+        data = {
+            "replayed": res.replayed,
+            "new_id": res.new_id,
+            "topic": res.topic,
+            "partition": res.partition,
+            "reason": res.reason,
+            "dlq_id": res.dlq_id,
+        }
+        out.emit(
+            data,
+            lambda d: (
+                f"{d['reason']}: {d['dlq_id']} -> {d['topic']} p{d['partition']} {d['new_id']}"
+            ),
+        )
+    elif args.dlq_cmd == "delete":
+        deleted = dlq.delete(args.topic, args.id)
+        out.emit({"deleted": deleted, "id": args.id}, lambda d: f"deleted: {d['deleted']}")
+    elif args.dlq_cmd == "purge":
+        if not args.yes:
+            raise UsageError(f"purging the DLQ of {args.topic!r} removes every letter: add --yes")
+        count = dlq.purge(args.topic)
+        out.emit({"purged": count, "topic": args.topic}, lambda d: f"purged {d['purged']} letters")
+    return 0

@@ -1,0 +1,61 @@
+"""``mqcore topic``: create, list, describe, grow, delete, trim topics."""
+
+from __future__ import annotations
+
+import argparse
+
+from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, table
+
+__all__ = ["add_parsers", "cmd_topic"]
+
+
+def add_parsers(add: AddParser, common: Parser) -> None:
+    topic = add("topic", help="create, list, describe, grow, delete, trim topics")
+    tsub = topic.add_subparsers(dest="topic_cmd", required=True, parser_class=Parser)
+    p = tsub.add_parser("create", parents=[common])
+    p.add_argument("name")
+    p.add_argument("--partitions", type=int, default=1)
+    p.add_argument("--group", action="append", help="consumer group (repeatable)")
+    tsub.add_parser("list", parents=[common])
+    p = tsub.add_parser("describe", parents=[common])
+    p.add_argument("name")
+    p = tsub.add_parser("grow", parents=[common])
+    p.add_argument("name")
+    p.add_argument("--partitions", type=int, required=True)
+    p = tsub.add_parser("delete", parents=[common])
+    p.add_argument("name")
+    p.add_argument("--yes", action="store_true", help="really delete all keys of the topic")
+    p = tsub.add_parser("trim", parents=[common])
+    p.add_argument("name")
+    p.add_argument("--maxlen", type=int)
+    p.add_argument("--min-age-ms", type=int)
+    p.add_argument("--dlq", action="store_true", help="trim the DLQ instead of the partitions")
+
+
+def cmd_topic(args: argparse.Namespace, out: Out) -> int:
+    from mqcore.topics import Topics
+
+    topics = Topics(config(args))
+    cols = ["topic", "partitions", "length", "dlq_length", "groups"]
+    if args.topic_cmd == "list":
+        out.emit(topics.list(), lambda d: table(d, cols))
+    elif args.topic_cmd == "create":
+        groups = args.group or ["default-group"]
+        out.emit(
+            topics.create(args.name, args.partitions, groups=groups), lambda d: table([d], cols)
+        )
+    elif args.topic_cmd == "describe":
+        out.emit(topics.describe(args.name), lambda d: table([d], cols))
+    elif args.topic_cmd == "grow":
+        out.emit(topics.grow(args.name, args.partitions), lambda d: table([d], cols))
+    elif args.topic_cmd == "delete":
+        if not args.yes:
+            raise UsageError(f"deleting topic {args.name!r} removes all its data: add --yes")
+        topics.delete(args.name)
+        out.emit({"topic": args.name, "deleted": True}, lambda d: f"deleted topic {d['topic']}")
+    elif args.topic_cmd == "trim":
+        removed = topics.trim(
+            args.name, maxlen=args.maxlen, min_age_ms=args.min_age_ms, dlq=args.dlq
+        )
+        out.emit({"topic": args.name, "removed": removed}, lambda d: f"removed {d['removed']}")
+    return 0

@@ -1,0 +1,163 @@
+"""One message: decode it, call the handler, act on the outcome.
+
+SUCCESS (or ``None``) acks. RETRY or an exception schedules the next attempt
+(ack + retry item in one script) until ``retryCount >= maxRetries``, then
+dead-letters; FAIL dead-letters at once (ack + DLQ in one script). So a message
+with ``maxRetries=N`` is handled N+1 times, as in the Java library. Every write
+carries the lease epoch: a :class:`FencedError` from the handler or a script
+propagates to the worker, which drops its in-flight work.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from mqcore.acks import dead_letter, schedule_retry
+from mqcore.consumer.entries import decode_message, stored_fields
+from mqcore.consumer.host import WorkerHost, report_count, report_latency
+from mqcore.consumer.options import Outcome
+from mqcore.errors import FencedError, UnknownMessageError
+from mqcore.models import Message
+from mqcore.payloads import PAYLOAD_HASH_REF, is_out_of_line, load_payload
+
+__all__ = ["DIRECT_RETRY_MS", "handle_entry"]
+
+log = logging.getLogger("mqcore.consumer")
+
+DIRECT_RETRY_MS = 50  # Java: delays this short are re-added to the partition at once
+
+
+def handle_entry(
+    host: WorkerHost,
+    partition: int,
+    epoch: int,
+    entry_id: str,
+    raw_fields: Mapping[Any, Any] | None,
+) -> bool:
+    """Handle one entry; True when it is to be acked with the worker's next flush.
+
+    A retried or dead-lettered entry is acked by its own script, so it returns False.
+    """
+    if not raw_fields:
+        # read back from our own PEL after a trim: never hand an empty message over
+        host.stats.add(lost_by_retention=1)
+        log.warning("p%d: entry %s vanished while pending", partition, entry_id)
+        return True
+    message = decode_message(
+        host.topic,
+        partition,
+        entry_id,
+        raw_fields,
+        default_max_retries=host.options.retry_policy.max_retries,
+    )
+    if PAYLOAD_HASH_REF in message.headers:
+        message = _resolve_payload(host, message, raw_fields)
+    error: BaseException | None = None
+    started = time.perf_counter()
+    try:
+        outcome = host.handler(message) or Outcome.SUCCESS
+    except FencedError:
+        raise
+    except Exception as exc:
+        outcome, error = Outcome.RETRY, exc
+    if host.metrics is not None:
+        report_latency(host, partition, (time.perf_counter() - started) * 1000)
+    if outcome is Outcome.SUCCESS:
+        return True
+    if outcome == Outcome.RETRY and message.retry_count < message.max_retries:
+        _retry(host, epoch, message, error)
+    else:
+        _dead_letter(host, epoch, message, error, outcome)
+    return False
+
+
+def _resolve_payload(host: WorkerHost, message: Message, raw_fields: Mapping[Any, Any]) -> Message:
+    """The message with its out-of-line payload loaded (or marked missing when it is gone)."""
+    payload_field = raw_fields.get(b"payload", raw_fields.get("payload"))
+    if not is_out_of_line(message.headers, payload_field):
+        return message
+    value = load_payload(host.client, message.headers)
+    headers = dict(message.headers)
+    if value is None:
+        headers["x-payload-missing"] = "true"
+        headers["x-payload-missing-ref"] = message.headers[PAYLOAD_HASH_REF]
+        report_count(host, "payload_missing", message.partition)
+        return replace(message, payload="", payload_bytes=None, headers=headers)
+    if isinstance(value, bytes):
+        return replace(
+            message,
+            payload=value.decode("utf-8", errors="replace"),
+            payload_bytes=value,
+            headers=headers,
+        )
+    return replace(message, payload=value, payload_bytes=None, headers=headers)
+
+
+def _error_text(error: BaseException | None, outcome: Outcome) -> tuple[str, str]:
+    if error is None:
+        return f"handler returned {outcome.value}", ""
+    return (str(error) or type(error).__name__)[:1000], type(error).__name__
+
+
+def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException | None) -> None:
+    attempt = message.retry_count + 1
+    delay = int(host.options.retry_policy.delay_ms(attempt))
+    fields = stored_fields(message)
+    if error is not None:
+        reason, kind = _error_text(error, Outcome.RETRY)
+        headers = dict(message.headers)
+        headers["x-runtime-error-message"] = reason
+        headers["x-runtime-error-type"] = kind
+        fields["headers"] = json.dumps(headers, separators=(",", ":"), ensure_ascii=False)
+    try:
+        schedule_retry(
+            host.client,
+            host.keys,
+            topic=host.topic,
+            group=host.group,
+            partition=message.partition,
+            entry_id=message.id,
+            fields=fields,
+            due_ms=int(time.time() * 1000) + delay,
+            epoch=epoch,
+            direct=delay <= DIRECT_RETRY_MS,
+            default_max_retries=message.max_retries,
+        )
+    except UnknownMessageError:
+        log.warning("p%d: %s no longer pending, retry skipped", message.partition, message.id)
+        return
+    host.stats.add(retried=1)
+    report_count(host, "retried", message.partition)
+
+
+def _dead_letter(
+    host: WorkerHost,
+    epoch: int,
+    message: Message,
+    error: BaseException | None,
+    outcome: Outcome,
+) -> None:
+    reason, kind = _error_text(error, outcome)
+    try:
+        dead_letter(
+            host.client,
+            host.keys,
+            topic=host.topic,
+            group=host.group,
+            partition=message.partition,
+            entry_id=message.id,
+            reason=reason,
+            error_type=kind,
+            epoch=epoch,
+            fields=stored_fields(message),
+        )
+    except UnknownMessageError:
+        log.warning("p%d: %s no longer pending, not dead-lettered", message.partition, message.id)
+        return
+    host.stats.add(dead=1)
+    report_count(host, "dead", message.partition)

@@ -1,0 +1,61 @@
+"""What a consumer is given and what it reports: handler outcomes, options, counters."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from mqcore.models import Message
+from mqcore.retry import RetryPolicy
+
+__all__ = ["ConsumerOptions", "ConsumerStats", "Handler", "Outcome"]
+
+
+class Outcome(StrEnum):
+    SUCCESS = "success"  # handled: ack
+    RETRY = "retry"  # try again later (backoff), dead-letter after maxRetries
+    FAIL = "fail"  # dead-letter now
+
+
+Handler = Callable[[Message], Outcome | None]
+
+
+@dataclass(frozen=True)
+class ConsumerOptions:
+    group: str = "default-group"
+    name: str | None = None  # default: host-pid-random (unique per process)
+    max_partitions: int | None = None
+    lease_ttl_ms: int = 15000
+    renew_interval_ms: int = 3000
+    rebalance_interval_ms: int = 5000
+    batch_size: int = 100
+    block_ms: int = 1000
+    claim_idle_ms: int = 300000
+    reclaim_interval_ms: int = 30000
+    ack_batch: int = 100
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    start_id: str = "0"
+    ack_delete: bool = False  # XDEL after ack (Java ack-delete policy ``immediate``)
+    retry_move_interval_ms: int = 1000  # run the retry mover this often (0: never, as Java 1 s)
+
+
+@dataclass
+class ConsumerStats:
+    processed: int = 0  # handler calls
+    acked: int = 0
+    retried: int = 0
+    dead: int = 0
+    fenced: int = 0  # writes refused because another consumer took the partition over
+    lost_by_retention: int = 0  # pending ids trimmed/deleted before they were handled
+    reclaimed: int = 0  # entries claimed from other consumers (takeover or idle orphans)
+    errors: int = 0  # Redis errors seen by workers and the control loop
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, **counts: int) -> None:
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)

@@ -1,0 +1,243 @@
+"""One owned partition, handled serially by one thread while its lease holds.
+
+The worker reads new entries with XREADGROUP, hands them to the handler in
+order and acks in batches through the fenced ack script, pipelined with the
+next read (one round trip). It first claims what is pending in the group and
+then, every ``reclaim_interval_ms``, the idle orphans (:mod:`.reclaim`).
+
+It stops touching its partition when its lease could not be renewed in time
+(local deadline = renew start + TTL - margin), so a partitioned consumer stops
+before a peer can take over. A zombie that wakes up late is refused by the
+epoch check in every write script (:class:`FencedError`) and drops its
+in-flight work. On a graceful stop it finishes the message in hand, flushes its
+acks and releases its lease; unhandled entries stay pending for the next owner.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import redis
+
+from mqcore.acks import ack, ack_args
+from mqcore.boundary import translate
+from mqcore.consumer.handling import handle_entry
+from mqcore.consumer.host import WorkerHost, report_acked
+from mqcore.consumer.reclaim import claim_pending, drop_deleted
+from mqcore.errors import ConnectionLostError, FencedError, MQError
+from mqcore.leases import Lease
+from mqcore.scripts import call_script
+
+__all__ = ["PartitionWorker"]
+
+log = logging.getLogger("mqcore.consumer")
+
+
+class PartitionWorker(threading.Thread):
+    """Serial processing of one owned partition; ``on_exit`` runs when the thread ends."""
+
+    def __init__(
+        self,
+        host: WorkerHost,
+        lease: Lease,
+        on_exit: Callable[[PartitionWorker], None],
+    ) -> None:
+        super().__init__(name=f"mq-{host.topic}-p{lease.partition}", daemon=True)
+        self.host = host
+        self.lease = lease
+        self.on_exit = on_exit
+        self.partition = lease.partition
+        self.stream = host.keys.partition(host.topic, lease.partition)
+        ttl_s = host.options.lease_ttl_ms / 1000
+        # Stop a little before the TTL so a peer cannot take over while we still work.
+        self.margin_s = min(ttl_s / 5, 2.0)
+        self.deadline = time.monotonic() + ttl_s
+        self.stopping = threading.Event()
+        self.release_on_exit = True
+        self.acks: list[str] = []
+        self.lost = False
+        self.backlog = False  # True: our own PEL holds entries to handle before new ones
+
+    # --- lease state --------------------------------------------------------
+    def lease_valid(self) -> bool:
+        return not self.lost and time.monotonic() < self.deadline - self.margin_s
+
+    def request_stop(self, *, release: bool) -> None:
+        self.release_on_exit = self.release_on_exit and release
+        self.stopping.set()
+
+    def lose(self) -> None:
+        """The lease is gone (renew refused or fenced): stop at once, keep nothing."""
+        self.lost = True
+        self.release_on_exit = False
+        self.stopping.set()
+
+    def _working(self) -> bool:
+        return not self.stopping.is_set() and self.lease_valid()
+
+    # --- main loop ----------------------------------------------------------
+    def run(self) -> None:
+        h = self.host
+        # first pass on takeover: everything pending (the previous owner is gone or fenced)
+        reclaim_idle_ms, next_reclaim = 0, 0.0
+        try:
+            while self._working():
+                try:
+                    if time.monotonic() >= next_reclaim:
+                        self._reclaim(min_idle_ms=reclaim_idle_ms)
+                        reclaim_idle_ms = h.options.claim_idle_ms
+                        next_reclaim = time.monotonic() + h.options.reclaim_interval_ms / 1000
+                        continue
+                    self._handle_all(self._read())
+                except ConnectionLostError as exc:
+                    # entries in hand stay pending under our name: re-read them in order
+                    h.stats.add(errors=1)
+                    log.warning("p%d: Redis call failed: %s", self.partition, exc)
+                    self.backlog = True
+                    self.stopping.wait(0.2)
+            if not self.stopping.is_set() and not self.lost:
+                log.warning("p%d: lease not renewed in time, stopping work", self.partition)
+            self._flush_acks()
+        except FencedError as exc:
+            self._fenced(exc)
+        except MQError as exc:
+            h.stats.add(errors=1)
+            log.warning("p%d worker stops: %s", self.partition, exc)
+        except Exception:
+            h.stats.add(errors=1)
+            log.exception("p%d worker crashed", self.partition)
+        finally:
+            self._exit()
+
+    def _fenced(self, exc: FencedError) -> None:
+        self.host.stats.add(fenced=1)
+        log.warning("p%d fenced, dropping in-flight work: %s", self.partition, exc)
+        self.acks.clear()
+        self.lose()
+
+    def _exit(self) -> None:
+        if self.release_on_exit and not self.lost:
+            try:
+                self.host.leases.release(self.lease)
+            except MQError as exc:
+                log.warning("p%d lease release failed: %s", self.partition, exc)
+        self.on_exit(self)
+
+    def _handle_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
+        h = self.host
+        ack_batch = h.options.ack_batch
+        handled = 0
+        try:
+            for raw_id, raw_fields in entries:
+                if self.stopping.is_set() or not self.lease_valid():
+                    return
+                handled += 1
+                entry_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
+                if handle_entry(h, self.partition, self.lease.epoch, entry_id, raw_fields):
+                    self.acks.append(entry_id)
+                if len(self.acks) >= ack_batch:
+                    self._flush_acks()
+        finally:
+            if handled:
+                h.stats.add(processed=handled)
+
+    def _reclaim(self, *, min_idle_ms: int) -> None:
+        """Claim the group's pending entries of this partition and handle them."""
+        h = self.host
+        pages = claim_pending(
+            h.client,
+            self.stream,
+            h.group,
+            h.name,
+            min_idle_ms=min_idle_ms,
+            keep_going=self._working,
+        )
+        for entries, deleted in pages:
+            if deleted:
+                drop_deleted(h, self.partition, self.lease.epoch, deleted)
+            if entries:
+                h.stats.add(reclaimed=len(entries))
+                self._handle_all(entries)
+                self._flush_acks()
+
+    # --- reads and acks -----------------------------------------------------
+    def _read(self) -> Sequence[tuple[Any, Any]]:
+        """XREADGROUP, pipelined after the pending ack flush (one round trip).
+
+        Reads our own pending entries (id ``0``) while ``backlog`` is set, new
+        ones (``>``) otherwise; the ack flush runs first, so acked entries are
+        never read back.
+        """
+        h = self.host
+        pipe = h.client.pipeline(transaction=False)
+        acks = self.acks
+        if acks:
+            keys, args = ack_args(
+                h.keys,
+                topic=h.topic,
+                group=h.group,
+                partition=self.partition,
+                ids=acks,
+                epoch=self.lease.epoch,
+                delete=h.options.ack_delete,
+            )
+            call_script(h.client, "ack_entries", keys, args, pipe=pipe)
+        if self.backlog:
+            pipe.xreadgroup(h.group, h.name, {self.stream: "0"}, count=h.options.batch_size)
+        else:
+            pipe.xreadgroup(
+                h.group, h.name, {self.stream: ">"}, count=h.options.batch_size, block=h.block_ms
+            )
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:
+            raise translate(exc, "read") from exc
+        if acks:
+            self.acks = []
+            first = replies[0]
+            if isinstance(first, redis.exceptions.NoScriptError):
+                self._ack_now(acks)
+            elif isinstance(first, Exception):
+                self.acks = acks  # keep them for the next flush
+                raise translate(first, "ack")
+            elif int(first) < 0:
+                raise FencedError(f"p{self.partition}: epoch {self.lease.epoch} is stale")
+            else:
+                h.stats.add(acked=len(acks))
+                report_acked(h, self.partition, acks)
+        reply = replies[-1]
+        if isinstance(reply, Exception):
+            raise translate(reply, "read")
+        entries = list(reply[0][1]) if reply else []
+        if self.backlog and not entries:
+            self.backlog = False
+        return entries
+
+    def _ack_now(self, ids: list[str]) -> None:
+        h = self.host
+        ack(
+            h.client,
+            h.keys,
+            topic=h.topic,
+            group=h.group,
+            partition=self.partition,
+            ids=ids,
+            epoch=self.lease.epoch,
+            delete=h.options.ack_delete,
+        )
+        h.stats.add(acked=len(ids))
+        report_acked(h, self.partition, ids)
+
+    def _flush_acks(self) -> None:
+        if not self.acks:
+            return
+        ids, self.acks = self.acks, []
+        try:
+            self._ack_now(ids)
+        except ConnectionLostError:
+            self.acks = ids + self.acks
+            raise
