@@ -1,6 +1,6 @@
 """P4: one collector pass over 4,000 partitions (1,000 topics x 4) vs the raw pipelined prototype.
 
-Ours = ``dashboard.collectors.collect_cluster``: ``Admin.snapshot`` + status
+Ours = ``dashboard.collectors.passes.collect_cluster``: ``Admin.snapshot`` + status
 enrichment + the console-store write (to a second fresh redis-server, so the MQ
 server's Redis time is the collector's alone). Raw = the prototype from
 PERFORMANCE.md: per partition XINFO GROUPS, XLEN, XPENDING - + 1, lease GET; per
@@ -94,7 +94,8 @@ def run_collect(
         from django.conf import settings
 
         from dashboard.clusters import console_keys, console_redis
-        from dashboard.collectors import SnapshotCollector, collect_cluster
+        from dashboard.collectors.passes import collect_cluster
+        from dashboard.collectors.sources import SnapshotCollector
         from dashboard.store import POINT, ConsoleStore, series_bytes, tiers
 
         store = ConsoleStore(console_redis(), console_keys())

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from dashboard.status import Status
+
 __all__ = [
     "RULES",
     "AlertThresholds",
@@ -40,7 +42,8 @@ RULES = {
     "collector": "the collector failed on consecutive passes",
     "redis_restart": "Redis restarted without persistence: groups vanished (R9)",
 }
-BAD_STATUSES = frozenset({"WARN", "STALL", "STOP", "ERR"})
+# statuses that alert: WARN and every worse one
+BAD_STATUSES = frozenset(s.value for s in Status if s.severity >= Status.WARN.severity)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ and takes the worst status up to the group and the topic. :func:`snapshot_enrich
 turns one ``ClusterSnapshot`` (as a dict) plus the previous window state into the
 stored snapshot and the next window state.
 
-Rules, first match wins (UX.md):
+Rules, first match wins:
 - ERR: the partition (or its topic) could not be read.
 - UNKNOWN: lag is NULL and no fallback count could tell.
 - OK: lag within the allowed lag at some sample of the window (Burrow rule 1).
@@ -28,17 +28,26 @@ from typing import Any
 from mqcore.lag import topic_totals
 
 __all__ = [
+    "WORST_FIRST",
     "Sample",
     "Status",
     "Thresholds",
     "partition_status",
     "snapshot_enrich",
+    "status_parse",
     "thresholds_for",
     "worst",
 ]
 
 
 class Status(StrEnum):
+    """Health of a partition, group or topic, declared from best to worst.
+
+    The declaration order is the severity: every ordering of statuses in the
+    console (worst-of roll-ups, the overview's status sort and counts) derives
+    from it through :attr:`severity`, :func:`worst` and :data:`WORST_FIRST`.
+    """
+
     OK = "OK"  # caught up, or catching up
     UNKNOWN = "UNKNOWN"  # Redis cannot tell the lag
     WARN = "WARN"  # moving, but lag grows at every sample
@@ -48,17 +57,12 @@ class Status(StrEnum):
 
     @property
     def severity(self) -> int:
+        """0 for OK, growing with each worse status."""
         return _SEVERITY[self]
 
 
-_SEVERITY = {
-    Status.OK: 0,
-    Status.UNKNOWN: 1,
-    Status.WARN: 2,
-    Status.STALL: 3,
-    Status.STOP: 4,
-    Status.ERR: 5,
-}
+_SEVERITY = {status: rank for rank, status in enumerate(Status)}
+WORST_FIRST: tuple[Status, ...] = tuple(sorted(Status, key=_SEVERITY.__getitem__, reverse=True))
 _VALUE = {s: s.value for s in Status}
 
 
@@ -85,7 +89,16 @@ class Sample:
 
 
 def worst(statuses: Sequence[Status]) -> Status:
-    return max(statuses, key=lambda s: s.severity, default=Status.OK)
+    """The most severe of ``statuses``; OK when there are none."""
+    return max(statuses, key=_SEVERITY.__getitem__, default=Status.OK)
+
+
+def status_parse(value: Any) -> Status:
+    """The status named by ``value`` (any case); UNKNOWN for anything else, None included."""
+    try:
+        return Status(str(value or Status.UNKNOWN.value).upper())
+    except ValueError:
+        return Status.UNKNOWN
 
 
 def thresholds_for(
@@ -281,7 +294,7 @@ def snapshot_enrich(
             if topic_error:
                 g_status, g_reason = Status.ERR, f"cannot read: {topic_error}"
             elif part_results:
-                top = max(part_results, key=lambda r: _SEVERITY[r[0]])
+                top = max(part_results, key=lambda r: r[0].severity)
                 g_status, g_reason = top[0], f"partition {top[2]}: {top[1]}"
             else:
                 g_status, g_reason = Status.UNKNOWN, "no partitions"
@@ -290,7 +303,7 @@ def snapshot_enrich(
         if topic_error:
             t_status, t_reason = Status.ERR, f"cannot read: {topic_error}"
         elif group_statuses:
-            t_status, t_reason = max(group_statuses, key=lambda r: _SEVERITY[r[0]])
+            t_status, t_reason = max(group_statuses, key=lambda r: r[0].severity)
         else:
             t_status, t_reason = Status.OK, "no consumer groups"
         topic["status"], topic["status_reason"] = t_status.value, t_reason

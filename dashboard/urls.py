@@ -3,6 +3,7 @@
 Paths (cluster-scoped pages live under /clusters/<cluster>/):
 pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, messages/<p>/<id>/)
 dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
+pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 pipelines /clusters/<c>/pipelines/ ...         ops    /collectors/, /alerts/, /metrics
 api      /api/v1/... twins of the above
 """
@@ -10,7 +11,7 @@ api      /api/v1/... twins of the above
 from dashboard.api import dlq as api_dlq
 from dashboard.api import pages as api_pages
 from dashboard.api import pipelines as api_pipelines
-from dashboard.views import audit, checkpoints, dlq, health, ops, pages
+from dashboard.views import audit, checkpoints, dlq, health, ops, pages, pending_actions
 
 app_name = "dashboard"
 
@@ -18,6 +19,7 @@ urlpatterns = [
     *health.urlpatterns,
     *pages.urlpatterns,
     *dlq.urlpatterns,
+    *pending_actions.urlpatterns,
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,

@@ -20,9 +20,22 @@ from dashboard import store
 from dashboard.api.auth import api_view
 from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.collectors import GROUP_METRICS, TOPIC_METRICS
+from dashboard.collectors.series import GROUP_METRICS, TOPIC_METRICS
 from dashboard.permissions import Action, require_action, topic_visible
-from dashboard.selectors import pages as sel
+from dashboard.selectors.pages.leases import leases_get
+from dashboard.selectors.pages.messages import message_get
+from dashboard.selectors.pages.overview import overview_get, topic_list
+from dashboard.selectors.pages.params import (
+    ORDERS,
+    PAGE_SIZE,
+    NotFoundError,
+    ParamError,
+    parse_choice,
+    parse_int,
+)
+from dashboard.selectors.pages.pending import PENDING_SORTS, pending_get
+from dashboard.selectors.pages.snapshot import now_ms
+from dashboard.selectors.pages.topic import group_list, lag_get, topic_get
 
 __all__ = ["urlpatterns"]
 
@@ -46,10 +59,10 @@ def api_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
 
 def _limit_offset(request: HttpRequest) -> tuple[int, int]:
-    limit = sel.parse_int(
+    limit = parse_int(
         request.GET.get("limit"), "limit", default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT
     )
-    offset = sel.parse_int(request.GET.get("offset"), "offset", default=0, minimum=0)
+    offset = parse_int(request.GET.get("offset"), "offset", default=0, minimum=0)
     return limit or DEFAULT_LIMIT, offset or 0
 
 
@@ -80,18 +93,18 @@ def clusters(request: HttpRequest) -> HttpResponse:
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     """The overview page's rows (worst first by default), one page at a time."""
     cluster_config(cluster)
-    page = sel.parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
+    page = parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
     per_page = (
-        sel.parse_int(
+        parse_int(
             request.GET.get("per_page"),
             "per_page",
-            default=sel.PAGE_SIZE,
+            default=PAGE_SIZE,
             minimum=1,
             maximum=MAX_LIMIT,
         )
-        or sel.PAGE_SIZE
+        or PAGE_SIZE
     )
-    data = sel.overview_get(
+    data = overview_get(
         cluster,
         user=request.user,
         sort=request.GET.get("sort") or "status",
@@ -129,7 +142,7 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
     """Topics of the latest snapshot by name (``topic list`` fields plus status and lag)."""
     cluster_config(cluster)
     limit, offset = _limit_offset(request)
-    rows, snap = sel.topic_list(cluster, user=request.user)
+    rows, snap = topic_list(cluster, user=request.user)
     return JsonResponse(
         {
             "cluster": cluster,
@@ -147,7 +160,7 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
 @api_errors
 def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
-    data = sel.topic_get(cluster, topic, user=request.user)
+    data = topic_get(cluster, topic, user=request.user)
     row = data.get("row") or {}
     out = {
         "cluster": cluster,
@@ -177,20 +190,20 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
 def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     """Time series behind the topic charts: ``?metric=lag&window=1h[&group=G]``."""
     cluster_config(cluster)
-    metric = sel.parse_choice(request.GET.get("metric"), "metric", SERIES_METRICS, "lag")
+    metric = parse_choice(request.GET.get("metric"), "metric", SERIES_METRICS, "lag")
     window = request.GET.get("window") or "1h"
     try:
         span = window_ms(window)
     except ValueError as exc:
-        raise sel.ParamError(str(exc)) from None
-    groups = sel.group_names(cluster, topic)
+        raise ParamError(str(exc)) from None
+    groups = group_list(cluster, topic)
     if not topic_visible(request.user, cluster, topic):
-        raise sel.NotFoundError(f"unknown topic {topic!r}")
+        raise NotFoundError(f"unknown topic {topic!r}")
     group = request.GET.get("group") or None
     if group is not None and group not in groups:
-        raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
-    since = sel.now_ms() - span
-    per_group = metric in ("lag", "lag_ms", "pending", "consumed_total")
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    since = now_ms() - span
+    per_group = metric in GROUP_METRICS
     if per_group:
         names = [group] if group else groups
         series = store.series_many(cluster, metric, [f"{topic}/{g}" for g in names], since_ms=since)
@@ -215,7 +228,7 @@ def lag(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     """Live lag (``mqcore lag --json`` shape), optionally one group."""
     cluster_config(cluster)
     group = request.GET.get("group") or None
-    groups = sel.lag_get(cluster, topic, user=request.user, group=group)
+    groups = lag_get(cluster, topic, user=request.user, group=group)
     return JsonResponse({"topic": topic, "groups": _jsonable(groups)})
 
 
@@ -226,19 +239,17 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     group = request.GET.get("group", "")
     if not group:
-        raise sel.ParamError("group is required")
+        raise ParamError("group is required")
     limit, offset = _limit_offset(request)
-    partition = sel.parse_int(request.GET.get("partition"), "partition", default=None)
-    min_idle_ms = sel.parse_int(request.GET.get("min_idle_ms"), "min_idle_ms", default=None)
-    min_idle_s = sel.parse_int(request.GET.get("min_idle_s"), "min_idle_s", default=None)
+    partition = parse_int(request.GET.get("partition"), "partition", default=None)
+    min_idle_ms = parse_int(request.GET.get("min_idle_ms"), "min_idle_ms", default=None)
+    min_idle_s = parse_int(request.GET.get("min_idle_s"), "min_idle_s", default=None)
     if min_idle_ms is None and min_idle_s is not None:
         min_idle_ms = min_idle_s * 1000  # the page's unit, so its JSON link works
-    min_deliveries = sel.parse_int(
-        request.GET.get("min_deliveries"), "min_deliveries", default=None
-    )
-    sort = sel.parse_choice(request.GET.get("sort"), "sort", sel.PENDING_SORTS, "idle")
-    order = sel.parse_choice(request.GET.get("order"), "order", sel.ORDERS, "desc")
-    result = sel.pending_get(
+    min_deliveries = parse_int(request.GET.get("min_deliveries"), "min_deliveries", default=None)
+    sort = parse_choice(request.GET.get("sort"), "sort", PENDING_SORTS, "idle")
+    order = parse_choice(request.GET.get("order"), "order", ORDERS, "desc")
+    result = pending_get(
         cluster,
         topic,
         group,
@@ -270,9 +281,9 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     group = request.GET.get("group") or None
-    if group is not None and group not in sel.group_names(cluster, topic):
-        raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
-    data = sel.leases_get(cluster, topic, user=request.user, group=group)
+    if group is not None and group not in group_list(cluster, topic):
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    data = leases_get(cluster, topic, user=request.user, group=group)
     return JsonResponse({"topic": topic, "group": group, **_jsonable(data)})
 
 
@@ -283,7 +294,7 @@ def message(
 ) -> HttpResponse:
     """One entry; binary payloads as ``payload_bytes`` in hex; masked for roles without access."""
     cluster_config(cluster)
-    msg, allowed = sel.message_get(cluster, topic, partition, entry_id, user=request.user)
+    msg, allowed = message_get(cluster, topic, partition, entry_id, user=request.user)
     out = _jsonable(msg)
     out["payload_masked"] = not allowed
     return JsonResponse(out)

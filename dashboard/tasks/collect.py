@@ -1,4 +1,4 @@
-"""Celery tasks of the collectors (thin: they call dashboard.collectors)."""
+"""Celery tasks of the collectors (thin: they call dashboard.collectors.passes)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from typing import Any
 
 from celery import shared_task
 
-from dashboard.collectors import alert_notify, collect_cluster
+from dashboard.collectors.notify import alert_notify
+from dashboard.collectors.passes import collect_cluster
 
 __all__ = ["alert_notify_task", "collect_cluster_task"]
 

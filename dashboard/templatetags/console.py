@@ -16,16 +16,17 @@ from django.http import QueryDict
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from dashboard.status import Status, status_parse
+
 register = template.Library()
 
-STATUSES = ("OK", "WARN", "STALL", "STOP", "ERR", "UNKNOWN")
 STATUS_HELP = {
-    "OK": "lag is zero or within the allowed lag",
-    "WARN": "consumers are moving but lag is growing",
-    "STALL": "position is not moving while lag > 0",
-    "STOP": "no consumer activity for longer than the window while lag > 0",
-    "ERR": "the collector could not read this",
-    "UNKNOWN": "Redis cannot compute the lag",
+    Status.OK: "lag is zero or within the allowed lag",
+    Status.WARN: "consumers are moving but lag is growing",
+    Status.STALL: "position is not moving while lag > 0",
+    Status.STOP: "no consumer activity for longer than the window while lag > 0",
+    Status.ERR: "the collector could not read this",
+    Status.UNKNOWN: "Redis cannot compute the lag",
 }
 HEX_BYTES_PER_LINE = 16
 
@@ -97,12 +98,6 @@ def seconds(value: Any, unknown: str = "unknown") -> str:
 
 def _iso(ms: float) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="seconds")
-
-
-@register.filter
-def epoch_iso(value: Any) -> str:
-    n = _as_number(value)
-    return "" if n is None else _iso(n)
 
 
 @register.filter
@@ -202,17 +197,10 @@ def age_time(value: Any, now_ms: Any = None) -> SafeString | str:
 @register.filter
 def status_badge(status: Any, reason: Any = "") -> SafeString:
     """A colored status label; the rule that fired (or the status meaning) on hover."""
-    name = str(status or "UNKNOWN").upper()
-    if name not in STATUSES:
-        name = "UNKNOWN"
-    title = str(reason) if reason else STATUS_HELP[name]
+    parsed = status_parse(status)
+    title = str(reason) if reason else STATUS_HELP[parsed]
+    name = parsed.value
     return format_html('<span class="status status-{}" title="{}">{}</span>', name, title, name)
-
-
-@register.filter
-def status_rank(status: Any) -> int:
-    order = {"ERR": 0, "STOP": 1, "STALL": 2, "WARN": 3, "UNKNOWN": 4, "OK": 5}
-    return order.get(str(status or "").upper(), 4)
 
 
 @register.filter
@@ -266,15 +254,6 @@ def truncate_chars(value: Any, limit: int) -> str:
     text = "" if value is None else str(value)
     limit = int(limit)
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
-
-
-@register.filter
-def get_item(mapping: Any, key: Any) -> Any:
-    """``{{ d|get_item:k }}`` for dict lookups with a variable key."""
-    try:
-        return mapping.get(key)
-    except AttributeError:
-        return None
 
 
 @register.simple_tag(takes_context=True)

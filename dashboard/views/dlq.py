@@ -1,4 +1,4 @@
-"""Dead-letter pages and operator actions (DLQ replay/delete/purge/bulk, pending claim/move).
+"""Dead-letter pages and their operator actions (replay, delete, purge, export, bulk replay).
 
 Reads go through :mod:`dashboard.selectors.dlq`, writes through the services
 (permission -> audit -> mqcore). Every write is POST + CSRF; a button a role
@@ -9,7 +9,6 @@ it anyway (403).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 from uuid import UUID
@@ -18,7 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import URLPattern, path, re_path, reverse
+from django.urls import URLPattern, path, re_path
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
@@ -28,7 +27,6 @@ from dashboard.permissions import Action, actions_for, require_action
 from dashboard.selectors import dlq as sel
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import dlq as svc
-from dashboard.services import pending as pending_svc
 from dashboard.services import replay_runner as runner
 from dashboard.services.audit import origin_from_request
 from dashboard.views.errors import html_errors
@@ -309,69 +307,6 @@ def dlq_job_cancel(request: HttpRequest, cluster: str, topic: str, job_id: UUID)
     return redirect("dashboard:dlq-job", cluster=cluster, topic=topic, job_id=job.pk)
 
 
-def _pending_targets(request: HttpRequest) -> dict[int, list[str]]:
-    """Checked rows ``partition:id`` grouped by partition."""
-    grouped: dict[int, list[str]] = {}
-    for raw in request.POST.getlist("entry"):
-        part, _, entry_id = raw.partition(":")
-        if not part.isdigit() or not entry_id:
-            raise ValueError(f"bad entry reference {raw[:40]!r}")
-        grouped.setdefault(int(part), []).append(entry_id)
-    if not grouped:
-        raise ValueError("select at least one pending entry")
-    return grouped
-
-
-def _back_to_pending(cluster: str, topic: str, group: str) -> HttpResponse:
-    url = reverse("dashboard:pending", kwargs={"cluster": cluster, "topic": topic})
-    return redirect(f"{url}?group={group}" if group else url)
-
-
-def _per_partition(
-    request: HttpRequest, cluster: str, topic: str, action: Callable[..., list[str]], **extra: str
-) -> tuple[str, int]:
-    """Run a pending service once per partition of the checked rows: (group, entries done)."""
-    cluster_config(cluster)
-    group = request.POST.get("group", "").strip()
-    total = 0
-    for partition, ids in _pending_targets(request).items():
-        total += len(
-            action(
-                acting_user=request.user,
-                cluster=cluster,
-                topic=topic,
-                group=group,
-                partition=partition,
-                ids=ids,
-                reason=request.POST.get("reason", ""),
-                origin=origin_from_request(request),
-                **extra,
-            )
-        )
-    return group, total
-
-
-@require_POST
-@login_required
-@html_errors
-def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    consumer = request.POST.get("consumer", "")
-    group, total = _per_partition(
-        request, cluster, topic, pending_svc.pending_claim, consumer=consumer
-    )
-    messages.success(request, f"Claimed {total} entries to {consumer}.")
-    return _back_to_pending(cluster, topic, group)
-
-
-@require_POST
-@login_required
-@html_errors
-def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    group, total = _per_partition(request, cluster, topic, pending_svc.pending_move_to_dlq)
-    messages.success(request, f"Moved {total} entries to the DLQ.")
-    return _back_to_pending(cluster, topic, group)
-
-
 J = "clusters/<str:cluster>/topics/<str:topic>/dlq/jobs/<uuid:job_id>/"
 urlpatterns: list[URLPattern] = [
     path("clusters/<str:cluster>/topics/<str:topic>/dlq/", dlq_list, name="dlq"),
@@ -389,14 +324,4 @@ urlpatterns: list[URLPattern] = [
     re_path(BASE + "dlq/" + ID_RE + "/$", dlq_letter, name="dlq-letter"),
     re_path(BASE + "dlq/" + ID_RE + "/replay/$", dlq_replay, name="dlq-replay"),
     re_path(BASE + "dlq/" + ID_RE + "/delete/$", dlq_delete, name="dlq-delete"),
-    path(
-        "clusters/<str:cluster>/topics/<str:topic>/pending/claim/",
-        pending_claim,
-        name="pending-claim",
-    ),
-    path(
-        "clusters/<str:cluster>/topics/<str:topic>/pending/move-to-dlq/",
-        pending_move_to_dlq,
-        name="pending-move-to-dlq",
-    ),
 ]

@@ -2,7 +2,7 @@
 
 Each page declares its live regions as template partials; an htmx poll gets only
 ``"<page>.html#<region>"``. Filters, sort and paging live in the query string so
-every view is bookmarkable. Views call :mod:`dashboard.selectors.pages` only.
+every view is bookmarkable. Views read through :mod:`dashboard.selectors.pages` only.
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from django.views.decorators.http import require_GET
 from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
 from dashboard.permissions import Action, has_action, require_action
-from dashboard.selectors import pages as sel
+from dashboard.selectors.pages.leases import leases_get
+from dashboard.selectors.pages.messages import message_get
+from dashboard.selectors.pages.overview import overview_get
+from dashboard.selectors.pages.params import PAGE_SIZE, NotFoundError, Paged, parse_int
+from dashboard.selectors.pages.pending import pending_get, poison_threshold
+from dashboard.selectors.pages.snapshot import now_ms
+from dashboard.selectors.pages.topic import group_list, topic_charts_get, topic_get
 from dashboard.views.errors import html_errors
 
 MESSAGE_PREVIEW_CHARS = 64 * 1024
@@ -80,8 +86,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @page_errors
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     cluster_config(cluster)
-    page = sel.parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
-    data = sel.overview_get(
+    page = parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
+    data = overview_get(
         cluster,
         user=request.user,
         sort=request.GET.get("sort") or "status",
@@ -90,7 +96,7 @@ def overview(request: HttpRequest, cluster: str) -> HttpResponse:
         q=request.GET.get("q", "").strip()[:200],
         page=page,
     )
-    context = {"cluster": cluster, "ov": data, "now_ms": sel.now_ms()}
+    context = {"cluster": cluster, "ov": data, "now_ms": now_ms()}
     return _render(request, "dashboard/overview.html", context, region="table")
 
 
@@ -100,9 +106,9 @@ def overview(request: HttpRequest, cluster: str) -> HttpResponse:
 def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     window = request.GET.get("window") or "1h"
-    data = sel.topic_get(cluster, topic, user=request.user)
+    data = topic_get(cluster, topic, user=request.user)
     groups = [g["group"] for g in data["groups"]]
-    figures = sel.topic_charts_get(cluster, topic, groups=groups, window=window)
+    figures = topic_charts_get(cluster, topic, groups=groups, window=window)
     context = {
         "cluster": cluster,
         "topic": topic,
@@ -110,7 +116,7 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
         "window": window,
         "windows": list(WINDOWS),
         "figures": figures,
-        "now_ms": sel.now_ms(),
+        "now_ms": now_ms(),
     }
     return _render(request, "dashboard/topic.html", context, region="live")
 
@@ -120,23 +126,21 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
 @page_errors
 def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
-    groups = sel.group_names(cluster, topic)
+    groups = group_list(cluster, topic)
     group = request.GET.get("group") or (groups[0] if groups else "")
-    per_page = sel.PAGE_SIZE
-    page = sel.parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
-    partition = sel.parse_int(request.GET.get("partition"), "partition", default=None)
-    min_idle_s = sel.parse_int(request.GET.get("min_idle_s"), "min_idle_s", default=None)
-    min_deliveries = sel.parse_int(
-        request.GET.get("min_deliveries"), "min_deliveries", default=None
-    )
+    per_page = PAGE_SIZE
+    page = parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
+    partition = parse_int(request.GET.get("partition"), "partition", default=None)
+    min_idle_s = parse_int(request.GET.get("min_idle_s"), "min_idle_s", default=None)
+    min_deliveries = parse_int(request.GET.get("min_deliveries"), "min_deliveries", default=None)
     sort = request.GET.get("sort") or "idle"
     order = request.GET.get("order") or "desc"
     consumer = request.GET.get("consumer", "").strip()
     result = None
     if group:
         if group not in groups:
-            raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
-        result = sel.pending_get(
+            raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+        result = pending_get(
             cluster,
             topic,
             group,
@@ -150,9 +154,7 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
             min_idle_ms=None if min_idle_s is None else min_idle_s * 1000,
             min_deliveries=min_deliveries,
         )
-    paged = sel.Paged(
-        result.entries if result else [], page, per_page, result.total if result else 0
-    )
+    paged = Paged(result.entries if result else [], page, per_page, result.total if result else 0)
     context = {
         "cluster": cluster,
         "topic": topic,
@@ -168,9 +170,9 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
             "min_idle_s": "" if min_idle_s is None else min_idle_s,
             "min_deliveries": "" if min_deliveries is None else min_deliveries,
         },
-        "poison_at": sel.poison_threshold(),
+        "poison_at": poison_threshold(),
         "can_act": has_action(request.user, Action.CLAIM, cluster=cluster, topic=topic),
-        "now_ms": sel.now_ms(),
+        "now_ms": now_ms(),
     }
     return _render(request, "dashboard/pending.html", context, region="table")
 
@@ -180,18 +182,18 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 @page_errors
 def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
-    groups = sel.group_names(cluster, topic)
+    groups = group_list(cluster, topic)
     group = request.GET.get("group") or None
     if group is not None and group not in groups:
-        raise sel.NotFoundError(f"unknown group {group!r} of topic {topic!r}")
-    data = sel.leases_get(cluster, topic, user=request.user, group=group)
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    data = leases_get(cluster, topic, user=request.user, group=group)
     context = {
         "cluster": cluster,
         "topic": topic,
         "groups": groups,
         "group": group or "",
         "d": data,
-        "now_ms": sel.now_ms(),
+        "now_ms": now_ms(),
     }
     return _render(request, "dashboard/leases.html", context, region="live")
 
@@ -203,9 +205,7 @@ def message_detail(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:
     cluster_config(cluster)
-    message, payload_allowed = sel.message_get(
-        cluster, topic, partition, entry_id, user=request.user
-    )
+    message, payload_allowed = message_get(cluster, topic, partition, entry_id, user=request.user)
     full = _flag(request, "full")
     payload = message.payload
     truncated = not full and len(payload) > MESSAGE_PREVIEW_CHARS

@@ -25,10 +25,10 @@ from django.contrib.auth.models import Group, User
 from django.db import connections
 from playwright.sync_api import Page, expect
 
-from dashboard.collectors import collect_cluster
+from dashboard.collectors.passes import collect_cluster
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import roles_sync
-from dashboard.selectors.pages import poison_threshold
+from dashboard.selectors.pages.pending import poison_threshold
 from dashboard.services import dlq as dlq_svc
 from dashboard.services.replay_runner import replay_job_run
 from mqcore.admin import Admin

@@ -7,7 +7,7 @@ import redis
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from dashboard.collectors import collect_cluster
+from dashboard.collectors.passes import collect_cluster
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
 from mqcore.topics import Topics

@@ -7,7 +7,7 @@ import redis
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from dashboard.collectors import collect_cluster
+from dashboard.collectors.passes import collect_cluster
 from mqcore.config import MQConfig
 from mqcore.topics import Topics
 

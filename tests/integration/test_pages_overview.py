@@ -101,7 +101,7 @@ def test_overview_requires_login(client: Client) -> None:
 
 
 def test_pages_render_a_real_collector_pass(viewer_client: Client, mq_config, r) -> None:
-    from dashboard.collectors import collect_cluster
+    from dashboard.collectors.passes import collect_cluster
 
     Topics(mq_config).create("real", 2, groups=["g"])
     producer = Producer(mq_config)

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from dashboard import store
 from dashboard.clusters import console_keys, console_redis
-from dashboard.collectors import collect_cluster
+from dashboard.collectors.passes import collect_cluster
 from dashboard.store import POINT, ConsoleStore
 from mqcore.config import MQConfig
 from mqcore.producer import Producer

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dashboard.clusters import cluster_names
-from dashboard.collectors import PassResult, alert_notify, collect_cluster
+from dashboard.collectors.notify import alert_notify
+from dashboard.collectors.passes import PassResult, collect_cluster
 
 
 class Command(BaseCommand):

@@ -1,0 +1,65 @@
+"""Lease ownership changes between two passes: the events of the lease timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["lease_diff"]
+
+
+def lease_diff(
+    previous: Mapping[str, Any] | None, snap: Mapping[str, Any], now_ms: int
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """Ownership changes since the previous pass, per topic (newest first), and the new state.
+
+    State: "topic\\x1fgroup\\x1fpartition" -> [owner, epoch, expires_at_ms]. A lease
+    that vanished before its TTL ran out was released; after it, it expired.
+    The first pass ever only records the state.
+    """
+    state: dict[str, Any] = {}
+    events: dict[str, list[dict[str, Any]]] = {}
+    for topic in snap.get("topics") or []:
+        if topic.get("error"):
+            for key, value in (previous or {}).items():
+                if key.split("\x1f", 1)[0] == topic["topic"]:
+                    state[key] = value
+            continue
+        for lease in topic.get("leases") or []:
+            key = f"{topic['topic']}\x1f{lease['group']}\x1f{lease['partition']}"
+            ttl = lease.get("ttl_ms")
+            state[key] = [lease.get("owner"), int(lease.get("epoch") or 0), now_ms + int(ttl or 0)]
+    if previous is None:
+        return events, state
+    changed = []
+    for key in set(previous) | set(state):
+        old, new = previous.get(key), state.get(key)
+        if old is not None and new is not None and old[0] == new[0] and old[1] == new[1]:
+            continue  # same owner, same epoch: nothing happened
+        changed.append(key)
+    for key in sorted(changed):
+        old_owner, old_epoch, old_expiry = previous.get(key) or [None, 0, 0]
+        new_owner, new_epoch, _ = state.get(key) or [None, old_epoch, 0]
+        topic, group, part = key.split("\x1f")
+        event = None
+        if old_owner is None and new_owner is not None:
+            event = "acquired"
+        elif old_owner is not None and new_owner is None:
+            event = "expired" if now_ms >= int(old_expiry) else "released"
+        elif old_owner != new_owner:
+            event = "taken_over"
+        elif new_owner is not None and new_epoch != old_epoch:
+            event = "acquired"
+        if event:
+            events.setdefault(topic, []).append(
+                {
+                    "at_ms": now_ms,
+                    "group": group,
+                    "partition": int(part),
+                    "event": event,
+                    "owner": new_owner,
+                    "previous_owner": old_owner,
+                    "epoch": new_epoch,
+                }
+            )
+    return events, {k: v for k, v in state.items() if v[0] is not None}

@@ -1,0 +1,226 @@
+"""One collector pass over a cluster.
+
+:func:`collect_cluster` is the service the Celery task and ``manage.py collect``
+call: claim the (cluster, slot) so that at most one run stores a pass per
+collection interval, fetch the admin snapshot and pipeline checkpoints, evaluate
+statuses (:mod:`dashboard.status`), diff leases into the timeline, evaluate
+alerts (:mod:`dashboard.alerts`) and write everything in one transaction
+(:mod:`dashboard.store`). Any failure is recorded in collector health for that
+cluster only; the caller moves on to the next cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from dashboard.alerts import RULES, alert_conditions, alert_transition
+from dashboard.collectors.leases import lease_diff
+from dashboard.collectors.notify import alert_events
+from dashboard.collectors.series import series_points, tier_points
+from dashboard.collectors.sources import CheckpointCollector, SnapshotCollector
+from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
+from dashboard.status import snapshot_enrich
+from dashboard.store import ConsoleStore, default_store, tiers
+from mqcore.snapshot import gc_paused
+
+__all__ = ["PassResult", "collect_cluster"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PassResult:
+    """What one pass did: whether it stored, how long it took, the snapshot, the alert events."""
+
+    cluster: str
+    stored: bool  # False when another run already owns this slot or the pass failed
+    elapsed_ms: float
+    snapshot: dict[str, Any] | None = None
+    error: str | None = None
+    skipped_reason: str = ""
+    events: list[dict[str, Any]] = field(default_factory=list)  # alert opens/closes to notify
+
+
+def _restart_check(
+    state: Mapping[str, Any], snap: Mapping[str, Any], health: dict[str, Any], now_ms: int
+) -> dict[str, Any] | None:
+    """Redis restarted without persistence (run id changed, known groups gone): report it in
+    ``health`` for a while, never recreate the groups; return the state to keep."""
+    groups = sorted(
+        f"{t['topic']}/{g['group']}"
+        for t in snap.get("topics") or []
+        for g in t.get("groups") or []
+    )
+    known = state.get("groups") or []
+    old_run = state.get("run_id")
+    restart = health.get("redis_restart")
+    new_run = snap.get("redis_run_id") or ""
+    if old_run and new_run and old_run != new_run:
+        missing = sorted(set(known) - set(groups))
+        health["restarted_at_ms"] = now_ms
+        if missing:
+            restart = {"at_ms": now_ms, "run_id": new_run, "missing_groups": missing}
+    if restart and now_ms - int(restart["at_ms"]) > int(settings.ALERT_RESTART_HOLD_S) * 1000:
+        restart = None
+    health["redis_restart"] = restart
+    return {"groups": groups, "run_id": new_run}
+
+
+def collect_cluster(
+    cluster: str,
+    *,
+    token: str | None = None,
+    store: ConsoleStore | None = None,
+    claim: bool = True,
+    gather_when_claimed: bool = False,
+) -> PassResult:
+    """One pass over ``cluster``; never raises for MQ-side failures (they land in health).
+
+    ``token`` identifies this run (the Celery task id): a re-delivered task may
+    redo a slot it claimed, any other run skips it - or, with
+    ``gather_when_claimed``, gathers and returns the snapshot without storing it.
+    """
+    with gc_paused():  # see mqcore.snapshot.gc_paused: a third of the pass otherwise
+        return _collect_cluster(
+            cluster,
+            token=token,
+            store=store,
+            claim=claim,
+            gather_when_claimed=gather_when_claimed,
+        )
+
+
+def _collect_cluster(
+    cluster: str,
+    *,
+    token: str | None,
+    store: ConsoleStore | None,
+    claim: bool,
+    gather_when_claimed: bool,
+) -> PassResult:
+    store = store or default_store()
+    started = time.perf_counter()
+    now_ms = int(time.time() * 1000)
+    interval = max(1, int(settings.COLLECT_INTERVAL_S))
+    slot = now_ms // 1000 // interval
+    write = True
+    if claim and not store.slot_claim(cluster, slot, token or uuid.uuid4().hex, interval * 3):
+        skipped = f"slot {slot} already collected by another run"
+        if not gather_when_claimed:
+            return PassResult(cluster, stored=False, elapsed_ms=0.0, skipped_reason=skipped)
+        write = False
+    prev = store.state_get(cluster)
+    state: dict[str, Any] = prev["state"]
+    health: dict[str, Any] = dict(prev["health"])
+    health.update(runs=int(health.get("runs") or 0) + 1, last_run_ms=now_ms)
+    try:
+        snap = SnapshotCollector(cluster).fetch_dict()
+        pipelines = CheckpointCollector(cluster).fetch()
+    except Exception as exc:
+        elapsed = (time.perf_counter() - started) * 1000
+        error = f"{type(exc).__name__}: {exc}"
+        log.warning("collector %s failed: %s", cluster, error)
+        health.update(
+            ok=False,
+            error=error[:500],
+            duration_ms=round(elapsed, 1),
+            errors=int(health.get("errors") or 0) + 1,
+            consecutive_errors=int(health.get("consecutive_errors") or 0) + 1,
+        )
+        transition = alert_transition(
+            prev["alerts"],
+            state.get("alert_pending") or {},
+            alert_conditions(None, health, alert_thresholds()),
+            cluster=cluster,
+            now_ms=now_ms,
+            for_ms={},
+            evaluated_rules={"collector", "redis_restart"},
+        )
+        state["alert_pending"] = transition.pending
+        if write:
+            store.alerts_write(cluster, transition.open, transition.resolved, state)
+            store.health_write(cluster, health)
+        return PassResult(
+            cluster,
+            stored=False,
+            elapsed_ms=elapsed,
+            error=error,
+            events=alert_events(transition.opened, transition.resolved),
+        )
+    snap["pipelines"] = pipelines or snap.get("pipelines") or []
+    snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
+    th = status_thresholds()
+    snap, windows = snapshot_enrich(
+        snap,
+        state,
+        cluster=cluster,
+        defaults=th,
+        per_topic=settings.STATUS_TOPIC_THRESHOLDS,
+        dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
+    )
+    new_state: dict[str, Any] = {**state, **windows}
+    new_state.update(_restart_check(state, snap, health, now_ms) or {})
+    events, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
+    points, new_state["buckets"], rollups = tier_points(
+        series_points(snap), state.get("buckets") or {}, now_ms, tiers()
+    )
+    elapsed = (time.perf_counter() - started) * 1000
+    health.update(
+        ok=True,
+        error=None,
+        duration_ms=round(elapsed, 1),
+        last_success_ms=now_ms,
+        consecutive_errors=0,
+        redis_run_id=snap.get("redis_run_id") or "",
+        topics=len(snap.get("topics") or []),
+        partitions=sum(int(t.get("partitions") or 0) for t in snap.get("topics") or []),
+        commands=snap.get("commands") or 0,
+        snapshot_ms=round(float(snap.get("elapsed_ms") or 0.0), 1),
+    )
+    transition = alert_transition(
+        prev["alerts"],
+        state.get("alert_pending") or {},
+        alert_conditions(snap, health, alert_thresholds()),
+        cluster=cluster,
+        now_ms=now_ms,
+        for_ms={"status": alert_thresholds().status_for_ms},
+        evaluated_rules=set(RULES),
+    )
+    new_state["alert_pending"] = transition.pending
+    snap["elapsed_ms"] = round(elapsed, 1)
+    if not write:
+        return PassResult(
+            cluster,
+            stored=False,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            snapshot=snap,
+            skipped_reason=f"slot {slot} already collected by another run",
+        )
+    store.pass_write(
+        cluster,
+        now_ms=now_ms,
+        snapshot=snap,
+        state=new_state,
+        lease_state=lease_state,
+        lease_events={t: list(reversed(e)) for t, e in events.items()},
+        points=points,
+        health=health,
+        alerts_open=transition.open,
+        alerts_resolved=transition.resolved,
+        slot=slot if claim else None,
+        rollups=rollups,
+    )
+    return PassResult(
+        cluster,
+        stored=True,
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+        snapshot=snap,
+        events=alert_events(transition.opened, transition.resolved),
+    )

@@ -1,0 +1,94 @@
+"""The time-series points of one pass: what is recorded per topic and group, and the
+roll-up buckets of the coarse tiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dashboard.store import Tier
+
+__all__ = ["GROUP_METRICS", "TOPIC_METRICS", "series_points", "tier_points"]
+
+TOPIC_METRICS = (
+    "lag",
+    "lag_ms",
+    "pending",
+    "oldest_pending_ms",
+    "dlq_length",
+    "length",
+    "retry_count",
+    "produced_total",
+)
+GROUP_METRICS = ("lag", "lag_ms", "pending", "consumed_total")
+
+
+def series_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
+    """(metric, entity, value) of this pass for every topic and group series."""
+    out: list[tuple[str, str, float]] = []
+    for topic in snap.get("topics") or []:
+        if topic.get("error"):
+            continue
+        name = topic["topic"]
+        groups = topic.get("groups") or []
+        produced = [
+            (g.get("lag") or 0) + sum(int(p.get("entries_read") or 0) for p in g["partitions"])
+            for g in groups
+            if g.get("lag") is not None
+            and all(p.get("entries_read") is not None for p in g["partitions"])
+        ]
+        retry = topic.get("retry") or {}
+        values: dict[str, Any] = {
+            "lag": topic.get("lag"),
+            "lag_ms": topic.get("lag_ms"),
+            "pending": topic.get("pending"),
+            "oldest_pending_ms": topic.get("oldest_pending_ms"),
+            "dlq_length": topic.get("dlq_length"),
+            "length": topic.get("length"),
+            "retry_count": retry.get("count"),
+            "produced_total": max(produced) if produced else topic.get("length"),
+        }
+        out.extend((m, name, float(v)) for m, v in values.items() if v is not None)
+        for group in groups:
+            entity = f"{name}/{group['group']}"
+            consumed = [p.get("entries_read") for p in group["partitions"]]
+            gvalues = {
+                "lag": group.get("lag"),
+                "lag_ms": group.get("lag_ms"),
+                "pending": group.get("pending"),
+                "consumed_total": (
+                    sum(int(c) for c in consumed) if all(c is not None for c in consumed) else None
+                ),
+            }
+            out.extend((m, entity, float(v)) for m, v in gvalues.items() if v is not None)
+    return out
+
+
+def tier_points(
+    triples: list[tuple[str, str, float]],
+    buckets: Mapping[str, int],
+    now_ms: int,
+    all_tiers: Sequence[Tier],
+) -> tuple[dict[str, list[tuple[str, str, float]]], dict[str, int], dict[str, int]]:
+    """This pass's points, the new last bucket per coarse tier, and the buckets that closed.
+
+    Raw gets every pass's points. A coarse tier's point for a bucket is rolled up
+    from the raw points of that bucket when it closes (the first pass of a later
+    bucket): the max of a gauge, the last value of a counter (see
+    :func:`dashboard.store.rollup_value`). The first pass ever closes nothing.
+    """
+    points: dict[str, list[tuple[str, str, float]]] = {}
+    new_buckets = dict(buckets)
+    closed: dict[str, int] = {}
+    for tier in all_tiers:
+        if tier.bucket_s == 0:
+            points[tier.name] = triples
+            continue
+        bucket = now_ms // 1000 // tier.bucket_s
+        previous = new_buckets.get(tier.name)
+        if previous != bucket:
+            if previous is not None and previous < bucket:
+                closed[tier.name] = int(previous)
+            new_buckets[tier.name] = bucket
+    return points, new_buckets, closed

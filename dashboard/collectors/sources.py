@@ -1,0 +1,36 @@
+"""The collector classes: each reads one kind of state of a cluster with ``fetch()``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashboard import clusters
+from mqcore.models import ClusterSnapshot
+
+__all__ = ["CheckpointCollector", "SnapshotCollector"]
+
+
+class SnapshotCollector:
+    """Topics, groups, partitions, leases, consumers, retry, DLQ of a cluster (mqcore.admin)."""
+
+    def __init__(self, cluster: str, batch: int = 500) -> None:
+        self.cluster = cluster
+        self.batch = batch
+
+    def fetch(self) -> ClusterSnapshot:
+        return clusters.admin(self.cluster).snapshot(batch=self.batch)
+
+    def fetch_dict(self) -> dict[str, Any]:
+        """:meth:`fetch` as the plain dict the console stores (no dataclasses in between)."""
+        return clusters.admin(self.cluster).snapshot_dict(batch=self.batch)
+
+
+class CheckpointCollector:
+    """Latest checkpoint summary per pipeline (mqcore.checkpoints), when pipelines exist."""
+
+    def __init__(self, cluster: str) -> None:
+        self.cluster = cluster
+
+    def fetch(self) -> list[dict[str, Any]]:
+        store = clusters.checkpoints(self.cluster)
+        return [dict(s) for s in store.summaries()]

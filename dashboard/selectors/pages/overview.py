@@ -1,0 +1,239 @@
+"""The overview page: one row per visible topic, sorted, filtered, counted and paged.
+
+Rows come from the collectors' latest snapshot; the lag sparklines of the shown
+rows from the stored time series. The default sort is worst status first, in the
+severity order of :class:`dashboard.status.Status`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dashboard import charts, store
+from dashboard.permissions import topic_visible
+from dashboard.selectors.pages.params import ORDERS, PAGE_SIZE, Paged, parse_choice
+from dashboard.selectors.pages.snapshot import (
+    now_ms,
+    num,
+    snapshot_age_ms,
+    snapshot_get,
+    status_name,
+    to_int,
+)
+from dashboard.status import WORST_FIRST, Status
+from mqcore.keys import validate_name
+
+__all__ = ["OVERVIEW_SORTS", "OverviewPage", "overview_get", "overview_row", "topic_list"]
+
+OVERVIEW_SORTS = ("status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length")
+SPARK_WINDOW_MS = 3_600_000
+EXACTNESS_RANK = {"exact": 0, "counted": 1, "approximate": 2, "unknown": 3}
+
+
+def _topic_exactness(topic: Mapping[str, Any]) -> str:
+    """Worst lag exactness over every partition of every group of ``topic``."""
+    worst = "exact"
+    for group in topic.get("groups") or []:
+        for part in group.get("partitions") or []:
+            ex = str(part.get("exactness") or ("exact" if part.get("lag_exact") else "counted"))
+            if part.get("lag") is None:
+                ex = "unknown"
+            if EXACTNESS_RANK.get(ex, 3) > EXACTNESS_RANK[worst]:
+                worst = ex
+    return worst
+
+
+def _lag_reasons(topic: Mapping[str, Any]) -> str:
+    reasons = []
+    for group in topic.get("groups") or []:
+        for part in group.get("partitions") or []:
+            reason = part.get("lag_reason")
+            if reason:
+                reasons.append(f"{group.get('group')}/p{part.get('partition')}: {reason}")
+    return "; ".join(reasons[:5]) + (" …" if len(reasons) > 5 else "")
+
+
+def _listable(topic: Any) -> bool:
+    """A snapshot entry that can become a row (a dict with a valid topic name)."""
+    if not isinstance(topic, Mapping):
+        return False
+    try:
+        validate_name("topic", topic.get("topic"))  # type: ignore[arg-type]
+    except ValueError:
+        return False
+    return True
+
+
+def overview_row(topic: Mapping[str, Any]) -> dict[str, Any]:
+    """One overview row from a snapshot topic dict; tolerant of missing fields."""
+    groups = topic.get("groups") or []
+    retry = topic.get("retry") or {}
+    lag = num(topic.get("lag"))
+    if lag is None and groups and "lag" not in topic:
+        lags = [num(g.get("lag")) for g in groups]
+        lag = None if any(v is None for v in lags) else sum(v or 0 for v in lags)
+    status = status_name(topic.get("status"))
+    if topic.get("error"):
+        status = Status.ERR.value
+    return {
+        "topic": str(topic.get("topic", "")),
+        "partitions": to_int(topic.get("partitions")),
+        "length": to_int(topic.get("length")),
+        "groups": len(groups),
+        "group_names": [str(g.get("group", "")) for g in groups],
+        "lag": None if lag is None else int(lag),
+        "lag_ms": None if num(topic.get("lag_ms")) is None else to_int(topic.get("lag_ms")),
+        "exactness": _topic_exactness(topic),
+        "lag_reason": _lag_reasons(topic),
+        "pending": to_int(topic.get("pending")),
+        "oldest_pending_ms": (
+            None
+            if num(topic.get("oldest_pending_ms")) is None
+            else to_int(topic.get("oldest_pending_ms"))
+        ),
+        "dlq_length": to_int(topic.get("dlq_length")),
+        "dlq_growth": to_int(topic.get("dlq_growth")),
+        "retry_count": to_int(retry.get("count") if isinstance(retry, Mapping) else 0),
+        "status": status,
+        "status_reason": str(topic.get("status_reason") or topic.get("error") or ""),
+        "error": topic.get("error"),
+    }
+
+
+def _sort_key(sort: str) -> Any:
+    big = float("inf")
+
+    def nullable(name: str) -> Any:
+        # Unknown values sort as the largest (worst) so they are never hidden at the end.
+        return lambda row: (big if row[name] is None else row[name], row["topic"])
+
+    keys: dict[str, Any] = {
+        "status": lambda row: (
+            Status(row["status"]).severity,
+            big if row["lag"] is None else row["lag"],
+            row["dlq_growth"],
+            row["topic"],
+        ),
+        "topic": lambda row: row["topic"],
+        "lag": nullable("lag"),
+        "lag_ms": nullable("lag_ms"),
+        "pending": lambda row: (row["pending"], row["topic"]),
+        "oldest": nullable("oldest_pending_ms"),
+        "dlq": lambda row: (row["dlq_length"], row["dlq_growth"], row["topic"]),
+        "length": lambda row: (row["length"], row["topic"]),
+    }
+    return keys[sort]
+
+
+@dataclass
+class OverviewPage:
+    """One page of overview rows plus the snapshot's age and the per-status counts.
+
+    ``counts`` has every status, worst first; ``topics_total`` counts the visible
+    topics before the problem and text filters.
+    """
+
+    cluster: str
+    snapshot_found: bool
+    taken_at_ms: int | None
+    age_ms: int | None
+    elapsed_ms: float | None
+    rows: Paged
+    counts: dict[str, int] = field(default_factory=dict)
+    topics_total: int = 0
+    sort: str = "status"
+    order: str = "desc"
+    only_problems: bool = False
+    q: str = ""
+    collector: dict[str, Any] = field(default_factory=dict)
+
+
+def _visible_rows(snap: Mapping[str, Any], cluster: str, user: Any) -> list[dict[str, Any]]:
+    return [
+        overview_row(t)
+        for t in snap.get("topics") or []
+        if _listable(t) and topic_visible(user, cluster, str(t["topic"]))
+    ]
+
+
+def overview_get(
+    cluster: str,
+    *,
+    user: Any,
+    sort: str = "status",
+    order: str = "desc",
+    only_problems: bool = False,
+    q: str = "",
+    page: int = 1,
+    per_page: int = PAGE_SIZE,
+    sparklines: bool = True,
+) -> OverviewPage:
+    """The overview: one row per visible topic, worst first by default, one page of it.
+
+    Sparklines (lag over the last hour) are fetched for the rows of this page only.
+    """
+    sort = parse_choice(sort, "sort", OVERVIEW_SORTS, "status")
+    order = parse_choice(order, "order", ORDERS, "desc")
+    snap = snapshot_get(cluster)
+    health = _collector_health(cluster)
+    if snap is None:
+        return OverviewPage(
+            cluster, False, None, None, None, Paged([], 1, per_page, 0), collector=health
+        )
+    rows = _visible_rows(snap, cluster, user)
+    counts: dict[str, int] = {status.value: 0 for status in WORST_FIRST}
+    for row in rows:
+        counts[row["status"]] += 1
+    total_topics = len(rows)
+    if only_problems:
+        rows = [r for r in rows if r["status"] != Status.OK or r["dlq_growth"] > 0]
+    if q:
+        needle = q.lower()
+        rows = [r for r in rows if needle in r["topic"].lower()]
+    rows.sort(key=_sort_key(sort), reverse=(order == "desc"))
+    pages = max(1, math.ceil(len(rows) / per_page))
+    page = min(max(1, page), pages)
+    items = rows[(page - 1) * per_page : page * per_page]
+    if sparklines and items:
+        series = store.series_many(
+            cluster, "lag", [r["topic"] for r in items], since_ms=now_ms() - SPARK_WINDOW_MS
+        )
+        for row in items:
+            row["sparkline"] = charts.sparkline_points(series.get(row["topic"]) or [])
+    return OverviewPage(
+        cluster=cluster,
+        snapshot_found=True,
+        taken_at_ms=to_int(snap.get("taken_at_ms")) or None,
+        age_ms=snapshot_age_ms(snap),
+        elapsed_ms=num(snap.get("elapsed_ms")),
+        rows=Paged(items, page, per_page, len(rows)),
+        counts=counts,
+        topics_total=total_topics,
+        sort=sort,
+        order=order,
+        only_problems=only_problems,
+        q=q,
+        collector=health,
+    )
+
+
+def _collector_health(cluster: str) -> dict[str, Any]:
+    try:
+        health = store.collector_health_get()
+    except Exception:  # the page still renders; the collectors page shows the detail
+        return {}
+    value = health.get(cluster) if isinstance(health, Mapping) else None
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def topic_list(cluster: str, *, user: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Visible topics of the snapshot as overview rows (by name), and the snapshot."""
+    snap = snapshot_get(cluster)
+    if snap is None:
+        return [], None
+    rows = _visible_rows(snap, cluster, user)
+    rows.sort(key=lambda r: r["topic"])
+    return rows, snap
