@@ -1,0 +1,78 @@
+"""Commands to the console store in bounded batches: ordinary redis-py pipelines.
+
+No single command may hold Redis for long on big data: writes that carry many
+keys or members (the series APPEND script, the series index ZADD) are split into
+commands of at most :data:`MEMBERS_PER_COMMAND` each, well under a millisecond of
+Redis time. The commands then go out in batches per non-transactional pipeline
+(:data:`COMMANDS_PER_EXECUTE` small ones, :data:`BULK_PER_EXECUTE` big ones), so
+a pass costs one round trip per batch, not one per key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+import redis
+
+from mqcore.boundary import redis_errors
+
+__all__ = [
+    "BULK_PER_EXECUTE",
+    "COMMANDS_PER_EXECUTE",
+    "MEMBERS_PER_COMMAND",
+    "WHAT",
+    "chunks",
+    "first_error",
+    "run_batched",
+]
+
+MEMBERS_PER_COMMAND = 500  # keys of one script call, members of one ZADD
+COMMANDS_PER_EXECUTE = 1000  # small commands (one key, a few bytes) per round trip
+BULK_PER_EXECUTE = 100  # commands of MEMBERS_PER_COMMAND members, or big values, per round trip
+WHAT = "console store"  # names the store in translated connection errors
+
+T = TypeVar("T")
+Command = tuple[Any, ...]  # ("ZADD", key, score, member, ...): as redis-py's execute_command
+
+
+def chunks(items: Sequence[T], size: int = MEMBERS_PER_COMMAND) -> Iterator[Sequence[T]]:
+    """``items`` in consecutive slices of at most ``size``."""
+    step = max(1, size)
+    for start in range(0, len(items), step):
+        yield items[start : start + step]
+
+
+def run_batched(
+    client: redis.Redis,
+    commands: Sequence[Command],
+    *,
+    per_execute: int = COMMANDS_PER_EXECUTE,
+    translate: bool = True,
+) -> list[Any]:
+    """Run ``commands`` in order, ``per_execute`` per pipeline round trip; their replies.
+
+    Error replies come back in the list as exception instances. With
+    ``translate``, a lost connection or timeout raises
+    :class:`mqcore.errors.ConnectionLostError` naming the console store;
+    without, the redis-py error itself.
+    """
+    out: list[Any] = []
+    for batch in chunks(commands, per_execute):
+        pipe: Any = client.pipeline(transaction=False)
+        for command in batch:
+            pipe.execute_command(*command)
+        if translate:
+            with redis_errors(WHAT):
+                out.extend(pipe.execute(raise_on_error=False))
+        else:
+            out.extend(pipe.execute(raise_on_error=False))
+    return out
+
+
+def first_error(replies: Sequence[Any]) -> Exception | None:
+    """The first error reply of a batch, if any."""
+    for reply in replies:
+        if isinstance(reply, Exception):
+            return reply
+    return None

@@ -1,0 +1,208 @@
+"""The console store of one Redis client and key prefix: what pages read, what a pass writes.
+
+One collector pass writes its series points first (:mod:`dashboard.store.series_write`),
+then everything else in one MULTI/EXEC, so a worker killed mid-pass leaves the
+previous pass intact (at most this pass's points without its snapshot) and the
+next pass restores everything.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from dashboard.store import values
+from dashboard.store.retention import forget_vanished, trim_over_cap
+from dashboard.store.series_read import read_series
+from dashboard.store.series_write import SeriesWriter
+from mqcore.keys import ConsoleKeys
+
+__all__ = ["ConsoleStore"]
+
+
+class ConsoleStore:
+    """Reads and writes of the console store for one Redis client and key prefix."""
+
+    def __init__(self, client: redis.Redis, keys: ConsoleKeys) -> None:
+        self.r: Any = client  # bytes replies
+        self.keys = keys
+        self.series = SeriesWriter(client, keys)
+
+    # --- reads --------------------------------------------------------------
+    def snapshot_get(self, cluster: str) -> dict[str, Any] | None:
+        value: dict[str, Any] | None = values.loads(self.r.get(self.keys.snapshot(cluster)))
+        return value
+
+    def series_get(
+        self,
+        cluster: str,
+        metric: str,
+        entity: str,
+        *,
+        since_ms: int,
+        until_ms: int | None = None,
+    ) -> list[tuple[int, float]]:
+        now = int(time.time() * 1000)
+        until = until_ms if until_ms is not None else now + 3_600_000
+        got = read_series(self.r, self.keys, cluster, metric, [entity], since_ms, now)[0]
+        return [(t, v) for t, v in got if t <= until]
+
+    def series_many(
+        self, cluster: str, metric: str, entities: Sequence[str], *, since_ms: int
+    ) -> dict[str, list[tuple[int, float]]]:
+        now = int(time.time() * 1000)
+        got = read_series(self.r, self.keys, cluster, metric, entities, since_ms, now)
+        return dict(zip(entities, got, strict=True))
+
+    def lease_timeline_get(
+        self, cluster: str, topic: str, *, limit: int = 200
+    ) -> list[dict[str, Any]]:
+        rows = self.r.lrange(self.keys.lease_timeline(cluster, topic), 0, max(0, limit - 1))
+        return [json.loads(row) for row in rows]
+
+    def collector_health_get(self) -> dict[str, dict[str, Any]]:
+        raw = self.r.hgetall(self.keys.collector_health())
+        return {k.decode(): json.loads(v) for k, v in raw.items()}
+
+    def alerts_list(
+        self, clusters: Sequence[str], *, include_resolved: bool = False
+    ) -> list[dict[str, Any]]:
+        pipe = self.r.pipeline(transaction=False)
+        for cluster in clusters:
+            pipe.hvals(self.keys.alerts(cluster))
+            if include_resolved:
+                pipe.lrange(self.keys.alert_history(cluster), 0, -1)
+        replies = pipe.execute()
+        open_alerts: list[dict[str, Any]] = []
+        resolved: list[dict[str, Any]] = []
+        step = 2 if include_resolved else 1
+        for i in range(0, len(replies), step):
+            open_alerts.extend(json.loads(v) for v in replies[i])
+            if include_resolved:
+                resolved.extend(json.loads(v) for v in replies[i + 1])
+        open_alerts.sort(key=lambda a: (a["severity"] != "critical", -int(a["opened_at_ms"])))
+        resolved.sort(key=lambda a: -int(a.get("resolved_at_ms") or 0))
+        return open_alerts + resolved
+
+    # --- collector side -----------------------------------------------------
+    def slot_claim(self, cluster: str, slot: int, token: str, ttl_s: int) -> bool:
+        """Claim (cluster, slot) for ``token``; True also when ``token`` already holds it.
+
+        A re-run of the same task (same token) may proceed; once the pass has
+        written, the claim says ``done`` and nobody writes that slot again.
+        """
+        key = self.keys.slot_claim(cluster, slot)
+        if self.r.set(key, token, nx=True, ex=ttl_s):
+            return True
+        holder = self.r.get(key)
+        return holder is not None and holder.decode() == token
+
+    def state_get(self, cluster: str) -> dict[str, Any]:
+        """Everything a pass needs from the previous one, in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.get(self.keys.collector_state(cluster))
+        pipe.get(self.keys.lease_state(cluster))
+        pipe.hget(self.keys.collector_health(), cluster)
+        pipe.hgetall(self.keys.alerts(cluster))
+        state, lease_state, health, alerts = pipe.execute()
+        return {
+            "state": dict(values.loads_cached(("state", cluster), state) or {}),
+            "lease_state": values.loads_cached(("lease", cluster), lease_state),
+            "health": values.loads(health) or {},
+            "alerts": {k.decode(): json.loads(v) for k, v in alerts.items()},
+        }
+
+    def pass_write(
+        self,
+        cluster: str,
+        *,
+        now_ms: int,
+        snapshot: Mapping[str, Any] | None,
+        state: Mapping[str, Any],
+        lease_state: Mapping[str, Any] | None,
+        lease_events: Mapping[str, list[dict[str, Any]]],
+        points: Mapping[str, Sequence[tuple[str, str, float]]],
+        health: Mapping[str, Any],
+        alerts_open: Mapping[str, dict[str, Any]],
+        alerts_resolved: Sequence[dict[str, Any]],
+        slot: int | None,
+        rollups: Mapping[str, int] | None = None,
+    ) -> None:
+        """Write one pass: series points first, then everything else in one MULTI/EXEC.
+
+        ``points`` maps a tier name to (metric, entity, value) triples for this pass.
+        ``rollups`` maps a coarse tier to the bucket (index) that closed with this
+        pass: the raw points of that bucket of every series in ``points["raw"]``
+        become one point of the tier (see :func:`dashboard.store.rollup_value`).
+        A worker killed in between leaves at most this pass's points without its
+        snapshot; the claim is marked done only with the snapshot.
+        A lost connection while writing the points raises
+        :class:`mqcore.errors.ConnectionLostError`.
+        """
+        keys = self.keys
+        timeline_max = int(settings.LEASE_TIMELINE_MAX)
+        history_max = int(settings.ALERT_HISTORY_MAX)
+        snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
+        state_raw = values.dumps(state).encode()
+        lease_raw = values.dumps(lease_state).encode() if lease_state is not None else b""
+        index = bool(rollups) or not self.series.indexed(cluster)
+        lengths = self.series.append(cluster, points, now_ms, index=index)
+        if rollups:
+            raw = points.get("raw") or ()
+            lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
+        pipe = self.r.pipeline(transaction=True)
+        if snapshot_raw is not None:
+            pipe.set(keys.snapshot(cluster), snapshot_raw)
+        pipe.set(keys.collector_state(cluster), state_raw)
+        if lease_state is not None:
+            pipe.set(keys.lease_state(cluster), lease_raw)
+        for topic, events in lease_events.items():
+            if events:
+                key = keys.lease_timeline(cluster, topic)
+                pipe.lpush(key, *[values.dumps(e) for e in events])
+                pipe.ltrim(key, 0, timeline_max - 1)
+        pipe.hset(keys.collector_health(), cluster, values.dumps(health))
+        alerts_key = keys.alerts(cluster)
+        pipe.delete(alerts_key)
+        if alerts_open:
+            pipe.hset(alerts_key, mapping={k: values.dumps(v) for k, v in alerts_open.items()})
+        if alerts_resolved:
+            pipe.lpush(keys.alert_history(cluster), *[values.dumps(a) for a in alerts_resolved])
+            pipe.ltrim(keys.alert_history(cluster), 0, history_max - 1)
+        if slot is not None:
+            pipe.set(keys.slot_claim(cluster, slot), "done", xx=True, keepttl=True)
+        pipe.execute()
+        values.remember(("state", cluster), state_raw, state)
+        if lease_state is not None:
+            values.remember(("lease", cluster), lease_raw, lease_state)
+        trim_over_cap(self.r, lengths, now_ms)
+        forget_vanished(self.r, keys, cluster, now_ms)
+
+    def health_write(self, cluster: str, health: Mapping[str, Any]) -> None:
+        self.r.hset(self.keys.collector_health(), cluster, values.dumps(health))
+
+    def alerts_write(
+        self,
+        cluster: str,
+        alerts_open: Mapping[str, dict[str, Any]],
+        alerts_resolved: Sequence[dict[str, Any]],
+        state: Mapping[str, Any],
+    ) -> None:
+        """Alert state of a failed pass (no snapshot), in one transaction."""
+        keys = self.keys
+        pipe = self.r.pipeline(transaction=True)
+        pipe.delete(keys.alerts(cluster))
+        if alerts_open:
+            pipe.hset(
+                keys.alerts(cluster), mapping={k: values.dumps(v) for k, v in alerts_open.items()}
+            )
+        if alerts_resolved:
+            pipe.lpush(keys.alert_history(cluster), *[values.dumps(a) for a in alerts_resolved])
+            pipe.ltrim(keys.alert_history(cluster), 0, int(settings.ALERT_HISTORY_MAX) - 1)
+        pipe.set(keys.collector_state(cluster), values.dumps(state))
+        pipe.execute()

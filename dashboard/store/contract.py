@@ -1,0 +1,55 @@
+"""The read contract pages code against: the console store of the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dashboard.clusters import cluster_names, console_keys, console_redis
+from dashboard.store.console import ConsoleStore
+
+__all__ = [
+    "alerts_list",
+    "collector_health_get",
+    "default_store",
+    "lease_timeline_get",
+    "series_get",
+    "series_many",
+    "snapshot_get",
+]
+
+
+def default_store() -> ConsoleStore:
+    """The store at ``CONSOLE_REDIS_URL`` under ``CONSOLE_KEY_PREFIX``."""
+    return ConsoleStore(console_redis(), console_keys())
+
+
+def snapshot_get(cluster: str) -> dict[str, Any] | None:
+    return default_store().snapshot_get(cluster)
+
+
+def series_get(
+    cluster: str, metric: str, entity: str, *, since_ms: int, until_ms: int | None = None
+) -> list[tuple[int, float]]:
+    return default_store().series_get(cluster, metric, entity, since_ms=since_ms, until_ms=until_ms)
+
+
+def series_many(
+    cluster: str, metric: str, entities: Sequence[str], *, since_ms: int
+) -> dict[str, list[tuple[int, float]]]:
+    return default_store().series_many(cluster, metric, entities, since_ms=since_ms)
+
+
+def lease_timeline_get(cluster: str, topic: str, *, limit: int = 200) -> list[dict[str, Any]]:
+    return default_store().lease_timeline_get(cluster, topic, limit=limit)
+
+
+def collector_health_get() -> dict[str, dict[str, Any]]:
+    return default_store().collector_health_get()
+
+
+def alerts_list(
+    cluster: str | None = None, *, include_resolved: bool = False
+) -> list[dict[str, Any]]:
+    clusters = [cluster] if cluster is not None else cluster_names()
+    return default_store().alerts_list(clusters, include_resolved=include_resolved)

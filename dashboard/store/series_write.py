@@ -1,0 +1,239 @@
+"""Writing series points: this pass's APPENDs, the series index and bucket roll-ups.
+
+Points go out through ``dashboard/scripts/append_points.lua``: one call APPENDs
+one packed point to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND`
+series and answers their new lengths, which tell the caller the series that
+outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
+The series index (a sorted set of ``metric<US>entity`` scored by the last write)
+is refreshed in ZADDs of at most as many members; it lets series of vanished
+entities be deleted (:func:`dashboard.store.retention.forget_vanished`).
+A roll-up reads the raw tails it needs through ``dashboard/scripts/tail_points.lua``,
+as many series per call.
+"""
+
+from __future__ import annotations
+
+import struct
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from dashboard.store.batches import (
+    BULK_PER_EXECUTE,
+    WHAT,
+    Command,
+    chunks,
+    run_batched,
+)
+from dashboard.store.points import (
+    Tier,
+    decode_points,
+    pack_point,
+    point_struct,
+    rollup_value,
+    tier_limits,
+    tiers,
+)
+from mqcore.boundary import redis_errors
+from mqcore.keys import ConsoleKeys
+
+__all__ = ["Lengths", "SeriesWriter", "index_entry", "index_member"]
+
+_SCRIPTS = Path(__file__).parent.parent / "scripts"
+APPEND_LUA = (_SCRIPTS / "append_points.lua").read_text()
+TAIL_LUA = (_SCRIPTS / "tail_points.lua").read_text()
+_SEP = "\x1f"
+_KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier)
+
+# series key -> (bytes after this pass, tier, point format), for the series near their cap
+Lengths = dict[str, tuple[int, Tier, struct.Struct]]
+
+# per store client and key prefix: series key strings per (cluster, tier), clusters indexed
+_CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[Any, Any], set[str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def index_member(metric: str, entity: str) -> str:
+    """The series index member of (metric, entity)."""
+    return f"{metric}{_SEP}{entity}"
+
+
+def index_entry(member: bytes) -> tuple[str, str]:
+    """(metric, entity) of a series index member."""
+    metric, entity = member.decode().split(_SEP, 1)
+    return metric, entity
+
+
+class SeriesWriter:
+    """Appends points to the series of one store client and key prefix."""
+
+    def __init__(self, client: redis.Redis, keys: ConsoleKeys) -> None:
+        self.r = client
+        self.keys = keys
+        self._append_sha: str = client.register_script(APPEND_LUA).sha
+        self._tail_sha: str = client.register_script(TAIL_LUA).sha
+        # per client, not per writer: the collector makes a store per pass
+        per_client = _CLIENT_CACHES.get(client)
+        if per_client is None:
+            per_client = _CLIENT_CACHES[client] = {}
+        caches = per_client.setdefault(keys.prefix, ({}, set()))
+        self._series_keys: dict[tuple[str, str], dict[tuple[str, str], str]] = caches[0]
+        self._indexed: set[str] = caches[1]  # clusters whose series index was refreshed
+
+    def indexed(self, cluster: str) -> bool:
+        """Whether this process already refreshed the series index of ``cluster``."""
+        return cluster in self._indexed
+
+    def series_key(self, cluster: str, tier: str, metric: str, entity: str) -> str:
+        cache = self._series_keys.setdefault((cluster, tier), {})
+        key = cache.get((metric, entity))
+        if key is None:
+            key = cache[metric, entity] = self.keys.series(cluster, tier, metric, entity)
+        return key
+
+    def append(
+        self,
+        cluster: str,
+        points: Mapping[str, Sequence[tuple[str, str, float]]],
+        now_ms: int,
+        *,
+        index: bool = True,
+    ) -> Lengths:
+        """Append this pass's points (tier name -> (metric, entity, value) triples).
+
+        ``index``: also refresh the series index (last write per metric/entity);
+        once a minute is plenty for a 90-day horizon. NaN and None values are skipped.
+        """
+        tier_map = {t.name: t for t in tiers()}
+        stamp = now_ms // 1000
+        series_keys: list[str] = []
+        series_tiers: list[tuple[Tier, struct.Struct]] = []
+        packed: list[bytes] = []
+        members: list[str] = []
+        formats: dict[str, tuple[struct.Struct, Any]] = {}
+        for tier_name, triples in points.items():
+            tier = tier_map[tier_name]
+            cache = self._series_keys.setdefault((cluster, tier_name), {})
+            if len(cache) > _KEY_CACHE_MAX:
+                cache.clear()
+            for metric, entity, value in triples:
+                if value is None or value != value:  # NaN
+                    continue
+                fmt = formats.get(metric)
+                if fmt is None:
+                    point = point_struct(metric)
+                    fmt = formats[metric] = (point, point.pack)
+                key = cache.get((metric, entity))
+                if key is None:
+                    key = cache[metric, entity] = self.keys.series(
+                        cluster, tier_name, metric, entity
+                    )
+                series_keys.append(key)
+                series_tiers.append((tier, fmt[0]))
+                try:
+                    packed.append(fmt[1](stamp, value))
+                except (OverflowError, struct.error):
+                    packed.append(pack_point(fmt[0], stamp, float(value)))
+                if index:
+                    members.append(index_member(metric, entity))
+        lengths = self._write(cluster, series_keys, series_tiers, packed, members, now_ms)
+        if index:
+            self._indexed.add(cluster)
+        return lengths
+
+    def rollup(
+        self, cluster: str, series: Sequence[tuple[str, str]], closed: Mapping[str, int]
+    ) -> Lengths:
+        """One point per series for each closed bucket (tier -> bucket index), from the
+        raw points inside it."""
+        tier_map = {t.name: t for t in tiers()}
+        interval = max(1, int(settings.COLLECT_INTERVAL_S))
+        series = list(dict.fromkeys(series))
+        if not series:
+            return {}
+        longest = max(tier_map[name].bucket_s for name in closed)
+        n = longest // interval + 2  # raw points that can fall into the longest bucket
+        raw_keys = [self.series_key(cluster, "raw", m, e) for m, e in series]
+        starts = [-n * point_struct(m).size for m, _ in series]
+        cmds: list[Command] = [
+            ("EVALSHA", self._tail_sha, len(keys), *keys, *args)
+            for keys, args in zip(chunks(raw_keys), chunks(starts), strict=True)
+        ]
+        tails = [tail for reply in self._run(cmds) for tail in reply]
+        series_keys: list[str] = []
+        series_tiers: list[tuple[Tier, struct.Struct]] = []
+        packed: list[bytes] = []
+        for name, bucket in closed.items():
+            tier = tier_map[name]
+            lo, hi = bucket * tier.bucket_s * 1000, (bucket + 1) * tier.bucket_s * 1000
+            for (metric, entity), tail in zip(series, tails, strict=True):
+                if not tail:
+                    continue
+                point = point_struct(metric)
+                values = [v for t, v in decode_points(tail, point) if lo <= t < hi]
+                if values:
+                    series_keys.append(self.series_key(cluster, name, metric, entity))
+                    series_tiers.append((tier, point))
+                    packed.append(pack_point(point, lo // 1000, rollup_value(metric, values)))
+        return self._write(cluster, series_keys, series_tiers, packed, [], 0)
+
+    def _write(
+        self,
+        cluster: str,
+        series_keys: list[str],
+        series_tiers: list[tuple[Tier, struct.Struct]],
+        packed: list[bytes],
+        members: list[str],
+        now_ms: int,
+    ) -> Lengths:
+        """APPEND ``packed[i]`` to ``series_keys[i]`` and index ``members``; the series
+        near their cap."""
+        sha = self._append_sha
+        cmds: list[Command] = [
+            ("EVALSHA", sha, len(keys), *keys, *args)
+            for keys, args in zip(chunks(series_keys), chunks(packed), strict=True)
+        ]
+        appends = len(cmds)
+        index_key = self.keys.series_index(cluster)
+        for part in chunks(list(dict.fromkeys(members))):
+            zadd: list[Any] = ["ZADD", index_key]
+            for member in part:
+                zadd.append(now_ms)
+                zadd.append(member)
+            cmds.append(tuple(zadd))
+        if not cmds:
+            return {}
+        replies = self._run(cmds)
+        sizes = [n for reply in replies[:appends] for n in reply]
+        if not sizes:
+            return {}
+        # only series near their cap matter to the trim: skip the rest in one C-speed pass
+        floor = min(tier_limits(t, p)[1] for t, p in set(series_tiers))
+        near = [i for i, n in enumerate(sizes) if n >= floor]
+        return {series_keys[i]: (sizes[i], *series_tiers[i]) for i in near}
+
+    def _run(self, cmds: list[Command]) -> list[Any]:
+        """Run the commands, :data:`BULK_PER_EXECUTE` per round trip; scripts the store
+        forgot (restart, flush) are loaded and their calls rerun. Error replies raise."""
+        replies = run_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE)
+        missing = [i for i, reply in enumerate(replies) if _noscript(reply)]
+        if missing:
+            with redis_errors(WHAT):
+                self.r.script_load(APPEND_LUA)
+                self.r.script_load(TAIL_LUA)
+            again = run_batched(self.r, [cmds[i] for i in missing], per_execute=BULK_PER_EXECUTE)
+            for i, reply in zip(missing, again, strict=True):
+                replies[i] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
+
+
+def _noscript(reply: Any) -> bool:
+    return isinstance(reply, redis.exceptions.NoScriptError)

@@ -1,0 +1,91 @@
+"""The console store writes big passes in bounded commands: no ZADD or script call
+carries more than ``MEMBERS_PER_COMMAND`` members, and batched trims keep every series."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+import redis
+from django.test import override_settings
+
+from dashboard import store
+from dashboard.clusters import console_keys, console_redis
+from dashboard.store import POINT, ConsoleStore
+from dashboard.store.batches import BULK_PER_EXECUTE, MEMBERS_PER_COMMAND, chunks
+
+pytestmark = [pytest.mark.redis]
+
+
+@pytest.fixture
+def cs(console_r: redis.Redis) -> ConsoleStore:
+    return ConsoleStore(console_redis(), console_keys())
+
+
+def _pass(cs: ConsoleStore, now_ms: int, triples: list[tuple[str, str, float]]) -> None:
+    cs.pass_write(
+        "big",
+        now_ms=now_ms,
+        snapshot={"taken_at_ms": now_ms, "topics": []},
+        state={},
+        lease_state=None,
+        lease_events={},
+        points={"raw": triples},
+        health={"ok": True},
+        alerts_open={},
+        alerts_resolved=[],
+        slot=None,
+        rollups={"1m": now_ms // 60_000 - 1},  # a roll-up pass also refreshes the index
+    )
+
+
+def _calls(client: redis.Redis, command: str) -> int:
+    stats = client.info("commandstats").get(f"cmdstat_{command}") or {}
+    return int(stats.get("calls") or 0)
+
+
+def test_chunks_never_exceed_the_member_limit() -> None:
+    sizes = [len(part) for part in chunks(list(range(2 * MEMBERS_PER_COMMAND + 1)))]
+    assert sizes == [MEMBERS_PER_COMMAND, MEMBERS_PER_COMMAND, 1]
+    assert list(chunks([])) == []
+
+
+def test_index_of_a_big_pass_goes_out_in_chunks(cs: ConsoleStore, console_r: redis.Redis) -> None:
+    n = 1_200
+    triples = [("lag", f"topic-{i:05d}", float(i)) for i in range(n)]
+    zadd_before = _calls(console_r, "zadd")
+    _pass(cs, int(time.time()) * 1000, triples)
+    zadds = _calls(console_r, "zadd") - zadd_before
+    assert zadds >= math.ceil(n / MEMBERS_PER_COMMAND)  # 1,200 members: 3 ZADDs at least
+    assert console_r.zcard(console_keys().series_index("big")) == n
+    got = store.series_many("big", "lag", ["topic-00000", f"topic-{n - 1:05d}"], since_ms=0)
+    assert [v for _, v in got["topic-00000"]] == [0.0]
+    assert [v for _, v in got[f"topic-{n - 1:05d}"]] == [float(n - 1)]
+
+
+def test_pass_after_script_flush_still_writes(cs: ConsoleStore, console_r: redis.Redis) -> None:
+    now = int(time.time()) * 1000
+    _pass(cs, now - 1000, [("lag", "orders", 1.0)])
+    console_r.script_flush()  # as after a restart of the store
+    _pass(cs, now, [("lag", "orders", 2.0)])
+    assert store.series_get("big", "lag", "orders", since_ms=now - 5000) == [
+        (now - 1000, 1.0),
+        (now, 2.0),
+    ]
+
+
+@override_settings(SERIES_RAW_RETENTION_S=10, COLLECT_INTERVAL_S=1)
+def test_trim_in_batches_keeps_every_series_in_retention(
+    cs: ConsoleStore, console_r: redis.Redis
+) -> None:
+    n = 2 * BULK_PER_EXECUTE + 7  # more series than one trim batch
+    now = int(time.time()) * 1000
+    for k in range(30):
+        triples = [("lag", f"t{i}", float(k)) for i in range(n)]
+        _pass(cs, now - (29 - k) * 1000, triples)
+    for i in range(n):
+        raw = console_r.get(console_keys().series("big", "raw", "lag", f"t{i}"))
+        assert raw is not None
+        assert len(raw) // POINT.size <= 13  # 11 points in retention + slack of 2
+    assert store.series_get("big", "lag", f"t{n - 1}", since_ms=now - 3000)[-1] == (now, 29.0)
