@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mqcore.boundary import translate as translate_redis_error
 from mqcore.clock import iso_now
 from mqcore.codec import parse_headers
 from mqcore.config import RedisClient
@@ -34,18 +33,11 @@ __all__ = [
     "ack",
     "ack_args",
     "dead_letter",
-    "eval_script",
     "retry_item_fields",
     "schedule_retry",
-    "translate_redis_error",
 ]
 
 _ID_CHARS = frozenset("0123456789-")
-
-
-def eval_script(client: RedisClient, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-    """Run a bundled script (see :func:`mqcore.scripts.call_script`)."""
-    return call_script(client, name, keys, args)
 
 
 def _check_id(entry_id: str) -> str:
@@ -124,7 +116,7 @@ def ack(
     script_keys, args = ack_args(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch, delete=delete
     )
-    result = int(eval_script(client, "ack_entries", script_keys, args))
+    result = int(call_script(client, "ack_entries", script_keys, args))
     if result < 0:
         raise _fenced(topic, group, partition, epoch)
     return result
@@ -218,7 +210,7 @@ def schedule_retry(
         item["timestamp"] = iso_now()
     else:
         item.pop("timestamp", None)
-    reply = eval_script(
+    reply = call_script(
         client,
         "schedule_retry",
         [
@@ -265,7 +257,7 @@ def dead_letter(
     :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
     _check_id(entry_id)
-    reply = eval_script(
+    reply = call_script(
         client,
         "dead_letter",
         [

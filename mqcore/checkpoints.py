@@ -23,7 +23,7 @@ from typing import Any
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import validate_name
-from mqcore.scripts import ScriptRegistry
+from mqcore.scripts import call_script
 
 __all__ = [
     "DEFAULT_RETAINED_BATCHES",
@@ -126,7 +126,6 @@ class CheckpointStore:
         self.config = config
         self.keys = config.keys
         self.client = client if client is not None else config.client()
-        self.scripts = ScriptRegistry(self.client)
         self.retained = retained
 
     def _rec_keys(self, pipeline: str, batch_id: int) -> list[str]:
@@ -166,7 +165,7 @@ class CheckpointStore:
             group,
             json.dumps(dict(start_offsets or {})),
         ]
-        reply = self.scripts.get("checkpoint_plan")(keys=keys, args=args)
+        reply = call_script(self.client, "checkpoint_plan", keys, args)
         return PlanOutcome(_s(reply))
 
     def record_restore(
@@ -236,7 +235,7 @@ class CheckpointStore:
             if not 1 <= index <= len(outputs):
                 raise InvalidArgumentError(f"output index {index} out of range")
             args.extend((index, field, int(amount)))
-        done = bool(self.scripts.get("commit_batch")(keys=keys, args=args))
+        done = bool(call_script(self.client, "commit_batch", keys, args))
         if not ack_here:
             self.set_group_position(topic, group, acked_ids)
         if done:
@@ -245,16 +244,17 @@ class CheckpointStore:
 
     def set_group_position(self, topic: str, group: str, acked_ids: Mapping[str, str]) -> None:
         """Move ``group`` to the given ids (idempotent; used on Redis Cluster after commit)."""
-        script = self.scripts.get("set_group_position")
         for part, entry_id in acked_ids.items():
             if entry_id == "0-0":
                 continue
-            script(
-                keys=[
+            call_script(
+                self.client,
+                "set_group_position",
+                [
                     self.keys.partition(topic, int(part)),
                     self.keys.commit_frontier(topic, int(part)),
                 ],
-                args=[group, entry_id],
+                [group, entry_id],
             )
 
     def record_failed(
@@ -269,8 +269,8 @@ class CheckpointStore:
         """Mark a batch failed with a reason (ignored when it completed already)."""
         reason = " ".join(str(reason).split())[:500] or "unknown error"
         args: list[Any] = [int(batch_id), run_id, now_ms or _now_ms(), reason, pipeline]
-        reply = self.scripts.get("checkpoint_fail")(
-            keys=self._rec_keys(pipeline, batch_id), args=args
+        reply = call_script(
+            self.client, "checkpoint_fail", self._rec_keys(pipeline, batch_id), args
         )
         return bool(reply)
 
@@ -284,9 +284,11 @@ class CheckpointStore:
     ) -> bool:
         """Add the listener's duration breakdown to an existing record (never creates one)."""
         total = int(durations.get("triggerExecution", sum(durations.values())))
-        reply = self.scripts.get("checkpoint_progress")(
-            keys=[self.keys.checkpoint(pipeline, batch_id)],
-            args=[json.dumps(dict(durations), sort_keys=True), int(trigger_at_ms), total],
+        reply = call_script(
+            self.client,
+            "checkpoint_progress",
+            [self.keys.checkpoint(pipeline, batch_id)],
+            [json.dumps(dict(durations), sort_keys=True), int(trigger_at_ms), total],
         )
         return bool(reply)
 

@@ -53,8 +53,7 @@ from mqcore.errors import (
 )
 from mqcore.keys import KeySpace
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
-from mqcore.scripts import ScriptRegistry
-from mqcore.snapshot import _raw_capable, _text, run_commands
+from mqcore.scripts import call_script
 
 __all__ = [
     "REPLAY_BATCH",
@@ -130,16 +129,16 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
     return DlqLetter(
         entry_id.decode() if entry_id.__class__ is bytes else str(entry_id),
         partition,
-        _text(get(b"originalMessageId")),
+        decode_text(get(b"originalMessageId")),
         _num(get(b"retryCount"), 0),
         _num(get(b"maxRetries"), 3),
-        _text(get(b"failedAt")),
-        _text(get(b"timestamp")),
-        _text(key) if key else headers.get("key") or None,
+        decode_text(get(b"failedAt")),
+        decode_text(get(b"timestamp")),
+        decode_text(key) if key else headers.get("key") or None,
         text,
         binary,
         headers,
-        _text(get(b"originalTopic")),
+        decode_text(get(b"originalTopic")),
     )
 
 
@@ -269,10 +268,8 @@ class DeadLetters:
         self.config = config
         self.keys: KeySpace = config.keys
         self.client: RedisClient = client if client is not None else config.client()
-        self._scripts = ScriptRegistry(self.client)
         self._counts: dict[str, tuple[int, float]] = {}
         self._keys_cache: dict[tuple[str, str, int], list[str]] = {}
-        self._raw: bool | None = None
 
     # --- reading ---------------------------------------------------------------------------
     def _check_topic(self, topic: str) -> None:
@@ -324,14 +321,7 @@ class DeadLetters:
         while len(letters) < limit and scanned < max_scan:
             want = min(chunk, max_scan - scanned)
             with redis_errors(f"read DLQ of {topic}"):
-                [entries] = run_commands(
-                    self.client,
-                    [("XREVRANGE", dlq, hi, lo, "COUNT", want)],
-                    what=f"read DLQ of {topic}",
-                )
-            if isinstance(entries, Exception):
-                with redis_errors(f"read DLQ of {topic}"):
-                    raise entries
+                entries = self.client.xrevrange(dlq, hi, lo, count=want)
             scanned += len(entries)
             for letter in letters_from_entries(entries):
                 last_scanned = letter.id
@@ -576,7 +566,6 @@ class DeadLetters:
             raise UnknownPartitionError(
                 f"topic {target!r} has partitions 0..{count - 1}, not {target_partition}"
             )
-        script = self._scripts.get("replay_letters")
         out: list[ReplayResult] = []
         for start in range(0, len(ids), REPLAY_BATCH):
             chunk = ids[start : start + REPLAY_BATCH]
@@ -593,8 +582,7 @@ class DeadLetters:
                     "1" if dry else "0",
                     *chunk,
                 ]
-                with redis_errors(f"replay letters of {topic}"):
-                    reply = self._call(script, keys, args)
+                reply = call_script(self.client, "replay_letters", keys, args)
                 if reply and reply[0] == b"stale":
                     count = self._target_count(target, refresh=True)
                     continue
@@ -603,22 +591,6 @@ class DeadLetters:
             else:
                 raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
         return out
-
-    def _call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        """EVALSHA the script: straight over RESP on a plain client (no redis-py
-        command machinery: a single replay is mostly that), else redis-py's Script."""
-        if self._raw is None:
-            self._raw = _raw_capable(self.client)
-        if not self._raw:
-            return script(keys=keys, args=args)
-        cmd = ("EVALSHA", script.sha, len(keys), *keys, *args)
-        [reply] = run_commands(self.client, [cmd], what="replay letters")
-        if isinstance(reply, redis.ResponseError) and "NOSCRIPT" in str(reply):
-            self.client.script_load(script.script)  # not run: safe to send again
-            [reply] = run_commands(self.client, [cmd], what="replay letters")
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
 
     # --- deleting ----------------------------------------------------------------------------
     def delete(self, topic: str, dlq_id: str) -> bool:

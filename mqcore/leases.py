@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import redis
 
-from mqcore.acks import eval_script, translate_redis_error
+from mqcore.boundary import translate
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace, validate_name
+from mqcore.scripts import call_script
 
 __all__ = ["Lease", "LeaseManager"]
 
@@ -77,7 +78,7 @@ class LeaseManager:
     def acquire(self, partition: int) -> Lease | None:
         """Take the partition if it is free (or already ours); None when another holds it."""
         started = _now_ms()
-        reply = eval_script(
+        reply = call_script(
             self.client, "acquire_lease", self._keys(partition), [self.owner, str(self.ttl_ms)]
         )
         if int(reply[0]) == 0:
@@ -92,7 +93,7 @@ class LeaseManager:
         Lost means expired, taken by another consumer, or its epoch moved on; the
         caller must stop processing the partition then.
         """
-        reply = eval_script(
+        reply = call_script(
             self.client,
             "renew_lease",
             self._keys(lease.partition),
@@ -102,7 +103,7 @@ class LeaseManager:
 
     def release(self, lease: Lease) -> None:
         """Give the partition up (only if still ours at the same epoch)."""
-        eval_script(
+        call_script(
             self.client,
             "release_lease",
             self._keys(lease.partition),
@@ -119,6 +120,6 @@ class LeaseManager:
             pipe.get(epoch_key)
             owner, pttl, epoch = pipe.execute()
         except redis.RedisError as exc:
-            raise translate_redis_error(exc, "lease read") from exc
+            raise translate(exc, "lease read") from exc
         name = owner.decode("utf-8", errors="replace") if isinstance(owner, bytes) else owner
         return name, int(pttl), int(epoch or 0)

@@ -25,13 +25,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import redis
-
-from mqcore.boundary import redis_errors
+from mqcore.boundary import redis_errors, translate
 from mqcore.clock import iso_now
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
-    ConnectionLostError,
     InvalidArgumentError,
     MQError,
     PayloadTooLargeError,
@@ -47,7 +44,7 @@ from mqcore.payloads import (
     STORAGE_TYPE_HASH,
     encode_stored_payload,
 )
-from mqcore.scripts import ScriptRegistry
+from mqcore.scripts import script_for
 
 __all__ = ["OutgoingMessage", "Producer", "SendResult"]
 
@@ -101,7 +98,6 @@ class Producer:
         self.metrics = metrics
         self.max_retries = max_retries
         self._partitioner = Partitioner(self.client, self.keys, cache_ttl_s=cache_ttl_s)
-        self._scripts = ScriptRegistry(self.client)
         self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else None
         self._max_payload = config.max_payload_bytes
         self._inline = config.inline_payload_bytes
@@ -307,7 +303,7 @@ class Producer:
         args = plan.args if nomkstream else [a for a in plan.args if a != "NOMKSTREAM"]
         if plan.stored_payload is None:
             return client.execute_command(*args)
-        script = self._scripts.get("add_entry_with_payload")
+        script = script_for(self.client, "add_entry_with_payload")
         first_field = args.index("*") + 1
         return script(
             keys=[args[1], plan.payload_key, plan.payload_index],
@@ -372,6 +368,4 @@ class Producer:
 def _translate(exc: Exception, what: str) -> MQError:
     if isinstance(exc, UnicodeEncodeError):
         return InvalidArgumentError(f"{what}: payload is not valid text: {exc}")
-    if isinstance(exc, redis.TimeoutError | redis.ConnectionError | TimeoutError | ConnectionError):
-        return ConnectionLostError(f"{what}: Redis unreachable or timed out ({exc})")
-    return MQError(f"{what}: Redis error: {exc}")
+    return translate(exc, what)

@@ -28,7 +28,7 @@ from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
-from mqcore.scripts import ScriptRegistry
+from mqcore.scripts import call_script
 from mqcore.topics import parse_partition_count
 
 __all__ = ["DIRECT_READD_MS", "MoveStats", "RetryMover", "RetryPolicy"]
@@ -101,7 +101,6 @@ class RetryMover:
         self.keys = config.keys
         self.client = client if client is not None else config.client()
         self.batch = batch
-        self._scripts = ScriptRegistry(self.client)
         self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else 0
         self.last: MoveStats = MoveStats(0, 0, 0)
 
@@ -144,7 +143,7 @@ class RetryMover:
             if len(keys) == 1:
                 self.last = MoveStats(0, 0, skipped)
                 return self.last
-            reply = self._scripts.get("move_retries")(keys=keys, args=args)
+            reply = call_script(self.client, "move_retries", keys, args)
         self.last = MoveStats(int(reply[0]), int(reply[1]), skipped)
         return self.last
 

@@ -18,10 +18,9 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
 
 The pass builds plain dicts (the JSON form of :class:`~mqcore.models.ClusterSnapshot`,
 field for field) that the console stores as they are; :func:`snapshot_from_dict`
-turns them into the dataclasses. On a plain (non-cluster) client with
-hiredis the commands are packed and their replies parsed straight from the
-socket (redis-py's per-command machinery costs more than Redis does here); any
-other client goes through an ordinary redis-py pipeline. Both give the same result.
+turns them into the dataclasses. The commands go through :class:`mqcore.wire.Wire`
+(packed on one connection on a plain client, an ordinary pipeline otherwise);
+both give the same result.
 
 A topic whose commands fail gets its ``error`` set; the others are unaffected.
 """
@@ -34,13 +33,12 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
 
 from mqcore import lag as lagmath
-from mqcore.boundary import redis_errors
-from mqcore.codec import partition_count_from_meta
+from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.models import (
     ClusterSnapshot,
     ConsumerInfo,
@@ -51,12 +49,7 @@ from mqcore.models import (
     RetryBacklog,
     TopicSnapshot,
 )
-
-hiredis: Any
-try:  # redis-py's optional C parser; without it the pipeline path is used
-    import hiredis
-except ImportError:  # pragma: no cover - pinned in this project
-    hiredis = None
+from mqcore.wire import Command, Wire
 
 if TYPE_CHECKING:
     from mqcore.config import MQConfig
@@ -74,18 +67,14 @@ class Admin(Protocol):
 
 
 __all__ = [
-    "SentCommands",
     "consumer_dicts",
     "gc_paused",
-    "run_commands",
-    "send_commands",
     "snapshot_from_dict",
     "take_snapshot",
     "take_snapshot_dict",
 ]
 
-RAW_CHUNK = 10_000  # commands per round trip on the raw path (a few MB of replies at most)
-_Cmd = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
+_Cmd = Command
 # Per client, from the previous pass: stream key -> (fingerprint, last id) and
 # (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
 _CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any], dict[Any, Any]]] = (
@@ -93,235 +82,7 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any], dic
 )
 
 
-# --- running commands -----------------------------------------------------------------------
-
-_STD: dict[str, Callable[[Any, _Cmd], Any]] = {
-    "HGET": lambda p, a: p.hget(a[1], a[2]),
-    "XLEN": lambda p, a: p.xlen(a[1]),
-    "ZCARD": lambda p, a: p.zcard(a[1]),
-    "SMEMBERS": lambda p, a: p.smembers(a[1]),
-    "XINFO": lambda p, a: p.xinfo_groups(a[2]),
-    "XRANGE": lambda p, a: p.xrange(a[1], a[2], a[3], a[5]),
-    "XREVRANGE": lambda p, a: p.xrevrange(a[1], a[2], a[3], a[5]),
-    "XPENDING": lambda p, a: p.xpending_range(a[1], a[2], a[3], a[4], a[5]),
-    "MGET": lambda p, a: p.mget(list(a[1:])),
-    "GET": lambda p, a: p.get(a[1]),
-    "PTTL": lambda p, a: p.pttl(a[1]),
-    "HGETALL": lambda p, a: p.hgetall(a[1]),
-    "ZRANGE": lambda p, a: p.zrange(a[1], a[2], a[3], withscores=True),
-    "ZRANGEBYSCORE": lambda p, a: p.zrangebyscore(
-        a[1], a[2], a[3], start=a[6], num=a[7], withscores=True
-    ),
-}
-
-
-def _raw_capable(client: Any) -> bool:
-    """A plain client without client-side caching: safe to talk RESP (2 or 3) directly."""
-    if hiredis is None or not isinstance(client, redis.Redis):
-        return False
-    pool = getattr(client, "connection_pool", None)
-    return pool is not None and getattr(pool, "cache", None) is None
-
-
-class _Runner:
-    """Runs commands ``batch`` per round trip; replies come back raw (RESP2 shapes), or
-    as redis-py parses them on the pipeline path; errors stay in the list as exceptions."""
-
-    def __init__(self, client: Any, batch: int, what: str = "snapshot") -> None:
-        self.what = what
-        self.client = client
-        self.batch = max(1, batch)
-        self.commands = 0
-        self.raw = _raw_capable(client)
-
-    def run(self, cmds: list[_Cmd]) -> list[Any]:
-        out: list[Any] = []
-        # raw path: Redis never stops reading while its replies wait for us, so a
-        # whole phase (up to RAW_CHUNK commands) goes out at once and the replies
-        # are parsed while Redis still works on the rest: one round trip per phase
-        step = max(self.batch, RAW_CHUNK) if self.raw else self.batch
-        for start in range(0, len(cmds), step):
-            chunk = cmds[start : start + step]
-            with redis_errors(self.what):
-                replies = self._raw(chunk) if self.raw else self._pipeline(chunk)
-            for reply in replies:
-                if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                    with redis_errors(self.what):
-                        raise reply
-            out.extend(replies)
-            self.commands += len(chunk)
-        return out
-
-    def _pipeline(self, chunk: list[_Cmd]) -> list[Any]:
-        pipe = self.client.pipeline(transaction=False)
-        for cmd in chunk:
-            typed = _STD.get(cmd[0])
-            if typed is not None:
-                typed(pipe, cmd)
-            else:
-                pipe.execute_command(*cmd)
-        replies: list[Any] = pipe.execute(raise_on_error=False)
-        return replies
-
-    def _raw(self, chunk: list[_Cmd]) -> list[Any]:
-        client = self.client
-        own = client.connection is None  # single_connection_client keeps its connection
-        conn = client.connection_pool.get_connection() if own else client.connection
-        try:
-            if conn._sock is None:
-                conn.connect()
-            conn.check_health()
-            pack = hiredis.pack_command
-            payload = b"".join([pack(cmd) for cmd in chunk])
-            return _exchange(conn, payload, len(chunk))
-        finally:
-            if own:
-                client.connection_pool.release(conn)
-
-
-def run_commands(
-    client: Any, cmds: list[_Cmd], batch: int = 1000, *, what: str = "redis commands"
-) -> list[Any]:
-    """Send raw commands (``("APPEND", key, value)`` ...) ``batch`` per round trip.
-
-    Replies as Redis sends them (errors as exception instances in the list);
-    on a plain client the cheap hiredis path of the snapshot is used.
-    Connection errors and timeouts raise ConnectionLostError naming ``what``.
-    """
-    return _Runner(client, batch, what).run(cmds)
-
-
-def _exchange(conn: Any, payload: bytes, count: int) -> list[Any]:
-    """Send packed commands on ``conn`` and read exactly ``count`` replies."""
-    _send(conn, payload)
-    return _read(conn, count)
-
-
-def _send(conn: Any, payload: bytes) -> None:
-    try:
-        conn._sock.sendall(payload)
-    except BaseException as exc:
-        _fail(conn, exc)
-
-
-def _read(conn: Any, count: int) -> list[Any]:
-    """Read exactly ``count`` replies (RESP2 or 3) from ``conn``'s socket."""
-    sock = conn._sock
-    reader = hiredis.Reader(protocolError=redis.InvalidResponse, replyError=redis.ResponseError)
-    out: list[Any] = []
-    append, gets, feed = out.append, reader.gets, reader.feed
-    buf = bytearray(1 << 15)
-    try:
-        while len(out) < count:
-            reply = gets()
-            if reply is False:
-                got = sock.recv_into(buf)
-                if not got:
-                    raise redis.ConnectionError("Connection closed by server.")
-                feed(buf, 0, got)
-            else:
-                append(reply)
-    except BaseException as exc:
-        _fail(conn, exc)
-    if conn.health_check_interval:
-        conn.next_health_check = time.monotonic() + conn.health_check_interval
-    return out
-
-
-def _fail(conn: Any, exc: BaseException) -> NoReturn:
-    """Drop the connection (replies may be pending on it) and raise as redis-py would."""
-    conn.disconnect()
-    if isinstance(exc, TimeoutError):  # socket.timeout
-        raise redis.TimeoutError(f"Timeout talking to Redis: {exc}") from exc
-    if isinstance(exc, OSError):
-        raise redis.ConnectionError(f"Error talking to Redis: {exc}") from exc
-    raise exc
-
-
-class SentCommands:
-    """Commands already sent (:func:`send_commands`); :meth:`result` reads their replies.
-
-    Lets the caller work while Redis executes them. Call :meth:`result` or
-    :meth:`abandon` exactly once (the connection is held until then).
-    """
-
-    def __init__(self, runner: _Runner, cmds: list[_Cmd]) -> None:
-        self._runner = runner
-        self._cmds = cmds
-        self._conn: Any = None
-        self._replies: list[Any] | None = None
-        client = runner.client
-        if not runner.raw or not cmds:
-            self._replies = runner.run(cmds)
-            return
-        self._own = client.connection is None
-        conn = client.connection_pool.get_connection() if self._own else client.connection
-        try:
-            with redis_errors(runner.what):
-                if conn._sock is None:
-                    conn.connect()
-                conn.check_health()
-                pack = hiredis.pack_command
-                _send(conn, b"".join([pack(cmd) for cmd in cmds]))
-        except BaseException:
-            self._release(conn)
-            raise
-        self._conn = conn
-        runner.commands += len(cmds)
-
-    def _release(self, conn: Any) -> None:
-        if self._own:
-            self._runner.client.connection_pool.release(conn)
-
-    def result(self) -> list[Any]:
-        if self._replies is not None:
-            return self._replies
-        conn, self._conn = self._conn, None
-        if conn is None:
-            raise RuntimeError("replies already read or abandoned")
-        try:
-            with redis_errors(self._runner.what):
-                replies = _read(conn, len(self._cmds))
-        finally:
-            self._release(conn)
-        for reply in replies:
-            if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                with redis_errors(self._runner.what):
-                    raise reply
-        self._replies = replies
-        return replies
-
-    def abandon(self) -> None:
-        """Forget the replies: the connection is closed (they would poison it)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.disconnect()
-            self._release(conn)
-
-
-def send_commands(client: Any, cmds: list[_Cmd], *, what: str = "redis commands") -> SentCommands:
-    """Send ``cmds`` now (one write), read the replies later with ``.result()``.
-
-    Same replies as :func:`run_commands`; on a client without the raw path the
-    commands simply run at once.
-    """
-    return SentCommands(_Runner(client, len(cmds) or 1, what), cmds)
-
-
 # --- reply shapes (raw RESP2 or redis-py parsed) --------------------------------------------
-
-
-def _text(raw: Any) -> str:
-    if raw.__class__ is bytes:
-        try:
-            return str(raw.decode())
-        except UnicodeDecodeError:
-            return str(raw.decode("utf-8", "replace"))
-    return "" if raw is None else str(raw)
-
-
-def _opt_int(raw: Any) -> int | None:
-    return None if raw is None else int(raw)
 
 
 def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
@@ -342,12 +103,12 @@ def _groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
         n_pending = int(pending or 0)
         n_read: int | None = read if read is None or read.__class__ is int else int(read)
         n_lag: int | None = lag if lag is None or lag.__class__ is int else int(lag)
-        out.append((_text(name), n_pending, _text(last), n_read, n_lag))
+        out.append((decode_text(name), n_pending, decode_text(last), n_read, n_lag))
     return out
 
 
 def _entry_id(entry: Any) -> str:
-    return _text(entry[0])
+    return decode_text(entry[0])
 
 
 def _pending_idle(reply: Any) -> int | None:
@@ -424,7 +185,7 @@ def _take_snapshot_dict(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     keys, client = admin.keys, admin.client
-    runner = _Runner(client, batch)
+    runner = Wire(client, batch)
     now = int(time.time() * 1000)
     names = sorted(set(topics)) if topics is not None else admin.topics()
     n_topics = len(names)
@@ -441,7 +202,7 @@ def _take_snapshot_dict(
     counts = [partition_count_from_meta(_ok(r1[3 * t], errors, t)) for t in range(n_topics)]
     dlq_len = [int(_ok(r1[3 * t + 1], errors, t, 0) or 0) for t in range(n_topics)]
     retry_n = [int(_ok(r1[3 * t + 2], errors, t, 0) or 0) for t in range(n_topics)]
-    pipeline_names = sorted(_text(x) for x in (_ok(r1[-1], {}, -1) or []))
+    pipeline_names = sorted(decode_text(x) for x in (_ok(r1[-1], {}, -1) or []))
 
     # 2. per partition
     streams = [[keys.partition(name, p) for p in range(counts[t])] for t, name in enumerate(names)]
@@ -589,7 +350,9 @@ def _take_snapshot_dict(
     pipelines = []
     for k, n in enumerate(pipeline_names):
         meta = _hash(_ok(r2[meta_at + k], {}, -1, {}))
-        pipelines.append({"pipeline": n, **{_text(a): _text(b) for a, b in meta.items()}})
+        pipelines.append(
+            {"pipeline": n, **{decode_text(a): decode_text(b) for a, b in meta.items()}}
+        )
     return {
         "taken_at_ms": now,
         "topics": out,
@@ -698,7 +461,7 @@ def _topic(
             if ttl.__class__ is not int:
                 ttl = _ok(ttl, errors, t, -2)
             if owner is not None and ttl.__class__ is int and ttl != -2:
-                owner_s = _text(owner)
+                owner_s = decode_text(owner)
                 leases.append(
                     {
                         "group": gname,
@@ -778,7 +541,7 @@ def lease_dict(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> 
     return {
         "group": group,
         "partition": partition,
-        "owner": _text(owner) if alive else None,
+        "owner": decode_text(owner) if alive else None,
         "ttl_ms": int(ttl) if alive and ttl >= 0 else None,
         "epoch": epoch_n,
     }
@@ -795,7 +558,7 @@ def consumer_dicts(
         except (ValueError, UnicodeDecodeError):
             continue
         if isinstance(data, dict):
-            hb[_text(name)] = data
+            hb[decode_text(name)] = data
     out = []
     for name in sorted(set(stats) | set(hb)):
         s = stats.get(name, {"pending": 0, "idle": -1})

@@ -21,7 +21,7 @@ from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.keys import validate_name
 from mqcore.models import TopicInfo
-from mqcore.scripts import ScriptRegistry
+from mqcore.scripts import call_script
 
 __all__ = ["DEFAULT_GROUP", "DLQ_GROUP", "MAX_PARTITIONS", "Topics", "parse_partition_count"]
 
@@ -72,7 +72,6 @@ class Topics:
         self.config = config
         self.keys = config.keys
         self.client = client if client is not None else config.client()
-        self._scripts = ScriptRegistry(self.client)
 
     # --- create / grow ------------------------------------------------------
     def create(
@@ -113,10 +112,11 @@ class Topics:
     def _apply(self, topic: str, partitions: int, groups: list[str], start_id: str) -> int:
         keys = [self.keys.meta(topic), self.keys.partitions_set(topic)]
         keys += [self.keys.partition(topic, i) for i in range(partitions)]
-        script = self._scripts.get("create_topic")
         with redis_errors(f"create topic {topic!r}"):
             try:
-                reply = script(keys=keys, args=[partitions, start_id, *groups])
+                reply = call_script(
+                    self.client, "create_topic", keys, [partitions, start_id, *groups]
+                )
             except Exception as exc:
                 message = str(exc)
                 if "SHRINK" in message:

@@ -20,7 +20,7 @@ from redis.commands.core import Script
 
 from mqcore.boundary import redis_errors
 
-__all__ = ["ScriptRegistry", "call_script", "lua_source", "script_for"]
+__all__ = ["call_script", "lua_source", "script_for"]
 
 _SCRIPTS: weakref.WeakKeyDictionary[Any, dict[str, Script]] = weakref.WeakKeyDictionary()
 
@@ -62,13 +62,3 @@ def call_script(
         return pipe.evalsha(script.sha, len(keys), *keys, *args)
     with redis_errors(f"script {name}"):
         return script(keys=list(keys), args=list(args))
-
-
-class ScriptRegistry:
-    """Deprecated shim over :func:`script_for` while call sites move to typed wrappers."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-
-    def get(self, name: str) -> Script:
-        return script_for(self._client, name)

@@ -9,15 +9,18 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from typing import Any
 
 import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from mqcore import retry as retry_module
 from mqcore.config import MQConfig
 from mqcore.errors import ConnectionLostError
 from mqcore.retry import RetryMover
+from mqcore.scripts import call_script, lua_source
 from mqcore.topics import Topics
 from tests.integration.retry_items import schedule
 
@@ -86,23 +89,22 @@ def test_client_timeout_during_evalsha_then_retry(mq_config: MQConfig, r: redis.
         schedule(r, mq_config.keys, "orders", i % 2, f"m{i}", due_ms=now - 100)
     impatient = mq_config.with_(socket_timeout=0.2, client_options={"retry": Retry(NoBackoff(), 0)})
     mover = RetryMover(impatient, batch=100)
-    real_script = mover._scripts.get("move_retries")
-    r.script_load(real_script.script)  # so the late EVALSHA really runs
+    r.script_load(lua_source("move_retries"))  # so the late EVALSHA really runs
     blocker = redis.Redis.from_url(mq_config.url, socket_timeout=10)
     busy = threading.Thread(target=blocker.eval, args=(BUSY_LUA, 0, 600_000))
 
-    def slow_script(**kwargs: object) -> object:
+    def slow_call(*args: Any, **kwargs: Any) -> Any:
         # Redis is busy when the EVALSHA arrives: the client gives up, Redis runs it later.
         busy.start()
         time.sleep(0.05)
-        return real_script(**kwargs)
+        return call_script(*args, **kwargs)
 
-    mover._scripts._scripts["move_retries"] = slow_script  # type: ignore[assignment]
-    with pytest.raises(ConnectionLostError):
-        mover.move_due("orders")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(retry_module, "call_script", slow_call)
+        with pytest.raises(ConnectionLostError):
+            mover.move_due("orders")
     busy.join(10)
     blocker.close()
-    mover._scripts._scripts["move_retries"] = real_script
     # Redis ran the abandoned call after the busy script: the items have already moved.
     late_ran = r.zcard(mq_config.keys.retry_zset("orders")) == 0
     # The caller retries (a fresh connection); whatever ran before must not be re-added.

@@ -1,0 +1,113 @@
+"""Batched reads for the collector's snapshot, on redis-py's public connection API.
+
+A snapshot sends tens of thousands of small read commands. redis-py's pipeline
+builds a command object, a callback and a parsed reply per command, which costs
+more than Redis spends on them. On a plain client the :class:`Wire` instead packs
+a whole phase with ``Connection.pack_commands``, sends it with
+``send_packed_command`` on one pooled connection and reads the replies with
+``read_response`` (hiredis parses them): replies come back as Redis sends them,
+without response callbacks, and an error reply stays in the list as an
+exception. Redis keeps reading while its replies wait, so up to ``WIRE_CHUNK``
+commands go out per round trip.
+
+Any other client (Redis Cluster, a client with client-side caching) goes through
+an ordinary non-transactional pipeline, ``batch`` commands per round trip, with
+the typed redis-py method of each command; its replies are redis-py's parsed
+shapes. The snapshot reads both shapes (see the contract test).
+
+Connection errors and timeouts raise ``ConnectionLostError`` naming ``what``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from mqcore.boundary import redis_errors
+
+__all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
+
+WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
+Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
+
+_TYPED: dict[str, Callable[[Any, Command], Any]] = {
+    "HGET": lambda p, a: p.hget(a[1], a[2]),
+    "XLEN": lambda p, a: p.xlen(a[1]),
+    "ZCARD": lambda p, a: p.zcard(a[1]),
+    "SMEMBERS": lambda p, a: p.smembers(a[1]),
+    "XINFO": lambda p, a: p.xinfo_groups(a[2]),
+    "XRANGE": lambda p, a: p.xrange(a[1], a[2], a[3], a[5]),
+    "XREVRANGE": lambda p, a: p.xrevrange(a[1], a[2], a[3], a[5]),
+    "XPENDING": lambda p, a: p.xpending_range(a[1], a[2], a[3], a[4], a[5]),
+    "MGET": lambda p, a: p.mget(list(a[1:])),
+    "GET": lambda p, a: p.get(a[1]),
+    "PTTL": lambda p, a: p.pttl(a[1]),
+    "HGETALL": lambda p, a: p.hgetall(a[1]),
+    "ZRANGE": lambda p, a: p.zrange(a[1], a[2], a[3], withscores=True),
+    "ZRANGEBYSCORE": lambda p, a: p.zrangebyscore(
+        a[1], a[2], a[3], start=a[6], num=a[7], withscores=True
+    ),
+}
+
+
+def wire_capable(client: Any) -> bool:
+    """A plain client without client-side caching (no push messages between replies)."""
+    return isinstance(client, redis.Redis) and client.get_cache() is None
+
+
+class Wire:
+    """Runs commands in round trips; counts what it sent in ``commands``."""
+
+    def __init__(self, client: Any, batch: int, what: str = "snapshot") -> None:
+        self.client = client
+        self.batch = max(1, batch)
+        self.what = what
+        self.commands = 0
+        self.direct = wire_capable(client)
+
+    def run(self, cmds: list[Command]) -> list[Any]:
+        out: list[Any] = []
+        step = max(self.batch, WIRE_CHUNK) if self.direct else self.batch
+        for start in range(0, len(cmds), step):
+            chunk = cmds[start : start + step]
+            with redis_errors(self.what):
+                replies = self._direct(chunk) if self.direct else self._pipeline(chunk)
+            for reply in replies:
+                if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
+                    with redis_errors(self.what):
+                        raise reply
+            out.extend(replies)
+            self.commands += len(chunk)
+        return out
+
+    def _pipeline(self, chunk: list[Command]) -> list[Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for cmd in chunk:
+            typed = _TYPED.get(cmd[0])
+            if typed is not None:
+                typed(pipe, cmd)
+            else:
+                pipe.execute_command(*cmd)
+        replies: list[Any] = pipe.execute(raise_on_error=False)
+        return replies
+
+    def _direct(self, chunk: list[Command]) -> list[Any]:
+        client = self.client
+        pool = client.connection_pool
+        own = client.connection is None  # a single_connection_client keeps its connection
+        conn = pool.get_connection() if own else client.connection
+        try:
+            conn.send_packed_command(conn.pack_commands(chunk))
+            out: list[Any] = []
+            append, read = out.append, conn.read_response
+            for _ in range(len(chunk)):
+                try:
+                    append(read(disable_decoding=True))
+                except redis.ResponseError as exc:  # one command failed: the others stand
+                    append(exc)
+            return out
+        finally:
+            if own:
+                pool.release(conn)
