@@ -16,9 +16,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqcore.config import MQConfig
+
+if TYPE_CHECKING:  # the sinks need pyspark; this package must import without it
+    from mqcore.spark.sinks import CrashHook
 
 __all__ = [
     "PROJECT_ROOT",
@@ -116,12 +119,12 @@ class RunOptions:
     run_id: str = ""
     trigger_ms: int = 500
     baseline: bool = False  # at-least-once sink (benchmark only)
+    crash_hook: CrashHook | None = None  # called at the sinks' crash points (fault tests)
 
 
 def spark_session(master: str, app: str) -> Any:
     """A quiet SparkSession whose Python workers use this interpreter and find this code."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ["MQCORE_DRIVER_PGID"] = str(os.getpgrp())  # for sink crash points (tests)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     paths = [str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
@@ -173,9 +176,12 @@ def start(spark: Any, opts: RunOptions) -> Any:
     Topics(config).ensure_group(module.TOPIC, pid)
     run_id = opts.run_id or new_run_id()
     ctx = SinkContext(config, pid, module.TOPIC, pid, opts.sink, run_id)
+    hook = opts.crash_hook
 
     spark.dataSource.register(MQDataSource)
-    spark.dataSource.register(TwoPhaseSinkSource)
+    spark.dataSource.register(
+        TwoPhaseSinkSource.with_crash_hook(hook) if hook else TwoPhaseSinkSource
+    )
     if not any(isinstance(x, CheckpointListener) for x in getattr(spark, "_mq_listeners", [])):
         listener = CheckpointListener(config)
         spark.streams.addListener(listener)
@@ -214,11 +220,12 @@ def start(spark: Any, opts: RunOptions) -> Any:
             .option("run_id", run_id)
         )
     elif opts.sink == "sql":
-        writer = writer.foreachBatch(SqlSink(ctx, opts.database_url or default_database_url()))
+        database_url = opts.database_url or default_database_url()
+        writer = writer.foreachBatch(SqlSink(ctx, database_url, crash_hook=hook))
     elif opts.baseline:
         writer = writer.foreachBatch(AtLeastOnceRedisSink(ctx))
     else:
-        writer = writer.foreachBatch(RedisAtomicSink(ctx))
+        writer = writer.foreachBatch(RedisAtomicSink(ctx, crash_hook=hook))
     log.info("starting pipeline %s (run %s) checkpoint %s", pid, run_id, folder)
     return writer.start()
 

@@ -6,7 +6,6 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
 
@@ -31,20 +30,18 @@ def _int(request: HttpRequest, name: str, default: int | None) -> int | None:
 @api_view("GET")
 def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    config = cluster_config(cluster)
-    rows = sel.pipeline_list(config=config)
+    rows = sel.pipeline_list(cluster=cluster)
     return JsonResponse({"cluster": cluster, "pipelines": rows})
 
 
 @api_view("GET")
 def pipeline_api(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    config = cluster_config(cluster)
     limit = _int(request, "limit", sel.HISTORY_PAGE) or sel.HISTORY_PAGE
     if limit > MAX_LIMIT:
         raise ApiParamError(f"limit must be <= {MAX_LIMIT}")
     before = _int(request, "before", None)
-    data = sel.pipeline_get(config=config, pipeline=name, before=before, limit=limit)
+    data = sel.pipeline_get(cluster=cluster, pipeline=name, before=before, limit=limit)
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return JsonResponse({"cluster": cluster, "pipeline": name, **data})

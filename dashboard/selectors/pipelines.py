@@ -1,9 +1,11 @@
 """Reads for the checkpoints pages, the API and commands (pipelines area).
 
-Everything comes from mqcore: :class:`mqcore.checkpoints.CheckpointStore` for
-records and :class:`mqcore.admin.Admin` for the pipeline group's position per
+Everything comes from mqcore, through the cluster's cached objects in
+:mod:`dashboard.clusters`: :class:`mqcore.checkpoints.CheckpointStore` for
+records, :class:`mqcore.admin.Admin` for the pipeline group's position per
 partition (the sinks move that group, so its lag is the gap between the last
-checkpoint and the partition's last id).
+checkpoint and the partition's last id) and :mod:`mqcore.sinkstate` for what
+the sinks stored (never pyspark: the web process does not need the spark extra).
 """
 
 from __future__ import annotations
@@ -13,10 +15,9 @@ from typing import Any
 
 from django.conf import settings
 
-from mqcore.admin import Admin
-from mqcore.checkpoints import CheckpointStore
-from mqcore.config import MQConfig
+from dashboard import clusters
 from mqcore.errors import MQError
+from mqcore.sinkstate import redis_totals, sql_totals
 
 __all__ = [
     "HISTORY_PAGE",
@@ -46,19 +47,19 @@ def _annotate(summary: dict[str, Any], now_ms: int) -> dict[str, Any]:
     return summary
 
 
-def pipeline_list(*, config: MQConfig) -> list[dict[str, Any]]:
+def pipeline_list(*, cluster: str) -> list[dict[str, Any]]:
     """Every pipeline's summary with ``age_ms`` and ``stale`` (older than the threshold)."""
     now = _now_ms()
-    return [_annotate(s, now) for s in CheckpointStore(config).summaries()]
+    return [_annotate(s, now) for s in clusters.checkpoints(cluster).summaries()]
 
 
-def _partitions(config: MQConfig, summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _partitions(cluster: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
     topic, group = summary.get("topic") or "", summary.get("group") or ""
     offsets: dict[str, str] = summary.get("end_offsets") or {}
     if not topic or not group:
         return []
     try:
-        lags = Admin(config).lag(topic, group)
+        lags = clusters.admin(cluster).lag(topic, group)
     except (MQError, LookupError, ValueError):
         lags = []
     rows = []
@@ -79,10 +80,10 @@ def _partitions(config: MQConfig, summary: dict[str, Any]) -> list[dict[str, Any
 
 
 def pipeline_get(
-    *, config: MQConfig, pipeline: str, before: int | None = None, limit: int = HISTORY_PAGE
+    *, cluster: str, pipeline: str, before: int | None = None, limit: int = HISTORY_PAGE
 ) -> dict[str, Any] | None:
     """Summary, cards, one history page and per-partition gaps; None when unknown."""
-    store = CheckpointStore(config)
+    store = clusters.checkpoints(cluster)
     try:
         summary = store.summary(pipeline)
     except ValueError:
@@ -105,25 +106,20 @@ def pipeline_get(
         "latest_restore": card(summary.get("last_restore_id")),
         "history": history,
         "next_before": history[-1]["batch_id"] if more and history else None,
-        "partitions": _partitions(config, summary),
+        "partitions": _partitions(cluster, summary),
         "now_ms": now,
     }
 
 
 def pipeline_output_get(
-    *, config: MQConfig, name: str, sink: str, database_url: str = ""
+    *, cluster: str, name: str, sink: str, database_url: str = ""
 ) -> dict[str, int]:
     """A pipeline's totals ``{key: total}`` as its sink stored them."""
     import pipelines
 
     pid = pipelines.pipeline_id(name, sink)
     if sink == "sql":
-        from mqcore.spark.sinks import sql_totals
-
         return sql_totals(database_url or pipelines.default_database_url(), pid)
-    client = config.client()
-    try:
-        raw = client.hgetall(config.keys.sink_output(pid, "totals"))
-    finally:
-        client.close()
-    return {k.decode(): int(v) for k, v in raw.items()}
+    return redis_totals(
+        clusters.cluster_client(cluster), clusters.cluster_config(cluster).keys, pid
+    )

@@ -17,7 +17,6 @@ from django.urls import path
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
 from dashboard.views.errors import html_errors
@@ -47,8 +46,7 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> Htt
 @html_errors
 def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    config = cluster_config(cluster)
-    rows = sel.pipeline_list(config=config)
+    rows = sel.pipeline_list(cluster=cluster)
     context = {"cluster": cluster, "pipelines": rows, "now_ms": int(time.time() * 1000)}
     return _render(request, "dashboard/pipelines.html", context)
 
@@ -58,8 +56,7 @@ def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
 @html_errors
 def pipeline_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    config = cluster_config(cluster)
-    data = sel.pipeline_get(config=config, pipeline=name, before=_before(request))
+    data = sel.pipeline_get(cluster=cluster, pipeline=name, before=_before(request))
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return _render(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from mqcore.spark.sinks import SqlDatabase
+from mqcore.sinkstate import SqlDatabase
 from tests.harness.postgres import scratch_database
 
 PIPE = "order_totals"

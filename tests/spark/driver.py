@@ -2,15 +2,18 @@
 
 ``python -m tests.spark.driver --url URL [--sinks redis,2pc,sql] [--available-now]``
 (checkpoints under $SPARK_CHECKPOINT_DIR, SQL at $PIPELINE_DATABASE_URL). Tests
-kill it with SIGKILL to its process group, or let a sink crash point do it.
+kill it with SIGKILL to its process group, or let a sink crash point do it: every
+sink gets :func:`tests.spark.crash.kill_at_armed_point` as its crash hook.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 import pipelines
 from mqcore.config import MQConfig
+from tests.spark.crash import DRIVER_PGID_ENV, kill_at_armed_point
 
 
 def main() -> None:
@@ -22,6 +25,7 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true")
     args = parser.parse_args()
     config = MQConfig.from_url(args.url)
+    os.environ[DRIVER_PGID_ENV] = str(os.getpgrp())  # Spark's Python workers inherit it
     spark = pipelines.spark_session("local[2]", "mqcore-crash-test")
     queries = [
         pipelines.start(
@@ -34,6 +38,7 @@ def main() -> None:
                 max_records=args.max_records,
                 trigger_ms=200,
                 baseline=args.baseline,
+                crash_hook=kill_at_armed_point,
             ),
         )
         for sink in args.sinks.split(",")

@@ -2,9 +2,10 @@
 
 One driver process runs the redis, 2pc and sql queries together (one JVM start
 per run keeps this affordable). A live producer writes orders throughout. The
-driver dies at EVERY named crash point inside the sink protocols (R16:
-``MQCORE_CRASH_AT`` arms all points not hit yet, the first one reached kills and
-is logged, so each restart covers at least one new point) and at a random
+driver dies at EVERY named crash point inside the sink protocols (R16: the
+driver gives the sinks the crash hook of tests/spark/crash.py; ``MQCORE_CRASH_AT``
+arms all points not hit yet, the first one reached kills and is logged, so each
+restart covers at least one new point) and at a random
 moment (R15: SIGKILL to its process group); each time it restarts from its
 Spark checkpoints. Finally the producer stops and an AvailableNow run drains
 the rest. Each sink's output must equal the input exactly: per-key totals and
@@ -33,14 +34,10 @@ from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig
 from mqcore.errors import InvalidArgumentError
 from mqcore.producer import OutgoingMessage, Producer
-from mqcore.spark.sinks import (
-    CRASH_ENV,
-    CRASH_LOG_ENV,
-    CRASH_POINTS,
-    SqlDatabase,
-    crash_points,
-)
+from mqcore.sinkstate import SqlDatabase
+from mqcore.spark.sinks import CRASH_POINTS
 from mqcore.topics import Topics
+from tests.spark.crash import CRASH_ENV, CRASH_LOG_ENV, crash_points
 
 pytestmark = [pytest.mark.spark, pytest.mark.faults, pytest.mark.redis, pytest.mark.timeout(600)]
 
@@ -140,7 +137,9 @@ def _wait_for_progress(
 
 
 def test_crash_points_are_all_listed_and_parsed() -> None:
-    source = (ROOT / "mqcore" / "spark" / "sinks.py").read_text()
+    source = "".join(
+        p.read_text() for p in sorted((ROOT / "mqcore" / "spark" / "sinks").glob("*.py"))
+    )
     assert set(re.findall(r'crash_point\("([^"]+)"', source)) == set(CRASH_POINTS)
     assert set(COMMITTED_AT_CRASH) == set(CRASH_POINTS)
     assert crash_points(" redis.after_commit@2,,2pc.after_stage ") == {

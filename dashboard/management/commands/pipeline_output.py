@@ -25,11 +25,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             pipelines.get(options["name"])
-            config = cluster_config(options["cluster"])
+            cluster_config(options["cluster"])
         except (LookupError, UnknownClusterError) as exc:
             raise CommandError(str(exc)) from None
         totals = pipeline_output_get(
-            config=config,
+            cluster=options["cluster"],
             name=options["name"],
             sink=options["sink"],
             database_url=options["database_url"],
