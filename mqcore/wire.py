@@ -3,8 +3,8 @@
 A snapshot sends tens of thousands of small read commands. redis-py's pipeline
 builds a command object, a callback and a parsed reply per command, which costs
 more than Redis spends on them. On a plain client the :class:`Wire` instead packs
-a whole phase with ``Connection.pack_commands``, sends it with
-``send_packed_command`` on one pooled connection and reads the replies with
+a whole phase with hiredis' ``pack_command``, sends it with redis-py's
+``Connection.send_packed_command`` on one pooled connection and reads the replies with
 ``read_response`` (hiredis parses them): replies come back as Redis sends them,
 without response callbacks, and an error reply stays in the list as an
 exception. Redis keeps reading while its replies wait, so up to ``WIRE_CHUNK``
@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from hiredis import pack_command as pack
 
 from mqcore.boundary import redis_errors
 
@@ -99,7 +100,7 @@ class Wire:
         own = client.connection is None  # a single_connection_client keeps its connection
         conn = pool.get_connection() if own else client.connection
         try:
-            conn.send_packed_command(conn.pack_commands(chunk))
+            conn.send_packed_command([b"".join([pack(cmd) for cmd in chunk])])
             out: list[Any] = []
             append, read = out.append, conn.read_response
             for _ in range(len(chunk)):
