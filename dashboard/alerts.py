@@ -40,7 +40,7 @@ RULES = {
     "oldest_pending": "the oldest pending entry is older than the limit",
     "checkpoint_age": "a pipeline's last completed checkpoint is too old",
     "collector": "the collector failed on consecutive passes",
-    "redis_restart": "Redis restarted without persistence: groups vanished (R9)",
+    "redis_restart": "Redis restarted without persistence: groups vanished",
 }
 # statuses that alert: WARN and every worse one
 BAD_STATUSES = frozenset(s.value for s in Status if s.severity >= Status.WARN.severity)

@@ -189,7 +189,7 @@ def schedule_retry(
 ) -> str:
     """Ack ``entry_id`` and schedule its next attempt, in one script.
 
-    The retry item hash gets the SCHEMA fields (``retryCount`` + 1,
+    The retry item hash gets the fields Java's retry item has (``retryCount`` + 1,
     ``x-original-message-id`` set if absent) and joins the retry zset at
     ``due_ms``; returns the retry item id. With ``direct`` (delays <= 50 ms, as
     in Java) the entry is XADDed back to its partition at once instead and the
@@ -249,7 +249,7 @@ def dead_letter(
 ) -> str | None:
     """Move a pending entry to the topic's DLQ and ack it, in one script.
 
-    The DLQ entry has exactly the SCHEMA fields, with ``partitionId`` the real
+    The DLQ entry has exactly the fields Java's DLQ entry has, with ``partitionId`` the real
     partition (top level and in headers; Java writes 0 at the top level). The
     entry is read inside the script unless ``fields`` are given. Returns the DLQ
     id, or None when the entry was trimmed/deleted (it is still acked; the

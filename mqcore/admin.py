@@ -1,7 +1,7 @@
 """Read and operator views of an MQ deployment: lag, pending, leases, consumers, retry, snapshot.
 
 Everything here is bounded: no command it sends blocks Redis for long on big data
-(PERFORMANCE P11). Pending entries are scanned with paged ``XPENDING`` (never the
+(a few ms at most). Pending entries are scanned with paged ``XPENDING`` (never the
 ``IDLE`` option); lag falls back to a bounded ``XRANGE`` count when Redis reports
 NULL, and says whether the answer is exact. :meth:`Admin.snapshot` gathers all of
 it for every registered topic in pipelined batches (the collectors' workhorse).

@@ -1,7 +1,7 @@
 """Connection settings for one MQ deployment, and the client factory.
 
 Every client mqcore creates has socket timeouts, so no call can hang forever
-(RELIABILITY R10). Use :meth:`MQConfig.from_url` in applications.
+(a stalled Redis surfaces as ConnectionLostError). Use :meth:`MQConfig.from_url` in applications.
 """
 
 from __future__ import annotations

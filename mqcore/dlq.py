@@ -1,6 +1,6 @@
 """Dead letters: browse, filter, get, replay (idempotent), delete, purge.
 
-Letters are read the way Java writes them (SCHEMA "DLQ entry fields"): the real
+Letters are read the way Java writes them (docs/redis-layout.md, DLQ entries): the real
 partition is ``headers.partitionId``; the top-level ``partitionId`` (always 0 in
 Java) is only a fallback. Browsing is newest first with an exclusive cursor and a
 bounded scan that reports how much it read.
@@ -113,7 +113,7 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
 
     ``raw_fields`` is a field mapping (bytes or str keys) or the flat list Redis
     sends. Kept lean: a page of 50 letters must decode in about the time of its
-    XREVRANGE (P7).
+    XREVRANGE.
     """
     get = _bytes_keyed(raw_fields).get
     headers = parse_headers(get(b"headers"))
@@ -158,7 +158,7 @@ _WANTED = (
 
 
 def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
-    """:func:`letter_from_entry` for a page of entries as Redis sends them (P7's hot loop).
+    """:func:`letter_from_entry` for a page of entries as Redis sends them (the page's hot loop).
 
     Letters of one writer share a field layout: the positions of the wanted
     fields are worked out once per layout and read with one ``itemgetter``.

@@ -2,7 +2,7 @@
 
 Counters are kept per (topic, partition) in plain dicts under one lock: cheap
 enough for the send path. :meth:`Metrics.register_prometheus` exports them under
-the Java library's Micrometer names (SCHEMA), so dashboards built for a Java
+the Java library's Micrometer names (docs/redis-layout.md), so dashboards built for a Java
 deployment read a Python one unchanged.
 """
 

@@ -2,7 +2,7 @@
 
 The consume side acks a failed message and schedules it in the topic's retry
 zset (member = retry item key, score = due ms) in one script. The mover puts
-due items back on their partition: ``timestamp`` = now, the other SCHEMA fields
+due items back on their partition: ``timestamp`` = now, the other entry fields
 copied (``retryCount`` already incremented, ``originalMessageId`` kept), then
 ZREM + DEL; an item with an empty topic is dropped (Java semantics).
 
@@ -11,7 +11,7 @@ Moving is two steps: a read of the due items (ZRANGEBYSCORE, bounded by
 every script key must come through KEYS), then one Lua call that re-checks each
 item is still in the zset and due before moving it. So any number of movers
 can run at once, and a call retried after a timeout, without re-adding an
-item twice (RELIABILITY R7). No lock is needed; the Java lock key
+item twice. No lock is needed; the Java lock key
 ``retry:lock:{t}`` is left alone (Java keeps a Redisson lock hash there).
 """
 

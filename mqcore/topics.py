@@ -5,7 +5,7 @@ partition stream keys and P streams with their consumer groups. Creating is
 one Lua script over the topic's own keys (one slot with hash tags), followed by
 the registry SADD: a topic appears in the registry only once its streams and
 groups exist, and every step is idempotent, so a failed create is simply
-repeated. Partition counts only grow (SCHEMA).
+repeated. Partition counts only grow (as in Java: keys route by partition count).
 """
 
 from __future__ import annotations

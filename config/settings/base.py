@@ -184,7 +184,7 @@ ALERT_HISTORY_MAX = env_int("ALERT_HISTORY_MAX", 200)
 ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
 
 # --- Dead letters and pipelines ------------------------------------------------
-# A bulk replay job's worker lease: a job whose worker died resumes after it (R18).
+# A bulk replay job's worker lease: a job whose worker died resumes after it.
 DLQ_JOB_LEASE_S = float(os.environ.get("OPSDASH_REPLAY_LEASE_S", "15"))
 DLQ_BULK_MAX_LETTERS = env_int("DLQ_BULK_MAX_LETTERS", 200_000)  # largest frozen set per job
 PIPELINES_POLL_S = env_int("PIPELINES_POLL_S", 5)  # checkpoints pages read Redis live

@@ -14,7 +14,8 @@ __all__ = ["alert_notify_task", "collect_cluster_task"]
 
 @shared_task(name="dashboard.tasks.collect.collect_cluster_task", bind=True, ignore_result=True)
 def collect_cluster_task(self: Any, cluster: str) -> dict[str, Any]:
-    """One pass over ``cluster``; the task id is the slot claim token (R17)."""
+    """One pass over ``cluster``; the task id is the slot claim token (a duplicate beat
+    never writes a pass twice)."""
     result = collect_cluster(cluster, token=str(self.request.id or ""))
     for event in result.events:
         alert_notify_task.delay(event)

@@ -3,7 +3,7 @@
 Prints what it gathered; the last line is ``collected <cluster> in <N> ms``.
 Without ``--once`` it keeps collecting every COLLECT_INTERVAL_S until Ctrl-C.
 The pass stores its sample only if it wins the (cluster, slot) claim, so running
-it next to beat never duplicates a sample (R17).
+it next to beat never duplicates a sample (each pass claims its time slot).
 """
 
 from __future__ import annotations
