@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mqcore.clock import iso_now
-from mqcore.codec import parse_headers
+from mqcore.codec import decode_text, parse_headers
 from mqcore.config import RedisClient
 from mqcore.errors import (
     FencedError,
@@ -122,14 +122,6 @@ def ack(
     return result
 
 
-def _text(value: str | bytes | None) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return value
-
-
 def retry_item_fields(
     fields: Mapping[str, str | bytes],
     *,
@@ -147,10 +139,10 @@ def retry_item_fields(
     headers.setdefault("x-original-message-id", entry_id)
     headers["partitionId"] = str(partition)
     try:
-        retry_count = int(_text(fields.get("retryCount")) or 0)
+        retry_count = int(decode_text(fields.get("retryCount")) or 0)
     except ValueError:
         retry_count = 0
-    max_retries_text = _text(fields.get("maxRetries"))
+    max_retries_text = decode_text(fields.get("maxRetries"))
     try:
         max_retries = int(max_retries_text) if max_retries_text else default_max_retries
     except ValueError:
@@ -164,7 +156,7 @@ def retry_item_fields(
         "maxRetries": str(max_retries),
         "originalMessageId": entry_id,
     }
-    key = _text(fields.get("key"))
+    key = decode_text(fields.get("key"))
     if key:
         item["key"] = key
     timestamp = fields.get("timestamp")
@@ -231,7 +223,7 @@ def schedule_retry(
     _entry_status(
         reply, topic=topic, group=group, partition=partition, entry_id=entry_id, epoch=epoch
     )
-    return item_id if not direct else str(_text(reply[1]))
+    return item_id if not direct else str(decode_text(reply[1]))
 
 
 def dead_letter(
@@ -283,4 +275,4 @@ def dead_letter(
     )
     if status == 2:
         return None
-    return str(_text(reply[1]))
+    return str(decode_text(reply[1]))

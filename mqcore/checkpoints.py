@@ -14,12 +14,13 @@ replays it; it becomes ``completed`` with ``restored=1`` when the replay commits
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
+from mqcore import clock
+from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import validate_name
@@ -81,16 +82,8 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _s(value: Any) -> str:
-    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
-
-
 def _decode(raw: Mapping[Any, Any]) -> dict[str, str]:
-    return {_s(k): _s(v) for k, v in raw.items()}
+    return {decode_text(k): decode_text(v) for k, v in raw.items()}
 
 
 def _ints(data: dict[str, Any], fields: Iterable[str]) -> None:
@@ -159,14 +152,14 @@ class CheckpointStore:
             pipeline,
             int(batch_id),
             run_id,
-            now_ms or _now_ms(),
+            now_ms or clock.now_ms(),
             topic,
             sink,
             group,
             json.dumps(dict(start_offsets or {})),
         ]
         reply = call_script(self.client, "checkpoint_plan", keys, args)
-        return PlanOutcome(_s(reply))
+        return PlanOutcome(decode_text(reply))
 
     def record_restore(
         self, pipeline: str, batch_id: int, *, run_id: str, topic: str, sink: str, group: str = ""
@@ -219,7 +212,7 @@ class CheckpointStore:
             sink,
             int(batch_id),
             run_id,
-            now_ms or _now_ms(),
+            now_ms or clock.now_ms(),
             int(records),
             json.dumps(offsets, sort_keys=True),
             group,
@@ -268,7 +261,7 @@ class CheckpointStore:
     ) -> bool:
         """Mark a batch failed with a reason (ignored when it completed already)."""
         reason = " ".join(str(reason).split())[:500] or "unknown error"
-        args: list[Any] = [int(batch_id), run_id, now_ms or _now_ms(), reason, pipeline]
+        args: list[Any] = [int(batch_id), run_id, now_ms or clock.now_ms(), reason, pipeline]
         reply = call_script(
             self.client, "checkpoint_fail", self._rec_keys(pipeline, batch_id), args
         )
@@ -299,7 +292,7 @@ class CheckpointStore:
         excess = min(size - self.retained, _TRIM_STEP)
         if excess <= 0:
             return 0
-        ids = [_s(m) for m in self.client.zrange(index, 0, excess - 1)]
+        ids = [decode_text(m) for m in self.client.zrange(index, 0, excess - 1)]
         pipe = self.client.pipeline(transaction=False)
         for member in ids:
             pipe.delete(self.keys.checkpoint(pipeline, int(member)))
@@ -313,7 +306,7 @@ class CheckpointStore:
         return int(raw) if raw is not None else None
 
     def pipelines(self) -> list[str]:
-        return sorted(_s(m) for m in self.client.smembers(self.keys.pipelines()))
+        return sorted(decode_text(m) for m in self.client.smembers(self.keys.pipelines()))
 
     def summary(self, pipeline: str) -> dict[str, Any] | None:
         """Counters, latest ids and the last completed end offsets; None when unknown."""
@@ -358,7 +351,7 @@ class CheckpointStore:
         )
         pipe = self.client.pipeline(transaction=False)
         for member in ids:
-            pipe.hgetall(self.keys.checkpoint(pipeline, int(_s(member))))
+            pipe.hgetall(self.keys.checkpoint(pipeline, int(decode_text(member))))
         return [self._record(raw) for raw in pipe.execute() if raw]
 
     @staticmethod

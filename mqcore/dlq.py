@@ -34,6 +34,7 @@ import redis
 
 from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
+from mqcore.clock import iso_from_ms
 from mqcore.codec import _SCAN as _SCAN_HEADERS
 from mqcore.codec import U64 as _U64
 from mqcore.codec import (
@@ -580,7 +581,7 @@ class DeadLetters:
                 keys = self._script_keys(topic, target, count)
                 args = [
                     now,
-                    _iso(now),
+                    iso_from_ms(now),
                     by,
                     "1" if force else "0",
                     target,
@@ -620,19 +621,6 @@ def _ms(value: int) -> int:
     if not isinstance(value, int) or value < 0:
         raise InvalidArgumentError(f"times are epoch milliseconds >= 0, not {value!r}")
     return value
-
-
-_ISO_SECOND: tuple[int, str] = (-1, "")
-
-
-def _iso(now_ms: int) -> str:
-    """``2024-01-01T00:00:00.123Z`` (UTC); the date part is formatted once per second."""
-    global _ISO_SECOND
-    sec, ms = divmod(now_ms, 1000)
-    cached = _ISO_SECOND
-    if cached[0] != sec:
-        cached = _ISO_SECOND = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-    return f"{cached[1]}.{ms:03d}Z"
 
 
 def _result(row: list[Any], target: str) -> ReplayResult:

@@ -85,10 +85,6 @@ class KeySpace:
     def retry_item(self, topic: str, item_id: str) -> str:
         return f"{self.control_prefix}:retry:item:{self._t(topic)}:{item_id}"
 
-    def retry_item_prefix(self, topic: str) -> str:
-        """Prefix of retry item keys; scripts build item keys from it (same slot)."""
-        return f"{self.control_prefix}:retry:item:{self._t(topic)}:"
-
     def retry_lock(self, topic: str) -> str:
         return f"{self.control_prefix}:retry:lock:{self._t(topic)}"
 

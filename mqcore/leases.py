@@ -10,12 +10,12 @@ epoch a consumer holds with the current one and refuse a zombie's writes.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import redis
 
 from mqcore.boundary import translate
+from mqcore.clock import now_ms
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace, validate_name
@@ -34,10 +34,6 @@ class Lease:
     owner: str
     epoch: int
     expires_at_ms: int
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class LeaseManager:
@@ -77,7 +73,7 @@ class LeaseManager:
 
     def acquire(self, partition: int) -> Lease | None:
         """Take the partition if it is free (or already ours); None when another holds it."""
-        started = _now_ms()
+        started = now_ms()
         reply = call_script(
             self.client, "acquire_lease", self._keys(partition), [self.owner, str(self.ttl_ms)]
         )

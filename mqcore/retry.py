@@ -26,6 +26,7 @@ from typing import Any
 
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
+from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
 from mqcore.scripts import call_script
@@ -128,7 +129,7 @@ class RetryMover:
             args: list[Any] = [now, iso_now(), self._maxlen]
             skipped = 0
             for item, (raw_topic, raw_pid) in zip(items, replies[1:], strict=True):
-                target = _text(raw_topic) if raw_topic is not None else ""
+                target = decode_text(raw_topic) if raw_topic is not None else ""
                 if target and target != topic and self.config.keys.hash_tags:
                     skipped += 1  # another topic's slot: cannot be moved atomically here
                     continue
@@ -153,7 +154,7 @@ class RetryMover:
     def move_all(self) -> int:
         """Move due items of every registered topic (a few batches each); returns items moved."""
         with redis_errors("list topics"):
-            topics = sorted(_text(t) for t in self.client.smembers(self.keys.registry()))
+            topics = sorted(decode_text(t) for t in self.client.smembers(self.keys.registry()))
         total = 0
         for topic in topics:
             for _ in range(_MAX_ROUNDS):
@@ -179,14 +180,10 @@ class RetryMover:
             stop.wait(interval_s)
 
 
-def _text(value: Any) -> str:
-    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
-
-
 def _partition(raw: Any, count: int) -> int:
     """Item partition as Java reads it (invalid -> 0), folded into the topic's range."""
     try:
-        pid = int(_text(raw)) if raw is not None else 0
+        pid = int(decode_text(raw)) if raw is not None else 0
     except ValueError:
         pid = 0
     if pid < 0:

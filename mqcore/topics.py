@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mqcore.boundary import redis_errors
+from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.keys import validate_name
@@ -35,16 +36,12 @@ _TRIM_ROUNDS = 10_000
 _START_ID_RE = re.compile(r"^(\$|\d{1,20}(-\d{1,20})?)$")
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def parse_partition_count(raw: Any) -> int:
     """Meta ``partitionCount`` as Java reads it: missing or invalid means 1."""
     if raw is None:
         return 1
     try:
-        count = int(_text(raw))
+        count = int(decode_text(raw))
     except (TypeError, ValueError):
         return 1
     return count if count >= 1 else 1
@@ -137,7 +134,7 @@ class Topics:
         """Registered topic names, sorted (the registry set, never SCAN)."""
         with redis_errors("list topics"):
             members = self.client.smembers(self.keys.registry())
-        return sorted(_text(m) for m in members)
+        return sorted(decode_text(m) for m in members)
 
     def partition_count(self, topic: str) -> int:
         """The topic's partition count (meta ``partitionCount``; missing/invalid means 1)."""
@@ -325,5 +322,5 @@ def _group_names(replies: Iterable[Any]) -> set[str]:
         for group in reply:
             name = group.get("name") if isinstance(group, dict) else None
             if name is not None:
-                names.add(_text(name))
+                names.add(decode_text(name))
     return names

@@ -10,12 +10,12 @@ the sinks stored (never pyspark: the web process does not need the spark extra).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.conf import settings
 
 from dashboard import clusters
+from mqcore.clock import now_ms
 from mqcore.errors import MQError
 from mqcore.sinkstate import redis_totals, sql_totals
 
@@ -34,10 +34,6 @@ def max_age_s() -> int:
     return int(settings.ALERT_CHECKPOINT_AGE_S)
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
 def _annotate(summary: dict[str, Any], now_ms: int) -> dict[str, Any]:
     last = summary.get("last_completed_at_ms")
     summary["age_ms"] = (now_ms - last) if last else None
@@ -49,7 +45,7 @@ def _annotate(summary: dict[str, Any], now_ms: int) -> dict[str, Any]:
 
 def pipeline_list(*, cluster: str) -> list[dict[str, Any]]:
     """Every pipeline's summary with ``age_ms`` and ``stale`` (older than the threshold)."""
-    now = _now_ms()
+    now = now_ms()
     return [_annotate(s, now) for s in clusters.checkpoints(cluster).summaries()]
 
 
@@ -90,7 +86,7 @@ def pipeline_get(
         return None
     if summary is None:
         return None
-    now = _now_ms()
+    now = now_ms()
     _annotate(summary, now)
     history = store.history(pipeline, limit=limit + 1, before=before)
     more = len(history) > limit

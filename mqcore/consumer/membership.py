@@ -18,6 +18,7 @@ import time
 import redis
 
 from mqcore.boundary import translate
+from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 
 __all__ = ["fair_share", "live_consumers", "remove_heartbeat", "write_heartbeat"]
@@ -25,12 +26,6 @@ __all__ = ["fair_share", "live_consumers", "remove_heartbeat", "write_heartbeat"
 log = logging.getLogger("mqcore.consumer")
 
 _HEARTBEAT_PRUNE_MS = 60_000
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
 
 
 def write_heartbeat(
@@ -64,7 +59,7 @@ def live_consumers(client: RedisClient, key: str, name: str, *, lease_ttl_ms: in
     now = int(time.time() * 1000)
     live, stale = {name}, []
     for raw_name, raw in records.items():
-        peer = _text(raw_name)
+        peer = decode_text(raw_name)
         try:
             seen = int(json.loads(raw)["last_seen_ms"])
         except (ValueError, KeyError, TypeError):

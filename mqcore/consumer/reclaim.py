@@ -18,6 +18,7 @@ import redis
 
 from mqcore.acks import ack
 from mqcore.boundary import translate
+from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.consumer.host import WorkerHost
 
@@ -33,12 +34,6 @@ class ClaimPage(NamedTuple):
 
     entries: list[tuple[Any, Any]]  # (id, fields) still in the stream, in id order
     deleted: list[str]
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
 
 
 def claim_pending(
@@ -62,9 +57,9 @@ def claim_pending(
             )
         except redis.RedisError as exc:
             raise translate(exc, "reclaim") from exc
-        cursor = _text(reply[0])
+        cursor = decode_text(reply[0])
         claimed = reply[1] or []
-        deleted = [_text(i) for i in (reply[2] if len(reply) > 2 else [])]
+        deleted = [decode_text(i) for i in (reply[2] if len(reply) > 2 else [])]
         yield ClaimPage([(i, f) for i, f in claimed if f is not None], deleted)
         if cursor in ("0-0", "0"):
             return

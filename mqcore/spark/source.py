@@ -33,6 +33,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, InvalidIdError, UnknownTopicError
 from mqcore.keys import validate_name
@@ -82,12 +83,6 @@ def max_id(a: str, b: str) -> str:
     return a if compare_ids(a, b) >= 0 else b
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
-
-
 def config_from_options(options: Mapping[str, str]) -> MQConfig:
     """The MQConfig named by source/sink options (``redis_url`` and optional prefixes)."""
     url = options.get("redis_url")
@@ -118,7 +113,7 @@ def partition_count(client: RedisClient, config: MQConfig, topic: str) -> int:
 def last_id(client: RedisClient, key: str) -> str:
     """The last entry id of a stream, ``0-0`` when it is empty or missing."""
     rows = client.xrevrange(key, "+", "-", count=1)
-    return _text(rows[0][0]) if rows else ZERO_ID
+    return decode_text(rows[0][0]) if rows else ZERO_ID
 
 
 def parse_starting_position(value: str, partitions: int) -> Offsets | str:
@@ -219,7 +214,9 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for index in range(count):
             pipe.xrevrange(self._key(index), "+", "-", count=1)
         replies = pipe.execute()
-        return {str(i): (_text(rows[0][0]) if rows else ZERO_ID) for i, rows in enumerate(replies)}
+        return {
+            str(i): (decode_text(rows[0][0]) if rows else ZERO_ID) for i, rows in enumerate(replies)
+        }
 
     # --- offsets ---------------------------------------------------------------
     def initialOffset(self) -> Offsets:
@@ -272,7 +269,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     self._key(int(part)), "(" + end[part], ceiling[part], count=want
                 )
                 if rows:
-                    end[part] = _text(rows[-1][0])
+                    end[part] = decode_text(rows[-1][0])
                     budget -= len(rows)
                 if len(rows) == want and compare_ids(end[part], ceiling[part]) < 0:
                     still_open.append(part)
@@ -304,7 +301,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 def _timestamp(raw: Any) -> datetime | None:
     if raw is None:
         return None
-    text = _text(raw).strip()
+    text = decode_text(raw).strip()
     try:
         if text.isdigit():
             return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
@@ -354,16 +351,16 @@ def read_range(
         for raw_id, fields in rows:
             cols["topic"].append(topic)
             cols["partition"].append(part.partition)
-            cols["id"].append(_text(raw_id))
+            cols["id"].append(decode_text(raw_id))
             key_value = fields.get(b"key")
-            cols["key"].append(_text(key_value) if key_value not in (None, b"") else None)
+            cols["key"].append(decode_text(key_value) if key_value not in (None, b"") else None)
             payload = fields.get(b"payload")
-            cols["payload"].append(_text(payload) if payload is not None else None)
+            cols["payload"].append(decode_text(payload) if payload is not None else None)
             headers = fields.get(b"headers")
-            cols["headers"].append(_text(headers) if headers is not None else "{}")
+            cols["headers"].append(decode_text(headers) if headers is not None else "{}")
             cols["timestamp"].append(_timestamp(fields.get(b"timestamp")))
         yield pa.RecordBatch.from_pydict(cols, schema=schema)
-        cursor = _text(rows[-1][0])
+        cursor = decode_text(rows[-1][0])
         if len(rows) < PAGE_SIZE:
             return
 
