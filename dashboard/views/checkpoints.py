@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.utils.cache import patch_vary_headers
@@ -20,9 +20,10 @@ from django.views.decorators.http import require_GET
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
 from dashboard.views.errors import html_errors
+from dashboard.views.htmx import HtmxHttpRequest
 
 
-def _before(request: HttpRequest) -> int | None:
+def _before(request: HtmxHttpRequest) -> int | None:
     raw = request.GET.get("before", "")
     if not raw:
         return None
@@ -33,8 +34,8 @@ def _before(request: HttpRequest) -> int | None:
     return value if value >= 0 else None
 
 
-def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
-    name = f"{template}#live" if getattr(request, "htmx", False) else template
+def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    name = f"{template}#live" if request.htmx else template
     context.setdefault("poll_seconds", settings.PIPELINES_POLL_S)
     response = render(request, name, context)
     patch_vary_headers(response, ("HX-Request",))
@@ -44,7 +45,7 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> Htt
 @require_GET
 @login_required
 @html_errors
-def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
+def pipeline_list(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
     rows = sel.pipeline_list(cluster=cluster)
     context = {"cluster": cluster, "pipelines": rows, "now_ms": int(time.time() * 1000)}
@@ -54,7 +55,7 @@ def pipeline_list(request: HttpRequest, cluster: str) -> HttpResponse:
 @require_GET
 @login_required
 @html_errors
-def pipeline_detail(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
+def pipeline_detail(request: HtmxHttpRequest, cluster: str, name: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
     data = sel.pipeline_get(cluster=cluster, pipeline=name, before=_before(request))
     if data is None:

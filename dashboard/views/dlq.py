@@ -30,6 +30,7 @@ from dashboard.services import dlq as svc
 from dashboard.services import replay_runner as runner
 from dashboard.services.audit import origin_from_request
 from dashboard.views.errors import html_errors
+from dashboard.views.htmx import HtmxHttpRequest
 
 DRY_RUN_ROWS = 50
 ID_RE = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
@@ -62,7 +63,7 @@ def _flag(raw: str | None) -> bool:
 @require_GET
 @login_required
 @html_errors
-def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+def dlq_list(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     actions = _check_topic(request, cluster, topic)
     filters = sel.DlqFilters.from_query(request.GET)
     before = request.GET.get("before") or None
@@ -80,7 +81,7 @@ def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
             status=ReplayJobStatus.DRAFT
         )[:5],
     }
-    name = "dashboard/dlq.html#letters" if getattr(request, "htmx", False) else "dashboard/dlq.html"
+    name = "dashboard/dlq.html#letters" if request.htmx else "dashboard/dlq.html"
     response = render(request, name, context)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -102,7 +103,7 @@ def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 @require_POST
 @login_required
 @html_errors
-def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
+def dlq_replay(request: HtmxHttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
     cluster_config(cluster)
     target_topic = request.POST.get("target_topic", "").strip() or None
     target_partition = _int_or_none(request.POST.get("target_partition"), "target partition")
@@ -117,7 +118,7 @@ def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
         target_partition=target_partition,
         origin=origin_from_request(request),
     )
-    if getattr(request, "htmx", False):
+    if request.htmx:
         return render(
             request,
             "dashboard/partials/replay_result.html",
@@ -272,12 +273,14 @@ def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Htt
 @require_GET
 @login_required
 @html_errors
-def dlq_job_progress(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
+def dlq_job_progress(
+    request: HtmxHttpRequest, cluster: str, topic: str, job_id: UUID
+) -> HttpResponse:
     job = _job(request, cluster, topic, job_id)
     context = {"cluster": cluster, "topic": topic, "job": job, "progress": runner.job_progress(job)}
     context["can"] = _can(actions_for(request.user, cluster=cluster, topic=topic))
     response = render(request, "dashboard/replay_job.html#progress", context)
-    if not job.active and getattr(request, "htmx", False):
+    if not job.active and request.htmx:
         response.status_code = 286  # htmx: stop polling
     return response
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import path
 from django.utils.cache import patch_vary_headers
@@ -24,6 +24,7 @@ from dashboard.alerts import RULES
 from dashboard.clusters import cluster_names
 from dashboard.metrics_export import metrics_text
 from dashboard.permissions import Action, require_action
+from dashboard.views.htmx import HtmxHttpRequest
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -34,7 +35,7 @@ def _iso(ms: Any) -> str | None:
     return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).isoformat()
 
 
-def _bearer_ok(request: HttpRequest) -> bool:
+def _bearer_ok(request: HtmxHttpRequest) -> bool:
     token = str(settings.METRICS_BEARER_TOKEN or "")
     if not token:
         return True
@@ -44,7 +45,7 @@ def _bearer_ok(request: HttpRequest) -> bool:
 
 
 @require_GET
-def metrics(request: HttpRequest) -> HttpResponse:
+def metrics(request: HtmxHttpRequest) -> HttpResponse:
     if not _bearer_ok(request):
         response = HttpResponse("bearer token required\n", status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
@@ -58,8 +59,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
     return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
 
 
-def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
-    name = f"{template}#live" if getattr(request, "htmx", False) else template
+def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    name = f"{template}#live" if request.htmx else template
     response = render(request, name, context)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -67,7 +68,7 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> Htt
 
 @require_GET
 @login_required
-def collectors(request: HttpRequest) -> HttpResponse:
+def collectors(request: HtmxHttpRequest) -> HttpResponse:
     require_action(request.user, Action.VIEW)
     health = store.collector_health_get()
     rows = []
@@ -101,7 +102,7 @@ def collectors(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-def alerts(request: HttpRequest) -> HttpResponse:
+def alerts(request: HtmxHttpRequest) -> HttpResponse:
     require_action(request.user, Action.VIEW)
     names = cluster_names()
     cluster = request.GET.get("cluster") or None

@@ -12,7 +12,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
 from django.utils.cache import patch_vary_headers
@@ -29,17 +29,14 @@ from dashboard.selectors.pages.pending import pending_get, poison_threshold
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.topic import group_list, topic_charts_get, topic_get
 from dashboard.views.errors import html_errors
+from dashboard.views.htmx import HtmxHttpRequest
 
 MESSAGE_PREVIEW_CHARS = 64 * 1024
 HEX_PREVIEW_BYTES = 4096
 
 
-def _is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
-
-
 def _render(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     template: str,
     context: dict[str, Any],
     *,
@@ -47,7 +44,7 @@ def _render(
     status: int = 200,
 ) -> HttpResponse:
     """Render the page, or only ``template#region`` for an htmx poll of that region."""
-    name = f"{template}#{region}" if region and _is_htmx(request) else template
+    name = f"{template}#{region}" if region and request.htmx else template
     response = render(request, name, context, status=status)
     patch_vary_headers(response, ("HX-Request",))
     return response
@@ -58,7 +55,7 @@ def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     guarded = html_errors(view)
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         require_action(
             request.user, Action.VIEW, cluster=kwargs.get("cluster"), topic=kwargs.get("topic")
         )
@@ -67,13 +64,13 @@ def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     return wrapper
 
 
-def _flag(request: HttpRequest, name: str) -> bool:
+def _flag(request: HtmxHttpRequest, name: str) -> bool:
     return request.GET.get(name, "") in ("1", "on", "true", "yes")
 
 
 @login_required
 @require_GET
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HtmxHttpRequest) -> HttpResponse:
     """``/``: the first cluster's overview (or the one picked in the frame's picker)."""
     names = cluster_names()
     picked = request.GET.get("cluster", "")
@@ -84,7 +81,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @page_errors
-def overview(request: HttpRequest, cluster: str) -> HttpResponse:
+def overview(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
     cluster_config(cluster)
     page = parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
     data = overview_get(
@@ -103,7 +100,7 @@ def overview(request: HttpRequest, cluster: str) -> HttpResponse:
 @login_required
 @require_GET
 @page_errors
-def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+def topic_detail(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     window = request.GET.get("window") or "1h"
     data = topic_get(cluster, topic, user=request.user)
@@ -124,7 +121,7 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
 @login_required
 @require_GET
 @page_errors
-def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+def pending(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     groups = group_list(cluster, topic)
     group = request.GET.get("group") or (groups[0] if groups else "")
@@ -180,7 +177,7 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 @login_required
 @require_GET
 @page_errors
-def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+def leases(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     groups = group_list(cluster, topic)
     group = request.GET.get("group") or None
@@ -202,7 +199,7 @@ def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 @require_GET
 @page_errors
 def message_detail(
-    request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
+    request: HtmxHttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:
     cluster_config(cluster)
     message, payload_allowed = message_get(cluster, topic, partition, entry_id, user=request.user)
