@@ -8,7 +8,6 @@ is set, requires ``Authorization: Bearer <token>``.
 from __future__ import annotations
 
 import hmac
-from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -27,12 +26,6 @@ from dashboard.permissions import Action, require_action
 from dashboard.views.htmx import HtmxHttpRequest
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-
-def _iso(ms: Any) -> str | None:
-    if not ms:
-        return None
-    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).isoformat()
 
 
 def _bearer_ok(request: HtmxHttpRequest) -> bool:
@@ -80,8 +73,8 @@ def collectors(request: HtmxHttpRequest) -> HttpResponse:
                 "cluster": name,
                 "seen": bool(h),
                 "ok": bool(h.get("ok")),
-                "last_run": _iso(h.get("last_run_ms")),
-                "last_success": _iso(h.get("last_success_ms")),
+                "last_run_ms": h.get("last_run_ms"),
+                "last_success_ms": h.get("last_success_ms"),
                 "duration_ms": h.get("duration_ms"),
                 "snapshot_ms": h.get("snapshot_ms"),
                 "runs": int(h.get("runs") or 0),
@@ -92,7 +85,7 @@ def collectors(request: HtmxHttpRequest) -> HttpResponse:
                 "partitions": h.get("partitions"),
                 "commands": h.get("commands"),
                 "redis_run_id": str(h.get("redis_run_id") or "")[:12],
-                "restarted_at": _iso(h.get("restarted_at_ms")),
+                "restarted_at_ms": h.get("restarted_at_ms"),
                 "restart": restart,
             }
         )
@@ -109,10 +102,6 @@ def alerts(request: HtmxHttpRequest) -> HttpResponse:
     if cluster not in names:
         cluster = None
     rows = store.alerts_list(cluster, include_resolved=True)
-    for row in rows:
-        row["opened_at"] = _iso(row.get("opened_at_ms"))
-        row["resolved_at"] = _iso(row.get("resolved_at_ms"))
-        row["since"] = _iso(row.get("since_ms"))
     context = {
         "open_alerts": [r for r in rows if r.get("state") == "open"],
         "resolved_alerts": [r for r in rows if r.get("state") == "resolved"][:100],
