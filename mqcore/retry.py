@@ -20,10 +20,10 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
+from mqcore import clock
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
 from mqcore.codec import decode_text
@@ -111,7 +111,7 @@ class RetryMover:
         return stats.moved
 
     def move_due_stats(self, topic: str, *, now_ms: int | None = None) -> MoveStats:
-        now = int(time.time() * 1000) if now_ms is None else int(now_ms)
+        now = clock.now_ms() if now_ms is None else int(now_ms)
         ks = self.keys
         zset = ks.retry_zset(topic)
         with redis_errors(f"move retries of {topic!r}"):

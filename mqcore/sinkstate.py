@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mqcore.clock import now_ms
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
@@ -129,7 +129,7 @@ class SqlDatabase:
                     pipeline,
                     batch_id,
                     json.dumps(dict(offsets), sort_keys=True),
-                    int(time.time() * 1000),
+                    now_ms(),
                 ),
             )
             if before_commit is not None:

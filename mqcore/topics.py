@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import builtins
 import re
-import time
 from collections.abc import Iterable
 from typing import Any
 
 from mqcore.boundary import redis_errors
+from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
@@ -296,7 +296,7 @@ class Topics:
                 if maxlen is not None:
                     removed += self._trim_loop(key, "MAXLEN", str(maxlen))
                 if min_age_ms is not None:
-                    minid = f"{max(0, int(time.time() * 1000) - min_age_ms)}-0"
+                    minid = f"{max(0, now_ms() - min_age_ms)}-0"
                     removed += self._trim_loop(key, "MINID", minid)
         return removed
 

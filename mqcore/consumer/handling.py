@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from mqcore.acks import dead_letter, schedule_retry
+from mqcore.clock import now_ms
 from mqcore.consumer.entries import decode_message, stored_fields
 from mqcore.consumer.host import WorkerHost, report_count, report_latency
 from mqcore.consumer.options import Outcome
@@ -123,7 +124,7 @@ def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException 
             partition=message.partition,
             entry_id=message.id,
             fields=fields,
-            due_ms=int(time.time() * 1000) + delay,
+            due_ms=now_ms() + delay,
             epoch=epoch,
             direct=delay <= DIRECT_RETRY_MS,
             default_max_retries=message.max_retries,

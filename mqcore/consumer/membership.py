@@ -13,11 +13,11 @@ import logging
 import math
 import os
 import socket
-import time
 
 import redis
 
 from mqcore.boundary import translate
+from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 
@@ -38,7 +38,7 @@ def write_heartbeat(
 ) -> None:
     """Record that ``name`` is alive now and owns ``partitions``."""
     record = {
-        "last_seen_ms": int(time.time() * 1000),
+        "last_seen_ms": now_ms(),
         "partitions": partitions,
         "max_partitions": max_partitions,
         "host": socket.gethostname(),
@@ -56,7 +56,7 @@ def live_consumers(client: RedisClient, key: str, name: str, *, lease_ttl_ms: in
         records = client.hgetall(key)
     except redis.RedisError as exc:
         raise translate(exc, "consumers") from exc
-    now = int(time.time() * 1000)
+    now = now_ms()
     live, stale = {name}, []
     for raw_name, raw in records.items():
         peer = decode_text(raw_name)
