@@ -117,7 +117,7 @@ def run_collect(
         _w, raw_redis = redis_time_ms(client, lambda: _raw_pass(client, config, names, partitions))
         # transparency: a pass that cannot reuse anything from the previous one
         # (every partition changed: the snapshot's per-partition cache is cleared)
-        from mqcore import snapshot as mq_snapshot
+        from mqcore.snapshot import plan as mq_snapshot
 
         mq_snapshot._CACHE.clear()
         cold_wall, cold_redis = redis_time_ms(

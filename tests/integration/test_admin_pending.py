@@ -75,7 +75,7 @@ def test_filters_and_offset(r: redis.Redis, mq_config: MQConfig, pel: dict[str, 
 def test_pages_and_bound(
     r: redis.Redis, mq_config: MQConfig, pel: dict[str, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import mqcore.admin as admin_mod
+    import mqcore.admin.pending as admin_mod
 
     monkeypatch.setattr(admin_mod, "PENDING_PAGE", 3)
     admin = Admin(mq_config, r)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 
-import mqcore.snapshot
+import mqcore.snapshot.plan
 import mqcore.wire
 from mqcore.admin import Admin
 from mqcore.config import MQConfig
@@ -73,7 +73,7 @@ def _snapshot(cfg: MQConfig, *, wire: bool, passes: int = 2) -> list[dict[str, A
         with pytest.MonkeyPatch.context() as patch:
             if not wire:
                 patch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
-            patch.setattr(mqcore.snapshot.time, "time", lambda: 1_900_000_000.0)
+            patch.setattr(mqcore.snapshot.plan.time, "time", lambda: 1_900_000_000.0)
             out = []
             for _ in range(passes):
                 snap = Admin(cfg, client).snapshot_dict()

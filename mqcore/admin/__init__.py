@@ -1,0 +1,27 @@
+"""Read and operator views of an MQ deployment: lag, pending, leases, consumers, retry, snapshot.
+
+Everything here is bounded: no command it sends blocks Redis for long on big data
+(a few ms at most). Pending entries are scanned with paged ``XPENDING`` (never the
+``IDLE`` option); lag falls back to a bounded ``XRANGE`` count when Redis reports
+NULL, and says whether the answer is exact. :meth:`Admin.snapshot` gathers all of
+it for every registered topic in pipelined batches (the collectors' workhorse).
+
+One module per part:
+
+- :mod:`.core` -- :class:`Admin`: topics, groups, leases, consumers, retry
+  backlog, one message, the operator actions (claim, dead-letter) and the
+  snapshot (:mod:`mqcore.snapshot`); :func:`validate_topic`.
+- :mod:`.lag` -- lag per group and partition, NULL lag counted in bounded pages.
+- :mod:`.pending` -- the paged ``XPENDING`` scan into a bounded heap; :data:`PENDING_PAGE`.
+- :mod:`.calls` -- pipelined reads where a missing stream or group answers None.
+- :mod:`.shapes` -- the lease, consumer and retry dataclasses from their snapshot shapes.
+"""
+
+from mqcore.admin.core import Admin, validate_topic
+from mqcore.admin.pending import PENDING_PAGE
+
+__all__ = [
+    "PENDING_PAGE",
+    "Admin",
+    "validate_topic",
+]

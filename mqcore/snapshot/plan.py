@@ -1,0 +1,296 @@
+"""The pass behind :meth:`mqcore.admin.Admin.snapshot`: its command plan, run in batches.
+
+Command plan (every command bounded and O(1) or O(log n), pipelined ``batch`` at
+a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
+
+1. per topic: ``HGET meta partitionCount``, ``XLEN dlq``, ``ZCARD retry``;
+   ``SMEMBERS`` of the pipeline set;
+2. per partition: ``XINFO GROUPS`` and ``XLEN``; per topic with retries:
+   ``ZRANGE 0 0`` and ``ZRANGEBYSCORE now +inf LIMIT 0 1``; per pipeline:
+   ``HGETALL`` of its checkpoint meta;
+3. per group x partition: ``MGET lease epoch`` (same slot), ``XPENDING - + 1``
+   only when something is pending, ``XRANGE (last-delivered + COUNT 1`` only when
+   lag > 0 (lag in time) or ``COUNT 1000`` when Redis reports NULL lag (bounded
+   count, marked APPROXIMATE when the page is full); per group: ``HGETALL`` of
+   the heartbeat hash; per partition whose last id no caught-up group tells
+   (a group with lag 0 has delivered the last entry): ``XREVRANGE + - COUNT 1``;
+4. ``PTTL`` of the leases that have an owner.
+
+The pass builds plain dicts (the JSON form of :class:`~mqcore.models.ClusterSnapshot`,
+field for field) that the console stores as they are; :func:`snapshot_from_dict`
+turns them into the dataclasses. The commands go through :class:`mqcore.wire.Wire`
+(packed on one connection on a plain client, an ordinary pipeline otherwise);
+both give the same result.
+
+A topic whose commands fail gets its ``error`` set; the others are unaffected.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol
+
+import redis
+
+from mqcore import lag as lagmath
+from mqcore.codec import decode_text, partition_count_from_meta
+from mqcore.models import ClusterSnapshot
+from mqcore.snapshot.replies import as_hash, entry_id, ok, parse_groups
+from mqcore.snapshot.shapes import snapshot_from_dict
+from mqcore.snapshot.topic import topic_dict
+from mqcore.wire import Command, Wire
+
+if TYPE_CHECKING:
+    from mqcore.config import MQConfig
+    from mqcore.keys import KeySpace
+
+
+class Admin(Protocol):
+    """What a pass reads from :class:`mqcore.admin.Admin` (which calls it, so no import)."""
+
+    config: MQConfig
+    keys: KeySpace
+    client: Any
+
+    def topics(self) -> list[str]: ...
+
+
+__all__ = ["Admin", "gc_paused", "take_snapshot", "take_snapshot_dict"]
+
+_Cmd = Command
+# Per client, from the previous pass: stream key -> (fingerprint, last id) and
+# (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any], dict[Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+# --- the pass ----------------------------------------------------------------------------------
+
+
+def take_snapshot(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> ClusterSnapshot:
+    return snapshot_from_dict(take_snapshot_dict(admin, topics=topics, batch=batch))
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block (re-enabled after, if it was on).
+
+    A pass allocates a few hundred thousand short-lived, acyclic containers;
+    the collector's generation sweeps over them (and the rest of the heap) would
+    cost a third of the pass. Reference counting still frees everything.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def take_snapshot_dict(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> dict[str, Any]:
+    """The snapshot as plain dicts: ``dataclasses.asdict`` of a ClusterSnapshot."""
+    with gc_paused():
+        return _take_snapshot_dict(admin, topics=topics, batch=batch)
+
+
+def _take_snapshot_dict(
+    admin: Admin, *, topics: Iterable[str] | None, batch: int
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    keys, client = admin.keys, admin.client
+    runner = Wire(client, batch)
+    now = int(time.time() * 1000)
+    names = sorted(set(topics)) if topics is not None else admin.topics()
+    n_topics = len(names)
+    errors: dict[int, str] = {}
+
+    # 1. per topic
+    cmds: list[_Cmd] = []
+    for name in names:
+        cmds.append(("HGET", keys.meta(name), "partitionCount"))
+        cmds.append(("XLEN", keys.dlq(name)))
+        cmds.append(("ZCARD", keys.retry_zset(name)))
+    cmds.append(("SMEMBERS", keys.pipelines()))
+    r1 = runner.run(cmds)
+    counts = [partition_count_from_meta(ok(r1[3 * t], errors, t)) for t in range(n_topics)]
+    dlq_len = [int(ok(r1[3 * t + 1], errors, t, 0) or 0) for t in range(n_topics)]
+    retry_n = [int(ok(r1[3 * t + 2], errors, t, 0) or 0) for t in range(n_topics)]
+    pipeline_names = sorted(decode_text(x) for x in (ok(r1[-1], {}, -1) or []))
+
+    # 2. per partition
+    streams = [[keys.partition(name, p) for p in range(counts[t])] for t, name in enumerate(names)]
+    cmds = []
+    for t in range(n_topics):
+        for key in streams[t]:
+            cmds.append(("XINFO", "GROUPS", key))
+            cmds.append(("XLEN", key))
+    retry_at: dict[int, int] = {}
+    for t, name in enumerate(names):
+        if retry_n[t]:
+            zset = keys.retry_zset(name)
+            retry_at[t] = len(cmds)
+            cmds.append(("ZRANGE", zset, 0, 0, "WITHSCORES"))
+            cmds.append(("ZRANGEBYSCORE", zset, now, "+inf", "WITHSCORES", "LIMIT", 0, 1))
+    meta_at = len(cmds)
+    cmds.extend(("HGETALL", keys.checkpoint_meta(n)) for n in pipeline_names)
+    r2 = runner.run(cmds)
+
+    # 3. per group x partition; a record per group: [name, pending, last-delivered,
+    # entries-read, lag, lease reply index, XPENDING index, XRANGE index, cached first id,
+    # fingerprint]
+    cluster = bool(admin.config.cluster)
+    old_last, old_first, old_lkeys = _CACHE.get(client) or ({}, {}, {})
+    new_last: dict[str, tuple[Any, str]] = {}
+    new_first: dict[tuple[str, str], tuple[Any, str]] = {}
+    new_lkeys: dict[tuple[str, str], tuple[str, str]] = {}
+    parts: list[list[tuple[int, list[list[Any]], str | None, int]]] = []
+    cmds = []
+    add = cmds.append
+    beat_at: dict[tuple[int, str], int] = {}
+    i = 0
+    for t, name in enumerate(names):
+        t_parts = []
+        for p, key in enumerate(streams[t]):
+            infos, length = r2[i], r2[i + 1]
+            i += 2
+            if isinstance(infos, Exception):
+                infos = ok(infos, errors, t, None)
+            if length.__class__ is not int:
+                length = int(ok(length, errors, t, 0) or 0)
+            try:
+                parsed = parse_groups(infos)
+            except (KeyError, ValueError, TypeError, IndexError) as exc:
+                errors.setdefault(t, f"{type(exc).__name__}: {exc}")
+                parsed = []
+            last_id: str | None = None
+            added = None
+            for g in parsed:
+                if g[3] is not None and g[4] is not None:
+                    added = g[3] + g[4]
+                    break
+            recs: list[list[Any]] = []
+            for gname, pending, last, read, lag in parsed:
+                if lag == 0:
+                    last_id = last
+                ident = (key, gname)
+                lkeys = old_lkeys.get(ident)
+                if lkeys is None:
+                    lkeys = (keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
+                new_lkeys[ident] = lkeys
+                rec: list[Any] = [gname, pending, last, read, lag, len(cmds), -1, -1, None, None]
+                if cluster:  # cluster pipelines refuse MGET: two GETs (same slot, same node)
+                    add(("GET", lkeys[0]))
+                    add(("GET", lkeys[1]))
+                else:
+                    add(("MGET", *lkeys))
+                add(("PTTL", lkeys[0]))
+                if pending > 0:
+                    rec[6] = len(cmds)
+                    add(("XPENDING", key, gname, "-", "+", 1))
+                if lag is None:
+                    rec[7] = len(cmds)
+                    add(("XRANGE", key, "(" + last, "+", "COUNT", lagmath.COUNT_PAGE))
+                elif lag > 0:
+                    # the first undelivered entry stays the same while nothing was added,
+                    # trimmed or delivered (same entries-added, length, position); a real
+                    # position (an id of this stream, not 0-0) also tells a recreated stream
+                    mark = (last, added, length)
+                    hit = old_first.get(ident) if last != "0-0" else None
+                    if hit is not None and hit[0] == mark:
+                        rec[8] = hit[1]
+                    else:
+                        rec[7] = len(cmds)
+                        add(("XRANGE", key, "(" + last, "+", "COUNT", 1))
+                    rec[9] = mark
+                recs.append(rec)
+                if (t, gname) not in beat_at:
+                    beat_at[t, gname] = len(cmds)
+                    add(("HGETALL", keys.consumers(name, gname)))
+            last_at = -1
+            if last_id is None and length > 0:
+                # the last id changes only with XADD (entries-added) - or a recreated stream
+                positions = tuple(g[2] for g in parsed)
+                known_stream = added is not None and any(x != "0-0" for x in positions)
+                mark_l = (added, length, positions) if known_stream else None
+                hit_l = old_last.get(key) if mark_l is not None else None
+                if hit_l is not None and hit_l[0] == mark_l:
+                    last_id = hit_l[1]
+                else:
+                    last_at = len(cmds)
+                    add(("XREVRANGE", key, "+", "-", "COUNT", 1))
+                if mark_l is not None:
+                    new_last[key] = (mark_l, last_id or "")
+            t_parts.append((length, recs, last_id, last_at))
+        parts.append(t_parts)
+    r3 = runner.run(cmds)
+
+    def fetch_after(key: str) -> Callable[[str], list[str]]:
+        """The next pages of a NULL-lag count (rare: a full first page), outside the batches."""
+
+        def page(cursor: str) -> list[str]:
+            runner.commands += 1
+            return [entry_id(e) for e in client.xrange(key, "(" + cursor, "+", lagmath.COUNT_PAGE)]
+
+        return page
+
+    out: list[dict[str, Any]] = []
+    for t, name in enumerate(names):
+        snap: dict[str, Any] | None = None
+        if t not in errors:
+            try:
+                snap = topic_dict(
+                    t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t],
+                    r2, retry_at.get(t), r3, beat_at, new_first, new_last, cluster, fetch_after,
+                )  # fmt: skip
+            except (KeyError, ValueError, TypeError, IndexError, redis.RedisError) as exc:
+                errors.setdefault(t, f"{type(exc).__name__}: {exc}")
+        if t in errors or snap is None:
+            snap = {
+                "topic": name,
+                "partitions": counts[t],
+                "length": 0,
+                "dlq_length": dlq_len[t],
+                "retry": {"count": retry_n[t], "next_due_at_ms": None, "oldest_due_at_ms": None},
+                "groups": [],
+                "leases": [],
+                "consumers": [],
+                "partition_lengths": [],
+                "partition_last_ids": [],
+                "error": errors.get(t, "unreadable"),
+            }
+        out.append(snap)
+    _CACHE[client] = (new_last, new_first, new_lkeys)
+    pipelines = []
+    for k, n in enumerate(pipeline_names):
+        meta = as_hash(ok(r2[meta_at + k], {}, -1, {}))
+        pipelines.append(
+            {"pipeline": n, **{decode_text(a): decode_text(b) for a, b in meta.items()}}
+        )
+    return {
+        "taken_at_ms": now,
+        "topics": out,
+        "redis_run_id": _run_id(client),
+        "elapsed_ms": (time.perf_counter() - started) * 1000,
+        "commands": runner.commands + 1,
+        "pipelines": pipelines,
+    }
+
+
+def _run_id(client: Any) -> str:
+    """Server run id (a restart changes it); on a cluster, the sorted node ids joined."""
+    try:
+        info = client.info("server")
+    except redis.RedisError:
+        return ""
+    if isinstance(info, dict) and "run_id" in info:
+        return str(info["run_id"])
+    if isinstance(info, dict):
+        ids = sorted(str(v.get("run_id", "")) for v in info.values() if isinstance(v, dict))
+        return ",".join(i for i in ids if i)
+    return ""

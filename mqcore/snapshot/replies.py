@@ -1,0 +1,87 @@
+"""Reply shapes of the pass's commands, raw RESP2 or parsed by redis-py, read the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from mqcore.codec import decode_text
+
+__all__ = [
+    "as_hash",
+    "entry_id",
+    "first_score",
+    "ok",
+    "parse_groups",
+    "pending_idle",
+]
+
+
+def parse_groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
+    """XINFO GROUPS -> (name, pending, last-delivered-id, entries-read, lag) per group."""
+    out: list[tuple[str, int, str, int | None, int | None]] = []
+    for g in reply or ():
+        if not isinstance(g, dict):  # RESP2: a flat list of name, value, ...
+            pairs = iter(g)
+            g = dict(zip(pairs, pairs, strict=False))
+        if b"name" in g:
+            get = g.get
+            name, pending, last = get(b"name"), get(b"pending"), get(b"last-delivered-id")
+            read, lag = get(b"entries-read"), get(b"lag")
+        else:  # parsed by redis-py: str keys
+            get = g.get
+            name, pending, last = get("name"), get("pending"), get("last-delivered-id")
+            read, lag = get("entries-read"), get("lag")
+        n_pending = int(pending or 0)
+        n_read: int | None = read if read is None or read.__class__ is int else int(read)
+        n_lag: int | None = lag if lag is None or lag.__class__ is int else int(lag)
+        out.append((decode_text(name), n_pending, decode_text(last), n_read, n_lag))
+    return out
+
+
+def entry_id(entry: Any) -> str:
+    """The id of a stream entry ``[id, fields]``."""
+    return decode_text(entry[0])
+
+
+def pending_idle(reply: Any) -> int | None:
+    """Idle ms of the first entry of an ``XPENDING key group - + 1`` reply, None when empty."""
+    if not reply:
+        return None
+    first = reply[0]
+    if isinstance(first, dict):
+        return int(first["time_since_delivered"])
+    return int(first[2])
+
+
+def as_hash(reply: Any) -> dict[Any, Any]:
+    """An ``HGETALL`` reply (a dict, or RESP2's flat list) as a dict."""
+    if isinstance(reply, dict):
+        return reply
+    if not reply:
+        return {}
+    return dict(zip(reply[::2], reply[1::2], strict=True))
+
+
+def first_score(reply: Any) -> int | None:
+    """The score of the first member of a ``WITHSCORES`` reply, None when empty."""
+    if not reply:
+        return None
+    first = reply[0]
+    if isinstance(first, list | tuple):
+        return int(float(first[1]))
+    return int(float(reply[1]))
+
+
+def _missing(reply: Any) -> bool:
+    return isinstance(reply, redis.ResponseError) and "no such key" in str(reply).lower()
+
+
+def ok(reply: Any, errors: dict[int, str], owner: int, default: Any = None) -> Any:
+    """The reply, or ``default`` for a missing stream; other errors mark the topic."""
+    if isinstance(reply, Exception):
+        if not _missing(reply):
+            errors.setdefault(owner, f"{type(reply).__name__}: {reply}")
+        return default
+    return reply

@@ -1,0 +1,178 @@
+"""One topic of a pass: the replies of its commands turned into the topic's snapshot dict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mqcore import lag as lagmath
+from mqcore.codec import decode_text
+from mqcore.models import LagExactness
+from mqcore.snapshot.replies import as_hash, entry_id, first_score, ok, pending_idle
+from mqcore.snapshot.shapes import consumer_dicts, group_dict
+
+__all__ = ["topic_dict"]
+
+
+def topic_dict(
+    t: int,
+    name: str,
+    dlq_length: int,
+    retry_count: int,
+    now: int,
+    errors: dict[int, str],
+    t_parts: list[tuple[int, list[list[Any]], str | None, int]],
+    streams: list[str],
+    r2: list[Any],
+    retry_idx: int | None,
+    r3: list[Any],
+    beat_at: dict[tuple[int, str], int],
+    new_first: dict[tuple[str, str], tuple[Any, str]],
+    new_last: dict[str, tuple[Any, str]],
+    cluster: bool,
+    fetch_after: Callable[[str], Callable[[str], list[str]]],
+) -> dict[str, Any]:
+    """Topic ``t``'s snapshot dict from the replies of phases 2 and 3 (``r2``, ``r3``).
+
+    ``t_parts`` holds per partition its length, its group records (see
+    :func:`mqcore.snapshot.plan.take_snapshot_dict`), its last id when known and the
+    index of its ``XREVRANGE`` reply; first and last ids read here are written to
+    ``new_first`` / ``new_last`` for the next pass. Reply errors mark the topic in ``errors``.
+    """
+    lengths = [x[0] for x in t_parts]
+    part_ids: list[str] = []
+    for p, (_length, _recs, known, last_at) in enumerate(t_parts):
+        if known is None:
+            page = ok(r3[last_at], errors, t, None) if last_at >= 0 else None
+            known = entry_id(page[0]) if page else "0-0"
+            if last_at >= 0 and streams[p] in new_last:
+                new_last[streams[p]] = (new_last[streams[p]][0], known)
+        part_ids.append(known)
+    per_group: dict[str, list[dict[str, Any]]] = {}
+    leases: list[dict[str, Any]] = []
+    owners: dict[str, set[str]] = {}
+    for p, (length, recs, _known, _at) in enumerate(t_parts):
+        last_id = part_ids[p]
+        for (
+            gname,
+            pending,
+            last,
+            entries_read,
+            lag,
+            lease_at,
+            pend_at,
+            range_at,
+            first_id,
+            mark,
+        ) in recs:
+            reason = ""
+            exactness = LagExactness.EXACT
+            if lag is None:
+                first = ok(r3[range_at], errors, t, None) or []
+                page = [entry_id(e) for e in first]
+                lag, exactness, reason = lagmath.count_null_lag(page, fetch_after(streams[p]))
+                first_id = page[0] if page else None
+            elif range_at >= 0:
+                first = r3[range_at]
+                if isinstance(first, Exception):
+                    first = ok(first, errors, t, None)
+                first_id = entry_id(first[0]) if first else None
+            if mark is not None and first_id is not None and last != "0-0":
+                new_first[streams[p], gname] = (mark, first_id)
+            oldest = None
+            if pend_at >= 0:
+                page = r3[pend_at]
+                if page.__class__ is list and page and page[0].__class__ is list:
+                    oldest = int(page[0][2])  # raw reply: [[id, consumer, idle, deliveries]]
+                else:
+                    oldest = pending_idle(ok(page, errors, t, None))
+            group_parts = per_group.get(gname)
+            if group_parts is None:
+                group_parts = per_group[gname] = []
+            group_parts.append(
+                lagmath.partition_row(
+                    partition=p,
+                    last_delivered_id=last,
+                    lag=lag,
+                    exactness=exactness,
+                    reason=reason,
+                    first_id=first_id,
+                    now_ms=now,
+                    pending=pending,
+                    oldest_pending_ms=oldest,
+                    entries_read=entries_read,
+                    length=length,
+                    last_id=last_id,
+                )
+            )
+            if cluster:
+                a, b = r3[lease_at], r3[lease_at + 1]
+                failed = next((x for x in (a, b) if isinstance(x, Exception)), None)
+                lease_reply: Any = failed if failed is not None else [a, b]
+                ttl = r3[lease_at + 2]
+            else:
+                lease_reply, ttl = r3[lease_at], r3[lease_at + 1]
+            if lease_reply.__class__ is list:
+                owner, epoch = lease_reply
+            else:
+                owner, epoch = ok(lease_reply, errors, t, None) or (None, None)
+            if ttl.__class__ is not int:
+                ttl = ok(ttl, errors, t, -2)
+            if owner is not None and ttl.__class__ is int and ttl != -2:
+                owner_s = decode_text(owner)
+                leases.append(
+                    {
+                        "group": gname,
+                        "partition": p,
+                        "owner": owner_s,
+                        "ttl_ms": ttl if ttl >= 0 else None,
+                        "epoch": _epoch(epoch),
+                    }
+                )
+                owned = owners.get(gname)
+                if owned is None:
+                    owned = owners[gname] = set()
+                owned.add(owner_s)
+            else:
+                leases.append(
+                    {
+                        "group": gname,
+                        "partition": p,
+                        "owner": None,
+                        "ttl_ms": None,
+                        "epoch": _epoch(epoch),
+                    }
+                )
+    consumers: list[dict[str, Any]] = []
+    for gname in sorted(per_group):
+        beats = as_hash(ok(r3[beat_at[t, gname]], errors, t, {}))
+        stats = {o: {"pending": 0, "idle": -1} for o in owners.get(gname, set())}
+        consumers.extend(consumer_dicts(gname, stats, beats, now))
+    retry: dict[str, Any] = {"count": retry_count, "next_due_at_ms": None, "oldest_due_at_ms": None}
+    if retry_idx is not None:
+        retry["oldest_due_at_ms"] = first_score(ok(r2[retry_idx], errors, t, None))
+        retry["next_due_at_ms"] = first_score(ok(r2[retry_idx + 1], errors, t, None))
+    if len(per_group) > 1:
+        leases.sort(key=lambda x: (x["group"], x["partition"]))
+    return {
+        "topic": name,
+        "partitions": len(t_parts),
+        "length": sum(lengths),
+        "dlq_length": dlq_length,
+        "retry": retry,
+        "groups": [group_dict(g, per_group[g]) for g in sorted(per_group)],
+        "leases": leases,
+        "consumers": consumers,
+        "partition_lengths": lengths,
+        "partition_last_ids": part_ids,
+        "error": None,
+    }
+
+
+def _epoch(raw: Any) -> int:
+    if raw is None:
+        return 0
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 0
