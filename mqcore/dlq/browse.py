@@ -1,0 +1,209 @@
+"""Reading dead letters: a page newest first, the ids matching filters, replay follow-ups.
+
+A page is read newest first with an exclusive cursor and a bounded scan that
+reports how much it read; the time range maps to an id range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from mqcore.admin import validate_topic
+from mqcore.boundary import redis_errors
+from mqcore.codec import U64 as _U64
+from mqcore.codec import decode_fields, decode_text, id_tuple, parse_headers, validate_id
+from mqcore.config import RedisClient
+from mqcore.dlq.letters import REPLAYED_HEADER, letter_from_entry, letters_from_entries
+from mqcore.errors import InvalidArgumentError
+from mqcore.keys import KeySpace
+from mqcore.models import DlqLetter, DlqPage, ReplayRecord
+from mqcore.wire import Wire
+
+_SCAN_PAGE = 500
+_FOLLOWUP_SCAN = 10_000
+
+
+def _matches(
+    letter: DlqLetter,
+    partition: int | None,
+    key: str | None,
+    text: str | None,
+) -> bool:
+    if partition is not None and letter.partition != partition:
+        return False
+    if key is not None and letter.key != key:
+        return False
+    if text:
+        needle = text.lower()
+        if needle in letter.payload.lower():
+            return True
+        return any(needle in k.lower() or needle in v.lower() for k, v in letter.headers.items())
+    return True
+
+
+def _ms(value: int) -> int:
+    if not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"times are epoch milliseconds >= 0, not {value!r}")
+    return value
+
+
+def read_page(
+    wire: Wire,
+    keys: KeySpace,
+    check_topic: Callable[[str], None],
+    topic: str,
+    *,
+    before: str | None,
+    limit: int,
+    partition: int | None,
+    key: str | None,
+    text: str | None,
+    since_ms: int | None,
+    until_ms: int | None,
+    max_scan: int,
+) -> DlqPage:
+    """Newest letters first from ``before`` (exclusive), scanning at most ``max_scan``.
+
+    ``check_topic`` runs when nothing was read: an empty page may mean an unknown topic.
+    """
+    if not 1 <= limit <= 1000 or max_scan < 1:
+        raise InvalidArgumentError("limit must be 1..1000 and max_scan >= 1")
+    if before is not None:
+        validate_id(before)
+    validate_topic(topic)
+    hi = "+" if until_ms is None else f"{_ms(until_ms)}-{_U64}"
+    if before is not None and (hi == "+" or id_tuple(before) <= id_tuple(hi)):
+        hi = "(" + before
+    lo = "-" if since_ms is None else f"{_ms(since_ms)}-0"
+    filtering = partition is not None or key is not None or bool(text)
+    chunk = limit if not filtering else min(1000, max(200, limit * 4))
+    letters: list[DlqLetter] = []
+    scanned = 0
+    dlq = keys.dlq(topic)
+    last_scanned: str | None = None
+    exhausted = False
+    while len(letters) < limit and scanned < max_scan:
+        want = min(chunk, max_scan - scanned)
+        # the wire read: replies as Redis sends them (flat field lists), which
+        # letters_from_entries decodes in about the time Redis takes to send them
+        [entries] = wire.run([("XREVRANGE", dlq, hi, lo, "COUNT", want)])
+        if isinstance(entries, Exception):
+            with redis_errors(f"read DLQ of {topic}"):
+                raise entries
+        scanned += len(entries)
+        for letter in letters_from_entries(entries):
+            last_scanned = letter.id
+            if not filtering or _matches(letter, partition, key, text):
+                letters.append(letter)
+                if len(letters) == limit:
+                    break
+        if len(entries) < want:
+            exhausted = True
+            break
+        if last_scanned is not None:
+            hi = "(" + last_scanned
+    if scanned == 0:
+        check_topic(topic)  # an empty page may mean an unknown topic
+    if len(letters) == limit:
+        cursor: str | None = letters[-1].id
+        complete = True
+    elif exhausted:
+        cursor, complete = None, True
+    else:
+        cursor, complete = last_scanned, False
+    return DlqPage(letters=letters, next_cursor=cursor, scanned=scanned, complete=complete)
+
+
+def matching_ids(
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    *,
+    partition: int | None,
+    key: str | None,
+    text: str | None,
+    since_ms: int | None,
+    until_ms: int | None,
+    max_ids: int,
+) -> list[str]:
+    """Ids of the letters of a known topic matching the filters, oldest first."""
+    lo = "-" if since_ms is None else f"{_ms(since_ms)}-0"
+    hi = "+" if until_ms is None else f"{_ms(until_ms)}-{_U64}"
+    filtering = partition is not None or key is not None or bool(text)
+    dlq = keys.dlq(topic)
+    out: list[str] = []
+    while len(out) < max_ids:
+        with redis_errors(f"read DLQ of {topic}"):
+            entries = client.xrange(dlq, lo, hi, _SCAN_PAGE)
+        for entry_id, fields in entries:
+            if filtering:
+                if _matches(letter_from_entry(entry_id, fields), partition, key, text):
+                    out.append(decode_text(entry_id))
+            else:
+                out.append(decode_text(entry_id))
+            if len(out) >= max_ids:
+                break
+        if len(entries) < _SCAN_PAGE:
+            break
+        lo = "(" + decode_text(entries[-1][0])
+    return out
+
+
+def replay_followups(
+    client: RedisClient, keys: KeySpace, dlq_id: str, records: list[ReplayRecord]
+) -> list[dict[str, Any]]:
+    """What happened to each of a letter's replay ``records`` (consumed, or dead-lettered again)."""
+    out: list[dict[str, Any]] = []
+    for rec in records:
+        key = keys.partition(rec.topic, rec.partition)
+        with redis_errors("read replay follow-up"):
+            exists = bool(client.xrange(key, rec.new_id, rec.new_id, 1))
+            try:
+                groups = client.xinfo_groups(key)
+            except redis.ResponseError:
+                groups = []
+            states = []
+            for g in groups:
+                name = decode_text(g["name"])
+                delivered = id_tuple(decode_text(g["last-delivered-id"])) >= id_tuple(rec.new_id)
+                pending = bool(client.xpending_range(key, name, rec.new_id, rec.new_id, 1))
+                states.append({"group": name, "delivered": delivered, "pending": pending})
+            again = _failed_again(client, keys, rec.topic, dlq_id, rec.new_id)
+        out.append(
+            {
+                "new_id": rec.new_id,
+                "topic": rec.topic,
+                "partition": rec.partition,
+                "at_ms": rec.at_ms,
+                "by": rec.by,
+                "exists": exists,
+                "groups": states,
+                "consumed": bool(states)
+                and all(s["delivered"] and not s["pending"] for s in states),
+                "failed_again": again,
+            }
+        )
+    return out
+
+
+def _failed_again(
+    client: RedisClient, keys: KeySpace, topic: str, dlq_id: str, new_id: str
+) -> list[str]:
+    dlq = keys.dlq(topic)
+    lo = new_id
+    found: list[str] = []
+    scanned = 0
+    while scanned < _FOLLOWUP_SCAN:
+        entries = client.xrange(dlq, lo, "+", _SCAN_PAGE)
+        scanned += len(entries)
+        for entry_id, fields in entries:
+            headers = parse_headers(decode_fields(fields).get("headers"))
+            if headers.get(REPLAYED_HEADER) == dlq_id:
+                found.append(decode_text(entry_id))
+        if len(entries) < _SCAN_PAGE:
+            break
+        lo = "(" + decode_text(entries[-1][0])
+    return found

@@ -1,0 +1,130 @@
+"""Replaying dead letters: batches of ids through ``replay_letters.lua``, one result per id.
+
+Each batch of ``REPLAY_BATCH`` letters is one atomic script call. The target's
+partition count is cached for a few seconds; when the script finds it stale the
+batch is sent again with a fresh count.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from mqcore.boundary import redis_errors
+from mqcore.clock import iso_from_ms
+from mqcore.codec import decode_text, partition_count_from_meta
+from mqcore.config import RedisClient
+from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
+from mqcore.keys import KeySpace
+from mqcore.models import ReplayResult
+from mqcore.scripts import call_script
+
+REPLAY_BATCH = 100  # letters per script call (bounded Redis time per call)
+_META_TTL_S = 5.0
+
+
+def target_count(
+    client: RedisClient,
+    space: KeySpace,
+    counts: dict[str, tuple[int, float]],
+    target: str,
+    refresh: bool,
+) -> int:
+    """The partition count of ``target`` (cached in ``counts``); UnknownTopicError if unknown."""
+    cached = counts.get(target)
+    if cached and not refresh and time.monotonic() - cached[1] < _META_TTL_S:
+        return cached[0]
+    with redis_errors(f"read topic {target}"):
+        pipe = client.pipeline(transaction=False)
+        pipe.sismember(space.registry(), target)
+        pipe.hget(space.meta(target), "partitionCount")
+        known, raw = pipe.execute()
+    if not known:
+        raise UnknownTopicError(f"unknown topic {target!r}")
+    count = partition_count_from_meta(raw)
+    counts[target] = (count, time.monotonic())
+    return count
+
+
+def script_keys(
+    space: KeySpace,
+    cache: dict[tuple[str, str, int], list[str]],
+    topic: str,
+    target: str,
+    count: int,
+) -> list[str]:
+    """The script's keys: the DLQ, its replay records, the target's meta and partitions."""
+    cache_key = (topic, target, count)
+    keys = cache.get(cache_key)
+    if keys is None:
+        keys = [
+            space.dlq(topic),
+            space.dlq_replays(topic),
+            space.meta(target),
+            *(space.partition(target, p) for p in range(count)),
+        ]
+        if len(cache) > 1000:
+            cache.clear()
+        cache[cache_key] = keys
+    return keys
+
+
+def run(
+    client: RedisClient,
+    space: KeySpace,
+    counts: dict[str, tuple[int, float]],
+    keys_cache: dict[tuple[str, str, int], list[str]],
+    topic: str,
+    ids: Sequence[str],
+    target: str,
+    by: str,
+    force: bool,
+    target_partition: int | None,
+    *,
+    dry: bool,
+) -> list[ReplayResult]:
+    """Replay (with ``dry`` only plan) validated ``ids`` of ``topic`` onto a known ``target``."""
+    count = target_count(client, space, counts, target, refresh=False)
+    if target_partition is not None and not 0 <= target_partition < count:
+        raise UnknownPartitionError(
+            f"topic {target!r} has partitions 0..{count - 1}, not {target_partition}"
+        )
+    out: list[ReplayResult] = []
+    for start in range(0, len(ids), REPLAY_BATCH):
+        chunk = ids[start : start + REPLAY_BATCH]
+        for _attempt in range(3):
+            now = int(time.time() * 1000)
+            keys = script_keys(space, keys_cache, topic, target, count)
+            args = [
+                now,
+                iso_from_ms(now),
+                by,
+                "1" if force else "0",
+                target,
+                -1 if target_partition is None else target_partition,
+                "1" if dry else "0",
+                *chunk,
+            ]
+            reply = call_script(client, "replay_letters", keys, args)
+            if reply and reply[0] == b"stale":
+                count = target_count(client, space, counts, target, refresh=True)
+                continue
+            out.extend(_result(row, target) for row in reply)
+            break
+        else:
+            raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
+    return out
+
+
+def _result(row: list[Any], target: str) -> ReplayResult:
+    dlq_id, status, new_id, partition = (decode_text(row[0]), decode_text(row[1]), row[2], row[3])
+    new = decode_text(new_id) or None
+    return ReplayResult(
+        replayed=status in ("replayed", "forced"),
+        new_id=new,
+        topic=target,
+        partition=int(partition) if int(partition) >= 0 else None,
+        reason=status,
+        dlq_id=dlq_id,
+    )
