@@ -10,7 +10,8 @@ Replay routing (``replay_letters.lua``, atomic per letter), in order:
 1. ``target_partition`` when given (on ``target_topic`` when given);
 2. the letter's original partition (``headers.partitionId``, else the top-level
    field) when it is below the target's current partition count;
-3. else Java ``String.hashCode(key) mod P`` of the letter's key (so after a grow
+3. else Java ``String.hashCode(key) mod P`` of the letter's key, computed in Python by
+   :func:`mqcore.partition.partition_for_key` (so after a grow
    from 4 to 8 partitions a letter keeps its original partition, and a letter
    whose partition is gone lands where its key lives now);
 4. else partition 0.

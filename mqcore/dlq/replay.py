@@ -2,7 +2,10 @@
 
 Each batch of ``REPLAY_BATCH`` letters is one atomic script call. The target's
 partition count is cached for a few seconds; when the script finds it stale the
-batch is sent again with a fresh count.
+batch is sent again with a fresh count. A letter whose partition the target does
+not have comes back as ``route`` with its key (nothing written); its partition is
+computed here by the one partitioner (:func:`mqcore.partition.partition_for_key`,
+Java's) and the letter is sent again pinned to it.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.clock import iso_from_ms
+from mqcore.clock import iso_from_ms, now_ms
 from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
 from mqcore.keys import KeySpace
 from mqcore.models import ReplayResult
+from mqcore.partition import partition_for_key
 from mqcore.scripts import call_script
 
 REPLAY_BATCH = 100  # letters per script call (bounded Redis time per call)
@@ -90,30 +94,35 @@ def run(
         raise UnknownPartitionError(
             f"topic {target!r} has partitions 0..{count - 1}, not {target_partition}"
         )
+    fixed = -1 if target_partition is None else target_partition
+    state = {"count": count}
+
+    def send(chunk: list[str], keyed: list[tuple[str, str]]) -> list[Any]:
+        """One script call for ``chunk`` plus the ``(id, key)`` letters pinned by key."""
+        for _attempt in range(3):
+            now = now_ms()
+            n = state["count"]
+            keys = script_keys(space, keys_cache, topic, target, n)
+            flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
+            pinned = [f"{dlq_id}={partition_for_key(key, n)}" for dlq_id, key in keyed]
+            args = [now, iso_from_ms(now), by, *flags, *chunk, *pinned]
+            reply: list[Any] = call_script(client, "replay_letters", keys, args)
+            if not (reply and reply[0] == b"stale"):
+                return reply
+            state["count"] = target_count(client, space, counts, target, refresh=True)
+        raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
+
     out: list[ReplayResult] = []
     for start in range(0, len(ids), REPLAY_BATCH):
-        chunk = ids[start : start + REPLAY_BATCH]
-        for _attempt in range(3):
-            now = int(time.time() * 1000)
-            keys = script_keys(space, keys_cache, topic, target, count)
-            args = [
-                now,
-                iso_from_ms(now),
-                by,
-                "1" if force else "0",
-                target,
-                -1 if target_partition is None else target_partition,
-                "1" if dry else "0",
-                *chunk,
-            ]
-            reply = call_script(client, "replay_letters", keys, args)
-            if reply and reply[0] == b"stale":
-                count = target_count(client, space, counts, target, refresh=True)
-                continue
-            out.extend(_result(row, target) for row in reply)
-            break
-        else:
-            raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
+        chunk = list(ids[start : start + REPLAY_BATCH])
+        rows = send(chunk, [])
+        routed = [i for i, row in enumerate(rows) if row[1] == b"route"]
+        if routed:  # letters whose partition is gone: where their key lives now
+            keyed = [(decode_text(rows[i][0]), decode_text(rows[i][2])) for i in routed]
+            again = send([], keyed)
+            for i, row in zip(routed, again, strict=True):
+                rows[i] = row
+        out.extend(_result(row, target) for row in rows)
     return out
 
 

@@ -10,13 +10,15 @@
 -- ARGV[5] = target topic name (written in the entry's topic field)
 -- ARGV[6] = fixed target partition, or '-1' to route (see below)
 -- ARGV[7] = '1' for a dry run (nothing written), else '0'
--- ARGV[8..] = DLQ ids (validated by the caller)
--- Routing when ARGV[6] is -1: headers.partitionId (else the top-level partitionId,
--- which Java always writes as 0) if it is < P; else Java String.hashCode(key) mod P;
--- else partition 0.
+-- ARGV[8..] = DLQ ids (validated by the caller), each optionally pinned: 'id=partition'
+-- Routing when ARGV[6] is -1: the pinned partition; else headers.partitionId (else the
+-- top-level partitionId, which Java always writes as 0) if it is < P; else, when the
+-- letter has a key, nothing is written and {id, 'route', key, -1} is returned: the
+-- caller computes the key's partition (in Python, with Java's key hash) and
+-- sends the id again pinned; else partition 0.
 -- Returns {'stale', P} when the caller's P is not the topic's partition count (nothing
 -- written), else one {dlq id, status, new id, partition} per id; status is one of
--- replayed, forced, already-replayed, missing, would-replay.
+-- replayed, forced, already-replayed, missing, would-replay, route (new id = the key).
 local P = #KEYS - 3
 local count = tonumber(redis.call('HGET', KEYS[3], 'partitionCount') or '')
 if count == nil or count < 1 or count ~= math.floor(count) then
@@ -26,54 +28,13 @@ if count ~= P then
   return {'stale', count}
 end
 
-local function utf16_units(s)
-  local units = {}
-  local i, n = 1, #s
-  while i <= n do
-    local c = string.byte(s, i)
-    local cp, len = c, 1
-    if c >= 0xF0 and i + 3 <= n then
-      cp = ((c % 0x08) * 0x40 + string.byte(s, i + 1) % 0x40) * 0x1000
-        + (string.byte(s, i + 2) % 0x40) * 0x40 + string.byte(s, i + 3) % 0x40
-      len = 4
-    elseif c >= 0xE0 and i + 2 <= n then
-      cp = ((c % 0x10) * 0x40 + string.byte(s, i + 1) % 0x40) * 0x40 + string.byte(s, i + 2) % 0x40
-      len = 3
-    elseif c >= 0xC0 and i + 1 <= n then
-      cp = (c % 0x20) * 0x40 + string.byte(s, i + 1) % 0x40
-      len = 2
-    end
-    if cp >= 0x10000 then
-      cp = cp - 0x10000
-      units[#units + 1] = 0xD800 + math.floor(cp / 0x400)
-      units[#units + 1] = 0xDC00 + cp % 0x400
-    else
-      units[#units + 1] = cp
-    end
-    i = i + len
-  end
-  return units
-end
-
-local function java_partition(key, parts)
-  local h = 0
-  for _, u in ipairs(utf16_units(key)) do
-    h = (31 * h + u) % 4294967296
-  end
-  if h >= 2147483648 then
-    h = h - 4294967296
-  end
-  local r = math.fmod(h, parts)
-  if r < 0 then
-    r = r + parts
-  end
-  return r
-end
-
-local function route(f, headers)
+local function route(f, headers, pinned)
   local fixed = tonumber(ARGV[6])
   if fixed >= 0 then
     return fixed
+  end
+  if pinned ~= nil then
+    return pinned
   end
   local pid = tonumber(headers['partitionId'] or '')
   if pid == nil then
@@ -84,14 +45,15 @@ local function route(f, headers)
   end
   local key = f['key'] or headers['key']
   if key ~= nil and key ~= '' then
-    return java_partition(key, P)
+    return nil, key
   end
   return 0
 end
 
 local out = {}
 for a = 8, #ARGV do
-  local dlq_id = ARGV[a]
+  local dlq_id, pinned = string.match(ARGV[a], '^([^=]+)=?(%d*)$')
+  pinned = tonumber(pinned)
   local found = redis.call('XRANGE', KEYS[1], dlq_id, dlq_id)
   if #found == 0 then
     out[#out + 1] = {dlq_id, 'missing', '', -1}
@@ -131,8 +93,10 @@ for a = 8, #ARGV do
           end
         end
       end
-      local pid = route(f, headers)
-      if ARGV[7] == '1' then
+      local pid, key = route(f, headers, pinned)
+      if pid == nil or pid >= P then
+        out[#out + 1] = {dlq_id, 'route', key or '', -1}
+      elseif ARGV[7] == '1' then
         out[#out + 1] = {dlq_id, 'would-replay', '', pid}
       else
         if headers['x-original-message-id'] == nil and f['originalMessageId'] then

@@ -76,3 +76,13 @@ def test_import_contracts_hold() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_one_partitioner() -> None:
+    """Java's key hash lives in mqcore/partition.py only: no Lua script computes it."""
+    scripts = sorted((ROOT / "mqcore" / "scripts").glob("*.lua"))
+    assert scripts
+    hashing = [
+        s.name for s in scripts if re.search(r"4294967296|2147483648|hashCode\(", s.read_text())
+    ]
+    assert hashing == []
