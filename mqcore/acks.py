@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
 from mqcore.codec import decode_text, parse_headers
 from mqcore.config import RedisClient
@@ -27,12 +28,13 @@ from mqcore.errors import (
     UnknownMessageError,
 )
 from mqcore.keys import KeySpace
-from mqcore.scripts import call_script
+from mqcore.scripts import call_script, lua_source
 
 __all__ = [
     "ack",
-    "ack_args",
+    "ack_in_pipeline",
     "dead_letter",
+    "load_ack_script",
     "retry_item_fields",
     "schedule_retry",
 ]
@@ -77,7 +79,7 @@ def _entry_status(
     return status
 
 
-def ack_args(
+def _ack_args(
     keys: KeySpace,
     *,
     topic: str,
@@ -87,11 +89,38 @@ def ack_args(
     epoch: int | None,
     delete: bool = False,
 ) -> tuple[list[str], list[str]]:
-    """KEYS and ARGV of ``ack_entries`` (for callers that put the ack in a pipeline)."""
+    """KEYS and ARGV of ``ack_entries``."""
     return (
         [keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)],
         [group, _epoch_arg(epoch), "1" if delete else "0", *ids],
     )
+
+
+def ack_in_pipeline(
+    pipe: Any,
+    client: RedisClient,
+    keys: KeySpace,
+    *,
+    topic: str,
+    group: str,
+    partition: int,
+    ids: Sequence[str],
+    epoch: int | None,
+    delete: bool = False,
+) -> None:
+    """Queue :func:`ack` on ``pipe``; its reply (how many were pending, -1 when fenced)
+    comes from ``pipe.execute``. A ``NoScriptError`` there means Redis lost the
+    script (restart, flush): call :func:`load_ack_script` and ack again."""
+    script_keys, args = _ack_args(
+        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch, delete=delete
+    )
+    call_script(client, "ack_entries", script_keys, args, pipe=pipe)
+
+
+def load_ack_script(client: RedisClient) -> None:
+    """Load the ack script into Redis, for pipelines that only send its EVALSHA."""
+    with redis_errors("script load"):
+        client.script_load(lua_source("ack_entries"))
 
 
 def ack(
@@ -113,7 +142,7 @@ def ack(
         _check_id(entry_id)
     if not ids:
         return 0
-    script_keys, args = ack_args(
+    script_keys, args = _ack_args(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch, delete=delete
     )
     result = int(call_script(client, "ack_entries", script_keys, args))

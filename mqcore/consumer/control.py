@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 import redis
 
+from mqcore.acks import load_ack_script
 from mqcore.boundary import translate
 from mqcore.config import MQConfig, RedisClient
 from mqcore.consumer.membership import (
@@ -36,7 +37,6 @@ from mqcore.keys import validate_name
 from mqcore.leases import LeaseManager
 from mqcore.metrics import Metrics
 from mqcore.retry import RetryMover
-from mqcore.scripts import lua_source
 from mqcore.topics import Topics
 
 __all__ = ["Consumer"]
@@ -151,7 +151,7 @@ class Consumer:
         def stopped() -> bool:
             return self._stop.is_set() or (stop is not None and stop.is_set())
 
-        self._script_load()
+        load_ack_script(self.client)
         self._partitions = self.topics.partition_count(self.topic)
         self.topics.ensure_group(self.topic, self.group, start_id=o.start_id)
         next_renew = next_rebalance = next_move = 0.0
@@ -187,12 +187,6 @@ class Consumer:
             self._shutdown()
 
     # --- control loop -------------------------------------------------------
-    def _script_load(self) -> None:
-        try:
-            self.client.script_load(lua_source("ack_entries"))
-        except redis.RedisError as exc:
-            raise translate(exc, "script load") from exc
-
     def _renew(self) -> None:
         with self._lock:
             workers = list(self._workers.values())

@@ -23,14 +23,13 @@ from typing import Any
 
 import redis
 
-from mqcore.acks import ack, ack_args
+from mqcore.acks import ack, ack_in_pipeline
 from mqcore.boundary import translate
 from mqcore.consumer.handling import handle_entry
 from mqcore.consumer.host import WorkerHost, report_acked
 from mqcore.consumer.reclaim import claim_pending, drop_deleted
 from mqcore.errors import ConnectionLostError, FencedError, MQError
 from mqcore.leases import Lease
-from mqcore.scripts import call_script
 
 __all__ = ["PartitionWorker"]
 
@@ -176,7 +175,9 @@ class PartitionWorker(threading.Thread):
         pipe = h.client.pipeline(transaction=False)
         acks = self.acks
         if acks:
-            keys, args = ack_args(
+            ack_in_pipeline(
+                pipe,
+                h.client,
                 h.keys,
                 topic=h.topic,
                 group=h.group,
@@ -185,7 +186,6 @@ class PartitionWorker(threading.Thread):
                 epoch=self.lease.epoch,
                 delete=h.options.ack_delete,
             )
-            call_script(h.client, "ack_entries", keys, args, pipe=pipe)
         if self.backlog:
             pipe.xreadgroup(h.group, h.name, {self.stream: "0"}, count=h.options.batch_size)
         else:
