@@ -148,8 +148,8 @@ class ConsoleStore:
         timeline_max = int(settings.LEASE_TIMELINE_MAX)
         history_max = int(settings.ALERT_HISTORY_MAX)
         snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
-        state_raw = values.dumps(state).encode()
-        lease_raw = values.dumps(lease_state).encode() if lease_state is not None else b""
+        state_raw = values.dumps(state)
+        lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         index = bool(rollups) or not self.series.indexed(cluster)
         lengths = self.series.append(cluster, points, now_ms, index=index)
         if rollups:

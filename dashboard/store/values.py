@@ -1,9 +1,15 @@
-"""JSON values of the console store (snapshots, collector state, health, alerts)."""
+"""JSON values of the console store (snapshots, collector state, health, alerts).
+
+orjson encodes and decodes them: a 4,000-partition snapshot is about 2 MB of
+JSON, written every pass and read by every page, and the standard library spent
+a quarter of a collector pass on it.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
 
 __all__ = ["dumps", "loads", "loads_cached", "remember"]
 
@@ -13,7 +19,7 @@ _DECODED: dict[tuple[str, str], tuple[bytes, Any]] = {}
 
 def loads(raw: bytes | None) -> Any:
     """The decoded value, None for a missing key."""
-    return json.loads(raw) if raw else None
+    return orjson.loads(raw) if raw else None
 
 
 def loads_cached(slot: tuple[str, str], raw: bytes | None) -> Any:
@@ -26,7 +32,7 @@ def loads_cached(slot: tuple[str, str], raw: bytes | None) -> Any:
     hit = _DECODED.get(slot)
     if hit is not None and hit[0] == raw:
         return hit[1]
-    value = json.loads(raw)
+    value = orjson.loads(raw)
     _DECODED[slot] = (raw, value)
     return value
 
@@ -36,7 +42,7 @@ def remember(slot: tuple[str, str], raw: bytes, value: Any) -> None:
     _DECODED[slot] = (raw, value)
 
 
-def dumps(value: Any) -> str:
-    """Compact JSON; values that JSON cannot hold are written as their ``str``."""
-    # check_circular off: our values are trees (a third faster on a 2 MB snapshot)
-    return json.dumps(value, separators=(",", ":"), default=str, check_circular=False)
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON; non-string keys as strings, other values JSON cannot hold as
+    their ``str``."""
+    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
