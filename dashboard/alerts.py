@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 # rule -> what it watches (shown on the alerts page)
 RULES = {
-    "status": "a topic's group status not OK (WARN/STALL/STOP/ERR) for too long",
+    "status": "a topic's group status not OK (WARN/REWIND/STALL/STOP/ERR) for too long",
     "dlq_growth": "dead letters grew over the DLQ growth window",
     "oldest_pending": "the oldest pending entry is older than the limit",
     "checkpoint_age": "a pipeline's last completed checkpoint is too old",

@@ -23,6 +23,7 @@ register = template.Library()
 STATUS_HELP = {
     Status.OK: "lag is zero or within the allowed lag",
     Status.WARN: "consumers are moving but lag is growing",
+    Status.REWIND: "the group's position went back and has not come back yet",
     Status.STALL: "position is not moving while lag > 0",
     Status.STOP: "no consumer activity for longer than the window while lag > 0",
     Status.ERR: "the collector could not read this",

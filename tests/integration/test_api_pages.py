@@ -69,6 +69,7 @@ def test_leases_topic_overview_message_and_series(api: Client, mq_config) -> Non
     assert api.get(f"{API}/topics/orders/leases?group=ghost").status_code == 404
     detail = api.get(f"{API}/topics/orders").json()
     assert detail["groups"][0]["group"] == "billing"
+    assert detail["groups"][0]["complete"] == 0.5  # share of partitions with a full window
     assert detail["groups"][0]["partitions"][0]["partition"] == 0
     overview = api.get(f"{API}/overview?problems=0&per_page=1").json()
     assert overview["pages"] == 2

@@ -46,6 +46,7 @@ def test_topic_page_shows_group_partition_rows_charts_and_drain(
     html = response.content.decode()
     assert response.status_code == 200
     assert 'data-group="billing"' in html
+    assert "window 1/2 partitions complete" in html  # the group's status window completeness
     assert html.count('<th scope="row" class="num">') == 2  # partitions 0 and 1
     assert 'data-drain-state="draining"' in html
     assert "/clusters/default/topics/orders/dlq/" in html

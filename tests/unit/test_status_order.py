@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from dashboard import alerts
+from dashboard.metrics_export import metrics_text
 from dashboard.selectors.pages import overview, snapshot
 from dashboard.status import (
     WORST_FIRST,
@@ -51,7 +52,7 @@ def test_status_parse_falls_back_to_unknown() -> None:
 
 def test_alerting_statuses_are_warn_and_worse() -> None:
     expected = {s.value for s in Status if s.severity >= Status.WARN.severity}
-    assert alerts.BAD_STATUSES == expected == {"WARN", "STALL", "STOP", "ERR"}
+    assert alerts.BAD_STATUSES == expected == {"WARN", "REWIND", "STALL", "STOP", "ERR"}
 
 
 def _part(pid: int, lag: int | None) -> dict[str, Any]:
@@ -89,7 +90,9 @@ def test_enrich_rolls_up_the_worst_status() -> None:
 @pytest.fixture
 def one_topic_per_status(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stored snapshot with one topic in each status, listed in no particular order."""
-    order = [Status.WARN, Status.OK, Status.ERR, Status.UNKNOWN, Status.STOP, Status.STALL]
+    order = [
+        Status.WARN, Status.OK, Status.ERR, Status.REWIND, Status.UNKNOWN, Status.STOP, Status.STALL
+    ]  # fmt: skip
     snap = {
         "taken_at_ms": NOW,
         "topics": [
@@ -112,3 +115,19 @@ def test_overview_status_sort_and_counts_follow_the_enum() -> None:
     assert set(page.counts.values()) == {1}
     ascending = overview.overview_get("c", user=None, order="asc", sparklines=False)
     assert [row["status"] for row in ascending.rows.items] == worst_first[::-1]
+
+
+def test_rewind_is_a_metric_state_an_alert_and_a_badge() -> None:
+    snap = {
+        "taken_at_ms": NOW,
+        "topics": [{"topic": "t", "status": "REWIND", "groups": [
+            {"group": "g", "status": "REWIND", "status_reason": "position went back",
+             "partitions": [{"partition": 0, "lag": 4, "status": "REWIND"}]}]}],
+    }  # fmt: skip
+    text = metrics_text({"c": snap}, {}).decode()
+    assert 'group_status{cluster="c",group="g",status="REWIND",topic="t"} 1.0' in text
+    assert 'topic_status{cluster="c",status="STALL",topic="t"} 0.0' in text
+    (cond,) = alerts.alert_conditions(snap, {}, alerts.AlertThresholds())
+    assert (cond.rule, cond.severity) == ("status", "warning")
+    assert "t/g is REWIND" in cond.message
+    assert 'class="status status-REWIND"' in console.status_badge("REWIND")

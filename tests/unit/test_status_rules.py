@@ -170,3 +170,50 @@ def test_dlq_growth_vs_window_ago() -> None:
     assert growth == 7 - 2  # vs the newest point at least 60 s old
     _, first = dlq_history_step([], NOW, 3, 60_000)
     assert first is None
+
+
+def test_stop_is_checked_before_the_zero_lag_rule() -> None:
+    """Caught up, then lag appears and nothing moves for longer than stop_after: STOP."""
+    samples = window((0, "7"), (0, "7"), (2, "7"), (3, "7"), step_ms=16_000)  # 32 s ago
+    status, why = partition_status(samples, TH, last_active_ms=0, now_ms=NOW)
+    assert status is Status.STOP
+    assert "no consumer activity" in why
+    recent = window((0, "7"), (2, "7"), (3, "7"), step_ms=12_000)  # caught up 24 s ago
+    assert partition_status(recent, TH, last_active_ms=0, now_ms=NOW)[0] is Status.OK
+
+
+def test_warn_skips_unknown_lags() -> None:
+    samples = window((2, "1"), (None, "3"), (6, "5"), (9, "7"))
+    status, why = partition_status(samples, TH, last_active_ms=NOW, now_ms=NOW)
+    assert status is Status.WARN
+    assert "2 -> 9" in why
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (((5, "10"), (6, "12"), (40, "3"), (38, "5")), Status.REWIND),  # entries-read back
+        (((5, "10"), (6, "12"), (40, "3"), (8, "12")), Status.OK),  # came back: moving
+        (((5, "9-0"), (6, "9-5"), (40, "2-0"), (38, "4-0")), Status.REWIND),  # id back
+    ],
+)
+def test_rewind(rows: tuple[tuple[int, str], ...], expected: Status) -> None:
+    status, _ = partition_status(window(*rows), TH, last_active_ms=NOW, now_ms=NOW)
+    assert status is expected
+
+
+def test_enrich_rewind_on_setid_and_window_completeness() -> None:
+    """XGROUP SETID to an older id: REWIND even while entries-read is the position."""
+    th = Thresholds(window_samples=3, allowed_lag=0, stop_after_ms=60_000)
+    state: dict = {}
+    seen = []
+    for t, ldi, read, lag in [(0, "5-0", 5, 3), (1000, "6-0", 6, 2), (2000, "2-0", 6, 6)]:
+        snap = _snap(NOW + t, ldi=ldi, lag=lag, owner="c1")
+        snap["topics"][0]["groups"][0]["partitions"][0]["entries_read"] = read
+        snap, state = snapshot_enrich(
+            snap, state, cluster="c", defaults=th, per_topic={}, dlq_window_ms=60_000
+        )
+        group = snap["topics"][0]["groups"][0]
+        seen.append((group["status"], group["complete"]))
+    assert seen == [("OK", 0.0), ("OK", 0.0), ("REWIND", 1.0)]
+    assert "6-0 to 2-0" in group["status_reason"]

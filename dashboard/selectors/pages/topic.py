@@ -74,6 +74,19 @@ def _partition_row(
     }
 
 
+def _completeness(g: Mapping[str, Any]) -> dict[str, Any]:
+    """``complete`` (share 0..1 of partitions with a full status window, None before it
+    was stored) and ``complete_partitions`` of ``partitions_total``, for the page."""
+    total = len([p for p in g.get("partitions") or [] if isinstance(p, Mapping)])
+    raw = g.get("complete")
+    share = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+    return {
+        "complete": share,
+        "complete_partitions": round(share * total) if share is not None else None,
+        "partitions_total": total,
+    }
+
+
 def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
     """Topic detail from the snapshot: rows per group x partition, leases, drain estimates.
 
@@ -119,6 +132,7 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
             "lag_exact": bool(g.get("lag_exact")),
             "status": status_name(g.get("status")),
             "status_reason": str(g.get("status_reason") or ""),
+            **_completeness(g),
             "consumers": len(consumers),
             "drain": asdict(drain),
             "partitions": [],
