@@ -36,6 +36,12 @@ def test_zombie_is_fenced_after_takeover(
         first_epoch = int(r.get(keys.lease_epoch(TOPIC, GROUP, 0)) or 0)
         produced = produce(mq_config, TOPIC, N)
         wait_for(lambda: r.llen(SINK) >= 3, 10, "the first owner to work")
+
+        def in_handler() -> bool:  # started an entry the sink does not hold yet
+            current = (r.get(f"{SINK}:handling") or b"").decode()
+            return bool(current) and all(x["id"] != current for x in sink_records(r, SINK))
+
+        wait_for(in_handler, 10, "the first owner inside a handler", step=0.005)
         zombie.signal(signal.SIGSTOP)  # frozen inside a 150 ms handler, holding its epoch
         peer = Worker(redis_url, TOPIC, SINK, *common).ready()
         wait_for(lambda: r.get(keys.lease(TOPIC, GROUP, 0)) == peer.name.encode(), 15, "takeover")

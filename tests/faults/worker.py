@@ -110,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if epoch is None:
             raise FencedError(f"no lease for p{message.partition}")
         if args.handle_ms:
+            # tests that freeze a worker mid-handler wait for this marker
+            sink_client.set(f"{args.sink}:handling", message.id)
             time.sleep(args.handle_ms / 1000)
         body = json.loads(message.payload)
         done = sink(
