@@ -174,6 +174,20 @@ def _rewind(series: Sequence[object]) -> tuple[object, object] | None:
 
     Only positions of one kind are compared (entries-read with entries-read, id with id).
     """
+    # fast paths (every partition, every pass): a window that never moved, entries-read
+    # that never went down, ids of the same digit counts (text order is id order) in order
+    if all(p == series[0] for p in series):
+        return None
+    numbers = [p for p in series if isinstance(p, int)]
+    if len(numbers) == len(series) and all(a <= b for a, b in pairwise(numbers)):
+        return None
+    texts = [p for p in series if isinstance(p, str)]
+    if len(texts) == len(series):
+        size, dash = len(texts[0]), texts[0].find("-")
+        if all(len(t) == size and t.find("-") == dash for t in texts) and all(
+            a <= b for a, b in pairwise(texts)
+        ):
+            return None
     keys = [_order(p) for p in series]
     for i, (a, b) in enumerate(pairwise(keys), start=1):
         if a is None or b is None or a[0] != b[0] or b >= a:
