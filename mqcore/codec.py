@@ -51,13 +51,11 @@ def id_ms(entry_id: str) -> int:
 
 def decode_text(raw: Any) -> str:
     """Text of a reply value: UTF-8 (invalid bytes replaced), ``""`` for None."""
-    if raw.__class__ is bytes:
-        try:
-            return str(raw.decode())
-        except UnicodeDecodeError:
-            return str(raw.decode("utf-8", "replace"))
     if isinstance(raw, bytes):
-        return raw.decode("utf-8", errors="replace")
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            return raw.decode("utf-8", "replace")
     return "" if raw is None else str(raw)
 
 

@@ -28,6 +28,7 @@ from dashboard.collectors.sources import CheckpointCollector, SnapshotCollector
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
 from dashboard.store import ConsoleStore, default_store, tiers
+from mqcore import clock
 from mqcore.snapshot import gc_paused
 
 __all__ = ["PassResult", "collect_cluster"]
@@ -107,7 +108,7 @@ def _collect_cluster(
 ) -> PassResult:
     store = store or default_store()
     started = time.perf_counter()
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     interval = max(1, int(settings.COLLECT_INTERVAL_S))
     slot = now_ms // 1000 // interval
     write = True

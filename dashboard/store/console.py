@@ -9,7 +9,6 @@ next pass restores everything.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from dashboard.store import values
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import SeriesWriter
+from mqcore.clock import now_ms
 from mqcore.keys import ConsoleKeys
 
 __all__ = ["ConsoleStore"]
@@ -47,7 +47,7 @@ class ConsoleStore:
         since_ms: int,
         until_ms: int | None = None,
     ) -> list[tuple[int, float]]:
-        now = int(time.time() * 1000)
+        now = now_ms()
         until = until_ms if until_ms is not None else now + 3_600_000
         got = read_series(self.r, self.keys, cluster, metric, [entity], since_ms, now)[0]
         return [(t, v) for t, v in got if t <= until]
@@ -55,7 +55,7 @@ class ConsoleStore:
     def series_many(
         self, cluster: str, metric: str, entities: Sequence[str], *, since_ms: int
     ) -> dict[str, list[tuple[int, float]]]:
-        now = int(time.time() * 1000)
+        now = now_ms()
         got = read_series(self.r, self.keys, cluster, metric, entities, since_ms, now)
         return dict(zip(entities, got, strict=True))
 

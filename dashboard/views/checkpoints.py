@@ -6,7 +6,6 @@ page is a template partial that htmx polls.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import pipelines as sel
+from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.views.errors import html_errors
 from dashboard.views.htmx import HtmxHttpRequest
 
@@ -48,7 +48,7 @@ def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) ->
 def pipeline_list(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
     rows = sel.pipeline_list(cluster=cluster)
-    context = {"cluster": cluster, "pipelines": rows, "now_ms": int(time.time() * 1000)}
+    context = {"cluster": cluster, "pipelines": rows, "now_ms": now_ms()}
     return _render(request, "dashboard/pipelines.html", context)
 
 

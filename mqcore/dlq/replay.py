@@ -95,21 +95,20 @@ def run(
             f"topic {target!r} has partitions 0..{count - 1}, not {target_partition}"
         )
     fixed = -1 if target_partition is None else target_partition
-    state = {"count": count}
 
     def send(chunk: list[str], keyed: list[tuple[str, str]]) -> list[Any]:
         """One script call for ``chunk`` plus the ``(id, key)`` letters pinned by key."""
+        nonlocal count
         for _attempt in range(3):
             now = now_ms()
-            n = state["count"]
-            keys = script_keys(space, keys_cache, topic, target, n)
+            keys = script_keys(space, keys_cache, topic, target, count)
             flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
-            pinned = [f"{dlq_id}={partition_for_key(key, n)}" for dlq_id, key in keyed]
+            pinned = [f"{dlq_id}={partition_for_key(key, count)}" for dlq_id, key in keyed]
             args = [now, iso_from_ms(now), by, *flags, *chunk, *pinned]
             reply: list[Any] = call_script(client, "replay_letters", keys, args)
             if not (reply and reply[0] == b"stale"):
                 return reply
-            state["count"] = target_count(client, space, counts, target, refresh=True)
+            count = target_count(client, space, counts, target, refresh=True)
         raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
 
     out: list[ReplayResult] = []

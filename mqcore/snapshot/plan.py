@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import redis
 
 from mqcore import lag as lagmath
+from mqcore.clock import now_ms
 from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.models import ClusterSnapshot
 from mqcore.snapshot.replies import as_hash, entry_id, ok, parse_groups
@@ -105,7 +106,7 @@ def _take_snapshot_dict(
     started = time.perf_counter()
     keys, client = admin.keys, admin.client
     runner = Wire(client, batch)
-    now = int(time.time() * 1000)
+    now = now_ms()
     names = sorted(set(topics)) if topics is not None else admin.topics()
     n_topics = len(names)
     errors: dict[int, str] = {}

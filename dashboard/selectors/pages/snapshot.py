@@ -8,7 +8,6 @@ unknown status) instead of failing the page.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from dashboard.clusters import cluster_config
 from dashboard.permissions import topic_visible
 from dashboard.selectors.pages.params import NotFoundError
 from dashboard.status import status_parse
+from mqcore.clock import now_ms
 
 __all__ = [
     "now_ms",
@@ -28,11 +28,6 @@ __all__ = [
     "to_int",
     "topic_visible_require",
 ]
-
-
-def now_ms() -> int:
-    """Wall clock in epoch milliseconds."""
-    return int(time.time() * 1000)
 
 
 def snapshot_get(cluster: str) -> dict[str, Any] | None:
