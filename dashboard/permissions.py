@@ -46,6 +46,8 @@ class Action(StrEnum):
     REPLAY_TARGET = "replay_target"  # replay to another topic/partition
     DELETE = "delete"  # delete one dead letter
     PURGE = "purge"  # purge a whole DLQ
+    SET_POSITION = "set_position"  # move a consumer group's position (skip or reprocess)
+    SILENCE = "silence"  # silence or acknowledge an open alert
 
     @property
     def codename(self) -> str:

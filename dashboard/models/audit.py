@@ -44,6 +44,10 @@ class AuditEventType(models.TextChoices):
     DLQ_EXPORT = "dlq.export", "export letters"
     PENDING_CLAIM = "pending.claim", "claim pending entries"
     PENDING_MOVE_TO_DLQ = "pending.move_to_dlq", "move pending entries to DLQ"
+    GROUP_SET_POSITION = "group.set_position", "move a group's position"
+    ALERT_SILENCE = "alert.silence", "silence an alert"
+    ALERT_ACK = "alert.ack", "acknowledge an alert"
+    ALERT_UNSILENCE = "alert.unsilence", "lift an alert's silence or acknowledgement"
     ROLE_CHANGE = "role.change", "role or membership change"
     ROLE_SYNC = "role.sync", "roles synced"
 

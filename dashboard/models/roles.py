@@ -31,6 +31,8 @@ class ConsoleAccess(models.Model):
             ("console_replay_target", "Replay to another topic or partition"),
             ("console_delete", "Delete a dead letter"),
             ("console_purge", "Purge a whole DLQ"),
+            ("console_set_position", "Move a consumer group's position"),
+            ("console_silence", "Silence or acknowledge an alert"),
         ]
 
     def __str__(self) -> str:
