@@ -14,9 +14,14 @@ import redis
 from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
 from mqcore.codec import U64 as _U64
-from mqcore.codec import decode_fields, decode_text, id_tuple, parse_headers, validate_id
+from mqcore.codec import decode_text, id_tuple, validate_id
 from mqcore.config import RedisClient
-from mqcore.dlq.letters import REPLAYED_HEADER, letter_from_entry, letters_from_entries
+from mqcore.dlq.letters import (
+    REPLAY_SEQ_HEADER,
+    REPLAYED_HEADER,
+    letter_from_entry,
+    letters_from_entries,
+)
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord
@@ -155,9 +160,14 @@ def matching_ids(
 def replay_followups(
     client: RedisClient, keys: KeySpace, dlq_id: str, records: list[ReplayRecord]
 ) -> list[dict[str, Any]]:
-    """What happened to each of a letter's replay ``records`` (consumed, or dead-lettered again)."""
+    """What happened to each of a letter's replay ``records`` (consumed, or dead-lettered again).
+
+    A failure is matched to the one replay it came from, not to every replay of the
+    letter (:func:`_failures_by_replay`).
+    """
+    failures = _failures_by_replay(client, keys, dlq_id, records)
     out: list[dict[str, Any]] = []
-    for rec in records:
+    for seq, rec in enumerate(records, start=1):
         key = keys.partition(rec.topic, rec.partition)
         with redis_errors("read replay follow-up"):
             exists = bool(client.xrange(key, rec.new_id, rec.new_id, 1))
@@ -171,39 +181,68 @@ def replay_followups(
                 delivered = id_tuple(decode_text(g["last-delivered-id"])) >= id_tuple(rec.new_id)
                 pending = bool(client.xpending_range(key, name, rec.new_id, rec.new_id, 1))
                 states.append({"group": name, "delivered": delivered, "pending": pending})
-            again = _failed_again(client, keys, rec.topic, dlq_id, rec.new_id)
         out.append(
             {
+                "seq": seq,
                 "new_id": rec.new_id,
                 "topic": rec.topic,
                 "partition": rec.partition,
                 "at_ms": rec.at_ms,
                 "by": rec.by,
+                "forced": rec.forced,
                 "exists": exists,
                 "groups": states,
                 "consumed": bool(states)
                 and all(s["delivered"] and not s["pending"] for s in states),
-                "failed_again": again,
+                "failed_again": failures.get(seq, []),
             }
         )
     return out
 
 
-def _failed_again(
-    client: RedisClient, keys: KeySpace, topic: str, dlq_id: str, new_id: str
-) -> list[str]:
-    dlq = keys.dlq(topic)
-    lo = new_id
-    found: list[str] = []
-    scanned = 0
-    while scanned < _FOLLOWUP_SCAN:
-        entries = client.xrange(dlq, lo, "+", _SCAN_PAGE)
-        scanned += len(entries)
-        for entry_id, fields in entries:
-            headers = parse_headers(decode_fields(fields).get("headers"))
-            if headers.get(REPLAYED_HEADER) == dlq_id:
-                found.append(decode_text(entry_id))
-        if len(entries) < _SCAN_PAGE:
-            break
-        lo = "(" + decode_text(entries[-1][0])
+def _replay_of(letter: DlqLetter, topic: str, records: list[ReplayRecord]) -> int | None:
+    """Which replay (1-based) a letter dead-lettered again came from.
+
+    By the ``x-replay-seq`` header the replay wrote; for entries replayed before that
+    header existed, by the failed entry's id (a failure without retries) or else by
+    time: the newest replay into ``topic`` (whose DLQ holds the letter) before it.
+    """
+    seq = letter.headers.get(REPLAY_SEQ_HEADER, "")
+    if seq.isdigit() and 1 <= int(seq) <= len(records):
+        return int(seq)
+    for i, rec in enumerate(records, start=1):
+        if letter.original_id == rec.new_id:
+            return i
+    at = id_tuple(letter.id)
+    best = None
+    for i, rec in enumerate(records, start=1):
+        if rec.topic == topic and id_tuple(rec.new_id) <= at:
+            best = i
+    return best
+
+
+def _failures_by_replay(
+    client: RedisClient, keys: KeySpace, dlq_id: str, records: list[ReplayRecord]
+) -> dict[int, list[str]]:
+    """Letters carrying ``x-replayed-from-dlq`` = ``dlq_id``, newer than the first replay,
+    grouped by the replay they came from (one bounded scan per target topic's DLQ)."""
+    found: dict[int, list[str]] = {}
+    for topic in dict.fromkeys(rec.topic for rec in records):
+        dlq = keys.dlq(topic)
+        lo = min((rec.new_id for rec in records if rec.topic == topic), key=id_tuple)
+        scanned = 0
+        while scanned < _FOLLOWUP_SCAN:
+            with redis_errors("read replay follow-up"):
+                entries = client.xrange(dlq, lo, "+", _SCAN_PAGE)
+            scanned += len(entries)
+            for entry_id, fields in entries:
+                letter = letter_from_entry(entry_id, fields)
+                if letter.headers.get(REPLAYED_HEADER) != dlq_id:
+                    continue
+                seq = _replay_of(letter, topic, records)
+                if seq is not None:
+                    found.setdefault(seq, []).append(letter.id)
+            if len(entries) < _SCAN_PAGE:
+                break
+            lo = "(" + decode_text(entries[-1][0])
     return found

@@ -132,8 +132,9 @@ class DeadLetters:
         """What happened to each replay: consumed by every group, or dead-lettered again.
 
         ``consumed`` means every group of the target partition has delivered the
-        new entry and none still has it pending; ``failed_again`` lists newer
-        letters carrying ``x-replayed-from-dlq`` = this letter (bounded scan).
+        new entry and none still has it pending; ``failed_again`` lists the letters
+        that replay became (``x-replayed-from-dlq`` = this letter, matched to the
+        replay by ``x-replay-seq``; bounded scan).
         """
         return replay_followups(self.client, self.keys, dlq_id, self.replays(topic, dlq_id))
 

@@ -17,12 +17,17 @@ from mqcore.models import DlqLetter, ReplayRecord
 
 __all__ = [
     "REPLAYED_HEADER",
+    "REPLAY_SEQ_HEADER",
     "letter_from_entry",
     "letters_from_entries",
     "parse_records",
 ]
 
 REPLAYED_HEADER = "x-replayed-from-dlq"  # on a replayed entry: the id of its letter
+# on a replayed entry: which replay of that letter it is (1 = the first; the index + 1
+# of its record), kept through retries and dead-lettering, so a failure is matched to
+# its own replay, not to every replay of the letter
+REPLAY_SEQ_HEADER = "x-replay-seq"
 
 
 def _num(raw: Any, default: int) -> int:

@@ -103,6 +103,7 @@ for a = 8, #ARGV do
           headers['x-original-message-id'] = f['originalMessageId']
         end
         headers['x-replayed-from-dlq'] = dlq_id
+        headers['x-replay-seq'] = tostring(#records + 1)
         headers['partitionId'] = tostring(pid)
         local entry = {
           'payload', f['payload'] or '',

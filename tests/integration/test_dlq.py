@@ -174,6 +174,45 @@ def test_followups_see_consumption_and_failing_again(
     assert after["failed_again"] == [again]
 
 
+def test_followups_match_each_failure_to_its_own_replay(
+    r: redis.Redis, mq_config: MQConfig, letters: list[str]
+) -> None:
+    """A letter replayed twice: only the second replay failed again, through a retry."""
+    from mqcore.acks import dead_letter, schedule_retry
+
+    keys = mq_config.keys
+    dlq = DeadLetters(mq_config, r)
+    stream = keys.partition("orders", 1)
+    first = dlq.replay("orders", letters[1])
+    second = dlq.replay("orders", letters[1], force=True)
+    r.xreadgroup("g", "c", {stream: ">"})
+    r.xack(stream, "g", first.new_id)
+    # the second replay is retried directly (a new entry id), then dead-lettered
+    raw = r.xrange(stream, second.new_id, second.new_id)[0][1]
+    fields = {k.decode(): v for k, v in raw.items()}
+    retried = schedule_retry(
+        r,
+        keys,
+        topic="orders",
+        group="g",
+        partition=1,
+        entry_id=second.new_id,
+        fields=fields,
+        due_ms=0,
+        epoch=None,
+        direct=True,
+    )
+    r.xreadgroup("g", "c", {stream: ">"})
+    again = dead_letter(
+        r, keys, topic="orders", group="g", partition=1, entry_id=retried, reason="boom"
+    )
+    one, two = dlq.followups("orders", letters[1])
+    assert (one["seq"], one["new_id"], one["failed_again"]) == (1, first.new_id, [])
+    assert one["consumed"]
+    assert (two["seq"], two["new_id"], two["failed_again"]) == (2, second.new_id, [again])
+    assert two["forced"]
+
+
 def test_get_delete_purge_and_bad_input(
     r: redis.Redis, mq_config: MQConfig, letters: list[str]
 ) -> None:
