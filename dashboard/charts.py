@@ -11,14 +11,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "WINDOWS",
-    "Drain",
     "Point",
-    "drain_estimate",
     "line_figure",
     "rate_from_counter",
     "sparkline_points",
@@ -59,53 +56,6 @@ def rate_from_counter(points: Sequence[Point]) -> list[Point]:
             continue
         rates.append((t1, (v1 - v0) * 1000.0 / dt))
     return rates
-
-
-@dataclass(frozen=True, slots=True)
-class Drain:
-    """A time-to-drain estimate for the page: ``seconds`` or a reason why there is none."""
-
-    seconds: float | None
-    state: str  # "drained", "draining", "growing", "flat", "unknown"
-    rate_per_s: float | None  # net change of lag per second (negative: draining)
-    reason: str
-
-
-def drain_estimate(
-    lag: Sequence[Point], *, current: float | None = None, min_span_ms: int = 60_000
-) -> Drain:
-    """Estimate when lag reaches 0 from its recent trend (least-squares slope).
-
-    Uses the points it gets (the caller picks the window, e.g. the last 15 min);
-    ``current`` (the latest snapshot's lag) overrides the last sample as the
-    amount left. Needs at least two samples spanning ``min_span_ms``; never
-    extrapolates a growing or flat lag into a time.
-    """
-    clean = [(t, v) for t, v in lag if math.isfinite(v)]
-    if current is not None and math.isfinite(current) and current <= 0:
-        return Drain(0.0, "drained", 0.0, "no lag")
-    if not clean:
-        return Drain(None, "unknown", None, "no lag samples yet")
-    if current is None or not math.isfinite(current):
-        current = clean[-1][1]
-    if current <= 0:
-        return Drain(0.0, "drained", 0.0, "no lag")
-    if len(clean) < 2 or clean[-1][0] - clean[0][0] < min_span_ms:
-        return Drain(None, "unknown", None, "not enough history for a trend")
-    n = len(clean)
-    t0 = clean[0][0]
-    xs = [(t - t0) / 1000.0 for t, _ in clean]
-    ys = [v for _, v in clean]
-    mx = sum(xs) / n
-    my = sum(ys) / n
-    var = sum((x - mx) ** 2 for x in xs)
-    if var == 0:
-        return Drain(None, "unknown", None, "not enough history for a trend")
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var
-    if slope >= -1e-9 * max(1.0, abs(my)):
-        state = "growing" if slope > 0 else "flat"
-        return Drain(None, state, slope, f"lag is {state}: consumers are not catching up")
-    return Drain(current / -slope, "draining", slope, "at the recent net drain rate")
 
 
 def _trace(name: str, points: Sequence[Point], **extra: Any) -> dict[str, Any]:

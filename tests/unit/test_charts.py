@@ -10,34 +10,6 @@ def test_rate_from_counter_is_per_second_and_skips_resets() -> None:
     assert charts.rate_from_counter([(5, 1.0), (5, 9.0)]) == []  # same timestamp
 
 
-@pytest.mark.parametrize(
-    ("lag", "state", "seconds"),
-    [
-        ([], "unknown", None),
-        ([(0, 10.0), (60_000, 0.0)], "drained", 0.0),
-        ([(0, 100.0), (10_000, 90.0)], "unknown", None),  # too short a span
-        ([(0, 300.0), (60_000, 200.0), (120_000, 100.0)], "draining", 60.0),
-        ([(0, 100.0), (60_000, 150.0), (120_000, 200.0)], "growing", None),
-        ([(0, 100.0), (60_000, 100.0), (120_000, 100.0)], "flat", None),
-    ],
-)
-def test_drain_estimate(lag, state, seconds) -> None:
-    drain = charts.drain_estimate(lag)
-    assert drain.state == state
-    if seconds is None:
-        assert drain.seconds is None
-    else:
-        assert drain.seconds == pytest.approx(seconds)
-    assert drain.reason
-
-
-def test_drain_estimate_uses_the_current_lag() -> None:
-    falling = [(0, 300.0), (60_000, 200.0), (120_000, 100.0)]
-    assert charts.drain_estimate(falling, current=0).state == "drained"
-    assert charts.drain_estimate(falling, current=50).seconds == pytest.approx(30.0)
-    assert charts.drain_estimate([], current=0).state == "drained"
-
-
 def test_line_figure_has_one_trace_per_series_and_window_range() -> None:
     fig = charts.line_figure(
         "Lag", {"g1": [(1, 2.0)], "g2": []}, y_title="messages", since_ms=0, until_ms=10

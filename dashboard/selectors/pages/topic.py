@@ -21,6 +21,7 @@ from dashboard.selectors.pages.snapshot import (
     to_int,
     topic_visible_require,
 )
+from dashboard.status.drain import drain_estimate
 from mqcore.errors import InvalidArgumentError, UnknownGroupError, UnknownTopicError
 
 __all__ = ["group_list", "lag_get", "topic_charts_get", "topic_get"]
@@ -121,8 +122,9 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
     for g in data.get("groups") or []:
         name = str(g.get("group", ""))
         consumers = consumers_by_group.get(name, [])
-        drain = charts.drain_estimate(
-            lag_series.get(f"{topic}/{name}") or [], current=num(g.get("lag"))
+        status = status_name(g.get("status"))
+        drain = drain_estimate(
+            lag_series.get(f"{topic}/{name}") or [], current=num(g.get("lag")), status=status
         )
         group_row = {
             "group": name,
@@ -130,11 +132,11 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
             "lag_ms": g.get("lag_ms"),
             "pending": to_int(g.get("pending")),
             "lag_exact": bool(g.get("lag_exact")),
-            "status": status_name(g.get("status")),
+            "status": status,
             "status_reason": str(g.get("status_reason") or ""),
             **_completeness(g),
             "consumers": len(consumers),
-            "drain": asdict(drain),
+            "drain": {**asdict(drain), "ranged": drain.ranged},
             "partitions": [],
         }
         for p in g.get("partitions") or []:
