@@ -20,7 +20,7 @@ from dashboard import store
 from dashboard.api.auth import api_view
 from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.collectors.series import GROUP_METRICS, TOPIC_METRICS
+from dashboard.collectors.series import GROUP_METRICS, PARTITION_METRIC, TOPIC_METRICS
 from dashboard.permissions import Action, require_action, topic_visible
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import message_get
@@ -35,14 +35,20 @@ from dashboard.selectors.pages.params import (
 )
 from dashboard.selectors.pages.pending import PENDING_SORTS, pending_get
 from dashboard.selectors.pages.snapshot import now_ms
-from dashboard.selectors.pages.topic import group_list, lag_get, topic_get
+from dashboard.selectors.pages.topic import (
+    group_list,
+    lag_get,
+    partition_lag_series,
+    topic_get,
+)
 
 __all__ = ["urlpatterns"]
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 # every series the collectors write, topic metrics first
-SERIES_METRICS = tuple(dict.fromkeys((*TOPIC_METRICS, *GROUP_METRICS)))
+SERIES_METRICS = tuple(dict.fromkeys((*TOPIC_METRICS, *GROUP_METRICS, PARTITION_METRIC)))
+PARTITION_SERIES_MAX = 256  # partition_lag: the most lagging partitions, at most this many
 
 
 def api_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -188,7 +194,11 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
 @api_view("GET")
 @api_errors
 def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    """Time series behind the topic charts: ``?metric=lag&window=1h[&group=G]``."""
+    """Time series behind the topic charts: ``?metric=lag&window=1h[&group=G]``.
+
+    ``metric=partition_lag`` answers per partition (1-minute samples), the most
+    lagging first, at most :data:`PARTITION_SERIES_MAX` of them (``left_out``: the rest).
+    """
     cluster_config(cluster)
     metric = parse_choice(request.GET.get("metric"), "metric", SERIES_METRICS, "lag")
     window = request.GET.get("window") or "1h"
@@ -203,6 +213,28 @@ def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
     if group is not None and group not in groups:
         raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
     since = now_ms() - span
+    if metric == PARTITION_METRIC:
+        traces, more = partition_lag_series(
+            cluster,
+            topic,
+            groups=[group] if group else groups,
+            since_ms=since,
+            limit=PARTITION_SERIES_MAX,
+        )
+        return JsonResponse(
+            {
+                "cluster": cluster,
+                "topic": topic,
+                "metric": metric,
+                "window": window,
+                "since_ms": since,
+                "partitions": [
+                    {"group": g, "partition": p, "points": [[t, v] for t, v in pts]}
+                    for g, p, pts in traces
+                ],
+                "left_out": more,
+            }
+        )
     per_group = metric in GROUP_METRICS
     if per_group:
         names = [group] if group else groups

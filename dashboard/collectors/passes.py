@@ -23,7 +23,12 @@ from django.conf import settings
 from dashboard.alerts import RULES, alert_conditions, alert_transition
 from dashboard.collectors.leases import lease_diff
 from dashboard.collectors.notify import alert_events
-from dashboard.collectors.series import series_points, tier_points
+from dashboard.collectors.series import (
+    PARTITION_SAMPLE_MS,
+    partition_points,
+    series_points,
+    tier_points,
+)
 from dashboard.collectors.sources import CheckpointCollector, SnapshotCollector
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
@@ -169,8 +174,13 @@ def _collect_cluster(
     new_state: dict[str, Any] = {**state, **windows}
     new_state.update(_restart_check(state, snap, health, now_ms) or {})
     events, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
+    triples = series_points(snap)
+    minute = now_ms // PARTITION_SAMPLE_MS
+    if state.get("partition_sample") != minute:
+        triples += partition_points(snap)
+        new_state["partition_sample"] = minute
     points, new_state["buckets"], rollups = tier_points(
-        series_points(snap), state.get("buckets") or {}, now_ms, tiers()
+        triples, state.get("buckets") or {}, now_ms, tiers()
     )
     elapsed = (time.perf_counter() - started) * 1000
     health.update(

@@ -9,7 +9,15 @@ from typing import Any
 
 from dashboard.store import Tier
 
-__all__ = ["GROUP_METRICS", "TOPIC_METRICS", "series_points", "tier_points"]
+__all__ = [
+    "GROUP_METRICS",
+    "PARTITION_METRIC",
+    "PARTITION_SAMPLE_MS",
+    "TOPIC_METRICS",
+    "partition_points",
+    "series_points",
+    "tier_points",
+]
 
 TOPIC_METRICS = (
     "lag",
@@ -22,6 +30,10 @@ TOPIC_METRICS = (
     "produced_total",
 )
 GROUP_METRICS = ("lag", "lag_ms", "pending", "consumed_total")
+# per-partition lag, entity "topic/group/partition": sampled once a minute, not every pass
+# (one series per partition would otherwise double a big deployment's writes)
+PARTITION_METRIC = "partition_lag"
+PARTITION_SAMPLE_MS = 60_000
 
 
 def series_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
@@ -62,6 +74,23 @@ def series_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
                 ),
             }
             out.extend((m, entity, float(v)) for m, v in gvalues.items() if v is not None)
+    return out
+
+
+def partition_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
+    """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag."""
+    out: list[tuple[str, str, float]] = []
+    for topic in snap.get("topics") or []:
+        if topic.get("error"):
+            continue
+        name = topic["topic"]
+        for group in topic.get("groups") or []:
+            prefix = f"{name}/{group['group']}/"
+            out.extend(
+                (PARTITION_METRIC, f"{prefix}{p['partition']}", float(p["lag"]))
+                for p in group.get("partitions") or []
+                if p.get("lag") is not None
+            )
     return out
 
 

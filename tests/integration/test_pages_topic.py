@@ -51,7 +51,7 @@ def test_topic_page_shows_group_partition_rows_charts_and_drain(
     assert 'data-drain-state="draining"' in html
     assert "/clusters/default/topics/orders/dlq/" in html
     figures = _chart_data(html)
-    assert set(figures) == {"lag", "lag_ms", "rates", "dlq"}
+    assert set(figures) == {"lag", "lag_ms", "rates", "dlq", "partition_lag"}
     assert figures["lag"]["data"][0]["name"] == "billing"
     assert figures["lag"]["data"][0]["y"] == [50.0, 20.0, 5.0]
     assert figures["rates"]["data"][0]["y"] == [5.0, 5.0]  # 600 per 120 s
@@ -148,3 +148,35 @@ def test_odd_snapshot_data_never_500s(viewer_client: Client, mq_config) -> None:
     response = viewer_client.get("/clusters/default/topics/odd/")
     assert response.status_code == 200
     assert b"boom" in response.content
+
+
+def test_partition_lag_traces_sampled_once_a_minute(
+    viewer_client: Client, mq_config, r, console_r
+) -> None:
+    from dashboard import store
+    from dashboard.collectors.passes import collect_cluster
+
+    Topics(mq_config).create("skewed", 3, groups=["billing"])
+    producer = Producer(mq_config)
+    for i in range(9):
+        producer.send("skewed", f"s{i}", partition=0 if i < 7 else 1)
+    assert collect_cluster("default", claim=False).stored
+    assert collect_cluster("default", claim=False).stored  # same minute: not sampled again
+    since = int(time.time() * 1000) - 3_600_000
+    entities = [f"skewed/billing/{p}" for p in range(3)]
+    series = store.series_many("default", "partition_lag", entities, since_ms=since)
+    assert [len(series[e]) for e in entities] in ([1, 1, 1], [2, 2, 2])  # a minute may turn
+    assert series["skewed/billing/0"][-1][1] == 7.0
+
+    figures = _chart_data(viewer_client.get("/clusters/default/topics/skewed/").content.decode())
+    names = [t["name"] for t in figures["partition_lag"]["data"]]
+    assert names == ["billing p0", "billing p1", "billing p2"]  # most lagging first
+    api = viewer_client.get(
+        "/api/v1/clusters/default/topics/skewed/series?metric=partition_lag&group=billing"
+    ).json()
+    assert [(p["partition"], p["points"][-1][1]) for p in api["partitions"]] == [
+        (0, 7.0),
+        (1, 2.0),
+        (2, 0.0),
+    ]
+    assert api["left_out"] == 0

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from dashboard import charts, clusters, store
+from dashboard.collectors.series import PARTITION_METRIC
 from dashboard.selectors.pages.overview import overview_row
 from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
@@ -24,9 +25,16 @@ from dashboard.selectors.pages.snapshot import (
 from dashboard.status.drain import drain_estimate
 from mqcore.errors import InvalidArgumentError, UnknownGroupError, UnknownTopicError
 
-__all__ = ["group_list", "lag_get", "topic_charts_get", "topic_get"]
+__all__ = [
+    "group_list",
+    "lag_get",
+    "partition_lag_series",
+    "topic_charts_get",
+    "topic_get",
+]
 
 DRAIN_WINDOW_MS = 15 * 60_000
+PARTITION_TRACES = 24  # per-partition lag traces on the chart: the most lagging ones
 
 
 def _live_topic_exists(cluster: str, topic: str) -> bool:
@@ -188,6 +196,11 @@ def topic_charts_get(
     for entity, pts in consumed.items():
         rates[f"consumed by {name.get(entity, entity)}"] = charts.rate_from_counter(pts)
     lag_s = {name.get(e, e): [(t, v / 1000.0) for t, v in pts] for e, pts in lag_ms.items()}
+    traces, more = partition_lag_series(cluster, topic, groups=groups, since_ms=since)
+    per_partition = {f"{g} p{p}": pts for g, p, pts in traces}
+    partition_title = "Lag per partition (messages, 1-minute samples)"
+    if more:
+        partition_title += f": the {len(per_partition)} most lagging of {len(per_partition) + more}"
     window_args: dict[str, Any] = {"since_ms": since, "until_ms": until}
     return {
         "lag": charts.line_figure(
@@ -203,7 +216,44 @@ def topic_charts_get(
         "dlq": charts.line_figure(
             "DLQ depth", {"dlq": dlq}, y_title="letters", step=True, **window_args
         ),
+        "partition_lag": charts.line_figure(
+            partition_title, per_partition, y_title="messages", **window_args
+        ),
     }
+
+
+def partition_lag_series(
+    cluster: str,
+    topic: str,
+    *,
+    groups: list[str],
+    since_ms: int,
+    limit: int = PARTITION_TRACES,
+) -> tuple[list[tuple[str, int, list[charts.Point]]], int]:
+    """Per-partition lag traces ``(group, partition, points)`` of the ``limit`` partitions
+    of ``groups`` with the highest lag in the latest snapshot, and how many were left out."""
+    data = snapshot_topic_get(snapshot_get(cluster), topic) or {}
+    wanted = set(groups)
+    candidates: list[tuple[float, str, int]] = []
+    for g in data.get("groups") or []:
+        if not isinstance(g, Mapping) or str(g.get("group", "")) not in wanted:
+            continue
+        for p in g.get("partitions") or []:
+            if isinstance(p, Mapping):
+                lag = num(p.get("lag"))
+                candidates.append(
+                    (lag if lag is not None else -1.0, str(g["group"]), to_int(p.get("partition")))
+                )
+    candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
+    chosen = candidates[:limit]
+    entities = [f"{topic}/{g}/{p}" for _, g, p in chosen]
+    series = (
+        store.series_many(cluster, PARTITION_METRIC, entities, since_ms=since_ms)
+        if entities
+        else {}
+    )
+    traces = [(g, p, series.get(f"{topic}/{g}/{p}") or []) for _, g, p in chosen]
+    return traces, len(candidates) - len(chosen)
 
 
 def group_list(cluster: str, topic: str) -> list[str]:
