@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 U64 = 2**64 - 1
-_ID_RE = re.compile(r"^(\d{1,20})(?:-(\d{1,20}))?$")
+_ID_RE = re.compile(r"(\d{1,20})(?:-(\d{1,20}))?")
 _U64 = U64
 _JSON = json.JSONDecoder()
 _SCAN: Any = getattr(_JSON, "scan_once")  # noqa: B009 - untyped C scanner
@@ -34,7 +34,7 @@ _SCAN: Any = getattr(_JSON, "scan_once")  # noqa: B009 - untyped C scanner
 
 def validate_id(entry_id: str) -> str:
     """Return ``entry_id`` if it is a stream id ``ms-seq`` (or ``ms``), else InvalidIdError."""
-    match = _ID_RE.match(entry_id) if isinstance(entry_id, str) else None
+    match = _ID_RE.fullmatch(entry_id) if isinstance(entry_id, str) else None
     if not match or int(match[1]) > _U64 or int(match[2] or 0) > _U64:
         raise InvalidIdError(f"invalid stream id {entry_id!r}: expected <ms>-<seq>, e.g. 1700000-0")
     return entry_id

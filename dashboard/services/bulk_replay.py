@@ -23,6 +23,7 @@ from dashboard.permissions import Action, payload_visible, require_action
 from dashboard.services.audit import Origin, audit_begin, audit_complete, require_reason
 from dashboard.services.dlq import require_replay
 from dashboard.services.replay_runner import complete_job_audit
+from mqcore.codec import validate_id
 
 __all__ = [
     "REPLAY_TASK",
@@ -77,7 +78,9 @@ def dlq_bulk_preview(
     )
     check_text_filter(selection.text, visible=payload_visible(acting_user, cluster, topic))
     if selection.ids:
-        ids = list(dict.fromkeys(i for i in selection.ids if i))[:MAX_BULK]
+        # one id per value, fully matched: a value carrying newline-separated ids would
+        # otherwise freeze as many letters while the preview counted it as one
+        ids = list(dict.fromkeys(validate_id(i) for i in selection.ids if i))[:MAX_BULK]
     else:
         ids = dead_letters(cluster).ids_matching(
             topic,

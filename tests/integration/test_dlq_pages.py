@@ -195,6 +195,11 @@ def test_bulk_selected_ids_and_cancel(letters) -> None:
     c.post(f"{resp['Location']}cancel/")
     job.refresh_from_db()
     assert job.status == ReplayJobStatus.CANCELLED
+    # one form value carrying newline-separated ids is refused, nothing frozen
+    smuggled = c.post(f"{BASE}bulk/", {"id": ["\n".join(letters[:3])]})
+    assert smuggled.status_code == 400
+    assert b"invalid stream id" in smuggled.content
+    assert ReplayJob.objects.count() == 1
 
 
 def test_pending_claim_and_move_to_dlq(r, mq_config) -> None:

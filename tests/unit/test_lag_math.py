@@ -61,7 +61,8 @@ def test_valid_ids(good: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "-", "1-", "a-1", "1-2-3", " 1-0", "18446744073709551616-0", "+"]
+    "bad",
+    ["", "-", "1-", "a-1", "1-2-3", " 1-0", "18446744073709551616-0", "+", "1-0\n", "1-0\n2-0"],
 )
 def test_invalid_ids(bad: str) -> None:
     with pytest.raises(InvalidIdError):
