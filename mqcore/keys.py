@@ -160,8 +160,13 @@ class ConsoleKeys:
     def slot_claim(self, cluster: str, slot: int) -> str:
         return f"{self.prefix}:slot:{cluster}:{slot}"
 
-    def lease_timeline(self, cluster: str, topic: str) -> str:
-        return f"{self.prefix}:leases:{cluster}:{topic}"
+    def incidents(self, cluster: str) -> str:
+        """The incident timeline of a cluster: a sorted set of events scored by time."""
+        return f"{self.prefix}:incidents:{cluster}"
+
+    def incidents_topic(self, cluster: str, topic: str) -> str:
+        """The same events of one topic (an index, so a topic's timeline reads only its own)."""
+        return f"{self.prefix}:incidents-topic:{cluster}:{topic}"
 
     def lease_state(self, cluster: str) -> str:
         return f"{self.prefix}:lease-state:{cluster}"

@@ -173,7 +173,10 @@ DLQ_GROWTH_WINDOW_S = env_int("DLQ_GROWTH_WINDOW_S", 300)
 SERIES_RAW_RETENTION_S = env_int("SERIES_RAW_RETENTION_S", 24 * 3600)
 SERIES_1M_RETENTION_S = env_int("SERIES_1M_RETENTION_S", 7 * 24 * 3600)
 SERIES_10M_RETENTION_S = env_int("SERIES_10M_RETENTION_S", 90 * 24 * 3600)
-LEASE_TIMELINE_MAX = env_int("LEASE_TIMELINE_MAX", 500)
+# Incident timeline: events per cluster (and per topic) kept at most, besides the longest
+# series retention; a DLQ that grows by this many letters in one pass is a burst.
+INCIDENT_TIMELINE_MAX = env_int("INCIDENT_TIMELINE_MAX", 20_000)
+INCIDENT_DLQ_BURST = env_int("INCIDENT_DLQ_BURST", 10)
 ALERT_STATUS_FOR_S = env_int("ALERT_STATUS_FOR_S", 300)
 ALERT_DLQ_GROWTH = env_int("ALERT_DLQ_GROWTH", 1)
 ALERT_OLDEST_PENDING_S = env_int("ALERT_OLDEST_PENDING_S", 600)

@@ -3,7 +3,8 @@
 :func:`collect_cluster` is the service the Celery task and ``manage.py collect``
 call: claim the (cluster, slot) so that at most one run stores a pass per
 collection interval, fetch the admin snapshot and pipeline checkpoints, evaluate
-statuses (:mod:`dashboard.status`), diff leases into the timeline, evaluate
+statuses (:mod:`dashboard.status`), diff leases and the rest into the incident
+timeline (:mod:`dashboard.collectors.incidents`), evaluate
 alerts (:mod:`dashboard.alerts`) and write everything in one transaction
 (:mod:`dashboard.store`). Any failure is recorded in collector health for that
 cluster only; the caller moves on to the next cluster.
@@ -21,6 +22,7 @@ from typing import Any
 from django.conf import settings
 
 from dashboard.alerts import RULES, alert_conditions, alert_transition
+from dashboard.collectors.incidents import collector_failure_event, incident_diff
 from dashboard.collectors.leases import lease_diff
 from dashboard.collectors.notify import alert_events
 from dashboard.collectors.series import (
@@ -150,8 +152,16 @@ def _collect_cluster(
             evaluated_rules={"collector", "redis_restart"},
         )
         state["alert_pending"] = transition.pending
+        failed = collector_failure_event(error, now_ms, int(health["consecutive_errors"]))
         if write:
-            store.alerts_write(cluster, transition.open, transition.resolved, state)
+            store.alerts_write(
+                cluster,
+                transition.open,
+                transition.resolved,
+                state,
+                incidents=[failed] if failed else [],
+                written_ms=now_ms,
+            )
             store.health_write(cluster, health)
         return PassResult(
             cluster,
@@ -173,7 +183,21 @@ def _collect_cluster(
     )
     new_state: dict[str, Any] = {**state, **windows}
     new_state.update(_restart_check(state, snap, health, now_ms) or {})
-    events, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
+    lease_changes, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
+    restart = health.get("redis_restart") or {}
+    incidents, new_state["incidents"] = incident_diff(
+        state.get("incidents"),
+        snap,
+        lease_changes,
+        now_ms=now_ms,
+        previous_run_id=state.get("run_id"),
+        last_success_ms=prev["health"].get("last_success_ms"),
+        interval_ms=interval * 1000,
+        dlq_burst=int(settings.INCIDENT_DLQ_BURST),
+        missing_groups=(restart.get("missing_groups") or [])
+        if restart.get("at_ms") == now_ms
+        else [],
+    )
     triples = series_points(snap)
     minute = now_ms // PARTITION_SAMPLE_MS
     if state.get("partition_sample") != minute:
@@ -220,7 +244,7 @@ def _collect_cluster(
         snapshot=snap,
         state=new_state,
         lease_state=lease_state,
-        lease_events={t: list(reversed(e)) for t, e in events.items()},
+        incidents=incidents,
         points=points,
         health=health,
         alerts_open=transition.open,

@@ -16,6 +16,7 @@ import redis
 from django.conf import settings
 
 from dashboard.store import values
+from dashboard.store.incidents import IncidentPage, incidents_queue, incidents_read
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import SeriesWriter
@@ -59,11 +60,26 @@ class ConsoleStore:
         got = read_series(self.r, self.keys, cluster, metric, entities, since_ms, now)
         return dict(zip(entities, got, strict=True))
 
+    def incidents_get(self, cluster: str, **query: Any) -> IncidentPage:
+        """Stored incident events, newest first (see :func:`incidents_read` for ``query``)."""
+        return incidents_read(self.r, self.keys, cluster, **query)
+
     def lease_timeline_get(
         self, cluster: str, topic: str, *, limit: int = 200
     ) -> list[dict[str, Any]]:
-        rows = self.r.lrange(self.keys.lease_timeline(cluster, topic), 0, max(0, limit - 1))
-        return [json.loads(row) for row in rows]
+        """The lease events of ``topic`` (newest first) in the lease timeline's row shape."""
+        page = self.incidents_get(
+            cluster, topic=topic, limit=limit, match=lambda e: e.get("kind") == "lease"
+        )
+        return [
+            {
+                "at_ms": e.get("at_ms"),
+                "group": e.get("group"),
+                "partition": e.get("partition"),
+                **(e.get("data") if isinstance(e.get("data"), dict) else {}),
+            }  # fmt: skip
+            for e in page.events
+        ]
 
     def collector_health_get(self) -> dict[str, dict[str, Any]]:
         raw = self.r.hgetall(self.keys.collector_health())
@@ -125,7 +141,7 @@ class ConsoleStore:
         snapshot: Mapping[str, Any] | None,
         state: Mapping[str, Any],
         lease_state: Mapping[str, Any] | None,
-        lease_events: Mapping[str, list[dict[str, Any]]],
+        incidents: Sequence[Mapping[str, Any]],
         points: Mapping[str, Sequence[tuple[str, str, float]]],
         health: Mapping[str, Any],
         alerts_open: Mapping[str, dict[str, Any]],
@@ -135,6 +151,7 @@ class ConsoleStore:
     ) -> None:
         """Write one pass: series points first, then everything else in one MULTI/EXEC.
 
+        ``incidents`` are this pass's incident events (:mod:`dashboard.store.incidents`).
         ``points`` maps a tier name to (metric, entity, value) triples for this pass.
         ``rollups`` maps a coarse tier to the bucket (index) that closed with this
         pass: the raw points of that bucket of every series in ``points["raw"]``
@@ -145,7 +162,6 @@ class ConsoleStore:
         :class:`mqcore.errors.ConnectionLostError`.
         """
         keys = self.keys
-        timeline_max = int(settings.LEASE_TIMELINE_MAX)
         history_max = int(settings.ALERT_HISTORY_MAX)
         snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
         state_raw = values.dumps(state)
@@ -161,11 +177,7 @@ class ConsoleStore:
         pipe.set(keys.collector_state(cluster), state_raw)
         if lease_state is not None:
             pipe.set(keys.lease_state(cluster), lease_raw)
-        for topic, events in lease_events.items():
-            if events:
-                key = keys.lease_timeline(cluster, topic)
-                pipe.lpush(key, *[values.dumps(e) for e in events])
-                pipe.ltrim(key, 0, timeline_max - 1)
+        incidents_queue(pipe, keys, cluster, incidents, now_ms)
         pipe.hset(keys.collector_health(), cluster, values.dumps(health))
         alerts_key = keys.alerts(cluster)
         pipe.delete(alerts_key)
@@ -192,10 +204,15 @@ class ConsoleStore:
         alerts_open: Mapping[str, dict[str, Any]],
         alerts_resolved: Sequence[dict[str, Any]],
         state: Mapping[str, Any],
+        incidents: Sequence[Mapping[str, Any]] = (),
+        written_ms: int | None = None,
     ) -> None:
-        """Alert state of a failed pass (no snapshot), in one transaction."""
+        """Alert state (and incident events) of a failed pass (no snapshot), in one transaction."""
         keys = self.keys
         pipe = self.r.pipeline(transaction=True)
+        if incidents:
+            at = written_ms if written_ms is not None else now_ms()
+            incidents_queue(pipe, keys, cluster, incidents, at)
         pipe.delete(keys.alerts(cluster))
         if alerts_open:
             pipe.hset(

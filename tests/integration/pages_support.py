@@ -55,14 +55,14 @@ def collect(
     statuses: Mapping[str, str] | None = None,
     points: Sequence[tuple[str, str, float]] = (),
     now_ms: int | None = None,
-    lease_events: Mapping[str, list[dict[str, Any]]] | None = None,
+    incidents: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Take a real snapshot with mqcore and store it (plus ``points``) like a collector pass."""
     config = cluster_config(CLUSTER)
     snap = enrich(dataclasses.asdict(Admin(config).snapshot()), statuses)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     snap["taken_at_ms"] = now
-    store_pass(snap, points=points, now_ms=now, lease_events=lease_events)
+    store_pass(snap, points=points, now_ms=now, incidents=incidents)
     return snap
 
 
@@ -71,7 +71,7 @@ def store_pass(
     *,
     points: Iterable[tuple[str, str, float]] = (),
     now_ms: int,
-    lease_events: Mapping[str, list[dict[str, Any]]] | None = None,
+    incidents: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     ConsoleStore(console_redis(), console_keys()).pass_write(
         CLUSTER,
@@ -79,7 +79,7 @@ def store_pass(
         snapshot=snapshot,
         state={},
         lease_state=None,
-        lease_events=lease_events or {},
+        incidents=list(incidents),
         points={"raw": list(points)},
         health={"ok": True, "last_success_ms": now_ms},
         alerts_open={},

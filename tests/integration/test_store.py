@@ -10,6 +10,7 @@ from django.test import override_settings
 
 from dashboard import store
 from dashboard.clusters import console_keys, console_redis
+from dashboard.collectors.incidents import event, lease_events
 from dashboard.collectors.passes import collect_cluster
 from dashboard.store import POINT, ConsoleStore
 from mqcore.config import MQConfig
@@ -29,7 +30,7 @@ def _write(cs: ConsoleStore, now_ms: int, value: float, **extra: object) -> None
         "snapshot": {"taken_at_ms": now_ms, "topics": []},
         "state": {},
         "lease_state": None,
-        "lease_events": {},
+        "incidents": [],
         "points": {"raw": [("lag", "orders", value)]},
         "health": {"ok": True},
         "alerts_open": {},
@@ -102,14 +103,35 @@ def test_slot_claim_once_per_slot_but_same_token_may_redo(cs: ConsoleStore) -> N
 
 def test_lease_timeline_newest_first_and_capped(cs: ConsoleStore) -> None:
     now = int(time.time() * 1000)
-    with override_settings(LEASE_TIMELINE_MAX=3):
+    with override_settings(INCIDENT_TIMELINE_MAX=3):
         for i in range(5):
-            event = {"at_ms": now + i, "group": "g", "partition": 0, "event": "acquired",
-                     "owner": f"c{i}", "previous_owner": None, "epoch": i}  # fmt: skip
-            _write(cs, now + i, 1.0, lease_events={"orders": [event]})
+            change = {"at_ms": now + i, "group": "g", "partition": 0, "event": "acquired",
+                      "owner": f"c{i}", "previous_owner": None, "epoch": i}  # fmt: skip
+            _write(cs, now + i, 1.0, incidents=lease_events({"orders": [change]}))
     rows = store.lease_timeline_get("c1", "orders")
     assert [r["owner"] for r in rows] == ["c4", "c3", "c2"]
     assert store.lease_timeline_get("c1", "orders", limit=1)[0]["epoch"] == 4
+
+
+def test_incidents_bounded_by_retention_and_paged_by_cursor(
+    cs: ConsoleStore, console_r: redis.Redis
+) -> None:
+    now = int(time.time() * 1000)
+    old = event(now - 48 * 3600 * 1000, "dlq", "ancient", topic="orders")
+    batch = [event(now, "status", f"s{i}", topic="orders" if i % 2 else "") for i in range(7)]
+    with override_settings(SERIES_1M_RETENTION_S=3600, SERIES_10M_RETENTION_S=3600,
+                           SERIES_RAW_RETENTION_S=3600):  # fmt: skip
+        _write(cs, now, 1.0, incidents=[old, *batch])
+        ttl = console_r.ttl(console_keys().incidents_topic("c1", "orders"))
+    assert 0 < ttl <= 3600
+    first = cs.incidents_get("c1", limit=4)
+    assert [e["text"] for e in first.events] == ["s6", "s5", "s4", "s3"]  # same ms: by sequence
+    rest = cs.incidents_get("c1", limit=4, before=first.next_before)
+    assert [e["text"] for e in rest.events] == ["s2", "s1", "s0"]
+    assert rest.next_before is None
+    topic = cs.incidents_get("c1", topic="orders", limit=10)
+    assert [e["text"] for e in topic.events] == ["s5", "s3", "s1"]
+    assert cs.incidents_get("c1", match=lambda e: e["text"] == "s0").events[0]["id"]
 
 
 def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: redis.Redis) -> None:

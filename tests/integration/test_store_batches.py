@@ -30,7 +30,7 @@ def _pass(cs: ConsoleStore, now_ms: int, triples: list[tuple[str, str, float]]) 
         snapshot={"taken_at_ms": now_ms, "topics": []},
         state={},
         lease_state=None,
-        lease_events={},
+        incidents=[],
         points={"raw": triples},
         health={"ok": True},
         alerts_open={},

@@ -1,0 +1,357 @@
+"""Incident events between two collector passes: what the incident timeline shows.
+
+Pure functions, no I/O. Each event is a small dict::
+
+    {"at_ms", "kind", "topic", "group", "partition", "severity", "text", "data"}
+
+``topic`` is "" for cluster-wide events (collector gaps, MQ Redis restarts),
+``group`` "" and ``partition`` None when they do not apply. ``severity`` is
+``info``, ``warning`` or ``critical``. Texts name groups, consumers and pipelines
+(untrusted text): pages escape them, charts escape them again for Plotly.
+
+Kinds written by the collector: ``status``, ``lease``, ``consumer``, ``dlq``,
+``checkpoint``, ``collector``, ``redis``. The memory carried from one pass to
+the next lives in the collector state under ``incidents`` (see
+:func:`incident_diff`); the first pass only records it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "COLLECTOR_KINDS",
+    "checkpoint_events",
+    "collector_failure_event",
+    "collector_gap_event",
+    "consumer_events",
+    "dlq_events",
+    "event",
+    "incident_diff",
+    "lease_events",
+    "redis_restart_event",
+    "status_events",
+]
+
+COLLECTOR_KINDS = ("status", "lease", "consumer", "dlq", "checkpoint", "collector", "redis")
+SEP = "\x1f"
+
+_STATUS_SEVERITY = {
+    "OK": "info",
+    "UNKNOWN": "warning",
+    "WARN": "warning",
+    "REWIND": "warning",
+    "STALL": "critical",
+    "STOP": "critical",
+    "ERR": "critical",
+}
+_LEASE_SEVERITY = {"expired": "warning", "taken_over": "warning"}
+
+
+def event(
+    at_ms: int,
+    kind: str,
+    text: str,
+    *,
+    topic: str = "",
+    group: str = "",
+    partition: int | None = None,
+    severity: str = "info",
+    data: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One incident event in the shape the store, the pages and the API share."""
+    return {
+        "at_ms": int(at_ms),
+        "kind": kind,
+        "topic": topic,
+        "group": group,
+        "partition": partition,
+        "severity": severity,
+        "text": text,
+        "data": dict(data or {}),
+    }
+
+
+def _topics(snap: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [t for t in snap.get("topics") or [] if isinstance(t, Mapping) and t.get("topic")]
+
+
+def status_events(
+    previous: Mapping[str, str] | None, snap: Mapping[str, Any], now_ms: int
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """A group's status changed (from -> to); returns the events and the new memory."""
+    memory: dict[str, str] = {}
+    for topic in _topics(snap):
+        for group in topic.get("groups") or []:
+            if isinstance(group, Mapping):
+                key = f"{topic['topic']}{SEP}{group.get('group', '')}"
+                memory[key] = str(group.get("status") or "UNKNOWN")
+    if previous is None:
+        return [], memory
+    events = []
+    for key in sorted(memory):
+        old, new = previous.get(key), memory[key]
+        if old is None or old == new:
+            continue
+        topic, group = key.split(SEP, 1)
+        text = f"group {group}: status {old} → {new}"
+        if new == "REWIND":
+            text += " (position went back: entries will be delivered again)"
+        events.append(
+            event(
+                now_ms,
+                "status",
+                text,
+                topic=topic,
+                group=group,
+                severity=_STATUS_SEVERITY.get(new, "warning"),
+                data={"from": old, "to": new},
+            )
+        )
+    return events, memory
+
+
+def lease_events(by_topic: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """The lease timeline's changes (``collectors.leases.lease_diff``) as incident events."""
+    out = []
+    for topic in sorted(by_topic):
+        for change in by_topic[topic]:
+            kind = str(change.get("event") or "")
+            owner, before = change.get("owner"), change.get("previous_owner")
+            part = int(change.get("partition") or 0)
+            group = str(change.get("group") or "")
+            what = {
+                "acquired": f"acquired by {owner}",
+                "taken_over": f"taken over by {owner} from {before}",
+                "expired": f"expired (owner {before})",
+                "released": f"released by {before}",
+            }.get(kind, kind)
+            out.append(
+                event(
+                    int(change.get("at_ms") or 0),
+                    "lease",
+                    f"group {group}, partition {part}: lease {what}",
+                    topic=topic,
+                    group=group,
+                    partition=part,
+                    severity=_LEASE_SEVERITY.get(kind, "info"),
+                    data={
+                        "event": kind,
+                        "owner": owner,
+                        "previous_owner": before,
+                        "epoch": change.get("epoch"),
+                    },
+                )
+            )
+    return out
+
+
+def consumer_events(
+    previous: Sequence[str] | None, snap: Mapping[str, Any], now_ms: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Consumers that joined or left a group since the previous pass."""
+    errored = {str(t["topic"]) for t in _topics(snap) if t.get("error")}
+    current = {k for k in previous or () if k.split(SEP, 1)[0] in errored}
+    for topic in _topics(snap):
+        if topic.get("error"):
+            continue
+        for c in topic.get("consumers") or []:
+            if isinstance(c, Mapping) and c.get("name"):
+                current.add(f"{topic['topic']}{SEP}{c.get('group', '')}{SEP}{c['name']}")
+    if previous is None:
+        return [], sorted(current)
+    old = set(previous)
+    events = []
+    for key in sorted(current ^ old):
+        topic, group, name = key.split(SEP, 2)
+        joined = key in current
+        events.append(
+            event(
+                now_ms,
+                "consumer",
+                f"group {group}: consumer {name} {'joined' if joined else 'left'}",
+                topic=topic,
+                group=group,
+                severity="info" if joined else "warning",
+                data={"consumer": name, "change": "joined" if joined else "left"},
+            )
+        )
+    return events, sorted(current)
+
+
+def dlq_events(
+    previous: Mapping[str, int] | None, snap: Mapping[str, Any], now_ms: int, *, burst: int
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """A DLQ burst: a topic's dead letters grew by at least ``burst`` since the last pass."""
+    memory: dict[str, int] = {}
+    events = []
+    for topic in _topics(snap):
+        name = str(topic["topic"])
+        if topic.get("error"):
+            if previous and name in previous:
+                memory[name] = int(previous[name])
+            continue
+        length = int(topic.get("dlq_length") or 0)
+        memory[name] = length
+        if previous is None or name not in previous:
+            continue
+        grown = length - int(previous[name])
+        if grown >= max(1, burst):
+            events.append(
+                event(
+                    now_ms,
+                    "dlq",
+                    f"{grown} dead letters since the last pass (DLQ now {length})",
+                    topic=name,
+                    severity="warning",
+                    data={"added": grown, "length": length},
+                )
+            )
+    return events, memory
+
+
+def checkpoint_events(
+    previous: Mapping[str, Sequence[int]] | None,
+    pipelines: Sequence[Mapping[str, Any]],
+    now_ms: int,
+) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
+    """A pipeline's checkpoint failed, or a restart restored one (new latest ids)."""
+    memory: dict[str, list[int]] = {}
+    events = []
+    for p in pipelines:
+        name = str(p.get("pipeline") or "")
+        if not name:
+            continue
+        failed, restored = int(p.get("last_failed_id") or -1), int(p.get("last_restore_id") or -1)
+        memory[name] = [failed, restored]
+        if previous is None:
+            continue
+        old = list(previous.get(name) or [-1, -1])
+        topic, group = str(p.get("topic") or ""), str(p.get("group") or "")
+        if failed >= 0 and failed != old[0]:
+            reason = str(p.get("last_failure_reason") or "no reason recorded")[:300]
+            events.append(
+                event(
+                    _when(p.get("last_failed_at_ms"), now_ms),
+                    "checkpoint",
+                    f"pipeline {name}: checkpoint {failed} failed: {reason}",
+                    topic=topic,
+                    group=group,
+                    severity="critical",
+                    data={"pipeline": name, "batch_id": failed, "change": "failed"},
+                )
+            )
+        if restored >= 0 and restored != old[1]:
+            outcome = str(p.get("last_restore_outcome") or "")
+            events.append(
+                event(
+                    _when(p.get("last_restore_at_ms"), now_ms),
+                    "checkpoint",
+                    f"pipeline {name}: restored checkpoint {restored}"
+                    + (f" ({outcome})" if outcome else ""),
+                    topic=topic,
+                    group=group,
+                    severity="warning",
+                    data={"pipeline": name, "batch_id": restored, "change": "restored"},
+                )
+            )
+    return events, memory
+
+
+def _when(raw: Any, now_ms: int) -> int:
+    """The event's own time when it is plausible, else the pass time."""
+    try:
+        at = int(raw)
+    except (TypeError, ValueError):
+        return now_ms
+    return at if 0 < at <= now_ms else now_ms
+
+
+def collector_gap_event(
+    last_success_ms: int | None, now_ms: int, interval_ms: int
+) -> dict[str, Any] | None:
+    """A gap: the previous successful pass is older than two collection intervals."""
+    if not last_success_ms:
+        return None
+    gap = now_ms - int(last_success_ms)
+    if gap <= 2 * interval_ms:
+        return None
+    return event(
+        now_ms,
+        "collector",
+        f"collector gap: no successful pass for {gap // 1000} s",
+        severity="warning",
+        data={"gap_ms": gap, "since_ms": int(last_success_ms)},
+    )
+
+
+def collector_failure_event(error: str, now_ms: int, consecutive: int) -> dict[str, Any] | None:
+    """The first failed pass of a run of failures (the gap event closes the run)."""
+    if consecutive != 1:
+        return None
+    return event(
+        now_ms,
+        "collector",
+        f"collector pass failed: {error[:300]}",
+        severity="critical",
+        data={"error": error[:300]},
+    )
+
+
+def redis_restart_event(
+    old_run: str | None, new_run: str | None, missing: Sequence[str], now_ms: int
+) -> dict[str, Any] | None:
+    """MQ Redis restarted: its run id changed since the previous pass."""
+    if not old_run or not new_run or old_run == new_run:
+        return None
+    text = "MQ Redis restarted (run id changed)"
+    if missing:
+        text += f"; {len(missing)} consumer group(s) gone: {', '.join(list(missing)[:10])}"
+    return event(
+        now_ms,
+        "redis",
+        text,
+        severity="critical" if missing else "warning",
+        data={"run_id": new_run, "previous_run_id": old_run, "missing_groups": list(missing)},
+    )
+
+
+def incident_diff(
+    memory: Mapping[str, Any] | None,
+    snap: Mapping[str, Any],
+    lease_changes: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    now_ms: int,
+    previous_run_id: str | None,
+    last_success_ms: int | None,
+    interval_ms: int,
+    dlq_burst: int,
+    missing_groups: Sequence[str] = (),
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every incident event of one successful pass and the memory for the next one."""
+    old: Mapping[str, Any] = memory if isinstance(memory, Mapping) else {}
+    first = not old
+    statuses, status_mem = status_events(None if first else old.get("status") or {}, snap, now_ms)
+    joined, consumer_mem = consumer_events(
+        None if first else old.get("consumers") or [], snap, now_ms
+    )
+    bursts, dlq_mem = dlq_events(
+        None if first else old.get("dlq") or {}, snap, now_ms, burst=dlq_burst
+    )
+    checkpoints, cp_mem = checkpoint_events(
+        None if first else old.get("checkpoints") or {}, snap.get("pipelines") or [], now_ms
+    )
+    events = [*statuses, *lease_events(lease_changes), *joined, *bursts, *checkpoints]
+    for extra in (
+        collector_gap_event(last_success_ms, now_ms, interval_ms),
+        redis_restart_event(previous_run_id, snap.get("redis_run_id"), missing_groups, now_ms),
+    ):
+        if extra is not None:
+            events.append(extra)
+    return events, {
+        "status": status_mem,
+        "consumers": consumer_mem,
+        "dlq": dlq_mem,
+        "checkpoints": cp_mem,
+    }

@@ -1,0 +1,111 @@
+"""The incident diffs between two collector passes (pure functions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashboard.collectors.incidents import (
+    checkpoint_events,
+    collector_failure_event,
+    collector_gap_event,
+    consumer_events,
+    dlq_events,
+    incident_diff,
+    lease_events,
+    redis_restart_event,
+    status_events,
+)
+
+NOW = 1_767_225_600_000
+
+
+def _snap(status: str = "OK", dlq: int = 0, consumers: tuple[str, ...] = ("a",), **extra: Any):
+    return {
+        "topics": [
+            {
+                "topic": "orders",
+                "dlq_length": dlq,
+                "groups": [{"group": "billing", "status": status}],
+                "consumers": [{"group": "billing", "name": n} for n in consumers],
+                "leases": [],
+                **extra,
+            }
+        ],
+        "pipelines": [],
+    }
+
+
+def test_status_change_and_rewind_text() -> None:
+    _, memory = status_events(None, _snap("OK"), NOW)
+    events, _ = status_events(memory, _snap("REWIND"), NOW)
+    assert len(events) == 1
+    e = events[0]
+    assert (e["kind"], e["topic"], e["group"], e["data"]) == (
+        "status", "orders", "billing", {"from": "OK", "to": "REWIND"}
+    )  # fmt: skip
+    assert "delivered again" in e["text"]
+    assert status_events(memory, _snap("OK"), NOW)[0] == []
+
+
+def test_lease_changes_become_events() -> None:
+    change = {"at_ms": NOW, "group": "billing", "partition": 3, "event": "expired",
+              "owner": None, "previous_owner": "orders-b", "epoch": 7}  # fmt: skip
+    (e,) = lease_events({"orders": [change]})
+    assert e["kind"] == "lease" and e["partition"] == 3 and e["severity"] == "warning"
+    assert "expired (owner orders-b)" in e["text"]
+    assert e["data"]["previous_owner"] == "orders-b"
+
+
+def test_consumers_join_and_leave_and_errored_topic_keeps_memory() -> None:
+    _, memory = consumer_events(None, _snap(consumers=("a", "b")), NOW)
+    events, memory = consumer_events(memory, _snap(consumers=("b", "c")), NOW)
+    assert [(e["data"]["consumer"], e["data"]["change"]) for e in events] == [
+        ("a", "left"), ("c", "joined")
+    ]  # fmt: skip
+    errored = _snap(consumers=(), error="boom")
+    assert consumer_events(memory, errored, NOW)[0] == []
+
+
+def test_dlq_burst_threshold() -> None:
+    _, memory = dlq_events(None, _snap(dlq=5), NOW, burst=10)
+    assert dlq_events(memory, _snap(dlq=14), NOW, burst=10)[0] == []
+    (e,), _ = dlq_events(memory, _snap(dlq=45), NOW, burst=10)
+    assert e["data"] == {"added": 40, "length": 45}
+    assert e["text"].startswith("40 dead letters")
+
+
+def test_checkpoint_failure_and_restore() -> None:
+    p = {"pipeline": "totals", "topic": "orders", "group": "spark", "last_failed_id": -1,
+         "last_restore_id": -1}  # fmt: skip
+    _, memory = checkpoint_events(None, [p], NOW)
+    failed = {**p, "last_failed_id": 4, "last_failed_at_ms": NOW - 5, "last_failure_reason": "x"}
+    (e,), memory = checkpoint_events(memory, [failed], NOW)
+    assert (
+        e["at_ms"] == NOW - 5 and e["severity"] == "critical" and "checkpoint 4 failed" in e["text"]
+    )
+    restored = {**failed, "last_restore_id": 4, "last_restore_at_ms": NOW + 10**9}
+    (r,), _ = checkpoint_events(memory, [restored], NOW)
+    assert r["data"]["change"] == "restored" and r["at_ms"] == NOW  # a future time is not trusted
+
+
+def test_collector_gap_failure_and_redis_restart() -> None:
+    assert collector_gap_event(NOW - 15_000, NOW, 10_000) is None
+    gap = collector_gap_event(NOW - 61_000, NOW, 10_000)
+    assert gap is not None and gap["topic"] == "" and gap["data"]["gap_ms"] == 61_000
+    assert collector_failure_event("ConnectionError: x", NOW, 1) is not None
+    assert collector_failure_event("ConnectionError: x", NOW, 2) is None
+    assert redis_restart_event("a", "a", [], NOW) is None
+    assert redis_restart_event(None, "a", [], NOW) is None
+    restart = redis_restart_event("a", "b", ["orders/billing"], NOW)
+    assert restart is not None and restart["severity"] == "critical"
+
+
+def test_incident_diff_first_pass_records_only() -> None:
+    args: dict[str, Any] = {"now_ms": NOW, "previous_run_id": "r1", "last_success_ms": None,
+                            "interval_ms": 10_000, "dlq_burst": 10}  # fmt: skip
+    events, memory = incident_diff(None, {**_snap(), "redis_run_id": "r1"}, {}, **args)
+    assert events == []
+    later = {**_snap("STALL", dlq=50, consumers=()), "redis_run_id": "r1"}
+    args["last_success_ms"] = NOW - 10_000
+    events, _ = incident_diff(memory, later, {}, **{**args, "now_ms": NOW + 10_000})
+    assert sorted(e["kind"] for e in events) == ["consumer", "dlq", "status"]
