@@ -82,10 +82,10 @@ def status_events(
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """A group's status changed (from -> to); returns the events and the new memory."""
     memory: dict[str, str] = {}
-    for topic in _topics(snap):
-        for group in topic.get("groups") or []:
+    for t in _topics(snap):
+        for group in t.get("groups") or []:
             if isinstance(group, Mapping):
-                key = f"{topic['topic']}{SEP}{group.get('group', '')}"
+                key = f"{t['topic']}{SEP}{group.get('group', '')}"
                 memory[key] = str(group.get("status") or "UNKNOWN")
     if previous is None:
         return [], memory
@@ -153,12 +153,12 @@ def consumer_events(
     """Consumers that joined or left a group since the previous pass."""
     errored = {str(t["topic"]) for t in _topics(snap) if t.get("error")}
     current = {k for k in previous or () if k.split(SEP, 1)[0] in errored}
-    for topic in _topics(snap):
-        if topic.get("error"):
+    for t in _topics(snap):
+        if t.get("error"):
             continue
-        for c in topic.get("consumers") or []:
+        for c in t.get("consumers") or []:
             if isinstance(c, Mapping) and c.get("name"):
-                current.add(f"{topic['topic']}{SEP}{c.get('group', '')}{SEP}{c['name']}")
+                current.add(f"{t['topic']}{SEP}{c.get('group', '')}{SEP}{c['name']}")
     if previous is None:
         return [], sorted(current)
     old = set(previous)

@@ -71,15 +71,7 @@ class ConsoleStore:
         page = self.incidents_get(
             cluster, topic=topic, limit=limit, match=lambda e: e.get("kind") == "lease"
         )
-        return [
-            {
-                "at_ms": e.get("at_ms"),
-                "group": e.get("group"),
-                "partition": e.get("partition"),
-                **(e.get("data") if isinstance(e.get("data"), dict) else {}),
-            }  # fmt: skip
-            for e in page.events
-        ]
+        return [_lease_row(e) for e in page.events]
 
     def collector_health_get(self) -> dict[str, dict[str, Any]]:
         raw = self.r.hgetall(self.keys.collector_health())
@@ -223,3 +215,14 @@ class ConsoleStore:
             pipe.ltrim(keys.alert_history(cluster), 0, int(settings.ALERT_HISTORY_MAX) - 1)
         pipe.set(keys.collector_state(cluster), values.dumps(state))
         pipe.execute()
+
+
+def _lease_row(e: Mapping[str, Any]) -> dict[str, Any]:
+    data = e.get("data")
+    extra: dict[str, Any] = dict(data) if isinstance(data, Mapping) else {}
+    return {
+        "at_ms": e.get("at_ms"),
+        "group": e.get("group"),
+        "partition": e.get("partition"),
+        **extra,
+    }

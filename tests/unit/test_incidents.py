@@ -51,7 +51,7 @@ def test_lease_changes_become_events() -> None:
     change = {"at_ms": NOW, "group": "billing", "partition": 3, "event": "expired",
               "owner": None, "previous_owner": "orders-b", "epoch": 7}  # fmt: skip
     (e,) = lease_events({"orders": [change]})
-    assert e["kind"] == "lease" and e["partition"] == 3 and e["severity"] == "warning"
+    assert (e["kind"], e["partition"], e["severity"]) == ("lease", 3, "warning")
     assert "expired (owner orders-b)" in e["text"]
     assert e["data"]["previous_owner"] == "orders-b"
 
@@ -80,24 +80,25 @@ def test_checkpoint_failure_and_restore() -> None:
     _, memory = checkpoint_events(None, [p], NOW)
     failed = {**p, "last_failed_id": 4, "last_failed_at_ms": NOW - 5, "last_failure_reason": "x"}
     (e,), memory = checkpoint_events(memory, [failed], NOW)
-    assert (
-        e["at_ms"] == NOW - 5 and e["severity"] == "critical" and "checkpoint 4 failed" in e["text"]
-    )
+    assert (e["at_ms"], e["severity"]) == (NOW - 5, "critical")
+    assert "checkpoint 4 failed" in e["text"]
     restored = {**failed, "last_restore_id": 4, "last_restore_at_ms": NOW + 10**9}
     (r,), _ = checkpoint_events(memory, [restored], NOW)
-    assert r["data"]["change"] == "restored" and r["at_ms"] == NOW  # a future time is not trusted
+    assert (r["data"]["change"], r["at_ms"]) == ("restored", NOW)  # a future time is not trusted
 
 
 def test_collector_gap_failure_and_redis_restart() -> None:
     assert collector_gap_event(NOW - 15_000, NOW, 10_000) is None
     gap = collector_gap_event(NOW - 61_000, NOW, 10_000)
-    assert gap is not None and gap["topic"] == "" and gap["data"]["gap_ms"] == 61_000
+    assert gap is not None
+    assert (gap["topic"], gap["data"]["gap_ms"]) == ("", 61_000)
     assert collector_failure_event("ConnectionError: x", NOW, 1) is not None
     assert collector_failure_event("ConnectionError: x", NOW, 2) is None
     assert redis_restart_event("a", "a", [], NOW) is None
     assert redis_restart_event(None, "a", [], NOW) is None
     restart = redis_restart_event("a", "b", ["orders/billing"], NOW)
-    assert restart is not None and restart["severity"] == "critical"
+    assert restart is not None
+    assert restart["severity"] == "critical"
 
 
 def test_incident_diff_first_pass_records_only() -> None:
