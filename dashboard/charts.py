@@ -17,9 +17,11 @@ __all__ = [
     "WINDOWS",
     "Point",
     "line_figure",
+    "plotly_text",
     "rate_from_counter",
     "sparkline_points",
     "window_ms",
+    "with_events",
     "x_range",
 ]
 
@@ -128,6 +130,64 @@ def line_figure(
         },
         "empty": not any(len(pts) for pts in series.values()),
     }
+
+
+def plotly_text(text: Any) -> str:
+    """``text`` safe for Plotly's hover text and annotations, which render a subset of HTML
+    (``<br>``, ``<b>``, ``<a href>``...): ``&``, ``<`` and ``>`` become entities."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_EVENT_COLORS = {"critical": "#b3261e", "warning": "#b35c00", "info": "#3d5a80"}
+
+
+def with_events(figure: dict[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``figure`` with incident events as dotted vertical lines and hoverable markers on top.
+
+    Events are dicts with ``at_ms``, ``kind``, ``severity`` and ``text`` (newest first
+    or not); their texts hold group and consumer names, so they are escaped for Plotly.
+    The markers live on a hidden second y axis (0..1), so they never move the data's scale.
+    """
+    shown = [e for e in events if isinstance(e.get("at_ms"), int)]
+    if not shown:
+        return figure
+    shown.sort(key=lambda e: int(e["at_ms"]))
+    layout = dict(figure.get("layout") or {})
+    layout["shapes"] = [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": e["at_ms"],
+            "x1": e["at_ms"],
+            "y0": 0,
+            "y1": 1,
+            "line": {
+                "width": 1,
+                "dash": "dot",
+                "color": _EVENT_COLORS.get(str(e.get("severity")), "#666"),
+            },
+        }
+        for e in shown
+    ]
+    layout["yaxis2"] = {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}
+    marker = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "events",
+        "x": [e["at_ms"] for e in shown],
+        "y": [0.96] * len(shown),
+        "yaxis": "y2",
+        "hovertext": [plotly_text(f"{e.get('kind', '')}: {e.get('text', '')}") for e in shown],
+        "hoverinfo": "text+x",
+        "showlegend": False,
+        "marker": {
+            "symbol": "triangle-down",
+            "size": 10,
+            "color": [_EVENT_COLORS.get(str(e.get("severity")), "#666") for e in shown],
+        },
+    }
+    return {**figure, "data": [*figure.get("data", []), marker], "layout": layout}
 
 
 def sparkline_points(

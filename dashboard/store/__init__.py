@@ -1,4 +1,5 @@
-"""The console store (its own Redis): latest snapshot, time series, lease timeline, health, alerts.
+"""The console store (its own Redis): latest snapshot, time series, incident timeline, health,
+alerts.
 
 Pages read it through the module functions (``snapshot_get``, ``series_get`` ...),
 the collector writes it through :class:`ConsoleStore`. One collector pass is one
@@ -13,6 +14,7 @@ Modules:
 * :mod:`~dashboard.store.batches` - commands in bounded batches on redis-py pipelines;
 * :mod:`~dashboard.store.series_write` - this pass's points, the series index, roll-ups;
 * :mod:`~dashboard.store.series_read` - points of a window for charts;
+* :mod:`~dashboard.store.incidents` - the incident timeline (bounded sorted sets);
 * :mod:`~dashboard.store.retention` - rewriting series past their cap, dropping vanished ones;
 * :mod:`~dashboard.store.console` - :class:`ConsoleStore`;
 * :mod:`~dashboard.store.contract` - the read functions pages use.
@@ -28,6 +30,7 @@ from dashboard.store.contract import (
     alerts_list,
     collector_health_get,
     default_store,
+    incidents_get,
     lease_timeline_get,
     series_get,
     series_many,
@@ -61,6 +64,7 @@ __all__ = [
     "decode_points",
     "default_store",
     "encode_points",
+    "incidents_get",
     "lease_timeline_get",
     "point_struct",
     "rollup_value",

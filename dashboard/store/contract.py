@@ -7,11 +7,13 @@ from typing import Any
 
 from dashboard.clusters import cluster_names, console_keys, console_redis
 from dashboard.store.console import ConsoleStore
+from dashboard.store.incidents import IncidentPage
 
 __all__ = [
     "alerts_list",
     "collector_health_get",
     "default_store",
+    "incidents_get",
     "lease_timeline_get",
     "series_get",
     "series_many",
@@ -42,6 +44,11 @@ def series_many(
 
 def lease_timeline_get(cluster: str, topic: str, *, limit: int = 200) -> list[dict[str, Any]]:
     return default_store().lease_timeline_get(cluster, topic, limit=limit)
+
+
+def incidents_get(cluster: str, **query: Any) -> IncidentPage:
+    """Stored incident events (see :func:`dashboard.store.incidents.incidents_read`)."""
+    return default_store().incidents_get(cluster, **query)
 
 
 def collector_health_get() -> dict[str, dict[str, Any]]:

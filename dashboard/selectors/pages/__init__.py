@@ -7,6 +7,7 @@
 - :mod:`.pending`: one page of a group's pending entries.
 - :mod:`.leases`: live leases and consumers of a topic, and the lease timeline.
 - :mod:`.messages`: one partition entry, masked when its payload may not be shown.
+- :mod:`.timeline`: the incident timeline (collector events and audited operator actions).
 
 Overview and topic pages render from the collectors' latest snapshot and time
 series (``dashboard.store``: cheap, bounded); pending, leases, lag and one

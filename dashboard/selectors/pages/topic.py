@@ -22,6 +22,7 @@ from dashboard.selectors.pages.snapshot import (
     to_int,
     topic_visible_require,
 )
+from dashboard.selectors.pages.timeline import timeline_events
 from dashboard.status.drain import drain_estimate
 from mqcore.errors import InvalidArgumentError, UnknownGroupError, UnknownTopicError
 
@@ -35,6 +36,7 @@ __all__ = [
 
 DRAIN_WINDOW_MS = 15 * 60_000
 PARTITION_TRACES = 24  # per-partition lag traces on the chart: the most lagging ones
+CHART_EVENTS = 200  # newest incident events drawn on the topic charts
 
 
 def _live_topic_exists(cluster: str, topic: str) -> bool:
@@ -176,7 +178,8 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
 def topic_charts_get(
     cluster: str, topic: str, *, groups: list[str], window: str = "1h"
 ) -> dict[str, dict[str, Any]]:
-    """Plotly figures for the topic page over ``window`` (1h/6h/24h/7d)."""
+    """Plotly figures for the topic page over ``window`` (1h/6h/24h/7d), with the topic's
+    incident events of the window as markers (the caller has checked the topic)."""
     try:
         span = charts.window_ms(window)
     except ValueError as exc:
@@ -202,7 +205,10 @@ def topic_charts_get(
     if more:
         partition_title += f": the {len(per_partition)} most lagging of {len(per_partition) + more}"
     window_args: dict[str, Any] = {"since_ms": since, "until_ms": until}
-    return {
+    events, _ = timeline_events(
+        cluster, topic=topic, since_ms=since, until_ms=until, limit=CHART_EVENTS
+    )
+    figures = {
         "lag": charts.line_figure(
             "Lag (messages)",
             {name.get(e, e): pts for e, pts in lag.items()},
@@ -220,6 +226,7 @@ def topic_charts_get(
             partition_title, per_partition, y_title="messages", **window_args
         ),
     }
+    return {name: charts.with_events(fig, events) for name, fig in figures.items()}
 
 
 def partition_lag_series(
