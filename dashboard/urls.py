@@ -4,6 +4,7 @@ Paths (cluster-scoped pages live under /clusters/<cluster>/):
 pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, messages/<p>/<id>/)
 dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
 pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
+timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 pipelines /clusters/<c>/pipelines/ ...         ops    /collectors/, /alerts/, /metrics
 api      /api/v1/... twins of the above
 """
@@ -11,13 +12,15 @@ api      /api/v1/... twins of the above
 from dashboard.api import dlq as api_dlq
 from dashboard.api import pages as api_pages
 from dashboard.api import pipelines as api_pipelines
-from dashboard.views import audit, checkpoints, dlq, health, ops, pages, pending_actions
+from dashboard.api import timeline as api_timeline
+from dashboard.views import audit, checkpoints, dlq, health, ops, pages, pending_actions, timeline
 
 app_name = "dashboard"
 
 urlpatterns = [
     *health.urlpatterns,
     *pages.urlpatterns,
+    *timeline.urlpatterns,
     *dlq.urlpatterns,
     *pending_actions.urlpatterns,
     *audit.urlpatterns,
@@ -26,4 +29,5 @@ urlpatterns = [
     *api_pages.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
+    *api_timeline.urlpatterns,
 ]

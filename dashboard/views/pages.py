@@ -35,7 +35,7 @@ MESSAGE_PREVIEW_CHARS = 64 * 1024
 HEX_PREVIEW_BYTES = 4096
 
 
-def _render(
+def render_page(
     request: HtmxHttpRequest,
     template: str,
     context: dict[str, Any],
@@ -94,7 +94,7 @@ def overview(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
         page=page,
     )
     context = {"cluster": cluster, "ov": data, "now_ms": now_ms()}
-    return _render(request, "dashboard/overview.html", context, region="table")
+    return render_page(request, "dashboard/overview.html", context, region="table")
 
 
 @login_required
@@ -115,7 +115,7 @@ def topic_detail(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResp
         "figures": figures,
         "now_ms": now_ms(),
     }
-    return _render(request, "dashboard/topic.html", context, region="live")
+    return render_page(request, "dashboard/topic.html", context, region="live")
 
 
 @login_required
@@ -171,7 +171,7 @@ def pending(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
         "can_act": has_action(request.user, Action.CLAIM, cluster=cluster, topic=topic),
         "now_ms": now_ms(),
     }
-    return _render(request, "dashboard/pending.html", context, region="table")
+    return render_page(request, "dashboard/pending.html", context, region="table")
 
 
 @login_required
@@ -192,7 +192,7 @@ def leases(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
         "d": data,
         "now_ms": now_ms(),
     }
-    return _render(request, "dashboard/leases.html", context, region="live")
+    return render_page(request, "dashboard/leases.html", context, region="live")
 
 
 @login_required
@@ -223,7 +223,7 @@ def message_detail(
         "group": request.GET.get("group", ""),
         "preview_limit": MESSAGE_PREVIEW_CHARS,
     }
-    return _render(request, "dashboard/message.html", context)
+    return render_page(request, "dashboard/message.html", context)
 
 
 urlpatterns = [
