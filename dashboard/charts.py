@@ -64,7 +64,7 @@ def _trace(name: str, points: Sequence[Point], **extra: Any) -> dict[str, Any]:
     return {
         "type": "scatter",
         "mode": "lines",
-        "name": name,
+        "name": plotly_text(name),  # Plotly renders trace names as limited HTML
         "x": [t for t, _ in points],
         "y": [v for _, v in points],
         "hovertemplate": "%{y}<extra>%{fullData.name}</extra>",
@@ -108,8 +108,10 @@ def line_figure(
 ) -> dict[str, Any]:
     """A Plotly line chart with one trace per named series; x is epoch ms shown as dates.
 
-    Names come from topic and group names: Plotly renders trace names as text,
-    and ``charts.js`` inserts the figure through ``JSON.parse``, never as HTML.
+    Names come from topic and group names, which anyone who can create a group
+    controls: Plotly renders trace names (legend, hover) as limited HTML, so they go
+    through :func:`plotly_text`; ``charts.js`` inserts the figure through
+    ``JSON.parse``, never as HTML.
     """
     extra: dict[str, Any] = {"line": {"shape": "hv"}} if step else {}
     data = [_trace(name, pts, **extra) for name, pts in series.items()]

@@ -53,3 +53,9 @@ def test_sparkline_points_scale_into_the_box_and_contain_only_numbers() -> None:
     assert set(charts.sparkline_points([(0, 1e9), (1, float("nan")), (2, -3.5)])) <= set(
         "0123456789., -"
     )
+
+
+def test_trace_names_are_escaped_for_plotly() -> None:
+    """Plotly renders legend and hover names as limited HTML: a group name is data."""
+    fig = charts.line_figure("Lag", {'<a href="//evil">g</a> & co': [(0, 1.0)]})
+    assert fig["data"][0]["name"] == '&lt;a href="//evil"&gt;g&lt;/a&gt; &amp; co'
