@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["iso_from_ms", "iso_now", "now_ms"]
+__all__ = ["iso_from_ms", "iso_now", "ms_from_iso", "now_ms"]
 
 
 def now_ms() -> int:
@@ -29,3 +29,19 @@ def iso_from_ms(ms: int) -> str:
 def iso_now(ms: int | None = None) -> str:
     """:func:`iso_from_ms` of now (or of ``ms``)."""
     return iso_from_ms(now_ms() if ms is None else ms)
+
+
+def ms_from_iso(text: str) -> int:
+    """Epoch ms of an ISO-8601 instant (``2024-01-01T00:00:00.123Z``; no zone means UTC).
+
+    Raises ValueError on anything else.
+    """
+    from datetime import UTC, datetime
+
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1000)

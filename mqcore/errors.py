@@ -7,6 +7,7 @@ callers never need to import redis to handle a failure.
 from __future__ import annotations
 
 __all__ = [
+    "ConcurrentChangeError",
     "ConnectionLostError",
     "FencedError",
     "InvalidArgumentError",
@@ -14,6 +15,7 @@ __all__ = [
     "LeaseLostError",
     "MQError",
     "PayloadTooLargeError",
+    "PositionOutOfRangeError",
     "UnknownGroupError",
     "UnknownMessageError",
     "UnknownPartitionError",
@@ -35,6 +37,14 @@ class InvalidIdError(InvalidArgumentError):
 
 class PayloadTooLargeError(InvalidArgumentError):
     """Raised when a payload exceeds the configured size limit; nothing was written."""
+
+
+class PositionOutOfRangeError(InvalidArgumentError):
+    """Raised when a group position target lies beyond a partition's last-generated id."""
+
+
+class ConcurrentChangeError(MQError):
+    """Raised when a partition kept changing while a write was prepared; nothing was written."""
 
 
 class UnknownTopicError(MQError, LookupError):

@@ -13,15 +13,21 @@ One module per part:
   snapshot (:mod:`mqcore.snapshot`); :func:`validate_topic`.
 - :mod:`.lag` -- lag per group and partition, NULL lag counted in bounded pages.
 - :mod:`.pending` -- the paged ``XPENDING`` scan into a bounded heap; :data:`PENDING_PAGE`.
+- :mod:`.position` -- group position moves (dry run and move, exact entries-read);
+  :mod:`.position_target` -- their targets and plans.
 - :mod:`.calls` -- pipelined reads where a missing stream or group answers None.
 - :mod:`.shapes` -- the lease, consumer and retry dataclasses from their snapshot shapes.
 """
 
 from mqcore.admin.core import Admin, validate_topic
 from mqcore.admin.pending import PENDING_PAGE
+from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
 
 __all__ = [
     "PENDING_PAGE",
     "Admin",
+    "PositionMove",
+    "PositionPlan",
+    "PositionTarget",
     "validate_topic",
 ]

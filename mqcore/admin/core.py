@@ -12,9 +12,12 @@ from typing import Any
 
 import redis
 
+from mqcore.admin import position
 from mqcore.admin.calls import Calls, pipeline_consumers, pipeline_lenient
 from mqcore.admin.lag import group_lags
 from mqcore.admin.pending import scan_pending
+from mqcore.admin.position import check_partitions
+from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
 from mqcore.admin.shapes import consumer_infos, lease_info, retry_backlog_of
 from mqcore.boundary import redis_errors
 from mqcore.clock import now_ms
@@ -320,6 +323,45 @@ class Admin:
             if result:
                 moved.append(entry_id)
         return moved
+
+    # --- group position -------------------------------------------------------------------
+    def plan_position(
+        self, topic: str, group: str, target: PositionTarget, partitions: list[int] | None = None
+    ) -> PositionPlan:
+        """Dry run of a group position move on ``partitions`` (all when None): nothing written."""
+        return self._position(topic, group, target, partitions, apply=False)
+
+    def set_position(
+        self, topic: str, group: str, target: PositionTarget, partitions: list[int] | None = None
+    ) -> PositionPlan:
+        """Move the group on each partition atomically, with an exact ENTRIESREAD (lag stays
+        known); see :mod:`mqcore.admin.position`. Pending entries are not touched."""
+        return self._position(topic, group, target, partitions, apply=True)
+
+    def _position(
+        self,
+        topic: str,
+        group: str,
+        target: PositionTarget,
+        partitions: list[int] | None,
+        *,
+        apply: bool,
+    ) -> PositionPlan:
+        validate_name("group", group)
+        parts = check_partitions(topic, self.partition_count(topic), partitions)
+        step = position.move_partition if apply else position.plan_partition
+        moves = []
+        for p in parts:
+            try:
+                found = step(self.client, self.keys, topic, group, p, target)
+            except UnknownGroupError:
+                if partitions is not None:
+                    raise
+                continue  # "all": the partitions the group is on
+            moves.append(found if isinstance(found, PositionMove) else found[0])
+        if not moves:
+            raise UnknownGroupError(f"group {group!r} does not exist on topic {topic!r}")
+        return PositionPlan(topic, group, target.as_dict(), moves, applied=apply)
 
     # --- snapshot ---------------------------------------------------------------------------
     def snapshot(self, *, topics: Iterable[str] | None = None, batch: int = 500) -> ClusterSnapshot:
