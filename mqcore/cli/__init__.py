@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from mqcore.cli import groups, letters, produce, topics, workers
+from mqcore.cli import groups, letters, position, produce, topics, workers
 from mqcore.cli.common import Out, Parser, UsageError
 from mqcore.errors import ConnectionLostError, MQError
 
@@ -34,7 +34,7 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (topics, produce, groups, letters, workers):
+    for group in (topics, produce, groups, position, letters, workers):
         group.add_parsers(sub.add_parser, common)
     return parser
 
@@ -45,6 +45,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Out], int]] = {
     "lag": groups.cmd_lag,
     "pending": groups.cmd_pending,
     "leases": groups.cmd_leases,
+    "group": position.cmd_group,
     "dlq": letters.cmd_dlq,
     "consume": workers.cmd_consume,
     "retry-mover": workers.cmd_retry_mover,

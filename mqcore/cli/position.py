@@ -1,0 +1,86 @@
+"""``mqcore group set-position``: move a consumer group's position (dry run, confirm, move)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, jsonable, table
+
+__all__ = ["add_parsers", "cmd_group"]
+
+COLUMNS = [
+    "partition",
+    "current_id",
+    "lag_before",
+    "target_id",
+    "target_entries_read",
+    "lag_after",
+    "skipped",
+    "redelivered",
+    "pending",
+]
+
+
+def add_parsers(add: AddParser, common: Parser) -> None:
+    group = add("group", help="consumer group operations: set-position")
+    gsub = group.add_subparsers(dest="group_cmd", required=True, parser_class=Parser)
+    p = gsub.add_parser(
+        "set-position", parents=[common], help="move a group's position (skip or reprocess)"
+    )
+    p.add_argument("topic")
+    p.add_argument("--group", required=True)
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="TARGET",
+        help="latest | earliest | time:<ISO-8601 or epoch ms> | id:<ID>",
+    )
+    p.add_argument(
+        "--partition", type=int, action="append", help="repeatable; default: all partitions"
+    )
+    p.add_argument("--dry-run", action="store_true", help="show the plan, move nothing")
+    p.add_argument("--yes", action="store_true", help="move without typing the group name")
+
+
+def _human(d: dict[str, Any]) -> str:
+    verb = "moved" if d["applied"] else "dry run"
+    target = d["target"]["kind"] + (
+        f":{d['target']['value']}" if d["target"]["value"] is not None else ""
+    )
+    head = f"{verb}: group {d['group']} on {d['topic']} to {target}"
+    totals = (
+        f"skipped {d['skipped']}, delivered again {d['redelivered']} ({d['direction']})\n"
+        + d["note"]
+    )
+    return "\n".join([head, table(d["moves"], COLUMNS), totals])
+
+
+def _confirm(group: str) -> None:
+    if not sys.stdin.isatty():
+        raise UsageError(
+            "refusing to move a group position without confirmation: not a terminal; "
+            "pass --yes (or --dry-run to see the plan)"
+        )
+    typed = input(f"Type the group name ({group}) to move it: ")
+    if typed.strip() != group:
+        raise UsageError("confirmation did not match the group name; nothing moved")
+
+
+def cmd_group(args: argparse.Namespace, out: Out) -> int:
+    from mqcore.admin import Admin, PositionTarget
+
+    target = PositionTarget.parse(args.to)
+    admin = Admin(config(args))
+    if args.dry_run or not args.yes:
+        plan = admin.plan_position(args.topic, args.group, target, args.partition)
+        if args.dry_run:
+            out.emit(plan, _human)
+            return 0
+        print(_human(jsonable(plan)), file=sys.stderr if out.as_json else sys.stdout)
+        _confirm(args.group)
+    done = admin.set_position(args.topic, args.group, target, args.partition)
+    out.emit(done, _human)
+    return 0
+
