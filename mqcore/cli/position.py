@@ -83,4 +83,3 @@ def cmd_group(args: argparse.Namespace, out: Out) -> int:
     done = admin.set_position(args.topic, args.group, target, args.partition)
     out.emit(done, _human)
     return 0
-
