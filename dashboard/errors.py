@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from mqcore.errors import (
+    ConcurrentChangeError,
     MQError,
     UnknownGroupError,
     UnknownMessageError,
@@ -34,6 +35,7 @@ ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
         "Not found",
     ),
     ((ValueError,), 400, "Bad request"),
+    ((ConcurrentChangeError,), 409, "Conflict"),
     ((MQError,), 503, "Cluster unavailable"),
 )
 

@@ -26,6 +26,7 @@ __all__ = [
     "VIEWER",
     "Action",
     "actions_for",
+    "can_map",
     "has_action",
     "payload_visible",
     "require_action",
@@ -158,6 +159,11 @@ def actions_for(user: Any, *, cluster: str | None = None, topic: str | None = No
 def topic_visible(user: Any, cluster: str, topic: str) -> bool:
     """Whether ``user`` may see ``topic`` at all (topic name patterns per group)."""
     return Action.VIEW in actions_for(user, cluster=cluster, topic=topic)
+
+
+def can_map(actions: set[Action]) -> dict[str, bool]:
+    """The ``can`` context of templates: ``{action value: allowed}`` for every action."""
+    return {a.value: a in actions for a in Action}
 
 
 def has_action(

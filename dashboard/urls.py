@@ -5,6 +5,7 @@ pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, message
 dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
 pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
+position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
 pipelines /clusters/<c>/pipelines/ ...         ops    /collectors/, /alerts/, /metrics
 api      /api/v1/... twins of the above
 """
@@ -12,8 +13,19 @@ api      /api/v1/... twins of the above
 from dashboard.api import dlq as api_dlq
 from dashboard.api import pages as api_pages
 from dashboard.api import pipelines as api_pipelines
+from dashboard.api import position as api_position
 from dashboard.api import timeline as api_timeline
-from dashboard.views import audit, checkpoints, dlq, health, ops, pages, pending_actions, timeline
+from dashboard.views import (
+    audit,
+    checkpoints,
+    dlq,
+    health,
+    ops,
+    pages,
+    pending_actions,
+    position,
+    timeline,
+)
 
 app_name = "dashboard"
 
@@ -23,6 +35,7 @@ urlpatterns = [
     *timeline.urlpatterns,
     *dlq.urlpatterns,
     *pending_actions.urlpatterns,
+    *position.urlpatterns,
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
@@ -30,4 +43,5 @@ urlpatterns = [
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
     *api_timeline.urlpatterns,
+    *api_position.urlpatterns,
 ]

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.clusters import cluster_config
 from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.permissions import Action, actions_for, require_action
+from dashboard.permissions import Action, actions_for, can_map, require_action
 from dashboard.selectors import dlq as sel
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import dlq as svc
@@ -44,7 +44,7 @@ def _check_topic(request: HttpRequest, cluster: str, topic: str) -> set[Action]:
 
 
 def _can(actions: set[Action]) -> dict[str, bool]:
-    return {a.value: a in actions for a in Action}
+    return can_map(actions)
 
 
 def _int_or_none(raw: str | None, name: str) -> int | None:

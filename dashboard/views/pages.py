@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET
 
 from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.permissions import Action, has_action, require_action
+from dashboard.permissions import Action, actions_for, can_map, has_action, require_action
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import message_get
 from dashboard.selectors.pages.overview import overview_get
@@ -114,6 +114,7 @@ def topic_detail(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResp
         "windows": list(WINDOWS),
         "figures": figures,
         "now_ms": now_ms(),
+        "can": can_map(actions_for(request.user, cluster=cluster, topic=topic)),
     }
     return render_page(request, "dashboard/topic.html", context, region="live")
 

@@ -26,6 +26,8 @@ R = {"anonymous": LOGIN, "nobody": 403, "Viewer": 200, "Operator": 200, "Admin":
 API_R = {**R, "anonymous": 401}
 OP_WRITE = {"anonymous": LOGIN, "nobody": 403, "Viewer": 403, "Operator": 302, "Admin": 302}
 ADMIN_WRITE = {**OP_WRITE, "Operator": 403}
+ADMIN_READ = {**R, "Viewer": 403, "Operator": 403}
+API_ADMIN_WRITE = {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400}  # "{}": no target
 READ_OK = {200, 404}  # a read may say "no such thing yet", never 5xx
 QUERY = {"api-pending": "?group=default-group", "pending": "?group=default-group"}
 
@@ -74,6 +76,15 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
             "reason": "matrix",
         },
     ),
+    "group-position": ("GET", ADMIN_READ, None),
+    "group-position-plan": ("GET", ADMIN_READ, None),
+    "group-position-move": (
+        "POST",
+        {**ADMIN_WRITE, "Admin": 200},
+        lambda ctx, role: {"kind": "earliest", "reason": "matrix", "confirm": "default-group"},
+    ),
+    "api-group-position-plan": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "api-group-position": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "api-dlq-replay": (
         "POST",
         {**API_R, "Viewer": 403, "Operator": 200, "Admin": 200},
@@ -132,6 +143,7 @@ def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:
         "entry_id": ctx["pending"]["Viewer"],
         "dlq_id": ctx["letters"][1] if pattern.name == "dlq-delete" else ctx["letters"][0],
         "job_id": ctx["job"].pk,
+        "group": "default-group",
         "name": "order_totals",  # a pipeline name (pages answer 404 until it has checkpoints)
     }
     names = set(pattern.pattern.regex.groupindex)
