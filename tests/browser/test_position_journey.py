@@ -4,9 +4,10 @@ run and a typed confirmation; an Operator does not get the link."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
+from dashboard.collectors.passes import collect_cluster
 from tests.integration.dlq_support import PASSWORD, make_topic, role_user
-from tests.integration.pages_support import collect
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -22,7 +23,7 @@ def consumed(r, mq_config, console_r) -> str:
         r.xadd(key, {"payload": "x"}, id=f"{ms}-0")
     r.xreadgroup(G, "c1", {key: ">"}, count=3)
     r.xack(key, G, "1000-0", "2000-0", "3000-0")
-    collect()
+    collect_cluster("default", claim=False)  # a real pass: the next one diffs against it
     return key
 
 
@@ -48,6 +49,18 @@ def test_admin_rewinds_a_group_to_earliest(login, live_server, r, consumed, arti
     group = r.xinfo_groups(consumed)[0]
     assert (group["last-delivered-id"], group["lag"]) == (b"0-0", 3)
     page.screenshot(path=str(artifacts_dir / "position-after-rewind.png"), full_page=True)
+
+    # the move is on the topic's incident timeline, and the next pass shows REWIND
+    collect_cluster("default", claim=False)
+    page.goto(f"{live_server.url}{TOPIC}timeline/")
+    moves = page.locator('#timeline-events tbody tr[data-kind="position"]')
+    expect(moves).to_have_count(1)
+    expect(moves.first).to_contain_text("3 entries will be delivered again")
+    expect(page.locator('#timeline-events tbody tr[data-kind="status"]').first).to_contain_text(
+        "REWIND"
+    )
+    page.goto(f"{live_server.url}{TOPIC}")
+    expect(page.locator(f'section.group[data-group="{G}"] .status-REWIND').first).to_be_visible()
 
 
 def test_operator_does_not_see_the_link(login, live_server, consumed) -> None:
