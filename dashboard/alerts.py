@@ -35,15 +35,20 @@ log = logging.getLogger(__name__)
 
 # rule -> what it watches (shown on the alerts page)
 RULES = {
-    "status": "a topic's group status not OK (WARN/REWIND/STALL/STOP/ERR) for too long",
+    "status": "a topic's group status not OK (WARN/STALL/STOP/ERR) for too long",
+    "rewind": "a group's position went back (REWIND): at once, with what went back",
     "dlq_growth": "dead letters grew over the DLQ growth window",
     "oldest_pending": "the oldest pending entry is older than the limit",
     "checkpoint_age": "a pipeline's last completed checkpoint is too old",
+    "checkpoint_failed": "a pipeline's latest checkpoint failed (none completed since)",
     "collector": "the collector failed on consecutive passes",
     "redis_restart": "Redis restarted without persistence: groups vanished",
 }
-# statuses that alert: WARN and every worse one
-BAD_STATUSES = frozenset(s.value for s in Status if s.severity >= Status.WARN.severity)
+# statuses the generic status rule alerts on: WARN and every worse one but REWIND,
+# which has its own rule (at once, per partition that went back)
+BAD_STATUSES = frozenset(
+    s.value for s in Status if s.severity >= Status.WARN.severity and s is not Status.REWIND
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +118,10 @@ def alert_conditions(
     for topic in snap.get("topics") or []:
         name = topic["topic"]
         for group in topic.get("groups") or []:
-            if group.get("status") in BAD_STATUSES:
+            rewind = _rewind_condition(name, group)
+            if rewind is not None:
+                out.append(rewind)
+            if group.get("status") in BAD_STATUSES and not _pipeline_idle(group):
                 out.append(
                     Condition(
                         "status",
@@ -151,6 +159,9 @@ def alert_conditions(
                 )
             )
     for pipe in snap.get("pipelines") or []:
+        failed = _checkpoint_failed(pipe)
+        if failed is not None:
+            out.append(failed)
         last = pipe.get("last_completed_at_ms")
         if last is None:
             continue
@@ -167,6 +178,52 @@ def alert_conditions(
                 )
             )
     return out
+
+
+def _pipeline_idle(group: Mapping[str, Any]) -> bool:
+    """A pipeline group that is STOP or STALL: no consumer holds it by design and the
+    pipeline's checkpoint rules (age, failures) judge whether it is stuck."""
+    mark = group.get("pipeline")
+    return bool(mark) and group.get("status") in (Status.STOP.value, Status.STALL.value)
+
+
+def _rewind_condition(topic: str, group: Mapping[str, Any]) -> Condition | None:
+    """A warning when any partition of ``group`` is REWIND, naming what went back."""
+    back = [
+        p
+        for p in group.get("partitions") or []
+        if isinstance(p, Mapping) and p.get("status") == Status.REWIND.value
+    ]
+    if not back:
+        return None
+    entity = f"{topic}/{group['group']}"
+    what = "; ".join(
+        f"partition {p.get('partition')}: {p.get('status_reason') or 'position went back'}"
+        for p in back[:5]
+    )
+    more = f" (and {len(back) - 5} more partitions)" if len(back) > 5 else ""
+    return Condition(
+        "rewind", entity, "warning", f"{entity} went back: {what}{more}", float(len(back))
+    )
+
+
+def _checkpoint_failed(pipe: Mapping[str, Any]) -> Condition | None:
+    """A warning when the pipeline's latest checkpoint failed and none completed since."""
+    failed_id, completed_id = pipe.get("last_failed_id"), pipe.get("last_completed_id")
+    if not isinstance(failed_id, int):
+        return None
+    if isinstance(completed_id, int) and completed_id >= failed_id:
+        return None
+    name = str(pipe.get("pipeline"))
+    reason = str(pipe.get("last_failure_reason") or "no reason recorded")
+    return Condition(
+        "checkpoint_failed",
+        name,
+        "warning",
+        f"pipeline {name}: batch {failed_id} failed ({int(pipe.get('failed') or 0)} failed "
+        f"checkpoints in all): {reason}",
+        float(failed_id),
+    )
 
 
 def alert_transition(

@@ -60,6 +60,16 @@ class _SnapshotCollector:
             "Age of the last completed checkpoint",
             labels=["cluster", "pipeline"],
         )
+        failed = GaugeMetricFamily(
+            f"{p}checkpoints_failed",
+            "Failed checkpoints of a pipeline",
+            labels=["cluster", "pipeline"],
+        )
+        pipeline_group = GaugeMetricFamily(
+            f"{p}group_pipeline",
+            "1 for a group moved by a pipeline's sink (it holds no leases by design)",
+            labels=[*_GL, "pipeline", "health"],
+        )
         for cluster, snap in self.snapshots.items():
             if not snap:
                 continue
@@ -74,6 +84,10 @@ class _SnapshotCollector:
                 for group in topic.get("groups") or []:
                     gl = [cluster, t, group["group"]]
                     _status(group_status, gl, group.get("status"))
+                    mark = group.get("pipeline")
+                    if isinstance(mark, Mapping) and mark.get("name"):
+                        health = str(mark.get("health") or "")
+                        pipeline_group.add_metric([*gl, str(mark["name"]), health], 1.0)
                     for part in group.get("partitions") or []:
                         pl = [*gl, str(part["partition"])]
                         if part.get("lag") is not None:
@@ -86,11 +100,14 @@ class _SnapshotCollector:
                         if part.get("status"):  # only the current one: 4,000 x 6 is too many
                             part_status.add_metric([*pl, str(part["status"])], 1.0)
             for pipe in snap.get("pipelines") or []:
+                failed.add_metric(
+                    [cluster, str(pipe.get("pipeline"))], float(pipe.get("failed") or 0)
+                )
                 last = pipe.get("last_completed_at_ms")
                 if last is not None:
                     ckpt.add_metric([cluster, str(pipe.get("pipeline"))], (now - int(last)) / 1000)
         yield from (lag, lag_s, pending, oldest, part_status, group_status, topic_status)
-        yield from (dlq, retry, length, ckpt)
+        yield from (dlq, retry, length, ckpt, failed, pipeline_group)
         yield from self._collector_metrics()
 
     def _collector_metrics(self) -> Iterator[Metric]:

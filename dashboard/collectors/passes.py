@@ -25,6 +25,7 @@ from dashboard.alerts import RULES, alert_conditions, alert_transition
 from dashboard.collectors.incidents import collector_failure_event, incident_diff
 from dashboard.collectors.leases import lease_diff
 from dashboard.collectors.notify import alert_events
+from dashboard.collectors.pipelines import pipeline_groups_mark
 from dashboard.collectors.series import (
     PARTITION_SAMPLE_MS,
     partition_points,
@@ -172,6 +173,12 @@ def _collect_cluster(
         )
     snap["pipelines"] = pipelines or snap.get("pipelines") or []
     snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
+    pipeline_groups_mark(
+        snap,
+        snap["pipelines"],
+        now_ms=int(snap["taken_at_ms"]),
+        max_age_ms=alert_thresholds().checkpoint_age_ms,
+    )
     th = status_thresholds()
     snap, windows = snapshot_enrich(
         snap,

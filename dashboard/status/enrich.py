@@ -42,6 +42,12 @@ def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[tuple[str, 
         if idle_ok.get(group):
             for part in range(int(topic.get("partitions") or 0)):
                 alive[(group, part)] = True
+    # a pipeline group has no leases nor consumers: its checkpoints are its activity
+    for g in topic.get("groups") or []:
+        age = (g.get("pipeline") or {}).get("checkpoint_age_ms")
+        if isinstance(age, int) and age <= stop_after_ms:
+            for part in range(int(topic.get("partitions") or 0)):
+                alive[(g["group"], part)] = True
     return alive
 
 

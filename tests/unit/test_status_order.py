@@ -51,8 +51,12 @@ def test_status_parse_falls_back_to_unknown() -> None:
 
 
 def test_alerting_statuses_are_warn_and_worse() -> None:
+    """WARN and worse alert; REWIND through its own rule, never the generic status rule."""
     expected = {s.value for s in Status if s.severity >= Status.WARN.severity}
-    assert alerts.BAD_STATUSES == expected == {"WARN", "REWIND", "STALL", "STOP", "ERR"}
+    assert (
+        alerts.BAD_STATUSES | {"REWIND"} == expected == {"WARN", "REWIND", "STALL", "STOP", "ERR"}
+    )
+    assert "REWIND" not in alerts.BAD_STATUSES and "rewind" in alerts.RULES
 
 
 def _part(pid: int, lag: int | None) -> dict[str, Any]:
@@ -127,7 +131,7 @@ def test_rewind_is_a_metric_state_an_alert_and_a_badge() -> None:
     text = metrics_text({"c": snap}, {}).decode()
     assert 'group_status{cluster="c",group="g",status="REWIND",topic="t"} 1.0' in text
     assert 'topic_status{cluster="c",status="STALL",topic="t"} 0.0' in text
-    (cond,) = alerts.alert_conditions(snap, {}, alerts.AlertThresholds())
-    assert (cond.rule, cond.severity) == ("status", "warning")
-    assert "t/g is REWIND" in cond.message
+    (cond,) = alerts.alert_conditions(snap, {}, alerts.AlertThresholds())  # one, not two
+    assert (cond.rule, cond.entity, cond.severity) == ("rewind", "t/g", "warning")
+    assert "t/g went back: partition 0: position went back" in cond.message
     assert 'class="status status-REWIND"' in console.status_badge("REWIND")

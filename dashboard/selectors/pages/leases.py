@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from dashboard import clusters, store
 from dashboard.selectors.pages.params import NotFoundError
-from dashboard.selectors.pages.snapshot import topic_visible_require
+from dashboard.selectors.pages.snapshot import (
+    pipeline_mark,
+    snapshot_get,
+    snapshot_topic_get,
+    topic_visible_require,
+)
 from mqcore.errors import UnknownGroupError, UnknownTopicError
 from mqcore.models import ConsumerInfo, LeaseInfo
 
@@ -15,9 +21,23 @@ __all__ = ["TIMELINE_LIMIT", "leases_get"]
 TIMELINE_LIMIT = 200
 
 
+def _pipeline_groups(cluster: str, topic: str) -> dict[str, dict[str, Any]]:
+    """Group -> pipeline mark, for the groups of ``topic`` the collector recognised as
+    moved by a pipeline's sink (they hold no leases by design)."""
+    data = snapshot_topic_get(snapshot_get(cluster), topic) or {}
+    marks: dict[str, dict[str, Any]] = {}
+    for g in data.get("groups") or []:
+        if isinstance(g, dict) and (mark := pipeline_mark(g)) is not None:
+            marks[str(g.get("group", ""))] = mark
+    return marks
+
+
 def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> dict[str, Any]:
     """Live leases and consumers of ``topic`` (optionally one group) plus the timeline.
 
+    Each lease carries ``pipeline`` (the pipeline mark of its group, or None);
+    ``unowned`` counts the partitions without owner of groups that are not
+    pipeline groups, ``pipeline_partitions`` those of pipeline groups.
     The timeline is the newest ownership changes the collectors recorded (at most
     ``TIMELINE_LIMIT`` of the topic, then filtered to ``group``).
     """
@@ -30,14 +50,18 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
         raise NotFoundError(f"unknown topic {topic!r}") from None
     except UnknownGroupError:
         raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
+    pipelines = _pipeline_groups(cluster, topic)
+    rows = [{**asdict(lease), "pipeline": pipelines.get(lease.group)} for lease in leases]
     timeline = [
         e
         for e in store.lease_timeline_get(cluster, topic, limit=TIMELINE_LIMIT)
         if group is None or e.get("group") == group
     ]
     return {
-        "leases": leases,
+        "leases": rows,
         "consumers": consumers,
-        "unowned": sum(1 for lease in leases if not lease.owner),
+        "unowned": sum(1 for row in rows if not row["owner"] and not row["pipeline"]),
+        "pipeline_partitions": sum(1 for row in rows if not row["owner"] and row["pipeline"]),
+        "pipelines": pipelines,
         "timeline": timeline,
     }

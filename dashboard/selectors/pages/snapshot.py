@@ -21,6 +21,7 @@ from mqcore.clock import now_ms
 __all__ = [
     "now_ms",
     "num",
+    "pipeline_mark",
     "snapshot_age_ms",
     "snapshot_get",
     "snapshot_topic_get",
@@ -82,3 +83,23 @@ def to_int(value: Any, default: int = 0) -> int:
 def status_name(value: Any) -> str:
     """The status name stored in a snapshot field; UNKNOWN when missing or not a status."""
     return status_parse(value).value
+
+
+def pipeline_mark(g: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The collector's pipeline mark of a group (see dashboard.collectors.pipelines), or None."""
+    mark = g.get("pipeline")
+    if not isinstance(mark, Mapping) or not mark.get("name"):
+        return None
+
+    def ms(value: Any) -> int | None:
+        n = num(value)
+        return None if n is None else int(n)
+
+    return {
+        "name": str(mark.get("name")),
+        "last_checkpoint_ms": ms(mark.get("last_checkpoint_ms")),
+        "checkpoint_age_ms": ms(mark.get("checkpoint_age_ms")),
+        "failed_checkpoints": to_int(mark.get("failed_checkpoints")),
+        "health": str(mark.get("health") or "no_checkpoint"),
+        "health_reason": str(mark.get("health_reason") or ""),
+    }

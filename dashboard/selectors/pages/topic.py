@@ -15,6 +15,7 @@ from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
     now_ms,
     num,
+    pipeline_mark,
     snapshot_age_ms,
     snapshot_get,
     snapshot_topic_get,
@@ -64,7 +65,11 @@ def _uncollected(topic: str, snap: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _partition_row(
-    p: Mapping[str, Any], name: str, lease: Mapping[str, Any], consumers: list[dict[str, Any]]
+    p: Mapping[str, Any],
+    name: str,
+    lease: Mapping[str, Any],
+    consumers: list[dict[str, Any]],
+    pipeline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     pnum = to_int(p.get("partition"), -1)
     holders = [c["name"] for c in consumers if pnum in (c.get("partitions_held") or [])]
@@ -80,6 +85,7 @@ def _partition_row(
         "ttl_ms": lease.get("ttl_ms"),
         "epoch": lease.get("epoch"),
         "holders": holders,
+        "pipeline": pipeline,
         "status": status_name(p.get("status")),
         "status_reason": str(p.get("status_reason") or ""),
     }
@@ -146,6 +152,7 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
             "status_reason": str(g.get("status_reason") or ""),
             **_completeness(g),
             "consumers": len(consumers),
+            "pipeline": pipeline_mark(g),
             "drain": {**asdict(drain), "ranged": drain.ranged},
             "partitions": [],
         }
@@ -153,7 +160,7 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
             if not isinstance(p, Mapping):
                 continue
             lease = owners.get((name, to_int(p.get("partition"), -1))) or {}
-            row = _partition_row(p, name, lease, consumers)
+            row = _partition_row(p, name, lease, consumers, group_row["pipeline"])
             group_row["partitions"].append(row)
             rows.append(row)
         groups.append(group_row)
