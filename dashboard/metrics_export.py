@@ -137,7 +137,25 @@ class _SnapshotCollector:
             counts[key] = counts.get(key, 0) + 1
         for key, count in sorted(counts.items()):
             alerts.add_metric(list(key), float(count))
-        yield from (duration, up, last, runs, errors, alerts)
+        silenced = GaugeMetricFamily(
+            "opsdash_alerts_silenced",
+            "Open alerts muted by a silence or an acknowledgement (counted in opsdash_alerts_open)",
+            labels=["cluster", "rule", "severity", "kind"],
+        )
+        muted: dict[tuple[str, str, str, str], int] = {}
+        for alert in self.alerts:
+            mute = alert.get("mute")
+            if isinstance(mute, Mapping):
+                key4 = (
+                    str(alert["cluster"]),
+                    str(alert["rule"]),
+                    str(alert["severity"]),
+                    str(mute.get("kind") or ""),
+                )
+                muted[key4] = muted.get(key4, 0) + 1
+        for key4, count in sorted(muted.items()):
+            silenced.add_metric(list(key4), float(count))
+        yield from (duration, up, last, runs, errors, alerts, silenced)
 
 
 _TL = ["cluster", "topic"]

@@ -6,16 +6,18 @@ dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
 pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
-pipelines /clusters/<c>/pipelines/ ...         ops    /collectors/, /alerts/, /metrics
+pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unmute/), /metrics
 api      /api/v1/... twins of the above
 """
 
+from dashboard.api import alerts as api_alerts
 from dashboard.api import dlq as api_dlq
 from dashboard.api import pages as api_pages
 from dashboard.api import pipelines as api_pipelines
 from dashboard.api import position as api_position
 from dashboard.api import timeline as api_timeline
 from dashboard.views import (
+    alert_actions,
     audit,
     checkpoints,
     dlq,
@@ -39,9 +41,11 @@ urlpatterns = [
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
+    *alert_actions.urlpatterns,
     *api_pages.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
     *api_timeline.urlpatterns,
     *api_position.urlpatterns,
+    *api_alerts.urlpatterns,
 ]

@@ -184,5 +184,9 @@ class ConsoleKeys:
     def alert_history(self, cluster: str) -> str:
         return f"{self.prefix}:alert-history:{cluster}"
 
+    def alert_mute(self, cluster: str, alert_id: str) -> str:
+        """A silence or acknowledgement of one alert id; it expires with its duration."""
+        return f"{self.prefix}:alert-mute:{cluster}:{alert_id}"
+
     def replay_job(self, job_id: str) -> str:
         return f"{self.prefix}:replay-job:{job_id}"

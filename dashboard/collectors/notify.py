@@ -7,17 +7,28 @@ from typing import Any
 
 from django.conf import settings
 
+from dashboard.alert_mutes import mute_applies
 from dashboard.alerts import webhook_post
 
 __all__ = ["alert_events", "alert_notify"]
 
 
 def alert_events(
-    opened: list[dict[str, Any]], resolved: list[dict[str, Any]]
+    opened: list[dict[str, Any]],
+    resolved: list[dict[str, Any]],
+    *,
+    mutes: Mapping[str, Mapping[str, Any]] | None = None,
+    now_ms: int = 0,
 ) -> list[dict[str, Any]]:
-    """The events a pass reports: one per alert opened, then one per alert resolved."""
-    return [{"event": "opened", "alert": a} for a in opened] + [
-        {"event": "resolved", "alert": a} for a in resolved
+    """The events a pass reports: one per alert opened, then one per alert resolved,
+    leaving out the alerts a silence or acknowledgement in ``mutes`` (alert id -> mute) mutes."""
+    mutes = mutes or {}
+
+    def loud(alert: Mapping[str, Any]) -> bool:
+        return not mute_applies(mutes.get(str(alert.get("id"))), alert, now_ms)
+
+    return [{"event": "opened", "alert": a} for a in opened if loud(a)] + [
+        {"event": "resolved", "alert": a} for a in resolved if loud(a)
     ]
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
-from dashboard.alerts import RULES, alert_conditions, alert_transition
+from dashboard.alerts import RULES, AlertTransition, alert_conditions, alert_transition
 from dashboard.collectors.incidents import collector_failure_event, incident_diff
 from dashboard.collectors.leases import lease_diff
 from dashboard.collectors.notify import alert_events
@@ -80,6 +80,15 @@ def _restart_check(
         restart = None
     health["redis_restart"] = restart
     return {"groups": groups, "run_id": new_run}
+
+
+def _events(
+    store: ConsoleStore, cluster: str, transition: AlertTransition, now_ms: int
+) -> list[dict[str, Any]]:
+    """The alert opens/closes to notify, without those a silence or acknowledgement mutes."""
+    changed = [str(a["id"]) for a in (*transition.opened, *transition.resolved)]
+    mutes = store.mutes_get(cluster, changed) if changed else {}
+    return alert_events(transition.opened, transition.resolved, mutes=mutes, now_ms=now_ms)
 
 
 def collect_cluster(
@@ -169,7 +178,7 @@ def _collect_cluster(
             stored=False,
             elapsed_ms=elapsed,
             error=error,
-            events=alert_events(transition.opened, transition.resolved),
+            events=_events(store, cluster, transition, now_ms),
         )
     snap["pipelines"] = pipelines or snap.get("pipelines") or []
     snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
@@ -264,5 +273,5 @@ def _collect_cluster(
         stored=True,
         elapsed_ms=(time.perf_counter() - started) * 1000,
         snapshot=snap,
-        events=alert_events(transition.opened, transition.resolved),
+        events=_events(store, cluster, transition, now_ms),
     )

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dashboard.store.console import ConsoleStore
 from dashboard.store.contract import (
+    alert_mutes_get,
     alerts_list,
     collector_health_get,
     default_store,
@@ -59,6 +60,7 @@ __all__ = [
     "TIERS",
     "ConsoleStore",
     "Tier",
+    "alert_mutes_get",
     "alerts_list",
     "collector_health_get",
     "decode_points",

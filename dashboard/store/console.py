@@ -97,6 +97,27 @@ class ConsoleStore:
         resolved.sort(key=lambda a: -int(a.get("resolved_at_ms") or 0))
         return open_alerts + resolved
 
+    def mutes_get(self, cluster: str, alert_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored silences/acknowledgements of ``alert_ids`` (MGET in chunks of 500)."""
+        ids = list(dict.fromkeys(alert_ids))
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            raws = self.r.mget([self.keys.alert_mute(cluster, i) for i in chunk])
+            for alert_id, raw in zip(chunk, raws, strict=True):
+                value = values.loads(raw)
+                if isinstance(value, dict):
+                    found[alert_id] = value
+        return found
+
+    def mute_put(self, cluster: str, alert_id: str, mute: Mapping[str, Any], ttl_s: int) -> None:
+        """Store a silence/acknowledgement of ``alert_id`` expiring after ``ttl_s`` (replaces)."""
+        self.r.set(self.keys.alert_mute(cluster, alert_id), values.dumps(mute), ex=int(ttl_s))
+
+    def mute_delete(self, cluster: str, alert_id: str) -> bool:
+        """Lift the silence/acknowledgement of ``alert_id``; False when there was none."""
+        return bool(self.r.delete(self.keys.alert_mute(cluster, alert_id)))
+
     # --- collector side -----------------------------------------------------
     def slot_claim(self, cluster: str, slot: int, token: str, ttl_s: int) -> bool:
         """Claim (cluster, slot) for ``token``; True also when ``token`` already holds it.

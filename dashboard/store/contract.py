@@ -10,6 +10,7 @@ from dashboard.store.console import ConsoleStore
 from dashboard.store.incidents import IncidentPage
 
 __all__ = [
+    "alert_mutes_get",
     "alerts_list",
     "collector_health_get",
     "default_store",
@@ -60,3 +61,7 @@ def alerts_list(
 ) -> list[dict[str, Any]]:
     clusters = [cluster] if cluster is not None else cluster_names()
     return default_store().alerts_list(clusters, include_resolved=include_resolved)
+
+
+def alert_mutes_get(cluster: str, alert_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    return default_store().mutes_get(cluster, alert_ids)

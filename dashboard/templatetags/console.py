@@ -148,6 +148,17 @@ def isotime(value: Any, now_ms: Any = None) -> SafeString | str:
 
 
 @register.filter
+def clock_time(value: Any) -> SafeString | str:
+    """``HH:MM UTC`` of an epoch-ms instant in a ``<time>`` (the full instant on hover)."""
+    n = _as_number(value)
+    if n is None or n <= 0:
+        return "unknown"
+    iso = _iso(n)
+    text = datetime.fromtimestamp(n / 1000, tz=UTC).strftime("%H:%M UTC")
+    return format_html('<time datetime="{}" title="{}">{}</time>', iso, iso, text)
+
+
+@register.filter
 def id_time(entry_id: Any, now_ms: Any = None) -> SafeString | str:
     """The instant in a stream entry id's millisecond part, as :func:`reltime`."""
     try:

@@ -8,6 +8,7 @@ is set, requires ``Authorization: Bearer <token>``.
 from __future__ import annotations
 
 import hmac
+import json
 from typing import Any
 
 from django.conf import settings
@@ -19,10 +20,12 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from dashboard import store
+from dashboard.alert_mutes import DURATION_CHOICES
 from dashboard.alerts import RULES
 from dashboard.clusters import cluster_names
 from dashboard.metrics_export import metrics_text
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action, has_action, require_action
+from dashboard.selectors.alerts import alerts_get
 from dashboard.views.htmx import HtmxHttpRequest
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -47,7 +50,7 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
     body = metrics_text(
         {name: store.snapshot_get(name) for name in names},
         {k: v for k, v in store.collector_health_get().items() if k in names},
-        store.alerts_list(),
+        alerts_get()["open"],
     )
     return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
 
@@ -101,13 +104,18 @@ def alerts(request: HtmxHttpRequest) -> HttpResponse:
     cluster = request.GET.get("cluster") or None
     if cluster not in names:
         cluster = None
-    rows = store.alerts_list(cluster, include_resolved=True)
+    data = alerts_get(cluster, include_resolved=True)
+    for alert in data["open"]:  # the silence form names an alert by cluster and id
+        alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
     context = {
-        "open_alerts": [r for r in rows if r.get("state") == "open"],
-        "resolved_alerts": [r for r in rows if r.get("state") == "resolved"][:100],
+        "open_alerts": data["open"],
+        "resolved_alerts": data["resolved"][:100],
         "rules": sorted(RULES.items()),
         "filter_cluster": cluster or "",
         "webhook": bool(settings.ALERT_WEBHOOK_URL),
+        "can_silence": has_action(request.user, Action.SILENCE),
+        "durations": DURATION_CHOICES,
+        "now_ms": data["now_ms"],
     }
     return _render(request, "dashboard/alerts.html", context)
 

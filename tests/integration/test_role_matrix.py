@@ -85,6 +85,27 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
     ),
     "api-group-position-plan": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "api-group-position": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    # Admin only; the matrix has no open alert, so an Admin gets the 400 of bad input
+    "alert-mute": (
+        "POST",
+        {**ADMIN_WRITE, "Admin": 400},
+        lambda ctx, role: {"cluster": "default", "alert": "status:orders", "reason": "matrix"},
+    ),
+    "alert-unmute": (
+        "POST",
+        {**ADMIN_WRITE, "Admin": 400},
+        lambda ctx, role: {"cluster": "default", "alert": "status:orders"},
+    ),
+    "api-alert-mute": (
+        "POST",
+        {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400},
+        lambda ctx, role: {},
+    ),
+    "api-alert-unmute": (
+        "POST",
+        {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400},
+        lambda ctx, role: {},
+    ),
     "api-dlq-replay": (
         "POST",
         {**API_R, "Viewer": 403, "Operator": 200, "Admin": 200},

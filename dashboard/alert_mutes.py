@@ -1,0 +1,63 @@
+"""Silences and acknowledgements of open alerts: their durations and when one applies.
+
+A *silence* mutes an alert id (``rule:entity``) for its duration, across a close
+and a re-open; an *acknowledgement* mutes the one opening it was given for (it
+stops applying when that alert resolves, even before its duration ends). While
+one applies the alert stays listed, marked, and the webhook is not called for it.
+
+They live in the console store (Redis), one key per alert id whose expiry is the
+duration: the collector pass, which decides what the webhook is told, already
+reads the console store where the alerts themselves live, and an expiring key
+lifts a silence on time without a sweeper. The durable record of who muted what,
+when and why is the audit log (SQL).
+
+Nothing here does I/O: :mod:`dashboard.services.alert_mutes` writes them,
+:mod:`dashboard.selectors.alerts` reads them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "DURATION_CHOICES",
+    "MAX_DURATION_S",
+    "MIN_DURATION_S",
+    "MUTE_KINDS",
+    "duration_parse",
+    "mute_applies",
+]
+
+MUTE_KINDS = ("silence", "ack")
+DURATION_CHOICES = ("15m", "1h", "4h", "24h")
+MIN_DURATION_S = 60
+MAX_DURATION_S = 7 * 86_400
+_DURATION = re.compile(r"(?:(\d{1,4})d)?(?:(\d{1,5})h)?(?:(\d{1,6})m)?")
+
+
+def duration_parse(text: Any) -> int:
+    """Seconds of a duration such as ``15m``, ``4h``, ``1d12h`` or ``90m``; ValueError otherwise."""
+    raw = str(text or "").strip().lower().replace(" ", "")
+    match = _DURATION.fullmatch(raw) if raw else None
+    if match is None or not any(match.groups()):
+        raise ValueError(
+            "duration: a number of days, hours and minutes such as 15m, 1h, 4h, 24h or 1d12h"
+        )
+    days, hours, minutes = (int(g or 0) for g in match.groups())
+    seconds = days * 86_400 + hours * 3600 + minutes * 60
+    if not MIN_DURATION_S <= seconds <= MAX_DURATION_S:
+        raise ValueError(
+            f"duration: between {MIN_DURATION_S // 60} minute and {MAX_DURATION_S // 86_400} days"
+        )
+    return seconds
+
+
+def mute_applies(mute: Mapping[str, Any] | None, alert: Mapping[str, Any], now_ms: int) -> bool:
+    """Whether ``mute`` (a stored silence or acknowledgement) mutes ``alert`` now."""
+    if not isinstance(mute, Mapping) or int(mute.get("until_ms") or 0) <= now_ms:
+        return False
+    if mute.get("kind") == "ack":
+        return mute.get("opened_at_ms") == alert.get("opened_at_ms")
+    return mute.get("kind") == "silence"

@@ -1,0 +1,83 @@
+"""JSON API of the alerts area: twins of the alerts page, same permissions.
+
+- ``GET  /api/v1/alerts`` open alerts (``?cluster=``), each with ``mute`` (the
+  silence or acknowledgement that applies, or null)
+- ``POST /api/v1/alerts/mute`` JSON ``{"cluster", "alert", "kind": "silence"|"ack",
+  "duration": "15m"|"1h"|..., "reason"}`` (Admin)
+- ``POST /api/v1/alerts/unmute`` JSON ``{"cluster", "alert", "reason"}`` (Admin)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import URLPattern, path
+
+from dashboard.api.auth import ApiParamError, api_view
+from dashboard.clusters import cluster_names
+from dashboard.permissions import Action, require_action
+from dashboard.selectors.alerts import alerts_get
+from dashboard.services import alert_mutes as svc
+from dashboard.services.audit import origin_from_request
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError as exc:
+        raise ApiParamError("body must be a JSON object") from exc
+    if not isinstance(data, dict):
+        raise ApiParamError("body must be a JSON object")
+    for name in ("cluster", "alert", "kind", "duration", "reason"):
+        if name in data and not isinstance(data[name], str):
+            raise ApiParamError(f"{name} must be a string")
+    return data
+
+
+@api_view("GET")
+def alert_list(request: HttpRequest) -> HttpResponse:
+    require_action(request.user, Action.VIEW)
+    cluster = request.GET.get("cluster") or None
+    if cluster is not None and cluster not in cluster_names():
+        raise ApiParamError(f"unknown cluster {cluster[:100]!r}")
+    data = alerts_get(cluster)
+    return JsonResponse({"alerts": data["open"], "now_ms": data["now_ms"]})
+
+
+@api_view("POST")
+def alert_mute(request: HttpRequest) -> HttpResponse:
+    require_action(request.user, Action.SILENCE)
+    body = _body(request)
+    mute = svc.alert_mute(
+        acting_user=request.user,
+        cluster=body.get("cluster", ""),
+        alert_id=body.get("alert", ""),
+        kind=body.get("kind", "silence"),
+        duration=body.get("duration", ""),
+        reason=body.get("reason", ""),
+        origin=origin_from_request(request),
+    )
+    return JsonResponse({"mute": mute})
+
+
+@api_view("POST")
+def alert_unmute(request: HttpRequest) -> HttpResponse:
+    require_action(request.user, Action.SILENCE)
+    body = _body(request)
+    svc.alert_unmute(
+        acting_user=request.user,
+        cluster=body.get("cluster", ""),
+        alert_id=body.get("alert", ""),
+        reason=body.get("reason", ""),
+        origin=origin_from_request(request),
+    )
+    return JsonResponse({"lifted": body.get("alert", "")})
+
+
+urlpatterns: list[URLPattern] = [
+    path("api/v1/alerts", alert_list, name="api-alerts"),
+    path("api/v1/alerts/mute", alert_mute, name="api-alert-mute"),
+    path("api/v1/alerts/unmute", alert_unmute, name="api-alert-unmute"),
+]

@@ -1,0 +1,42 @@
+"""Reads of the alerts page, its JSON twin and /metrics: alerts with their silences.
+
+Every open alert carries ``mute``: the silence or acknowledgement that applies to
+it now (``kind``, ``by``, ``reason``, ``until_ms``...), or None
+(:func:`dashboard.alert_mutes.mute_applies`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashboard import store
+from dashboard.alert_mutes import mute_applies
+from dashboard.clusters import cluster_names
+from mqcore.clock import now_ms
+
+__all__ = ["alerts_get"]
+
+
+def alerts_get(cluster: str | None = None, *, include_resolved: bool = False) -> dict[str, Any]:
+    """``open`` (each with ``mute``) and ``resolved`` alerts of ``cluster`` (None: all)."""
+    rows = store.alerts_list(cluster, include_resolved=include_resolved)
+    open_alerts = [dict(r) for r in rows if r.get("state") == "open"]
+    by_cluster: dict[str, list[str]] = {}
+    for alert in open_alerts:
+        by_cluster.setdefault(str(alert.get("cluster")), []).append(str(alert.get("id")))
+    known = set(cluster_names())
+    mutes = {
+        (name, alert_id): mute
+        for name, ids in by_cluster.items()
+        if name in known
+        for alert_id, mute in store.alert_mutes_get(name, ids).items()
+    }
+    now = now_ms()
+    for alert in open_alerts:
+        mute = mutes.get((str(alert.get("cluster")), str(alert.get("id"))))
+        alert["mute"] = mute if mute_applies(mute, alert, now) else None
+    return {
+        "open": open_alerts,
+        "resolved": [r for r in rows if r.get("state") == "resolved"],
+        "now_ms": now,
+    }
