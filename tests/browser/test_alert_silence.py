@@ -64,7 +64,8 @@ def test_admin_silences_an_open_alert(
     )
     page.screenshot(path=str(artifacts_dir / "alert-silenced.png"))
     intent = AuditEvent.objects.get(phase="intent", event_type=AuditEventType.ALERT_SILENCE)
-    assert intent.actor == "oncall" and intent.detail["duration_s"] == 5400
+    assert intent.actor == "oncall"
+    assert intent.detail["duration_s"] == 5400
     assert intent.detail["alert"] == ALERT
     assert AuditEvent.objects.filter(phase="outcome", outcome="silenced").exists()
 

@@ -97,7 +97,8 @@ def test_silence_suppresses_the_webhook_and_shows_on_the_page(
     assert resp.status_code == 302
     html = admin.get("/alerts/").content.decode()
     assert f'data-alert="{ALERT}" data-muted="silence"' in html
-    assert "silenced until " in html and " UTC</time> by boss: known &lt;b&gt;DLQ&lt;/b&gt;" in html
+    assert "silenced until " in html
+    assert " UTC</time> by boss: known &lt;b&gt;DLQ&lt;/b&gt;" in html
     assert "<b>DLQ</b>" not in html
     # resolves (no growth), re-opens, resolves: nothing reaches the webhook while silenced
     assert _pass() == []
@@ -105,7 +106,8 @@ def test_silence_suppresses_the_webhook_and_shows_on_the_page(
     assert _pass() == []
     assert store.alerts_list("default")[0]["id"] == ALERT  # still listed, open
     api = admin.get("/api/v1/alerts").json()["alerts"]
-    assert api[0]["mute"]["kind"] == "silence" and api[0]["mute"]["by"] == "boss"
+    assert api[0]["mute"]["kind"] == "silence"
+    assert api[0]["mute"]["by"] == "boss"
     body = admin.get("/metrics").content.decode()
     muted = {
         frozenset(s.labels.items()): s.value
@@ -210,4 +212,5 @@ def test_rewind_alerts_at_once_and_only_once(
     assert events == ["opened rewind:orders/default-group"]
     (alert,) = store.alerts_list("default")
     assert alert["severity"] == "warning"
-    assert f"to {ids[1]}" in alert["message"] and "partition 0" in alert["message"]
+    assert f"to {ids[1]}" in alert["message"]
+    assert "partition 0" in alert["message"]

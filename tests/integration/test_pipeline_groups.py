@@ -55,8 +55,10 @@ def test_pipeline_group_shows_checkpoint_health_not_unowned(
     snap = store.snapshot_get("default") or {}
     groups = {g["group"]: g for g in snap["topics"][0]["groups"]}
     mark = groups[GROUP]["pipeline"]
-    assert mark["name"] == PIPE and mark["health"] == "ok"
-    assert mark["failed_checkpoints"] == 0 and mark["checkpoint_age_ms"] is not None
+    assert mark["name"] == PIPE
+    assert mark["health"] == "ok"
+    assert mark["failed_checkpoints"] == 0
+    assert mark["checkpoint_age_ms"] is not None
     assert "pipeline" not in groups["plain"]
 
     topic_html = client.get("/clusters/default/topics/orders/").content.decode()
@@ -98,7 +100,7 @@ def test_pipeline_group_shows_checkpoint_health_not_unowned(
             ("group", GROUP),
             ("pipeline", PIPE),
             ("health", "ok"),
-        }  # fmt: skip
+        }
     )
     assert samples[("redis_streaming_mq_console_group_pipeline", key)] == 1.0
 
