@@ -183,6 +183,6 @@ def run(ctx: BenchContext) -> list[Result]:
 
 def _write(writer: Any, snapshot: dict[str, Any] | None, points: list[Any], at: int) -> None:
     writer.pass_write(
-        CLUSTER, now_ms=at, snapshot=snapshot, state={}, lease_state=None, lease_events={},
+        CLUSTER, now_ms=at, snapshot=snapshot, state={}, lease_state=None, incidents=[],
         points={"raw": points}, health={"ok": True}, alerts_open={}, alerts_resolved=[], slot=None,
     )  # fmt: skip

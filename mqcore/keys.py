@@ -151,6 +151,10 @@ class ConsoleKeys:
     def snapshot(self, cluster: str) -> str:
         return f"{self.prefix}:snapshot:{cluster}"
 
+    def snapshot_version(self, cluster: str) -> str:
+        """A few bytes that change with every stored snapshot (readers cache the decoded one)."""
+        return f"{self.prefix}:snapshot-version:{cluster}"
+
     def series(self, cluster: str, tier: str, metric: str, entity: str) -> str:
         return f"{self.prefix}:ts:{cluster}:{tier}:{metric}:{entity}"
 

@@ -9,6 +9,8 @@ next pass restores everything.
 from __future__ import annotations
 
 import json
+import os
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,6 +27,14 @@ from mqcore.keys import ConsoleKeys
 
 __all__ = ["ConsoleStore"]
 
+# per store client: snapshot key -> (version, decoded snapshot). A page reads the latest
+# snapshot on every request; decoding the 2 MB snapshot of 1,000 topics costs tens of
+# milliseconds, its version a few bytes. Entries are shared between requests: readers
+# never change a snapshot (the page selectors copy what they adapt).
+_SNAPSHOTS: weakref.WeakKeyDictionary[Any, dict[str, tuple[bytes, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
 
 class ConsoleStore:
     """Reads and writes of the console store for one Redis client and key prefix."""
@@ -36,7 +46,22 @@ class ConsoleStore:
 
     # --- reads --------------------------------------------------------------
     def snapshot_get(self, cluster: str) -> dict[str, Any] | None:
-        value: dict[str, Any] | None = values.loads(self.r.get(self.keys.snapshot(cluster)))
+        """The latest snapshot, decoded once per version per process (shared: do not change it)."""
+        key, version_key = self.keys.snapshot(cluster), self.keys.snapshot_version(cluster)
+        cache = _SNAPSHOTS.setdefault(self.r, {})
+        version = self.r.get(version_key)
+        hit = cache.get(key)
+        if version is not None and hit is not None and hit[0] == version:
+            return hit[1]  # type: ignore[no-any-return]
+        pipe = self.r.pipeline(transaction=True)
+        pipe.get(version_key)
+        pipe.get(key)
+        version, raw = pipe.execute()
+        value: dict[str, Any] | None = values.loads(raw)
+        if version is not None and isinstance(value, dict):
+            cache[key] = (version, value)
+        else:
+            cache.pop(key, None)
         return value
 
     def series_get(
@@ -187,6 +212,7 @@ class ConsoleStore:
         pipe = self.r.pipeline(transaction=True)
         if snapshot_raw is not None:
             pipe.set(keys.snapshot(cluster), snapshot_raw)
+            pipe.set(keys.snapshot_version(cluster), f"{now_ms}:{os.urandom(6).hex()}")
         pipe.set(keys.collector_state(cluster), state_raw)
         if lease_state is not None:
             pipe.set(keys.lease_state(cluster), lease_raw)

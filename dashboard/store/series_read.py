@@ -31,21 +31,33 @@ def read_series(
     """
     tier = tier_for(since_ms, now_ms, tiers())
     point = point_struct(metric)
+    interval = max(1, int(settings.COLLECT_INTERVAL_S))
     tail = 0
     if tier.bucket_s:
-        interval = max(1, int(settings.COLLECT_INTERVAL_S))
         tail = (2 * tier.bucket_s // interval + 2) * point.size
+    # only the window's bytes (twice the points its cadence gives, for passes that came
+    # early); a series whose read came back full and still starts inside the window is
+    # read whole below. A 1-hour sparkline then reads 1 hour, not the day of raw points.
+    window = (2 * max(0, now_ms - since_ms) // 1000 // (tier.bucket_s or interval) + 4) * point.size
     cmds: list[Command] = []
     for entity in entities:
-        cmds.append(("GET", keys.series(cluster, tier.name, metric, entity)))
+        cmds.append(("GETRANGE", keys.series(cluster, tier.name, metric, entity), -window, -1))
         if tail:
             cmds.append(("GETRANGE", keys.series(cluster, "raw", metric, entity), -tail, -1))
-    replies = run_batched(client, cmds, per_execute=BULK_PER_EXECUTE, translate=False)
-    error = first_error(replies)
-    if error is not None:
-        raise error
-    out = []
+    replies = _run(client, cmds)
     step = 2 if tail else 1
+    short = [
+        i
+        for i in range(0, len(replies), step)
+        if len(replies[i] or b"") >= window
+        and (pts := decode_points(replies[i][: point.size], point))
+        and pts[0][0] > since_ms
+    ]
+    if short:
+        whole = _run(client, [("GET", cmds[i][1]) for i in short])
+        for i, data in zip(short, whole, strict=True):
+            replies[i] = data
+    out = []
     for i in range(0, len(replies), step):
         pts = decode_points(replies[i], point)
         if tail:
@@ -53,3 +65,11 @@ def read_series(
             pts += [(t, v) for t, v in decode_points(replies[i + 1], point) if t >= after]
         out.append([(t, v) for t, v in pts if t >= since_ms])
     return out
+
+
+def _run(client: Any, cmds: list[Command]) -> list[Any]:
+    replies = run_batched(client, cmds, per_execute=BULK_PER_EXECUTE, translate=False)
+    error = first_error(replies)
+    if error is not None:
+        raise error
+    return replies

@@ -182,3 +182,34 @@ def test_redis_restart_without_persistence_is_reported(
     alerts = store.alerts_list("default")
     assert [a["rule"] for a in alerts] == ["redis_restart"]
     assert not r.exists(mq_config.keys.partition("orders", 0))  # never recreated
+
+
+def test_window_reads_only_its_tail_and_falls_back_when_passes_came_early(
+    cs: ConsoleStore, console_r: redis.Redis, settings
+) -> None:
+    from dashboard.store.points import GAUGE, pack_point
+
+    settings.COLLECT_INTERVAL_S = 10
+    now_s = int(time.time())
+    key = console_keys().series("c1", "raw", "lag", "orders")
+    # five and a half hours at the collector's cadence, then a burst of early passes
+    steady = [(now_s - 20_000 + 10 * i, float(i)) for i in range(1990)]
+    burst = [(now_s - 60 + i, 5000.0 + i) for i in range(61)]
+    console_r.set(key, b"".join(pack_point(GAUGE, t, v) for t, v in steady + burst))
+    hour = store.series_get("c1", "lag", "orders", since_ms=(now_s - 3600) * 1000)
+    expected = [(t * 1000, v) for t, v in steady + burst if t >= now_s - 3600]
+    assert hour == expected  # the burst needed the whole-series fallback
+    minute = store.series_get("c1", "lag", "orders", since_ms=(now_s - 30) * 1000)
+    assert minute == [(t * 1000, v) for t, v in burst if t >= now_s - 30]
+
+
+def test_snapshot_decoded_once_per_version(cs: ConsoleStore) -> None:
+    now = int(time.time()) * 1000
+    _write(cs, now, 1.0)
+    first = cs.snapshot_get("c1")
+    assert first == {"taken_at_ms": now, "topics": []}
+    assert cs.snapshot_get("c1") is first  # same version: the decoded snapshot is reused
+    _write(cs, now + 1000, 2.0)
+    second = cs.snapshot_get("c1")
+    assert second == {"taken_at_ms": now + 1000, "topics": []}
+    assert second is not first

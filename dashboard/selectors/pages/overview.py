@@ -151,11 +151,24 @@ class OverviewPage:
     collector: dict[str, Any] = field(default_factory=dict)
 
 
+# cluster -> (the snapshot object, its rows): the store hands out one decoded snapshot per
+# version, so its rows are built once per version too; requests only filter and copy them
+_ROWS: dict[str, tuple[Mapping[str, Any], list[dict[str, Any]]]] = {}
+
+
+def _all_rows(snap: Mapping[str, Any], cluster: str) -> list[dict[str, Any]]:
+    hit = _ROWS.get(cluster)
+    if hit is not None and hit[0] is snap:
+        return hit[1]
+    rows = [overview_row(t) for t in snap.get("topics") or [] if _listable(t)]
+    _ROWS[cluster] = (snap, rows)
+    return rows
+
+
 def _visible_rows(snap: Mapping[str, Any], cluster: str, user: Any) -> list[dict[str, Any]]:
+    """Rows of the topics ``user`` may see; the caller may change them (they are copies)."""
     return [
-        overview_row(t)
-        for t in snap.get("topics") or []
-        if _listable(t) and topic_visible(user, cluster, str(t["topic"]))
+        dict(row) for row in _all_rows(snap, cluster) if topic_visible(user, cluster, row["topic"])
     ]
 
 
