@@ -3,6 +3,14 @@
 Metric names follow the Java library's ``redis_streaming_mq_`` prefix where they
 overlap in meaning; console-only figures use ``opsdash_``. Labels never carry
 credentials (cluster names only).
+
+Cardinality is bounded: topic-, group-, pipeline- and collector-level series are
+always exported (a fixed number per topic, group or pipeline), but the
+per-partition series (five per group and partition: lag, lag in time, pending,
+oldest pending, status) stop at ``max_partition_series`` in all (settings
+``METRICS_MAX_PARTITION_SERIES``). Groups are taken worst status first, then by
+cluster, topic and group name, and a group is exported whole or not at all;
+``opsdash_metrics_partition_series_dropped`` says how many series were left out.
 """
 
 from __future__ import annotations
@@ -13,11 +21,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from dashboard.status import Status
+from dashboard.status import Status, status_parse
 
-__all__ = ["metrics_text"]
+__all__ = ["DEFAULT_MAX_PARTITION_SERIES", "PARTITION_FAMILIES", "metrics_text"]
 
 STATUSES = [s.value for s in Status]
+DEFAULT_MAX_PARTITION_SERIES = 50_000
+PARTITION_FAMILIES = 5  # lag, lag_seconds, pending, oldest_pending_seconds, partition_status
 
 
 class _SnapshotCollector:
@@ -28,10 +38,12 @@ class _SnapshotCollector:
         snapshots: Mapping[str, Mapping[str, Any] | None],
         health: Mapping[str, Mapping[str, Any]],
         alerts: Sequence[Mapping[str, Any]],
+        max_partition_series: int,
     ) -> None:
         self.snapshots = snapshots
         self.health = health
         self.alerts = alerts
+        self.max_partition_series = max(0, max_partition_series)
 
     def collect(self) -> Iterator[Metric]:
         p = "redis_streaming_mq_console_"
@@ -70,6 +82,7 @@ class _SnapshotCollector:
             "1 for a group moved by a pipeline's sink (it holds no leases by design)",
             labels=[*_GL, "pipeline", "health"],
         )
+        candidates: list[tuple[tuple[int, str, str, str], list[str], list[Any]]] = []
         for cluster, snap in self.snapshots.items():
             if not snap:
                 continue
@@ -88,17 +101,9 @@ class _SnapshotCollector:
                     if isinstance(mark, Mapping) and mark.get("name"):
                         health = str(mark.get("health") or "")
                         pipeline_group.add_metric([*gl, str(mark["name"]), health], 1.0)
-                    for part in group.get("partitions") or []:
-                        pl = [*gl, str(part["partition"])]
-                        if part.get("lag") is not None:
-                            lag.add_metric(pl, float(part["lag"]))
-                        if part.get("lag_ms") is not None:
-                            lag_s.add_metric(pl, part["lag_ms"] / 1000)
-                        pending.add_metric(pl, float(part.get("pending") or 0))
-                        if part.get("oldest_pending_ms") is not None:
-                            oldest.add_metric(pl, part["oldest_pending_ms"] / 1000)
-                        if part.get("status"):  # only the current one: 4,000 x 6 is too many
-                            part_status.add_metric([*pl, str(part["status"])], 1.0)
+                    parts = list(group.get("partitions") or [])
+                    rank = -status_parse(group.get("status")).severity
+                    candidates.append(((rank, cluster, t, str(group["group"])), gl, parts))
             for pipe in snap.get("pipelines") or []:
                 failed.add_metric(
                     [cluster, str(pipe.get("pipeline"))], float(pipe.get("failed") or 0)
@@ -106,7 +111,34 @@ class _SnapshotCollector:
                 last = pipe.get("last_completed_at_ms")
                 if last is not None:
                     ckpt.add_metric([cluster, str(pipe.get("pipeline"))], (now - int(last)) / 1000)
+        budget = self.max_partition_series
+        dropped: dict[str, int] = {cluster: 0 for cluster in self.snapshots}
+        for (_, cluster, _, _), gl, parts in sorted(candidates, key=lambda c: c[0]):
+            cost = PARTITION_FAMILIES * len(parts)
+            if cost > budget:
+                dropped[cluster] += cost
+                continue
+            budget -= cost
+            for part in parts:
+                pl = [*gl, str(part["partition"])]
+                if part.get("lag") is not None:
+                    lag.add_metric(pl, float(part["lag"]))
+                if part.get("lag_ms") is not None:
+                    lag_s.add_metric(pl, part["lag_ms"] / 1000)
+                pending.add_metric(pl, float(part.get("pending") or 0))
+                if part.get("oldest_pending_ms") is not None:
+                    oldest.add_metric(pl, part["oldest_pending_ms"] / 1000)
+                if part.get("status"):  # only the current one: 4,000 x 6 is too many
+                    part_status.add_metric([*pl, str(part["status"])], 1.0)
+        left_out = GaugeMetricFamily(
+            "opsdash_metrics_partition_series_dropped",
+            "Per-partition series left out of this scrape by the series bound",
+            labels=["cluster"],
+        )
+        for cluster, count in dropped.items():
+            left_out.add_metric([cluster], float(count))
         yield from (lag, lag_s, pending, oldest, part_status, group_status, topic_status)
+        yield left_out
         yield from (dlq, retry, length, ckpt, failed, pipeline_group)
         yield from self._collector_metrics()
 
@@ -172,8 +204,11 @@ def metrics_text(
     snapshots: Mapping[str, Mapping[str, Any] | None],
     health: Mapping[str, Mapping[str, Any]],
     alerts: Sequence[Mapping[str, Any]] = (),
+    *,
+    max_partition_series: int = DEFAULT_MAX_PARTITION_SERIES,
 ) -> bytes:
-    """The exposition for ``snapshots`` (cluster -> stored snapshot) and collector health."""
+    """The exposition for ``snapshots`` (cluster -> stored snapshot) and collector health,
+    with at most ``max_partition_series`` per-partition series (see the module doc)."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_SnapshotCollector(snapshots, health, alerts))
+    registry.register(_SnapshotCollector(snapshots, health, alerts, max_partition_series))
     return bytes(generate_latest(registry))

@@ -204,6 +204,9 @@ AXES_COOLOFF_TIME = 0.25  # hours
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
+# /metrics exports at most this many per-partition series (five per group and partition);
+# beyond it whole groups are left out, best status first (docs/observability.md).
+METRICS_MAX_PARTITION_SERIES = env_int("METRICS_MAX_PARTITION_SERIES", 50_000)
 
 LOGGING = {
     "version": 1,

@@ -51,6 +51,7 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
         {name: store.snapshot_get(name) for name in names},
         {k: v for k, v in store.collector_health_get().items() if k in names},
         alerts_get()["open"],
+        max_partition_series=int(settings.METRICS_MAX_PARTITION_SERIES),
     )
     return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
 
