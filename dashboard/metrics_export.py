@@ -112,7 +112,7 @@ class _SnapshotCollector:
                 if last is not None:
                     ckpt.add_metric([cluster, str(pipe.get("pipeline"))], (now - int(last)) / 1000)
         budget = self.max_partition_series
-        dropped: dict[str, int] = {cluster: 0 for cluster in self.snapshots}
+        dropped: dict[str, int] = dict.fromkeys(self.snapshots, 0)
         for (_, cluster, _, _), gl, parts in sorted(candidates, key=lambda c: c[0]):
             cost = PARTITION_FAMILIES * len(parts)
             if cost > budget:

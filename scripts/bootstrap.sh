@@ -28,6 +28,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# promtool (Debian's prometheus package) checks and unit-tests deploy/prometheus/ in the suite;
+# only the binary is extracted into .local/, no Prometheus service is installed or started.
+command -v promtool >/dev/null || [ -n "${PROMTOOL:-}" ] || [ -x .local/prometheus/usr/bin/promtool ] \
+  || bash scripts/install-promtool-local.sh \
+  || echo "bootstrap: could not extract promtool (apt-get download prometheus); the rules tests will fail" >&2
+
 stamp=.venv/.installed-$(sha256sum requirements.lock | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "bootstrap: creating .venv with the pinned dependencies (first run takes a few minutes)"
