@@ -3,13 +3,18 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo demo-users test lint bench clean
 
 install:
 	bash scripts/bootstrap.sh
 
 demo: install
 	$(PY) -m scripts.demo
+
+# New passwords for the demo users of a running (or past) `make demo`, and where its console is.
+demo-users: install
+	DJANGO_SETTINGS_MODULE=config.settings.dev OPSDASH_VAR_DIR=$${DEMO_VAR_DIR:-$(CURDIR)/var/demo} \
+	  $(PY) manage.py demo_users --demo
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -1,8 +1,10 @@
 """The Celery app; the whole beat schedule lives in ``dashboard.schedule``."""
 
+import logging
 import os
 
 from celery import Celery
+from celery.signals import after_setup_logger
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
@@ -17,3 +19,16 @@ def _install_beat_schedule(sender: Celery, **kwargs: object) -> None:
     from dashboard.schedule import beat_schedule
 
     sender.conf.beat_schedule = {**sender.conf.beat_schedule, **beat_schedule()}
+
+
+# loggers of Celery's routine lines: a task received / succeeded, beat sending a due task
+TASK_EVENT_LOGGERS = ("celery.app.trace", "celery.worker.strategy", "celery.beat")
+
+
+@after_setup_logger.connect
+def _task_event_log_level(**kwargs: object) -> None:
+    """Apply settings.TASK_EVENT_LOG_LEVEL to Celery's per-task lines (after its own setup)."""
+    from django.conf import settings
+
+    for name in TASK_EVENT_LOGGERS:
+        logging.getLogger(name).setLevel(settings.TASK_EVENT_LOG_LEVEL)

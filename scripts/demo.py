@@ -22,9 +22,11 @@ import contextlib
 import importlib.util
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 from dataclasses import dataclass, field
 
@@ -79,6 +81,43 @@ def spark_available() -> str | None:
     return None
 
 
+def worker_identity(settings: DemoSettings, env: dict[str, str]) -> tuple[list[str], str]:
+    """Celery's ``--uid/--gid`` arguments that run the worker as ``settings.worker_user`` when
+    the demo runs as root (Celery warns about a superuser worker), and a note for the banner.
+
+    The user gets the demo's var directory (database, beat schedule); if it cannot import the
+    project or write there (e.g. a private home), the worker stays root and the note says why.
+    """
+    if os.geteuid() != 0:
+        return [], ""
+    name = settings.worker_user
+    if not name or name == "root":
+        return [], "worker runs as root (DEMO_WORKER_USER=root): Celery warns about it"
+    try:
+        user = pwd.getpwnam(name)
+    except KeyError:
+        return [], f"worker runs as root: no user {name!r} (set DEMO_WORKER_USER)"
+    for path in [settings.var_dir, *settings.var_dir.rglob("*")]:
+        if not path.is_relative_to(settings.var_dir / "redis"):
+            os.chown(path, user.pw_uid, user.pw_gid)
+    probe = settings.var_dir / ".worker-probe"
+    try:
+        code = subprocess.run(
+            [PYTHON, "-c", f"import config.celery; open({str(probe)!r}, 'w').close()"],
+            cwd=PROJECT_ROOT, env=env, user=user.pw_uid, group=user.pw_gid, extra_groups=[],
+            capture_output=True, check=False, timeout=60,
+        ).returncode  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        code = -1  # e.g. the Python itself lives under a private home
+    probe.unlink(missing_ok=True)
+    if code != 0:
+        return [], (
+            f"worker runs as root: user {name} cannot run this Python, read the "
+            f"project or write {settings.var_dir} (set DEMO_WORKER_USER)"
+        )
+    return ["--uid", str(user.pw_uid), "--gid", str(user.pw_gid)], f"worker runs as user {name}"
+
+
 # --------------------------------------------------------------------------- the demo
 
 
@@ -118,13 +157,16 @@ class Demo:
             ProcessSpec("users", self.manage("demo_users", "--json")), capture_stdout=True
         )
         self.credentials = json.loads(out.strip().splitlines()[-1])["users"]
+        identity, note = worker_identity(settings, self.supervisor.base_env)
+        if note:
+            self.notes.append(note)
         self.supervisor.start(
             ProcessSpec(
                 "worker",
                 [
                     PYTHON, "-m", "celery", "-A", "config", "worker", "-B",
                     "--loglevel=INFO", "--concurrency=2", "--without-mingle", "--without-gossip",
-                    "--hostname=demo@%h",
+                    "--hostname=demo@%h", *identity,
                     f"--schedule={settings.var_dir / 'celerybeat-schedule'}",
                 ],
                 critical=True,
@@ -206,6 +248,7 @@ class Demo:
                 f"  user {c['username']:<9} password {c['password']:<20} role {c['role']}"
                 for c in self.credentials
             ),
+            "forgot them? `make demo-users` (another terminal) prints new ones and the URL",
             f"MQ Redis: redis://127.0.0.1:{self.redis_port}/0 (console store /1, broker /2)",
             *self.notes,
             "Ctrl-C stops everything.",
@@ -213,6 +256,8 @@ class Demo:
         ]
         for line in lines:
             self.console.say(line)
+        # where the console is, for `make demo-users` (never the passwords)
+        (self.settings.var_dir / "console.json").write_text(json.dumps({"url": self.url}))
 
 
 def child_env(settings: DemoSettings, redis_port: int) -> dict[str, str]:
@@ -227,6 +272,7 @@ def child_env(settings: DemoSettings, redis_port: int) -> dict[str, str]:
             "COLLECT_INTERVAL_S": str(settings.collect_interval_s),
             "OPSDASH_VAR_DIR": str(settings.var_dir),
             "PYTHONUNBUFFERED": "1",
+            "TASK_EVENT_LOG_LEVEL": "WARNING",  # no Celery line per task; a summary per minute
         }
     )
     return env

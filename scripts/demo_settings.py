@@ -52,6 +52,8 @@ class DemoSettings:
     # one forced kill of the Spark pipeline so the checkpoints page shows a restore
     pipeline_restart_after_s: float = field(default=240.0, metadata=_env("DEMO_PIPELINE_KILL_S"))
     stop_grace_s: float = field(default=10.0, metadata=_env("DEMO_STOP_GRACE_S"))
+    # when the demo runs as root, the Celery worker drops to this user (Celery's --uid/--gid)
+    worker_user: str = field(default="nobody", metadata=_env("DEMO_WORKER_USER"))
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> DemoSettings:

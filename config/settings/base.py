@@ -208,6 +208,10 @@ METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
 # beyond it whole groups are left out, best status first (docs/observability.md).
 METRICS_MAX_PARTITION_SERIES = env_int("METRICS_MAX_PARTITION_SERIES", 50_000)
 
+# Celery's routine per-task lines (task received / succeeded, beat "sending due task") log at
+# INFO every few seconds; the demo sets WARNING. The collector's own summary is once a minute.
+TASK_EVENT_LOG_LEVEL = os.environ.get("TASK_EVENT_LOG_LEVEL", "INFO").upper()
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -55,6 +55,7 @@ class PassResult:
     error: str | None = None
     skipped_reason: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)  # alert opens/closes to notify
+    alerts_open: int | None = None  # alerts open on the cluster after this pass (None: unknown)
 
 
 def _restart_check(
@@ -179,6 +180,7 @@ def _collect_cluster(
             elapsed_ms=elapsed,
             error=error,
             events=_events(store, cluster, transition, now_ms),
+            alerts_open=len(transition.open),
         )
     snap["pipelines"] = pipelines or snap.get("pipelines") or []
     snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
@@ -274,4 +276,5 @@ def _collect_cluster(
         elapsed_ms=(time.perf_counter() - started) * 1000,
         snapshot=snap,
         events=_events(store, cluster, transition, now_ms),
+        alerts_open=len(transition.open),
     )

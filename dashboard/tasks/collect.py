@@ -7,6 +7,7 @@ from typing import Any
 from celery import shared_task
 
 from dashboard.collectors.notify import alert_notify
+from dashboard.collectors.pass_log import pass_log
 from dashboard.collectors.passes import collect_cluster
 
 __all__ = ["alert_notify_task", "collect_cluster_task"]
@@ -17,6 +18,13 @@ def collect_cluster_task(self: Any, cluster: str) -> dict[str, Any]:
     """One pass over ``cluster``; the task id is the slot claim token (a duplicate beat
     never writes a pass twice)."""
     result = collect_cluster(cluster, token=str(self.request.id or ""))
+    pass_log.record(
+        cluster,
+        snapshot=result.snapshot,
+        elapsed_ms=result.elapsed_ms,
+        alerts_open=result.alerts_open,
+        stored=result.stored,
+    )
     for event in result.events:
         alert_notify_task.delay(event)
     return {"cluster": cluster, "stored": result.stored, "error": result.error}

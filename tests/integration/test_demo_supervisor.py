@@ -164,6 +164,22 @@ def test_demo_serves_login_logs_in_each_user_and_ctrl_c_stops_everything(
     with urllib.request.urlopen(f"{base}/readyz", timeout=10) as response:
         assert response.status == 200  # Redis and the database of this demo answer
 
+    # the banner says how to get new passwords; `make demo-users` prints them and the URL
+    assert any("make demo-users" in line for line in run.lines)
+    assert any("worker runs as" in line for line in run.lines) == (os.geteuid() == 0)
+    users = subprocess.run(
+        [sys.executable, "manage.py", "demo_users", "--demo"],
+        cwd=ROOT,
+        env={**env, "OPSDASH_VAR_DIR": env["DEMO_VAR_DIR"],
+             "DJANGO_SETTINGS_MODULE": "config.settings.dev"},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert f"console: {base}/" in users.stdout
+    fresh = dict(re.findall(r"^\s+(\w+)\s+(\S+)\s+role", users.stdout, re.MULTILINE))
+    assert set(fresh) == {"admin", "operator", "viewer"}
+    assert login(base, "viewer", fresh["viewer"])[0] != "/login/"
+    assert login(base, "viewer", credentials["viewer"][0])[0] == "/login/"  # reset
+
     pids = run.child_pids()
     assert {"redis", "worker", "web"} <= set(pids)
     run.process.send_signal(signal.SIGINT)
