@@ -20,7 +20,13 @@ from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, payload_visible, require_action
-from dashboard.services.audit import Origin, audit_begin, audit_complete, require_reason
+from dashboard.services.audit import (
+    Origin,
+    audit_begin,
+    audit_complete,
+    audit_failure,
+    require_reason,
+)
 from dashboard.services.dlq import require_replay
 from dashboard.services.replay_runner import complete_job_audit
 from mqcore.codec import validate_id
@@ -37,6 +43,7 @@ __all__ = [
 
 REPLAY_TASK = "dashboard.replay.run_job"  # the Celery task that runs a started job
 MAX_BULK = int(settings.DLQ_BULK_MAX_LETTERS)
+MAX_RATE_LIMIT = 1_000_000  # letters per second; the column holds up to 2^31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +156,8 @@ def dlq_bulk_start(
         target_partition=job.target_partition,
     )
     reason = require_reason(reason, ticket)
-    if rate_limit < 0:
-        raise ValueError("rate limit must be >= 0 letters per second")
+    if not 0 <= rate_limit <= MAX_RATE_LIMIT:
+        raise ValueError(f"rate limit: 0..{MAX_RATE_LIMIT} letters per second (0 = none)")
     if job.status != ReplayJobStatus.DRAFT:
         return job
     intent = audit_begin(
@@ -172,13 +179,14 @@ def dlq_bulk_start(
             "filters": job.filters,
         },
     )
-    started = ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.DRAFT).update(
-        status=ReplayJobStatus.QUEUED,
-        reason=reason,
-        ticket=ticket,
-        rate_limit=rate_limit,
-        audit_event_id=intent.pk,
-    )
+    with audit_failure(intent):
+        started = ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.DRAFT).update(
+            status=ReplayJobStatus.QUEUED,
+            reason=reason,
+            ticket=ticket,
+            rate_limit=rate_limit,
+            audit_event_id=intent.pk,
+        )
     if not started:
         audit_complete(intent, outcome="already-started")
         job.refresh_from_db()

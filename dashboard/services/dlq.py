@@ -26,6 +26,7 @@ from dashboard.services.audit import (
     audit_failure,
     require_reason,
 )
+from mqcore.codec import validate_id
 from mqcore.errors import UnknownMessageError, UnknownPartitionError
 from mqcore.models import ReplayResult
 
@@ -36,6 +37,7 @@ __all__ = [
     "dlq_export",
     "dlq_purge",
     "dlq_replay",
+    "export_ids",
     "require_replay",
 ]
 
@@ -188,12 +190,29 @@ def dlq_purge(
     return int(removed)
 
 
+def export_ids(ids: list[str]) -> list[str]:
+    """The letter ids of an export request, validated (full match) and bounded, or ValueError.
+
+    Runs before the audit intent row: the row never holds ids that were not checked.
+    """
+    unique = list(dict.fromkeys(i for i in ids if i))
+    if not unique:
+        raise ValueError("select at least one letter to export")
+    if len(unique) > MAX_EXPORT:
+        raise ValueError(f"export at most {MAX_EXPORT} letters at a time")
+    for dlq_id in unique:
+        if len(dlq_id) > MAX_ID_CHARS:
+            raise ValueError(f"invalid letter id: longer than {MAX_ID_CHARS} characters")
+        validate_id(dlq_id)
+    return unique
+
+
 def dlq_export(
     *, acting_user: Any, cluster: str, topic: str, ids: list[str], origin: Origin | None = None
 ) -> list[dict[str, Any]]:
     """The selected letters as JSON-ready dicts (payloads masked for whom they must be)."""
     require_action(acting_user, Action.VIEW, cluster=cluster, topic=topic)
-    ids = [i for i in dict.fromkeys(ids) if i][:MAX_EXPORT]
+    ids = export_ids(ids)
     visible = payload_visible(acting_user, cluster, topic)
     intent = audit_begin(
         acting_user=acting_user,
@@ -204,24 +223,26 @@ def dlq_export(
         letter_ids=ids,
         detail={"masked": not visible},
     )
-    dlq = dead_letters(cluster)
     out: list[dict[str, Any]] = []
-    for dlq_id in ids:
-        try:
-            letter = dlq.get(topic, dlq_id)
-        except UnknownMessageError:
-            continue
-        data = asdict(letter)
-        data.pop("payload_bytes", None)
-        if letter.payload_bytes is not None:
-            data["payload_hex"] = letter.payload_bytes.hex()
-        data["headers"] = mask_headers(letter.headers, visible=visible)
-        if not visible:
-            data["payload"] = MASK
-            data.pop("payload_hex", None)
-        out.append(data)
+    with audit_failure(intent):
+        dlq = dead_letters(cluster)
+        for dlq_id in ids:
+            try:
+                letter = dlq.get(topic, dlq_id)
+            except UnknownMessageError:
+                continue
+            data = asdict(letter)
+            data.pop("payload_bytes", None)
+            if letter.payload_bytes is not None:
+                data["payload_hex"] = letter.payload_bytes.hex()
+            data["headers"] = mask_headers(letter.headers, visible=visible)
+            if not visible:
+                data["payload"] = MASK
+                data.pop("payload_hex", None)
+            out.append(data)
     audit_complete(intent, outcome="exported", counts={"exported": len(out)})
     return out
 
 
 MAX_EXPORT = 1000
+MAX_ID_CHARS = 41  # two 20-digit numbers and the dash
