@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["iso_from_ms", "iso_now", "ms_from_iso", "now_ms"]
+__all__ = ["iso_from_ms", "iso_now", "iso_seconds", "ms_from_iso", "now_ms"]
 
 
 def now_ms() -> int:
@@ -34,7 +34,8 @@ def iso_now(ms: int | None = None) -> str:
 def ms_from_iso(text: str) -> int:
     """Epoch ms of an ISO-8601 instant (``2024-01-01T00:00:00.123Z``; no zone means UTC).
 
-    Raises ValueError on anything else.
+    Raises ValueError on anything else, including instants that fall outside the
+    calendar once shifted to UTC (``0001-01-01T00:00:00+23:59``).
     """
     from datetime import UTC, datetime
 
@@ -44,4 +45,19 @@ def ms_from_iso(text: str) -> int:
     parsed = datetime.fromisoformat(value)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
+    try:
+        return int(parsed.astimezone(UTC).timestamp() * 1000)
+    except (OverflowError, OSError):
+        raise ValueError(f"instant out of range: {text!r}") from None
+
+
+def iso_seconds(ms: float) -> str | None:
+    """ISO-8601 UTC instant to the second of epoch ``ms`` (``2024-01-01T00:00:00+00:00``),
+    or None when it is outside years 1..9999 (an entry id's millisecond part may be
+    anything up to 2^64)."""
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return None

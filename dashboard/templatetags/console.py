@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from dashboard.status import Status, status_parse
+from mqcore.clock import iso_seconds, ms_from_iso
 
 register = template.Library()
 
@@ -97,8 +98,7 @@ def seconds(value: Any, unknown: str = "unknown") -> str:
     return unknown if n is None else format_duration_ms(n * 1000)
 
 
-def _iso(ms: float) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="seconds")
+INVALID_DATE = "invalid date"
 
 
 @register.filter
@@ -114,24 +114,24 @@ def reltime(value: Any, now_ms: Any = None) -> SafeString | str:
     now = _as_number(now_ms)
     if now is None:
         now = datetime.now(tz=UTC).timestamp() * 1000
+    iso = iso_seconds(n)
+    if iso is None:  # outside the calendar (an id's ms part may be anything up to 2^64)
+        return INVALID_DATE
     delta = now - n
     text = format_duration_ms(delta) + (" ago" if delta >= 0 else " from now")
-    iso = _iso(n)
     return format_html('<time datetime="{}" title="{}" data-relative>{}</time>', iso, iso, text)
 
 
 def _parse_iso_ms(value: Any) -> float | None:
-    """Epoch ms of an ISO-8601 instant (``Z``, offsets, up to nanoseconds); naive means UTC."""
+    """Epoch ms of an ISO-8601 instant (``Z``, offsets); naive means UTC; None when the text
+    is not one or falls outside the calendar once shifted to UTC."""
     text = "" if value is None else str(value).strip()
     if not text:
         return None
     try:
-        when = datetime.fromisoformat(text)
+        return float(ms_from_iso(text))
     except ValueError:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.timestamp() * 1000
 
 
 @register.filter
@@ -142,7 +142,7 @@ def isotime(value: Any, now_ms: Any = None) -> SafeString | str:
     template); empty input gives "".
     """
     ms = _parse_iso_ms(value)
-    if ms is None:
+    if ms is None or ms <= 0:  # not an instant, or before 1970: the text as sent
         return "" if value is None else str(value)
     return reltime(ms, now_ms)
 
@@ -153,8 +153,10 @@ def clock_time(value: Any) -> SafeString | str:
     n = _as_number(value)
     if n is None or n <= 0:
         return "unknown"
-    iso = _iso(n)
-    text = datetime.fromtimestamp(n / 1000, tz=UTC).strftime("%H:%M UTC")
+    iso = iso_seconds(n)
+    if iso is None:
+        return INVALID_DATE
+    text = iso[11:16] + " UTC"
     return format_html('<time datetime="{}" title="{}">{}</time>', iso, iso, text)
 
 
