@@ -14,6 +14,7 @@ __all__ = [
     "InvalidIdError",
     "LeaseLostError",
     "MQError",
+    "PayloadRefRefusedError",
     "PayloadTooLargeError",
     "PositionOutOfRangeError",
     "UnknownGroupError",
@@ -37,6 +38,11 @@ class InvalidIdError(InvalidArgumentError):
 
 class PayloadTooLargeError(InvalidArgumentError):
     """Raised when a payload exceeds the configured size limit; nothing was written."""
+
+
+class PayloadRefRefusedError(MQError):
+    """Raised when an entry's out-of-line payload reference is not read: it names a key
+    outside the entry's own partition, or a value over the size bound."""
 
 
 class PositionOutOfRangeError(InvalidArgumentError):

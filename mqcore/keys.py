@@ -95,7 +95,12 @@ class KeySpace:
         return f"{self.control_prefix}:acks:{self._t(topic)}:p:{partition}:{entry_id}"
 
     def payload(self, topic: str, partition: int, ref: str) -> str:
-        return f"{self.control_prefix}:payload:{self._t(topic)}:p:{partition}:{ref}"
+        return f"{self.payload_prefix(topic, partition)}{ref}"
+
+    def payload_prefix(self, topic: str, partition: int) -> str:
+        """Prefix of every out-of-line payload key of one partition (a reference an entry
+        carries must start with its own partition's prefix)."""
+        return f"{self.control_prefix}:payload:{self._t(topic)}:p:{partition}:"
 
     def payload_index(self, topic: str) -> str:
         """Set of a topic's out-of-line payload keys (Java's per-topic index; used by delete)."""

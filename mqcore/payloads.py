@@ -9,16 +9,22 @@ payload becomes a JSON string); mqcore does the same for text, and stores bytes
 that are not UTF-8 as they are, marked ``x-payload-format=raw``. The key is also
 added to the topic's payload index set, so deleting the topic finds it.
 The write is one Lua script with the XADD (nothing is half-written).
+
+A reference is data the producer wrote: it is read only when it names a payload
+key of the entry's own partition (``KeySpace.payload_prefix``) and only up to a
+size bound; otherwise :class:`~mqcore.errors.PayloadRefRefusedError`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.config import RedisClient
+from mqcore.config import DEFAULT_MAX_PAYLOAD_BYTES, RedisClient
+from mqcore.errors import PayloadRefRefusedError
 
 __all__ = [
     "FORMAT_RAW",
@@ -27,13 +33,17 @@ __all__ = [
     "PAYLOAD_MISSING",
     "PAYLOAD_MISSING_REF",
     "PAYLOAD_ORIGINAL_SIZE",
+    "PAYLOAD_REF_REFUSED",
     "PAYLOAD_STORAGE_TYPE",
     "STORAGE_TYPE_HASH",
     "STORAGE_TYPE_INLINE",
+    "check_payload_ref",
     "decode_stored_payload",
     "encode_stored_payload",
     "is_out_of_line",
     "load_payload",
+    "resolve_payload",
+    "stored_payload_limit",
 ]
 
 PAYLOAD_STORAGE_TYPE = "x-payload-storage-type"
@@ -42,9 +52,12 @@ PAYLOAD_ORIGINAL_SIZE = "x-payload-original-size"
 PAYLOAD_MISSING = "x-payload-missing"
 PAYLOAD_MISSING_REF = "x-payload-missing-ref"
 PAYLOAD_FORMAT = "x-payload-format"  # mqcore addition: "raw" for non-UTF-8 bytes
+PAYLOAD_REF_REFUSED = "x-payload-ref-refused"  # mqcore addition: why a reference was not read
 STORAGE_TYPE_INLINE = "inline"
 STORAGE_TYPE_HASH = "hash"
 FORMAT_RAW = "raw"
+_REF_SUFFIX = re.compile(r"[A-Za-z0-9_-]+")  # the uuid part of a payload key
+_MAX_REF_SUFFIX = 100
 
 
 def encode_stored_payload(payload: str | bytes) -> tuple[bytes, bool]:
@@ -82,13 +95,81 @@ def is_out_of_line(headers: Mapping[str, str], payload_field: bytes | None) -> b
     return headers.get(PAYLOAD_STORAGE_TYPE) == STORAGE_TYPE_HASH or not payload_field
 
 
-def load_payload(client: RedisClient, headers: Mapping[str, str]) -> str | bytes | None:
-    """The out-of-line payload an entry's headers point at; None when the key is gone."""
+def stored_payload_limit(max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> int:
+    """Bytes a stored payload may take: its JSON text escapes some characters (quotes,
+    backslashes) of a payload of at most ``max_payload_bytes``."""
+    return 2 * max_payload_bytes + 2
+
+
+def check_payload_ref(ref: str, prefix: str) -> str:
+    """``ref`` if it names a payload key of the entry's own partition (``prefix`` is
+    ``KeySpace.payload_prefix``), else PayloadRefRefusedError."""
+    rest = ref[len(prefix) :] if ref.startswith(prefix) else ""
+    if not rest or len(rest) > _MAX_REF_SUFFIX or not _REF_SUFFIX.fullmatch(rest):
+        raise PayloadRefRefusedError(
+            "out-of-line payload reference refused: it does not name a payload key of "
+            "this entry's partition"
+        )
+    return ref
+
+
+def load_payload(
+    client: RedisClient,
+    headers: Mapping[str, str],
+    *,
+    prefix: str,
+    max_bytes: int | None = None,
+) -> str | bytes | None:
+    """The out-of-line payload an entry's headers point at; None when the key is gone.
+
+    The reference must name a key of the entry's own partition (``prefix``, see
+    :func:`check_payload_ref`), and the value is read with a bound (STRLEN, then
+    GETRANGE of at most ``max_bytes``): PayloadRefRefusedError otherwise.
+    """
     ref = headers.get(PAYLOAD_HASH_REF)
     if not ref:
         return None
+    check_payload_ref(ref, prefix)
+    limit = stored_payload_limit() if max_bytes is None else max_bytes
     with redis_errors("load out-of-line payload"):
-        value = client.get(ref)
-    if value is None:
+        pipe = client.pipeline(transaction=False)
+        pipe.exists(ref)
+        pipe.strlen(ref)
+        pipe.getrange(ref, 0, limit)
+        exists, size, value = pipe.execute(raise_on_error=False)
+        for reply in (exists, size, value):
+            if isinstance(reply, Exception) and "WRONGTYPE" not in str(reply):
+                raise reply
+    if isinstance(size, Exception) or isinstance(value, Exception):  # not a string key
+        raise PayloadRefRefusedError(
+            "out-of-line payload reference refused: the key is not a stored payload"
+        )
+    if not exists:
         return None
-    return decode_stored_payload(value, headers)
+    if int(size) > limit or len(value) > limit:
+        raise PayloadRefRefusedError(
+            f"out-of-line payload reference refused: the stored value is over {limit} bytes"
+        )
+    return decode_stored_payload(bytes(value), headers)
+
+
+def resolve_payload(
+    client: RedisClient,
+    headers: Mapping[str, str],
+    *,
+    prefix: str,
+    max_bytes: int,
+    inline: bytes | None,
+) -> tuple[bytes | None, dict[str, str]]:
+    """An out-of-line entry's payload bytes for display, and its headers.
+
+    A gone key leaves ``inline``; a refused reference gives a "reference refused"
+    marker as the payload and the reason in the ``x-payload-ref-refused`` header.
+    """
+    try:
+        stored = load_payload(client, headers, prefix=prefix, max_bytes=max_bytes)
+    except PayloadRefRefusedError as exc:
+        return f"[{exc}]".encode(), {**headers, PAYLOAD_REF_REFUSED: str(exc)}
+    if stored is None:
+        return inline, dict(headers)
+    return (stored.encode() if isinstance(stored, str) else stored), dict(headers)

@@ -48,7 +48,7 @@ from mqcore.models import (
     PendingPage,
     RetryBacklog,
 )
-from mqcore.payloads import is_out_of_line, load_payload
+from mqcore.payloads import is_out_of_line, resolve_payload, stored_payload_limit
 
 __all__ = ["Admin", "validate_topic"]
 
@@ -251,9 +251,13 @@ class Admin:
         headers = parse_headers(fields.get("headers"))
         raw = fields.get("payload")
         if is_out_of_line(headers, raw):
-            stored = load_payload(self.client, headers)
-            if stored is not None:
-                raw = stored.encode() if isinstance(stored, str) else stored
+            raw, headers = resolve_payload(
+                self.client,
+                headers,
+                prefix=self.keys.payload_prefix(topic, partition),
+                max_bytes=stored_payload_limit(self.config.max_payload_bytes),
+                inline=raw,
+            )
         text, binary = payload_text(raw)
         return Message(
             topic=topic,

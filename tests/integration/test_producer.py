@@ -124,9 +124,10 @@ def test_large_payload_goes_out_of_line_like_java(mq_config: MQConfig, r: redis.
     assert ref.startswith("streaming:mq:payload:orders:p:0:")
     assert json.loads(r.get(ref)) == big  # JSON text, as Java's PayloadLifecycleManager stores it
     assert r.sismember(mq_config.keys.payload_index("orders"), ref)
-    assert load_payload(r, headers) == big
+    prefix = mq_config.keys.payload_prefix("orders", 0)
+    assert load_payload(r, headers, prefix=prefix) == big
     raw_headers = json.loads(_entry(r, 0, res_raw.id)["headers"])
-    assert load_payload(r, raw_headers) == raw
+    assert load_payload(r, raw_headers, prefix=prefix) == raw
 
 
 def test_deleted_topic_is_not_resurrected_from_the_cache(
