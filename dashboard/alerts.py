@@ -27,6 +27,7 @@ __all__ = [
     "AlertTransition",
     "Condition",
     "alert_conditions",
+    "alert_scope",
     "alert_transition",
     "webhook_post",
 ]
@@ -44,6 +45,24 @@ RULES = {
     "collector": "the collector failed on consecutive passes",
     "redis_restart": "Redis restarted without persistence: groups vanished",
 }
+TOPIC_RULES = frozenset(
+    {"status", "rewind", "dlq_growth", "oldest_pending"}
+)  # entity: topic[/group]
+CLUSTER_RULES = frozenset({"collector", "redis_restart"})  # entity: the cluster's collector/Redis
+
+
+def alert_scope(alert: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """What an alert row is about, for scope checks: ``("topic", name)``, ``("cluster",
+    None)``, or None when the rule does not name a topic (pipelines: their topic is not
+    in the alert; only users who see every topic see them)."""
+    rule = str(alert.get("rule") or "")
+    if rule in TOPIC_RULES:
+        return "topic", str(alert.get("entity") or "").split("/", 1)[0]
+    if rule in CLUSTER_RULES:
+        return "cluster", None
+    return None
+
+
 # statuses the generic status rule alerts on: WARN and every worse one but REWIND,
 # which has its own rule (at once, per partition that went back)
 BAD_STATUSES = frozenset(

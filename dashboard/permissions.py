@@ -27,13 +27,16 @@ __all__ = [
     "Action",
     "actions_for",
     "can_map",
+    "cluster_visible",
     "has_action",
     "payload_visible",
     "require_action",
     "role_of",
     "roles_sync",
+    "row_visible",
     "topic_sensitive",
     "topic_visible",
+    "view_scopes",
 ]
 
 
@@ -79,8 +82,10 @@ class _Grant:
     def covers(self, cluster: str | None, topic: str | None) -> bool:
         from fnmatch import fnmatchcase
 
-        if not self.scopes or topic is None:
+        if not self.scopes:
             return True
+        if topic is None:  # a cluster-wide question: the grant holds where a scope may match
+            return any(not c or cluster is None or c == cluster for c, _ in self.scopes)
         return any(
             (not c or cluster is None or c == cluster) and fnmatchcase(topic, p)
             for c, p in self.scopes
@@ -159,6 +164,33 @@ def actions_for(user: Any, *, cluster: str | None = None, topic: str | None = No
 def topic_visible(user: Any, cluster: str, topic: str) -> bool:
     """Whether ``user`` may see ``topic`` at all (topic name patterns per group)."""
     return Action.VIEW in actions_for(user, cluster=cluster, topic=topic)
+
+
+def cluster_visible(user: Any, cluster: str) -> bool:
+    """Whether ``user`` may see anything of ``cluster`` (some grant's scope reaches it)."""
+    return Action.VIEW in actions_for(user, cluster=cluster)
+
+
+def row_visible(user: Any, cluster: str, topic: str | None) -> bool:
+    """Whether a row of a topic-less page (alert, audit event, pipeline, collector) may be
+    shown: its topic must be visible, or, for a row without topic, its cluster."""
+    if topic:
+        return topic_visible(user, cluster, topic)
+    return cluster_visible(user, cluster)
+
+
+def view_scopes(user: Any) -> tuple[tuple[str, str], ...] | None:
+    """The (cluster or "", pattern) scopes that limit what ``user`` may see, or None when
+    some grant of "view" has no scope (everything is visible). Empty: nothing is."""
+    if not _active(user):
+        return ()
+    found: list[tuple[str, str]] = []
+    for grant in _grants(user):
+        if Action.VIEW in grant.actions:
+            if not grant.scopes:
+                return None
+            found.extend(grant.scopes)
+    return tuple(found)
 
 
 def can_map(actions: set[Action]) -> dict[str, bool]:

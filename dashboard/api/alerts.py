@@ -42,7 +42,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     cluster = request.GET.get("cluster") or None
     if cluster is not None and cluster not in cluster_names():
         raise ApiParamError(f"unknown cluster {cluster[:100]!r}")
-    data = alerts_get(cluster)
+    data = alerts_get(cluster, user=request.user)
     return JsonResponse({"alerts": data["open"], "now_ms": data["now_ms"]})
 
 

@@ -121,9 +121,9 @@ def audit_list(request: HttpRequest) -> HttpResponse:
         raise ApiParamError("before: an audit event id")
     limit = _limit(request)
     events = list(
-        audit_sel.audit_list(filters=filters, before=int(before_raw) if before_raw else None)[
-            : limit + 1
-        ]
+        audit_sel.audit_list(
+            filters=filters, user=request.user, before=int(before_raw) if before_raw else None
+        )[: limit + 1]
     )
     more = len(events) > limit
     events = events[:limit]

@@ -21,7 +21,7 @@ from dashboard.api.auth import api_view
 from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
 from dashboard.collectors.series import GROUP_METRICS, PARTITION_METRIC, TOPIC_METRICS
-from dashboard.permissions import Action, require_action, topic_visible
+from dashboard.permissions import Action, cluster_visible, require_action, topic_visible
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import message_get
 from dashboard.selectors.pages.overview import overview_get, topic_list
@@ -91,7 +91,9 @@ def _jsonable(value: Any) -> Any:
 @api_view("GET")
 @api_errors
 def clusters(request: HttpRequest) -> HttpResponse:
-    return JsonResponse({"clusters": cluster_names()})
+    return JsonResponse(
+        {"clusters": [n for n in cluster_names() if cluster_visible(request.user, n)]}
+    )
 
 
 @api_view("GET")

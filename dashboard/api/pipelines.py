@@ -30,7 +30,7 @@ def _int(request: HttpRequest, name: str, default: int | None) -> int | None:
 @api_view("GET")
 def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    rows = sel.pipeline_list(cluster=cluster)
+    rows = sel.pipeline_list(cluster=cluster, user=request.user)
     return JsonResponse({"cluster": cluster, "pipelines": rows})
 
 
@@ -41,7 +41,9 @@ def pipeline_api(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
     if limit > MAX_LIMIT:
         raise ApiParamError(f"limit must be <= {MAX_LIMIT}")
     before = _int(request, "before", None)
-    data = sel.pipeline_get(cluster=cluster, pipeline=name, before=before, limit=limit)
+    data = sel.pipeline_get(
+        cluster=cluster, pipeline=name, user=request.user, before=before, limit=limit
+    )
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return JsonResponse({"cluster": cluster, "pipeline": name, **data})

@@ -11,15 +11,32 @@ from typing import Any
 
 from dashboard import store
 from dashboard.alert_mutes import mute_applies
+from dashboard.alerts import alert_scope
 from dashboard.clusters import cluster_names
+from dashboard.permissions import row_visible, view_scopes
 from mqcore.clock import now_ms
 
-__all__ = ["alerts_get"]
+__all__ = ["alert_visible", "alerts_get"]
 
 
-def alerts_get(cluster: str | None = None, *, include_resolved: bool = False) -> dict[str, Any]:
-    """``open`` (each with ``mute``) and ``resolved`` alerts of ``cluster`` (None: all)."""
+def alert_visible(user: Any, alert: dict[str, Any]) -> bool:
+    """Whether ``user``'s topic scopes reach the alert's topic (or its cluster)."""
+    if view_scopes(user) is None:
+        return True
+    about = alert_scope(alert)
+    if about is None:
+        return False
+    return row_visible(user, str(alert.get("cluster") or ""), about[1])
+
+
+def alerts_get(
+    cluster: str | None = None, *, user: Any, include_resolved: bool = False
+) -> dict[str, Any]:
+    """``open`` (each with ``mute``) and ``resolved`` alerts of ``cluster`` (None: all)
+    that ``user`` may see (None: every alert, for the /metrics exporter)."""
     rows = store.alerts_list(cluster, include_resolved=include_resolved)
+    if user is not None:
+        rows = [r for r in rows if alert_visible(user, r)]
     open_alerts = [dict(r) for r in rows if r.get("state") == "open"]
     by_cluster: dict[str, list[str]] = {}
     for alert in open_alerts:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase
+from dashboard.permissions import view_scopes
 
 __all__ = [
     "AuditFilterError",
@@ -79,9 +81,35 @@ class AuditFilters:
         )
 
 
-def audit_list(*, filters: AuditFilters, before: int | None = None) -> QuerySet[AuditEvent]:
-    """Intent rows, newest first, each with its outcome row (``completion``) joined."""
+def _glob_regex(pattern: str) -> str:
+    """A topic pattern (``*`` and ``?`` wildcards) as a regex both SQLite and PostgreSQL
+    read alike; any other character is literal (a ``[...]`` class matches less, never more)."""
+    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return f"^{body}$"
+
+
+def scope_q(user: Any) -> Q | None:
+    """The rows of ``user``'s topic scopes (cluster and topic), or None: no limit. Rows
+    without topic are in scope when a scope reaches their cluster."""
+    scopes = view_scopes(user)
+    if scopes is None:
+        return None
+    q = Q(pk__in=[])
+    for cluster, pattern in scopes:
+        where = Q(cluster=cluster) if cluster else Q()
+        q |= where & (Q(topic__regex=_glob_regex(pattern)) | Q(topic=""))
+    return q
+
+
+def audit_list(
+    *, filters: AuditFilters, user: Any, before: int | None = None
+) -> QuerySet[AuditEvent]:
+    """Intent rows ``user`` may see (their topic scopes), newest first, each with its
+    outcome row (``completion``) joined."""
     qs = AuditEvent.objects.filter(phase=AuditPhase.INTENT).select_related("completion")
+    limit = scope_q(user)
+    if limit is not None:
+        qs = qs.filter(limit)
     if filters.actor:
         qs = qs.filter(actor=filters.actor)
     if filters.action:

@@ -16,7 +16,7 @@ from django.http import QueryDict
 
 from dashboard.clusters import dead_letters
 from dashboard.masking import MASK, check_text_filter, mask_headers
-from dashboard.permissions import payload_visible
+from dashboard.permissions import payload_visible, topic_visible
 
 __all__ = [
     "DlqFilterError",
@@ -213,7 +213,9 @@ def dlq_letter_get(*, user: Any, cluster: str, topic: str, dlq_id: str) -> dict[
     letter = dlq.get(topic, dlq_id)
     visible = payload_visible(user, cluster, topic)
     try:
-        followups = list(dlq.followups(topic, dlq_id))
+        followups = list(
+            dlq.followups(topic, dlq_id, visible=lambda t: topic_visible(user, cluster, t))
+        )
     except Exception as exc:  # followups are a best-effort view, never a page failure
         followups = [{"status": "unknown", "error": type(exc).__name__}]
     return {

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from dashboard import clusters
+from dashboard.permissions import row_visible
 from mqcore.clock import now_ms
 from mqcore.errors import MQError
 from mqcore.sinkstate import redis_totals, sql_totals
@@ -43,10 +44,20 @@ def _annotate(summary: dict[str, Any], now_ms: int) -> dict[str, Any]:
     return summary
 
 
-def pipeline_list(*, cluster: str) -> list[dict[str, Any]]:
-    """Every pipeline's summary with ``age_ms`` and ``stale`` (older than the threshold)."""
+def _visible(user: Any, cluster: str, summary: dict[str, Any]) -> bool:
+    """A pipeline is seen by whom sees its source topic (or, without one, its cluster)."""
+    return row_visible(user, cluster, str(summary.get("topic") or "") or None)
+
+
+def pipeline_list(*, cluster: str, user: Any) -> list[dict[str, Any]]:
+    """Every pipeline ``user`` may see (its source topic), with ``age_ms`` and ``stale``
+    (older than the threshold)."""
     now = now_ms()
-    return [_annotate(s, now) for s in clusters.checkpoints(cluster).summaries()]
+    return [
+        _annotate(s, now)
+        for s in clusters.checkpoints(cluster).summaries()
+        if _visible(user, cluster, s)
+    ]
 
 
 def _partitions(cluster: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -76,15 +87,21 @@ def _partitions(cluster: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pipeline_get(
-    *, cluster: str, pipeline: str, before: int | None = None, limit: int = HISTORY_PAGE
+    *,
+    cluster: str,
+    pipeline: str,
+    user: Any,
+    before: int | None = None,
+    limit: int = HISTORY_PAGE,
 ) -> dict[str, Any] | None:
-    """Summary, cards, one history page and per-partition gaps; None when unknown."""
+    """Summary, cards, one history page and per-partition gaps; None when unknown or
+    when ``user`` may not see its source topic."""
     store = clusters.checkpoints(cluster)
     try:
         summary = store.summary(pipeline)
     except ValueError:
         return None
-    if summary is None:
+    if summary is None or not _visible(user, cluster, summary):
         return None
     now = now_ms()
     _annotate(summary, now)

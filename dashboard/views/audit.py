@@ -51,7 +51,7 @@ def audit_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRes
 @audit_errors
 def audit_page(request: HttpRequest) -> HttpResponse:
     filters = sel.AuditFilters.from_query(request.GET)
-    paginator = Paginator(sel.audit_list(filters=filters), PER_PAGE)
+    paginator = Paginator(sel.audit_list(filters=filters, user=request.user), PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     return render(
         request,
@@ -70,7 +70,7 @@ def audit_page(request: HttpRequest) -> HttpResponse:
 @audit_errors
 def audit_export_csv(request: HttpRequest) -> StreamingHttpResponse:
     filters = sel.AuditFilters.from_query(request.GET)
-    events = sel.audit_list(filters=filters)[:EXPORT_MAX]
+    events = sel.audit_list(filters=filters, user=request.user)[:EXPORT_MAX]
     response = StreamingHttpResponse(sel.audit_csv(events), content_type="text/csv")
     response["Content-Disposition"] = 'attachment; filename="audit.csv"'
     return response
@@ -81,7 +81,7 @@ def audit_export_csv(request: HttpRequest) -> StreamingHttpResponse:
 @audit_errors
 def audit_export_json(request: HttpRequest) -> HttpResponse:
     filters = sel.AuditFilters.from_query(request.GET)
-    events = sel.audit_list(filters=filters)[:EXPORT_MAX]
+    events = sel.audit_list(filters=filters, user=request.user)[:EXPORT_MAX]
     body = json.dumps([sel.audit_event_json(e) for e in events], indent=2, default=str)
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = 'attachment; filename="audit.json"'

@@ -47,7 +47,7 @@ def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) ->
 @html_errors
 def pipeline_list(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    rows = sel.pipeline_list(cluster=cluster)
+    rows = sel.pipeline_list(cluster=cluster, user=request.user)
     context = {"cluster": cluster, "pipelines": rows, "now_ms": now_ms()}
     return _render(request, "dashboard/pipelines.html", context)
 
@@ -57,7 +57,9 @@ def pipeline_list(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
 @html_errors
 def pipeline_detail(request: HtmxHttpRequest, cluster: str, name: str) -> HttpResponse:
     require_action(request.user, Action.VIEW, cluster=cluster)
-    data = sel.pipeline_get(cluster=cluster, pipeline=name, before=_before(request))
+    data = sel.pipeline_get(
+        cluster=cluster, pipeline=name, user=request.user, before=_before(request)
+    )
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return _render(

@@ -24,7 +24,7 @@ from dashboard.alert_mutes import DURATION_CHOICES
 from dashboard.alerts import RULES
 from dashboard.clusters import cluster_names
 from dashboard.metrics_export import metrics_text
-from dashboard.permissions import Action, has_action, require_action
+from dashboard.permissions import Action, cluster_visible, has_action, require_action
 from dashboard.selectors.alerts import alerts_get
 from dashboard.views.htmx import HtmxHttpRequest
 
@@ -50,7 +50,7 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
     body = metrics_text(
         {name: store.snapshot_get(name) for name in names},
         {k: v for k, v in store.collector_health_get().items() if k in names},
-        alerts_get()["open"],
+        alerts_get(user=None)["open"],
         max_partition_series=int(settings.METRICS_MAX_PARTITION_SERIES),
     )
     return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
@@ -70,6 +70,8 @@ def collectors(request: HtmxHttpRequest) -> HttpResponse:
     health = store.collector_health_get()
     rows = []
     for name in cluster_names():
+        if not cluster_visible(request.user, name):
+            continue
         h = health.get(name) or {}
         restart = h.get("redis_restart") or None
         rows.append(
@@ -101,11 +103,11 @@ def collectors(request: HtmxHttpRequest) -> HttpResponse:
 @login_required
 def alerts(request: HtmxHttpRequest) -> HttpResponse:
     require_action(request.user, Action.VIEW)
-    names = cluster_names()
+    names = [n for n in cluster_names() if cluster_visible(request.user, n)]
     cluster = request.GET.get("cluster") or None
     if cluster not in names:
         cluster = None
-    data = alerts_get(cluster, include_resolved=True)
+    data = alerts_get(cluster, user=request.user, include_resolved=True)
     for alert in data["open"]:  # the silence form names an alert by cluster and id
         alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
     context = {

@@ -20,7 +20,14 @@ from django.views.decorators.http import require_GET
 
 from dashboard.charts import WINDOWS
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.permissions import Action, actions_for, can_map, has_action, require_action
+from dashboard.permissions import (
+    Action,
+    actions_for,
+    can_map,
+    cluster_visible,
+    has_action,
+    require_action,
+)
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import message_get
 from dashboard.selectors.pages.overview import overview_get
@@ -72,7 +79,7 @@ def _flag(request: HtmxHttpRequest, name: str) -> bool:
 @require_GET
 def home(request: HtmxHttpRequest) -> HttpResponse:
     """``/``: the first cluster's overview (or the one picked in the frame's picker)."""
-    names = cluster_names()
+    names = [n for n in cluster_names() if cluster_visible(request.user, n)] or cluster_names()
     picked = request.GET.get("cluster", "")
     target = picked if picked in names else names[0]
     return redirect("dashboard:overview", cluster=target)

@@ -158,16 +158,25 @@ def matching_ids(
 
 
 def replay_followups(
-    client: RedisClient, keys: KeySpace, dlq_id: str, records: list[ReplayRecord]
+    client: RedisClient,
+    keys: KeySpace,
+    dlq_id: str,
+    records: list[ReplayRecord],
+    *,
+    visible: Callable[[str], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """What happened to each of a letter's replay ``records`` (consumed, or dead-lettered again).
 
     A failure is matched to the one replay it came from, not to every replay of the
     letter (:func:`_failures_by_replay`).
     """
-    failures = _failures_by_replay(client, keys, dlq_id, records)
+    shown = {t for t in {r.topic for r in records} if visible is None or visible(t)}
+    failures = _failures_by_replay(client, keys, dlq_id, records, shown)
     out: list[dict[str, Any]] = []
     for seq, rec in enumerate(records, start=1):
+        if rec.topic not in shown:
+            out.append({"seq": seq, "hidden": True, "at_ms": rec.at_ms, "forced": rec.forced})
+            continue
         key = keys.partition(rec.topic, rec.partition)
         with redis_errors("read replay follow-up"):
             exists = bool(client.xrange(key, rec.new_id, rec.new_id, 1))
@@ -222,12 +231,16 @@ def _replay_of(letter: DlqLetter, topic: str, records: list[ReplayRecord]) -> in
 
 
 def _failures_by_replay(
-    client: RedisClient, keys: KeySpace, dlq_id: str, records: list[ReplayRecord]
+    client: RedisClient,
+    keys: KeySpace,
+    dlq_id: str,
+    records: list[ReplayRecord],
+    topics: set[str],
 ) -> dict[int, list[str]]:
     """Letters carrying ``x-replayed-from-dlq`` = ``dlq_id``, newer than the first replay,
     grouped by the replay they came from (one bounded scan per target topic's DLQ)."""
     found: dict[int, list[str]] = {}
-    for topic in dict.fromkeys(rec.topic for rec in records):
+    for topic in dict.fromkeys(rec.topic for rec in records if rec.topic in topics):
         dlq = keys.dlq(topic)
         lo = min((rec.new_id for rec in records if rec.topic == topic), key=id_tuple)
         scanned = 0

@@ -7,7 +7,7 @@ in :mod:`.letters`. Replay routing is described in :mod:`mqcore.dlq`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mqcore.admin import validate_topic
@@ -128,15 +128,20 @@ class DeadLetters:
         with redis_errors(f"read replay records of {dlq_id}"):
             return parse_records(self.client.hget(self.keys.dlq_replays(topic), dlq_id))
 
-    def followups(self, topic: str, dlq_id: str) -> list[dict[str, Any]]:
+    def followups(
+        self, topic: str, dlq_id: str, *, visible: Callable[[str], bool] | None = None
+    ) -> list[dict[str, Any]]:
         """What happened to each replay: consumed by every group, or dead-lettered again.
 
         ``consumed`` means every group of the target partition has delivered the
         new entry and none still has it pending; ``failed_again`` lists the letters
         that replay became (``x-replayed-from-dlq`` = this letter, matched to the
         replay by ``x-replay-seq``; bounded scan).
+        Replays into a topic ``visible`` refuses are listed as ``hidden``: nothing of
+        that topic is read.
         """
-        return replay_followups(self.client, self.keys, dlq_id, self.replays(topic, dlq_id))
+        records = self.replays(topic, dlq_id)
+        return replay_followups(self.client, self.keys, dlq_id, records, visible=visible)
 
     # --- replay -----------------------------------------------------------------------------
     def replay(

@@ -266,3 +266,48 @@ def test_security_headers_on_pages(ctx: dict[str, Any]) -> None:
     assert resp["X-Frame-Options"] == "DENY"
     assert "script-src 'self'" in resp["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in resp["Content-Security-Policy"]
+
+
+TOPIC_LESS_GETS = sorted(
+    p.name
+    for p in all_patterns()
+    if p.name not in PUBLIC
+    and "topic" not in p.pattern.regex.groupindex
+    and EXPECT.get(p.name, ("GET",))[0] == "GET"
+)
+
+
+@pytest.mark.parametrize("name", TOPIC_LESS_GETS)
+def test_scoped_viewer_sees_no_out_of_scope_topic_on_topic_less_endpoints(
+    name: str, ctx: dict[str, Any], r, mq_config
+) -> None:
+    """A Viewer scoped to ``orders*`` on this cluster: every topic-less page, export and API
+    answers without a server error and names no row of another topic."""
+    from django.contrib.auth.models import Group
+
+    from dashboard.models import GroupTopicScope
+    from dashboard.services.audit import audit_begin, audit_complete
+
+    make_topic(mq_config, "payments-secret", 1)
+    add_letters(r, mq_config, "payments-secret", 1, partitions=1)
+    for topic in ("orders", "payments-secret"):
+        intent = audit_begin(
+            acting_user=ctx["users"]["Admin"],
+            event_type="dlq_purge",
+            cluster="default",
+            topic=topic,
+            reason=f"purge {topic}",
+        )
+        audit_complete(intent, outcome="purged")
+    scoped = Group.objects.create(name="orders-viewers")
+    scoped.permissions.set(Group.objects.get(name="Viewer").permissions.all())
+    GroupTopicScope.objects.create(group=scoped, cluster="default", pattern="orders*")
+    user = role_user("scoped-viewer", None)
+    user.groups.add(scoped)
+    client = Client()
+    client.force_login(user)
+    pattern = next(p for p in all_patterns() if p.name == name)
+    resp = client.get(url_for(pattern, ctx) + QUERY.get(name, ""))
+    assert resp.status_code < 500, f"{name}: {resp.status_code}"
+    body = b"".join(resp.streaming_content) if resp.streaming else resp.content
+    assert b"payments-secret" not in body, name
