@@ -1,10 +1,13 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from dashboard.views import sso
+
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", sso.ConsoleLoginView.as_view(), name="login"),
+    path("logout/", sso.sso_logout, name="logout"),
+    path("oidc/authenticate/", sso.oidc_authenticate, name="oidc_authentication_init"),
+    path("oidc/callback/", sso.oidc_callback, name="oidc_authentication_callback"),
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),
 ]

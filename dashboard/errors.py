@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from dashboard.sso.mapping import SSOProviderError, SSORefused
 from mqcore.errors import (
     ConcurrentChangeError,
     MQError,
@@ -29,6 +30,8 @@ __all__ = ["ERROR_TABLE", "HttpError", "http_error"]
 # the selectors and services and mqcore's InvalidArgumentError
 ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     ((PermissionDenied,), 403, "Forbidden"),
+    ((SSORefused,), 403, "Single sign-on refused"),
+    ((SSOProviderError,), 502, "Identity provider unavailable"),
     (
         (Http404, UnknownTopicError, UnknownGroupError, UnknownPartitionError, UnknownMessageError),
         404,

@@ -25,6 +25,7 @@ __all__ = [
     "ROLES",
     "VIEWER",
     "Action",
+    "action_permissions",
     "actions_for",
     "can_map",
     "cluster_visible",
@@ -228,25 +229,33 @@ def payload_visible(user: Any, cluster: str, topic: str) -> bool:
     return not topic_sensitive(cluster, topic)
 
 
-def roles_sync() -> dict[str, list[str]]:
-    """Create or repair the three groups and their custom permissions.
-
-    Extra permissions an admin added to a role group are removed, so a role
-    means the same everywhere. Returns role -> codenames granted.
-    """
-    from django.contrib.auth.models import Group, Permission
+def action_permissions() -> dict[Action, Any]:
+    """The custom permission row of every action (created when missing)."""
+    from django.contrib.auth.models import Permission
     from django.contrib.contenttypes.models import ContentType
 
     from dashboard.models import ConsoleAccess
 
     ct = ContentType.objects.get_for_model(ConsoleAccess, for_concrete_model=False)
     labels = dict(ConsoleAccess._meta.permissions)
-    perms: dict[Action, Permission] = {}
+    perms: dict[Action, Any] = {}
     for action in Action:
         perm, _ = Permission.objects.get_or_create(
             content_type=ct, codename=action.codename, defaults={"name": labels[action.codename]}
         )
         perms[action] = perm
+    return perms
+
+
+def roles_sync() -> dict[str, list[str]]:
+    """Create or repair the three groups and their custom permissions.
+
+    Extra permissions an admin added to a role group are removed, so a role
+    means the same everywhere. Returns role -> codenames granted.
+    """
+    from django.contrib.auth.models import Group
+
+    perms = action_permissions()
     result: dict[str, list[str]] = {}
     for role, actions in ROLES.items():
         group, _ = Group.objects.get_or_create(name=role)

@@ -33,6 +33,24 @@ def env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
 
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in {"1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be 1/0, true/false, yes/no or on/off, not {raw!r}")
+
+
+def env_json(name: str, default: str) -> Any:
+    try:
+        return json.loads(os.environ.get(name, "").strip() or default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not valid JSON ({exc})") from None
+
+
 def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
     """Deployments to watch: name -> options (url, control_prefix, stream_prefix, cluster...)."""
     raw = os.environ.get("MQ_CLUSTERS", "").strip()
@@ -88,9 +106,32 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# --- Login: local accounts and single sign-on (OpenID Connect) -----------------
+# docs/deploy.md "Single sign-on (OIDC)" describes every setting below.
+CONSOLE_LOCAL_LOGIN = env_bool("CONSOLE_LOCAL_LOGIN", True)
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+CONSOLE_SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT") or None
+OIDC_OP_LOGOUT_ENDPOINT = os.environ.get("OIDC_OP_LOGOUT_ENDPOINT", "")  # end_session_endpoint
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
+OIDC_TIMEOUT = 10
+# Who the user is (the console username is "oidc:<claim>") and where the groups are.
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+# Provider group -> "Viewer" | "Operator" | "Admin" | {"role": ..., "topics": [...], "cluster": ""}
+OIDC_ROLE_MAP: dict[str, Any] = env_json("OIDC_ROLE_MAP", "{}")
+
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    *(["django.contrib.auth.backends.ModelBackend"] if CONSOLE_LOCAL_LOGIN else []),
+    *(["dashboard.sso.backend.ConsoleOIDCBackend"] if CONSOLE_SSO_ENABLED else []),
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -1,0 +1,171 @@
+"""From OIDC claims to a console identity: username, profile and granted roles.
+
+Pure functions over the settings (``OIDC_USERNAME_CLAIM``, ``OIDC_GROUPS_CLAIM``,
+``OIDC_ROLE_MAP``); nothing here touches the database. Claims come from the
+identity provider and are treated as untrusted text: every refusal explains
+itself with :class:`SSORefused`, which the console answers with a 403 page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+from dashboard.permissions import ROLES
+
+__all__ = [
+    "USERNAME_PREFIX",
+    "Identity",
+    "RoleGrant",
+    "SSOProviderError",
+    "SSORefused",
+    "claim_at",
+    "identity_from_claims",
+    "parse_role_map",
+]
+
+USERNAME_PREFIX = "oidc:"  # local usernames cannot contain ":", so SSO names never collide
+MAX_CLAIM_LEN = 150 - len(USERNAME_PREFIX)
+MAX_GROUPS = 1000  # a longer groups claim is refused rather than scanned
+
+
+class SSORefused(Exception):
+    """The provider authenticated someone the console will not let in; the message says why.
+
+    Not a PermissionDenied on purpose: Django's ``authenticate`` swallows those, and the
+    user must see the reason.
+    """
+
+
+class SSOProviderError(Exception):
+    """The identity provider could not be reached or answered the sign-in with an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoleGrant:
+    """What one provider group gives: a role, on every topic or on matching ones."""
+
+    role: str
+    topics: tuple[str, ...] = ()
+    cluster: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    provider_groups: tuple[str, ...]
+    grants: dict[str, RoleGrant]  # provider group -> grant, only the mapped ones
+
+
+def parse_role_map(raw: Any) -> dict[str, RoleGrant]:
+    """Validate ``OIDC_ROLE_MAP``: provider group -> role name or {role, topics, cluster}."""
+    example = 'e.g. {"sre-admins": "Admin", "oncall": {"role": "Operator", "topics": ["orders-*"]}}'
+    if not isinstance(raw, Mapping):
+        raise ImproperlyConfigured(f"OIDC_ROLE_MAP must be a JSON object; {example}")
+    result: dict[str, RoleGrant] = {}
+    for group, value in raw.items():
+        spec = {"role": value} if isinstance(value, str) else value
+        if not isinstance(spec, Mapping) or spec.get("role") not in ROLES:
+            raise ImproperlyConfigured(
+                f"OIDC_ROLE_MAP[{group!r}] must name a role ({', '.join(ROLES)}); {example}"
+            )
+        topics: Any = spec.get("topics", [])
+        cluster = spec.get("cluster", "")
+        if not isinstance(topics, list) or not all(isinstance(t, str) and t for t in topics):
+            raise ImproperlyConfigured(f"OIDC_ROLE_MAP[{group!r}].topics must list patterns")
+        if not isinstance(cluster, str):
+            raise ImproperlyConfigured(f"OIDC_ROLE_MAP[{group!r}].cluster must be a string")
+        result[str(group)] = RoleGrant(str(spec["role"]), tuple(topics), cluster)
+    return result
+
+
+def claim_at(claims: Mapping[str, Any], path: str) -> Any:
+    """The claim at ``path``; dots walk nested objects (Keycloak's ``realm_access.roles``).
+
+    A claim whose own name contains dots (``https://example.com/groups``) is found first.
+    """
+    if path in claims:
+        return claims[path]
+    node: Any = claims
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _text(claims: Mapping[str, Any], name: str) -> str:
+    value = claims.get(name)
+    return value.strip()[:150] if isinstance(value, str) else ""
+
+
+def _username(claims: Mapping[str, Any], claim: str) -> str:
+    value = claim_at(claims, claim)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise SSORefused(
+            f"The identity provider did not send the claim {claim!r} that names you; "
+            "ask your administrator to release it to this console."
+        )
+    value = value.strip()
+    if len(value) > MAX_CLAIM_LEN or not value.isprintable():
+        raise SSORefused(f"The claim {claim!r} is not a usable name (too long or not printable).")
+    return USERNAME_PREFIX + value
+
+
+def _groups(claims: Mapping[str, Any], claim: str) -> tuple[str, ...]:
+    value = claim_at(claims, claim)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(g, str) for g in value):
+        raise SSORefused(
+            f"The identity provider did not send a {claim!r} claim listing your groups; "
+            "ask your administrator to add it to the console's client."
+        )
+    if len(value) > MAX_GROUPS:
+        raise SSORefused(f"The {claim!r} claim lists more than {MAX_GROUPS} groups.")
+    return tuple(dict.fromkeys(value))
+
+
+def identity_from_claims(
+    claims: Mapping[str, Any],
+    *,
+    username_claim: str,
+    groups_claim: str,
+    role_map: Mapping[str, RoleGrant],
+) -> Identity:
+    """The console identity of ``claims``, or SSORefused when no mapped group grants a role.
+
+    Provider groups are matched exactly, and with a leading "/" removed (Keycloak sends
+    full group paths such as ``/sre-admins``).
+    """
+    username = _username(claims, username_claim)
+    groups = _groups(claims, groups_claim)
+    grants: dict[str, RoleGrant] = {}
+    for group in groups:
+        for key in (group, group.lstrip("/")):
+            if key in role_map:
+                grants[key] = role_map[key]
+                break
+    if not grants:
+        shown = ", ".join(groups[:20]) or "none"
+        raise SSORefused(
+            f"You signed in as {username}, but none of your groups ({shown}) gives access to "
+            "this console. Ask your administrator to add you to a group mapped to "
+            "Viewer, Operator or Admin."
+        )
+    return Identity(
+        username=username,
+        email=_text(claims, "email"),
+        first_name=_text(claims, "given_name"),
+        last_name=_text(claims, "family_name"),
+        provider_groups=groups,
+        grants=grants,
+    )

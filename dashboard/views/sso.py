@@ -1,0 +1,125 @@
+"""Login, logout and the OpenID Connect endpoints of the console.
+
+- ``/login/``: the local form (unless ``CONSOLE_LOCAL_LOGIN`` is off) and, when
+  single sign-on is configured, a "Log in with single sign-on" link.
+- ``/oidc/authenticate/`` starts the authorization code flow (state, nonce, PKCE);
+  ``/oidc/callback/`` finishes it; refusals get a 403 page that says why.
+- ``/logout/`` ends the console session and, when the provider has an end-session
+  endpoint, signs out there too (RP-initiated logout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import auth
+from django.contrib.auth.views import LoginView
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render, resolve_url
+from django.views.decorators.http import require_GET, require_POST
+from mozilla_django_oidc.views import (
+    OIDCAuthenticationCallbackView,
+    OIDCAuthenticationRequestView,
+)
+
+from dashboard.sso.mapping import SSOProviderError, SSORefused
+from dashboard.views.errors import html_errors
+
+__all__ = ["ConsoleLoginView", "oidc_authenticate", "oidc_callback", "sso_logout"]
+
+
+def sso_enabled() -> bool:
+    return bool(getattr(settings, "CONSOLE_SSO_ENABLED", False))
+
+
+def local_login_enabled() -> bool:
+    return bool(getattr(settings, "CONSOLE_LOCAL_LOGIN", True))
+
+
+class ConsoleLoginView(LoginView):
+    """Django's login view, with the SSO link and the local-accounts switch."""
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["sso_enabled"] = sso_enabled()
+        context["local_login"] = local_login_enabled()
+        return context
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not local_login_enabled():
+            return html_errors(_local_login_off)(request)
+        return super().post(request, *args, **kwargs)
+
+
+def _local_login_off(request: HttpRequest) -> HttpResponse:
+    raise PermissionDenied("Local accounts are switched off: log in with single sign-on.")
+
+
+@require_GET
+def oidc_authenticate(request: HttpRequest) -> HttpResponse:
+    """Redirect to the provider's authorization endpoint (404 when SSO is not configured)."""
+    if not sso_enabled():
+        raise Http404("single sign-on is not configured")
+    response: HttpResponse = OIDCAuthenticationRequestView.as_view()(request)
+    return response
+
+
+class _Callback(OIDCAuthenticationCallbackView):  # type: ignore[misc]
+    def login_failure(self) -> HttpResponse:
+        error = self.request.GET.get("error", "")
+        if error:
+            detail = self.request.GET.get("error_description", "")[:300]
+            raise SSOProviderError(
+                f"The identity provider ended the sign-in with {error[:100]!r}"
+                + (f": {detail}" if detail else ".")
+            )
+        raise SSORefused(
+            "The sign-in could not be completed (it expired, was already used, or the "
+            "provider did not accept it). Start again from the login page."
+        )
+
+
+@require_GET
+@html_errors
+def oidc_callback(request: HttpRequest) -> HttpResponse:
+    """Finish the authorization code flow; refusals and provider errors become error pages."""
+    if not sso_enabled():
+        raise Http404("single sign-on is not configured")
+    try:
+        response: HttpResponse = _Callback.as_view()(request)
+    except OSError as exc:  # requests' errors: connection refused, timeout, HTTP error
+        raise SSOProviderError(
+            f"Could not complete the sign-in with the identity provider ({type(exc).__name__})."
+        ) from exc
+    return response
+
+
+def _provider_logout_url(request: HttpRequest, id_token: str) -> str:
+    endpoint = str(getattr(settings, "OIDC_OP_LOGOUT_ENDPOINT", "") or "")
+    if not endpoint or not id_token:
+        return ""
+    params = {
+        "id_token_hint": id_token,
+        "client_id": settings.OIDC_RP_CLIENT_ID,
+        "post_logout_redirect_uri": request.build_absolute_uri(
+            resolve_url(settings.LOGOUT_REDIRECT_URL)
+        ),
+    }
+    return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(params)}"
+
+
+@require_POST
+def sso_logout(request: HttpRequest) -> HttpResponse:
+    """End the console session; then, for SSO sessions, the provider's session too.
+
+    The provider is reached by a page that forwards the browser (a meta refresh and a
+    link), since the console's Content-Security-Policy keeps form posts on its origin.
+    """
+    provider_url = _provider_logout_url(request, str(request.session.get("oidc_id_token", "")))
+    auth.logout(request)
+    if provider_url:
+        return render(request, "registration/sso_logout.html", {"provider_url": provider_url})
+    return HttpResponseRedirect(resolve_url(settings.LOGOUT_REDIRECT_URL))
