@@ -8,5 +8,6 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         from dashboard import signals  # models are loaded only now
+        from dashboard.sso import checks  # noqa: F401 (registers the SSO settings check)
 
         signals.connect()

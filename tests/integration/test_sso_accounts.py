@@ -177,3 +177,15 @@ def test_bad_sso_settings_say_what_is_wrong(
 
     with pytest.raises(ImproperlyConfigured, match=name):
         load_base(monkeypatch, **{name: value})
+
+
+def test_the_system_check_reports_sso_settings_that_cannot_work(sso_on: Any, settings: Any) -> None:
+    from dashboard.sso.checks import sso_settings_check
+
+    assert sso_settings_check() == []
+    sso_on.OIDC_ROLE_MAP = {"sre-admins": "Root"}
+    sso_on.OIDC_OP_JWKS_ENDPOINT = None
+    assert {e.id for e in sso_settings_check()} == {"opsdash.E102", "opsdash.E103"}
+    settings.CONSOLE_SSO_ENABLED = False
+    settings.CONSOLE_LOCAL_LOGIN = False
+    assert [e.id for e in sso_settings_check()] == ["opsdash.E101"]
