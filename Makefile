@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo demo-users test lint bench clean
+.PHONY: install demo demo-users test lint bench loadtest clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -27,6 +27,11 @@ lint: install
 
 bench: install
 	$(PY) -m bench $(if $(ONLY),--only $(ONLY),) $(BENCH_ARGS)
+
+# 50 users against gunicorn with production settings (wrk from Debian's package)
+loadtest: install
+	@command -v wrk >/dev/null || apt-get install -y -q wrk
+	$(PY) -m bench.loadtest $(LOADTEST_ARGS)
 
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache
