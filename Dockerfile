@@ -6,7 +6,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     OPSDASH_VAR_DIR=/var/lib/opsdash \
-    HOME=/var/lib/opsdash
+    HOME=/var/lib/opsdash \
+    DJANGO_SETTINGS_MODULE=config.settings.prod
 
 # A JRE for PySpark (the pipeline service); procps gives Spark's scripts `ps`.
 RUN apt-get update \
@@ -19,7 +20,7 @@ RUN pip install -r requirements.lock
 
 COPY . .
 RUN pip install --no-deps -e . \
-    && DJANGO_SETTINGS_MODULE=config.settings.prod SECRET_KEY=collectstatic-only-not-a-secret \
+    && SECRET_KEY=collectstatic-only-not-a-secret METRICS_PUBLIC=1 \
        python manage.py collectstatic --no-input
 
 RUN useradd --system --uid 10001 --home-dir /var/lib/opsdash opsdash \

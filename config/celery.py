@@ -6,7 +6,9 @@ import os
 from celery import Celery
 from celery.signals import after_setup_logger
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+# Production unless told otherwise: it refuses to start without a real SECRET_KEY.
+# Development sets DJANGO_SETTINGS_MODULE=config.settings.dev (`make demo` does).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
 
 app = Celery("opsdash")
 app.config_from_object("django.conf:settings", namespace="CELERY")

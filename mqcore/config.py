@@ -6,6 +6,7 @@ Every client mqcore creates has socket timeouts, so no call can hang forever
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -15,7 +16,16 @@ from redis.cluster import RedisCluster
 
 from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
 
-__all__ = ["MQConfig", "RedisClient"]
+__all__ = ["MQConfig", "RedisClient", "redact_urls"]
+
+# scheme://user:password@ (user may be empty, as in redis://:password@host)
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/@:'\"]*):([^\s/@'\"]+)@")
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the password of every connection URL in it replaced by ``***``."""
+    return _URL_CREDENTIALS.sub(r"\1\2:***@", text)
+
 
 # A standalone client or a cluster client; both offer the commands mqcore uses.
 RedisClient = Any

@@ -99,6 +99,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "dashboard.middleware.SessionTimeoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -199,6 +200,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING (URL redaction)
 COLLECT_INTERVAL_S = env_int("COLLECT_INTERVAL_S", 10)
 
 # --- Collectors: status rules, series retention, alerts (dashboard.status/store/alerts) ---
@@ -244,7 +246,20 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = 0.25  # hours
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Client addresses (axes lockouts, audit rows) come from X-Forwarded-For only when the
+# peer is one of these proxies (comma-separated addresses or networks, e.g. 10.0.0.0/8).
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", "")
+AXES_CLIENT_IP_CALLABLE = "dashboard.client_addr.client_ip"
+# Sessions: at most SESSION_MAX_AGE_S after login, and logged out after
+# SESSION_IDLE_TIMEOUT_S without activity (dashboard.middleware.SessionTimeoutMiddleware).
+SESSION_MAX_AGE_S = env_int("SESSION_MAX_AGE_S", 8 * 3600)
+SESSION_IDLE_TIMEOUT_S = env_int("SESSION_IDLE_TIMEOUT_S", 30 * 60)
+SESSION_COOKIE_AGE = SESSION_MAX_AGE_S
+# /metrics: a bearer token; production refuses to start without one unless METRICS_PUBLIC=1.
 METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
+METRICS_PUBLIC = os.environ.get("METRICS_PUBLIC", "") == "1"
+# Error pages and e-mails hide connection URLs; log lines have URL passwords redacted.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "dashboard.redaction.RedactingReporterFilter"
 # /metrics exports at most this many per-partition series (five per group and partition);
 # beyond it whole groups are left out, best status first (docs/observability.md).
 METRICS_MAX_PARTITION_SERIES = env_int("METRICS_MAX_PARTITION_SERIES", 50_000)
@@ -257,7 +272,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"redact_urls": {"()": "dashboard.redaction.RedactUrlPasswords"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_urls"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"axes": {"level": "WARNING"}},
 }

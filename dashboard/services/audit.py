@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
 
+from dashboard.client_addr import client_ip, request_id
 from dashboard.models import AuditChainHead, AuditEvent, AuditEventType, AuditPhase
 from dashboard.models.audit import GENESIS_HASH
 
@@ -56,9 +57,9 @@ class Origin:
 
 
 def origin_from_request(request: HttpRequest) -> Origin:
-    """Request id (``X-Request-ID`` if the proxy set one, else a new one) and REMOTE_ADDR."""
-    rid = request.headers.get("X-Request-ID", "")[:64] or uuid.uuid4().hex
-    return Origin(request_id=rid, client_addr=str(request.META.get("REMOTE_ADDR", ""))[:64])
+    """Request id (a well-formed ``X-Request-ID``, else a new one) and the client's address
+    (``X-Forwarded-For`` only from a trusted proxy; see :mod:`dashboard.client_addr`)."""
+    return Origin(request_id=request_id(request), client_addr=client_ip(request)[:64])
 
 
 def require_reason(reason: str, ticket: str = "") -> str:

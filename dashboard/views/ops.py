@@ -2,7 +2,8 @@
 
 Pages read the console store only (dashboard.store), never MQ Redis. ``/metrics``
 needs no session (Prometheus scrapes it) but, when settings.METRICS_BEARER_TOKEN
-is set, requires ``Authorization: Bearer <token>``.
+is set, requires ``Authorization: Bearer <token>``; production settings refuse to
+start without a token unless ``METRICS_PUBLIC=1``.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def _bearer_ok(request: HtmxHttpRequest) -> bool:
     token = str(settings.METRICS_BEARER_TOKEN or "")
     if not token:
-        return True
+        return True  # production refuses to start like this unless METRICS_PUBLIC=1
     header = request.headers.get("Authorization", "")
     scheme, _, given = header.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    # Bytes: compare_digest on str raises TypeError for non-ASCII text.
+    given_bytes = given.strip().encode("utf-8", "surrogateescape")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given_bytes, token.encode())
 
 
 @require_GET

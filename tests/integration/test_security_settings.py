@@ -18,7 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     # Production env: no secret unless given, and none of the test harness's switches
     # (the browser tests set DJANGO_ALLOW_ASYNC_UNSAFE for Playwright).
-    dropped = ("SECRET_KEY", "OPSDASH_CHECK_ONLY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    dropped = (
+        "SECRET_KEY",
+        "OPSDASH_CHECK_ONLY",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+        "DJANGO_SETTINGS_MODULE",
+        "METRICS_BEARER_TOKEN",
+        "METRICS_PUBLIC",
+    )
     full = {k: v for k, v in os.environ.items() if k not in dropped}
     full.update(env)
     return subprocess.run(
@@ -40,6 +47,7 @@ def test_check_deploy_is_clean_with_production_settings() -> None:
         "WARNING",
         DJANGO_SETTINGS_MODULE="config.settings.prod",
         SECRET_KEY=secrets.token_urlsafe(64),
+        METRICS_BEARER_TOKEN=secrets.token_urlsafe(24),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -64,6 +72,7 @@ def test_production_cookie_and_header_settings() -> None:
             **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
             "DJANGO_SETTINGS_MODULE": "config.settings.prod",
             "SECRET_KEY": secrets.token_urlsafe(64),
+            "METRICS_BEARER_TOKEN": secrets.token_urlsafe(24),
         },
         capture_output=True,
         text=True,

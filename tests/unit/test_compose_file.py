@@ -280,3 +280,13 @@ def test_dockerfile_builds_from_the_lock_file_with_a_jre() -> None:
     assert "pip install --no-deps -e ." in text
     assert re.search(r"^USER (?!root)\w+$", text, re.M), "the image must not run as root"
     assert json.loads(text.split("CMD ", 1)[1].splitlines()[0])[:2] == ["gunicorn", "config.wsgi"]
+
+
+def test_the_image_runs_production_settings_by_default() -> None:
+    text = DOCKERFILE.read_text()
+    assert re.search(r"^\s*DJANGO_SETTINGS_MODULE=config\.settings\.prod\b", text, re.M)
+
+
+def test_compose_requires_a_metrics_token(compose: dict[str, Any]) -> None:
+    env = compose["x-app"]["environment"]
+    assert env["METRICS_BEARER_TOKEN"].startswith("${METRICS_BEARER_TOKEN:?")
