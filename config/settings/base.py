@@ -233,6 +233,7 @@ ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
 # A bulk replay job's worker lease: a job whose worker died resumes after it.
 DLQ_JOB_LEASE_S = float(os.environ.get("OPSDASH_REPLAY_LEASE_S", "15"))
 DLQ_BULK_MAX_LETTERS = env_int("DLQ_BULK_MAX_LETTERS", 200_000)  # largest frozen set per job
+READYZ_CACHE_S = env_int("READYZ_CACHE_S", 5)  # /readyz answers from a cache this long
 PIPELINES_POLL_S = env_int("PIPELINES_POLL_S", 5)  # checkpoints pages read Redis live
 
 # --- Security ----------------------------------------------------------------
