@@ -7,7 +7,9 @@ class DashboardConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from dashboard import signals  # models are loaded only now
-        from dashboard.sso import checks  # noqa: F401 (registers the SSO settings check)
+        from dashboard import checks, signals  # models are loaded only now
+        from dashboard.sso import checks as sso_checks  # noqa: F401 (registers the SSO check)
+
+        checks.register()
 
         signals.connect()

@@ -256,6 +256,10 @@ AXES_CLIENT_IP_CALLABLE = "dashboard.client_addr.client_ip"
 SESSION_MAX_AGE_S = env_int("SESSION_MAX_AGE_S", 8 * 3600)
 SESSION_IDLE_TIMEOUT_S = env_int("SESSION_IDLE_TIMEOUT_S", 30 * 60)
 SESSION_COOKIE_AGE = SESSION_MAX_AGE_S
+# API tokens expire after this many days unless issued with --days.
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
+# Audit rows carry HMAC(AUDIT_HMAC_KEY, row hash); keep the key outside the database.
+AUDIT_HMAC_KEY = os.environ.get("AUDIT_HMAC_KEY", "")
 # /metrics: a bearer token; production refuses to start without one unless METRICS_PUBLIC=1.
 METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
 METRICS_PUBLIC = os.environ.get("METRICS_PUBLIC", "") == "1"

@@ -86,6 +86,9 @@ def api_login_required(view: ViewFunc) -> ViewFunc:
             response = json_error(401, "authentication required (session or Bearer token)")
             response["WWW-Authenticate"] = 'Bearer realm="api"'
             return response
+        token = getattr(request, "_api_token", None)
+        if token is not None and token.read_only and request.method not in SAFE_METHODS:
+            return json_error(403, "this API token is read-only")
         try:
             return view(request, *args, **kwargs)
         except Exception as exc:

@@ -4,13 +4,17 @@ An action writes an *intent* row (outcome ``unknown``) before it touches Redis a
 an *outcome* row after it, so a crash in between leaves an "unknown outcome" row,
 never a missing one. Rows are never updated or deleted: the model layer refuses
 it here and, on PostgreSQL, a trigger refuses it in the database (migration
-0003). Each row stores ``hash = sha256(prev_hash + canonical(row))``; rewriting
-any row breaks the chain from there on, which ``manage.py audit_verify`` reports.
+0003) and, on SQLite, triggers do (migration 0005). Each row stores
+``hash = sha256(prev_hash + canonical(row))``; rewriting any row breaks the chain
+from there on, which ``manage.py audit_verify`` reports. With ``AUDIT_HMAC_KEY`` set,
+each row also stores ``mac = HMAC(key, hash)``: whoever can write the database but
+lacks the key cannot rebuild a consistent chain.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from typing import Any
 
@@ -50,6 +54,8 @@ class AuditEventType(models.TextChoices):
     ALERT_UNSILENCE = "alert.unsilence", "lift an alert's silence or acknowledgement"
     ROLE_CHANGE = "role.change", "role or membership change"
     ROLE_SYNC = "role.sync", "roles synced"
+    API_TOKEN_ISSUE = "token.issue", "API token issued"
+    API_TOKEN_REVOKE = "token.revoke", "API token revoked"
 
 
 class AuditPhase(models.TextChoices):
@@ -102,6 +108,9 @@ class AuditEvent(models.Model):
     )
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, unique=True)
+    # HMAC-SHA256 of ``hash`` with settings.AUDIT_HMAC_KEY (kept outside the database);
+    # empty for rows written while no key was configured.
+    mac = models.CharField(max_length=64, blank=True, default="")
 
     objects = AuditQuerySet.as_manager()
 
@@ -141,6 +150,9 @@ class AuditEvent(models.Model):
             "client_addr": self.client_addr,
             "completes_id": self.completes_id,
         }
+
+    def compute_mac(self, key: bytes) -> str:
+        return hmac.new(key, self.hash.encode(), hashlib.sha256).hexdigest()
 
     def compute_hash(self, prev_hash: str) -> str:
         body = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"), default=str)

@@ -9,6 +9,7 @@ forks, whatever the number of threads, workers and web processes.
 
 from __future__ import annotations
 
+import hmac
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
@@ -84,8 +86,14 @@ def _append(row: AuditEvent) -> AuditEvent:
         )
         row.prev_hash = prev
         row.hash = row.compute_hash(prev)
+        key = _hmac_key()
+        row.mac = row.compute_mac(key) if key else ""
         row.save(force_insert=True)
     return row
+
+
+def _hmac_key() -> bytes:
+    return str(getattr(settings, "AUDIT_HMAC_KEY", "") or "").encode()
 
 
 def _actor(acting_user: Any) -> tuple[str, int | None]:
@@ -191,27 +199,42 @@ class ChainReport:
     checked: int
     first_broken_id: int | None = None
     problem: str = ""
+    unsigned: int = 0  # rows written before the HMAC key was configured
 
     def __str__(self) -> str:
         if self.intact:
-            return f"intact ({self.checked} rows)"
+            note = f", {self.unsigned} written before the HMAC key" if self.unsigned else ""
+            return f"intact ({self.checked} rows{note})"
         return f"broken at row {self.first_broken_id}: {self.problem} ({self.checked} rows checked)"
 
 
 def audit_verify(*, chunk_size: int = 2000) -> ChainReport:
-    """Recompute the chain in id order; the first row whose links do not hold is reported."""
+    """Recompute the chain in id order; the first row whose links do not hold is reported.
+
+    With ``AUDIT_HMAC_KEY`` set, every row from the first one that carries an HMAC on
+    must carry the right one: a wrong key, or rows rebuilt without it, are reported.
+    """
     prev = GENESIS_HASH
-    checked = 0
+    checked = unsigned = 0
+    key = _hmac_key()
+    signed_seen = False
     for row in AuditEvent.objects.order_by("id").iterator(chunk_size=chunk_size):
         checked += 1
         if row.prev_hash != prev:
             return ChainReport(False, checked, row.pk, "prev_hash does not match the row before")
         if row.compute_hash(prev) != row.hash:
             return ChainReport(False, checked, row.pk, "content does not match its hash")
+        if key and (row.mac or signed_seen):
+            signed_seen = True
+            if not hmac.compare_digest(row.mac.encode(), row.compute_mac(key).encode()):
+                problem = "HMAC does not match (wrong AUDIT_HMAC_KEY, or a rewritten chain)"
+                return ChainReport(False, checked, row.pk, problem)
+        elif key:
+            unsigned += 1
         prev = row.hash
     appended = AuditChainHead.objects.filter(pk=1).values_list("appended", flat=True).first()
     if appended is not None and appended > checked:
         last = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
         missing = appended - checked
         return ChainReport(False, checked, last, f"{missing} row(s) missing after this one")
-    return ChainReport(True, checked)
+    return ChainReport(True, checked, unsigned=unsigned)

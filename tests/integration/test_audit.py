@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import Client
 
+from dashboard.audit_triggers import suspended_audit_triggers
 from dashboard.models import AuditEvent, AuditEventType
 from dashboard.models.audit import AuditImmutableError
 from dashboard.services.audit import audit_begin, audit_complete, audit_verify
@@ -80,7 +81,8 @@ def test_chain_intact_then_tampered_row_is_reported(capsys) -> None:
     assert audit_verify().intact
     call_command("audit_verify")
     assert "intact" in capsys.readouterr().out
-    with connection.cursor() as cursor:  # an attacker with database access
+    # an attacker with write access to the database file (who drops the triggers)
+    with suspended_audit_triggers(), connection.cursor() as cursor:
         cursor.execute(
             "UPDATE dashboard_auditevent SET reason = %s WHERE id = %s", ["nothing", rows[1].pk]
         )
@@ -93,11 +95,11 @@ def test_chain_intact_then_tampered_row_is_reported(capsys) -> None:
 
 def test_deleted_row_breaks_the_chain() -> None:
     rows = _events(3)
-    with connection.cursor() as cursor:
+    with suspended_audit_triggers(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM dashboard_auditevent WHERE id = %s", [rows[1].pk])
     report = audit_verify()
     assert not report.intact
-    with connection.cursor() as cursor:
+    with suspended_audit_triggers(), connection.cursor() as cursor:
         cursor.execute("DELETE FROM dashboard_auditevent WHERE id > %s", [rows[0].pk])
     assert not audit_verify().intact  # truncating the tail is caught by the chain head count
 

@@ -20,7 +20,7 @@ def letters(r, mq_config) -> list[str]:
 
 
 def bearer(role: str) -> dict[str, str]:
-    _, token = ApiToken.issue(role_user(role.lower(), role))
+    _, token = ApiToken.issue(role_user(role.lower(), role), read_only=False)
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 

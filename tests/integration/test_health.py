@@ -14,7 +14,7 @@ def test_healthz_needs_no_login(client: Client) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_readiness() -> Iterator[None]:
-    from dashboard.views.health import reset_ready_cache
+    from dashboard.selectors.health import reset_ready_cache
 
     reset_ready_cache()
     yield

@@ -128,7 +128,7 @@ def test_link_only_for_those_who_can(client: Client, key: str) -> None:
 
 def test_api_plan_and_move(r: redis.Redis, key: str) -> None:
     c = Client()
-    tokens = {role: ApiToken.issue(role_user(role.lower(), role))[1]
+    tokens = {role: ApiToken.issue(role_user(role.lower(), role), read_only=False)[1]
               for role in ("Viewer", "Operator", "Admin")}  # fmt: skip
     body = {"target": {"kind": "earliest"}, "partitions": [0]}
     for role in ("Viewer", "Operator"):

@@ -246,8 +246,8 @@ def test_write_views_are_post_only_and_need_csrf(name: str, ctx: dict[str, Any])
 def test_api_bearer_token_needs_no_csrf_but_same_permissions(ctx: dict[str, Any]) -> None:
     from dashboard.models import ApiToken
 
-    _, viewer_token = ApiToken.issue(ctx["users"]["Viewer"])
-    _, op_token = ApiToken.issue(ctx["users"]["Operator"])
+    _, viewer_token = ApiToken.issue(ctx["users"]["Viewer"], read_only=False)
+    _, op_token = ApiToken.issue(ctx["users"]["Operator"], read_only=False)
     client = Client(enforce_csrf_checks=True)
     url = f"/api/v1/clusters/default/topics/orders/dlq/{ctx['letters'][2]}/replay"
     resp = client.post(

@@ -25,6 +25,7 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         "DJANGO_SETTINGS_MODULE",
         "METRICS_BEARER_TOKEN",
         "METRICS_PUBLIC",
+        "AUDIT_HMAC_KEY",
     )
     full = {k: v for k, v in os.environ.items() if k not in dropped}
     full.update(env)
@@ -48,9 +49,22 @@ def test_check_deploy_is_clean_with_production_settings() -> None:
         DJANGO_SETTINGS_MODULE="config.settings.prod",
         SECRET_KEY=secrets.token_urlsafe(64),
         METRICS_BEARER_TOKEN=secrets.token_urlsafe(24),
+        AUDIT_HMAC_KEY=secrets.token_urlsafe(32),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_check_deploy_warns_without_an_audit_key() -> None:
+    result = _manage(
+        "check",
+        "--deploy",
+        DJANGO_SETTINGS_MODULE="config.settings.prod",
+        SECRET_KEY=secrets.token_urlsafe(64),
+        METRICS_BEARER_TOKEN=secrets.token_urlsafe(24),
+        AUDIT_HMAC_KEY="",
+    )
+    assert "AUDIT_HMAC_KEY" in result.stdout + result.stderr
 
 
 def test_production_refuses_the_dev_secret_key() -> None:

@@ -290,3 +290,8 @@ def test_the_image_runs_production_settings_by_default() -> None:
 def test_compose_requires_a_metrics_token(compose: dict[str, Any]) -> None:
     env = compose["x-app"]["environment"]
     assert env["METRICS_BEARER_TOKEN"].startswith("${METRICS_BEARER_TOKEN:?")
+
+
+def test_compose_requires_an_audit_key(compose: dict[str, Any]) -> None:
+    env = compose["x-app"]["environment"]
+    assert env["AUDIT_HMAC_KEY"].startswith("${AUDIT_HMAC_KEY:?")

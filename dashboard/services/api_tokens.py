@@ -1,0 +1,72 @@
+"""Issuing and revoking API tokens, each audited (``manage.py api_token``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from dashboard.models import ApiToken, AuditEventType
+from dashboard.services.audit import Origin, audit_begin, audit_complete
+
+__all__ = ["MAX_TOKEN_DAYS", "issue_token", "revoke_tokens"]
+
+MAX_TOKEN_DAYS = 366
+
+
+def issue_token(
+    *,
+    acting_user: Any,
+    user: Any,
+    name: str,
+    days: int,
+    read_only: bool,
+    origin: Origin | None = None,
+) -> tuple[ApiToken, str]:
+    """A new token for ``user`` (validated first), with its intent and outcome rows."""
+    if not name or len(name) > 100:
+        raise ValueError("the name must be 1 to 100 characters")
+    if not 1 <= days <= MAX_TOKEN_DAYS:
+        raise ValueError(f"days must be 1 to {MAX_TOKEN_DAYS}")
+    if not user.is_active:
+        raise ValueError(f"user {user.get_username()!r} is not active")
+    detail = {
+        "user": user.get_username(),
+        "name": name,
+        "days": days,
+        "scope": "read" if read_only else "read-write",
+    }
+    intent = audit_begin(
+        acting_user=acting_user,
+        event_type=AuditEventType.API_TOKEN_ISSUE,
+        origin=origin or Origin.system("api-token"),
+        detail=detail,
+    )
+    row, token = ApiToken.issue(user, name=name, days=days, read_only=read_only)
+    audit_complete(
+        intent,
+        outcome="issued",
+        detail={
+            "prefix": row.key_prefix,
+            "expires_at": row.expires_at.isoformat() if row.expires_at else "",
+        },
+    )
+    return row, token
+
+
+def revoke_tokens(
+    rows: QuerySet[ApiToken], *, acting_user: Any, target: str, origin: Origin | None = None
+) -> int:
+    """Revoke the active tokens among ``rows``; audited with their prefixes."""
+    active = rows.filter(revoked_at__isnull=True)
+    prefixes = list(active.values_list("key_prefix", flat=True)[:1000])
+    intent = audit_begin(
+        acting_user=acting_user,
+        event_type=AuditEventType.API_TOKEN_REVOKE,
+        origin=origin or Origin.system("api-token"),
+        detail={"target": target[:150], "prefixes": prefixes},
+    )
+    count = active.update(revoked_at=timezone.now())
+    audit_complete(intent, outcome="revoked" if count else "none", counts={"revoked": count})
+    return count
