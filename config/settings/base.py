@@ -190,6 +190,8 @@ CONSOLE_KEY_PREFIX = os.environ.get("CONSOLE_KEY_PREFIX", "opsdash")
 # Pending page: entries delivered this many times or more are highlighted as poison
 # (the consumers' max retries + 1).
 CONSOLE_POISON_DELIVERIES = env_int("CONSOLE_POISON_DELIVERIES", 4)
+# Pending pages scan at most this many PEL entries per request (the page says when partial).
+PENDING_MAX_SCAN = env_int("PENDING_MAX_SCAN", 200_000)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)

@@ -162,3 +162,33 @@ def test_viewer_sees_masked_payload_of_sensitive_topic(client, pel) -> None:
     assert "&quot;n&quot;: 0" not in html
     client.force_login(make_user("op2", "Operator"))
     assert "&quot;n&quot;: 0" in client.get(url).content.decode()
+
+
+def test_pending_offset_is_bounded_with_a_clear_400(viewer_client, pel) -> None:
+    base = "/clusters/default/topics/jobs/pending/?group=workers"
+    deep = viewer_client.get(f"{base}&page=100000")
+    assert deep.status_code == 400
+    assert "offset must be between 0 and 10000" in deep.content.decode()
+    api = viewer_client.get(
+        "/api/v1/clusters/default/topics/jobs/pending?group=workers&offset=10001"
+    )
+    assert api.status_code == 400
+    assert "narrow the list" in api.json()["error"]
+    ok = viewer_client.get(
+        "/api/v1/clusters/default/topics/jobs/pending?group=workers&offset=10000"
+    )
+    assert ok.status_code == 200
+
+
+def test_pending_scan_is_bounded(viewer_client, mq_config, r, settings) -> None:
+    Topics(mq_config).create("bulk", 1, groups=["g"])
+    producer = Producer(mq_config)
+    for i in range(1100):  # more than one XPENDING page (1000)
+        producer.send("bulk", str(i), partition=0)
+    r.xreadgroup("g", "c1", {mq_config.keys.partition("bulk", 0): ">"}, count=2000)
+    collect()
+    url = "/clusters/default/topics/bulk/pending/?group=g"
+    assert "scan stopped at its bound" not in viewer_client.get(url).content.decode()
+    settings.PENDING_MAX_SCAN = 1000
+    html = viewer_client.get(url).content.decode()
+    assert "scan stopped at its bound" in html

@@ -27,6 +27,9 @@ __all__ = ["PENDING_SORTS", "pending_get", "poison_threshold"]
 
 PENDING_SORTS = ("idle", "count")
 PENDING_MAX_LIMIT = 500
+# One request reads at most offset + limit entries into its heap and scans at most
+# settings.PENDING_MAX_SCAN PEL entries; deeper pages need a narrower filter.
+PENDING_MAX_OFFSET = 10_000
 
 
 def poison_threshold() -> int:
@@ -55,6 +58,11 @@ def pending_get(
     order = parse_choice(order, "order", ORDERS, "desc")
     if not 1 <= limit <= PENDING_MAX_LIMIT:
         raise ParamError(f"limit must be between 1 and {PENDING_MAX_LIMIT}")
+    if not 0 <= offset <= PENDING_MAX_OFFSET:
+        raise ParamError(
+            f"offset must be between 0 and {PENDING_MAX_OFFSET} (page {PENDING_MAX_OFFSET // limit}"
+            " at most): narrow the list by consumer, partition, idle time or deliveries"
+        )
     try:
         return clusters.admin(cluster).pending(
             topic,
@@ -67,6 +75,7 @@ def pending_get(
             partition=partition,
             min_idle_ms=min_idle_ms or 0,
             min_deliveries=min_deliveries or 0,
+            max_scan=int(settings.PENDING_MAX_SCAN),
         )
     except UnknownTopicError:
         raise NotFoundError(f"unknown topic {topic!r}") from None
