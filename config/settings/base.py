@@ -260,6 +260,8 @@ SESSION_IDLE_TIMEOUT_S = env_int("SESSION_IDLE_TIMEOUT_S", 30 * 60)
 SESSION_COOKIE_AGE = SESSION_MAX_AGE_S
 # API tokens expire after this many days unless issued with --days.
 API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
+# The audit page's chain check re-hashes the whole log at most once per this many seconds.
+AUDIT_VERIFY_INTERVAL_S = env_int("AUDIT_VERIFY_INTERVAL_S", 60)
 # Audit rows carry HMAC(AUDIT_HMAC_KEY, row hash); keep the key outside the database.
 AUDIT_HMAC_KEY = os.environ.get("AUDIT_HMAC_KEY", "")
 # /metrics: a bearer token; production refuses to start without one unless METRICS_PUBLIC=1.

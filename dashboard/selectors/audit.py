@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ __all__ = [
     "AuditFilters",
     "audit_csv",
     "audit_event_json",
+    "audit_json_chunks",
     "audit_list",
     "csv_safe",
 ]
@@ -198,3 +200,14 @@ def audit_csv(events: QuerySet[AuditEvent]) -> Iterator[str]:
             ]
         )
         yield buffer.getvalue()
+
+
+def audit_json_chunks(events: QuerySet[AuditEvent]) -> Iterator[str]:
+    """A JSON array of :func:`audit_event_json` objects, one chunk per row (streamed)."""
+    yield "["
+    first = True
+    for event in events.iterator(chunk_size=1000):
+        item = json.dumps(audit_event_json(event), indent=2, default=str)
+        yield ("\n" if first else ",\n") + item
+        first = False
+    yield "\n]\n"

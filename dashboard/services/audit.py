@@ -15,12 +15,15 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
+from django.utils import timezone
 
 from dashboard.client_addr import client_ip, request_id
 from dashboard.models import AuditChainHead, AuditEvent, AuditEventType, AuditPhase
@@ -35,10 +38,12 @@ __all__ = [
     "audit_failure",
     "audit_record",
     "audit_verify",
+    "audit_verify_cached",
     "origin_from_request",
 ]
 
 _append_lock = threading.Lock()
+_verify_lock = threading.Lock()
 MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not copied
 
 
@@ -238,3 +243,22 @@ def audit_verify(*, chunk_size: int = 2000) -> ChainReport:
         missing = appended - checked
         return ChainReport(False, checked, last, f"{missing} row(s) missing after this one")
     return ChainReport(True, checked, unsigned=unsigned)
+
+
+VERIFY_CACHE_KEY = "dashboard:audit-verify"
+
+
+def audit_verify_cached() -> tuple[ChainReport, datetime]:
+    """:func:`audit_verify`, re-run at most once per ``AUDIT_VERIFY_INTERVAL_S`` per cache
+    (the pages' check: one full re-hash a minute, however often it is asked);
+    returns the report and when it was computed. ``manage.py audit_verify`` always re-runs.
+    """
+    cached = cache.get(VERIFY_CACHE_KEY)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    with _verify_lock:
+        cached = cache.get(VERIFY_CACHE_KEY)
+        if cached is None:
+            cached = (audit_verify(), timezone.now())
+            cache.set(VERIFY_CACHE_KEY, cached, int(settings.AUDIT_VERIFY_INTERVAL_S))
+    return cached  # type: ignore[no-any-return]

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
@@ -15,11 +16,21 @@ from django.test import Client
 from dashboard.audit_triggers import suspended_audit_triggers
 from dashboard.models import AuditEvent, AuditEventType
 from dashboard.models.audit import AuditImmutableError
-from dashboard.services.audit import audit_begin, audit_complete, audit_verify
+from dashboard.services.audit import (
+    VERIFY_CACHE_KEY,
+    audit_begin,
+    audit_complete,
+    audit_verify,
+)
 from dashboard.services.dlq import dlq_replay
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_verify_cache() -> None:
+    cache.delete(VERIFY_CACHE_KEY)
 
 
 def _events(n: int, **fields) -> list[AuditEvent]:
@@ -126,7 +137,9 @@ def test_json_export_and_api_newest_first_filterable() -> None:
     )
     admin = Client()
     admin.force_login(role_user("adm", "Admin"))
-    data = json.loads(admin.get("/audit/export.json").content)
+    response = admin.get("/audit/export.json")
+    assert response.streaming  # row by row, never the whole export in memory
+    data = json.loads(b"".join(response.streaming_content))
     assert [e["id"] for e in data] == sorted((e["id"] for e in data), reverse=True)
     assert data[0]["outcome"] == "unknown"
     assert data[1]["outcome"] == "replayed"
@@ -180,3 +193,21 @@ def test_sync_roles_command_is_audited(capsys) -> None:
     call_command("sync_roles")
     assert "Operator:" in capsys.readouterr().out
     assert AuditEvent.objects.filter(event_type="role.sync").exists()
+
+
+def test_chain_check_page_rehashes_at_most_once_a_minute(settings) -> None:
+    rows = _events(2)
+    viewer = Client()
+    viewer.force_login(role_user("v", "Viewer"))
+    first = viewer.get("/audit/verify/").content.decode()
+    assert 'data-chain="intact"' in first
+    assert "checked " in first
+    with suspended_audit_triggers(), connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE dashboard_auditevent SET reason = %s WHERE id = %s", ["x", rows[0].pk]
+        )
+    # within the interval the page shows the cached answer (no full re-hash per request)
+    assert 'data-chain="intact"' in viewer.get("/audit/verify/").content.decode()
+    assert not audit_verify().intact  # the command always re-checks
+    cache.delete(VERIFY_CACHE_KEY)  # the interval has passed
+    assert 'data-chain="broken"' in viewer.get("/audit/verify/").content.decode()
