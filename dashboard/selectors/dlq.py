@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.http import QueryDict
 
 from dashboard.clusters import dead_letters
@@ -196,7 +197,15 @@ def dlq_page_get(
         check_text_filter(filters.text, visible=visible)
     except ValueError as exc:
         raise DlqFilterError(str(exc)) from None
-    page = dlq.page(topic, before=before or None, limit=max(1, min(limit, 200)), **filters.kwargs())
+    # A text filter reads payloads: bound the bytes scanned, not only the letters.
+    byte_bound = int(settings.DLQ_TEXT_FILTER_MAX_BYTES) if filters.text else None
+    page = dlq.page(
+        topic,
+        before=before or None,
+        limit=max(1, min(limit, 200)),
+        max_scan_bytes=byte_bound,
+        **filters.kwargs(),
+    )
     return DlqPageView(
         letters=[_view(letter, visible=visible, full=False) for letter in page.letters],
         next_cursor=page.next_cursor,

@@ -55,6 +55,13 @@ def _ms(value: int) -> int:
     return value
 
 
+def _entry_bytes(entry: Any) -> int:
+    """Bytes of one raw stream entry (its id and field list) as Redis sent it."""
+    entry_id, fields = entry[0], entry[1] or ()
+    items = [*fields.keys(), *fields.values()] if isinstance(fields, dict) else fields
+    return len(entry_id) + sum(len(v) for v in items if isinstance(v, bytes | str))
+
+
 def read_page(
     wire: Wire,
     keys: KeySpace,
@@ -69,13 +76,18 @@ def read_page(
     since_ms: int | None,
     until_ms: int | None,
     max_scan: int,
+    max_scan_bytes: int | None = None,
 ) -> DlqPage:
-    """Newest letters first from ``before`` (exclusive), scanning at most ``max_scan``.
+    """Newest letters first from ``before`` (exclusive), scanning at most ``max_scan``
+    letters and, when given, about ``max_scan_bytes`` bytes of entries (reads are sized
+    from the letters seen so far, so one read stays near the budget).
 
     ``check_topic`` runs when nothing was read: an empty page may mean an unknown topic.
     """
     if not 1 <= limit <= 1000 or max_scan < 1:
         raise InvalidArgumentError("limit must be 1..1000 and max_scan >= 1")
+    if max_scan_bytes is not None and max_scan_bytes < 1:
+        raise InvalidArgumentError("max_scan_bytes must be >= 1")
     if before is not None:
         validate_id(before)
     validate_topic(topic)
@@ -90,8 +102,15 @@ def read_page(
     dlq = keys.dlq(topic)
     last_scanned: str | None = None
     exhausted = False
+    scanned_bytes = 0
     while len(letters) < limit and scanned < max_scan:
         want = min(chunk, max_scan - scanned)
+        if max_scan_bytes is not None:
+            if scanned_bytes >= max_scan_bytes:
+                break
+            per_letter = scanned_bytes // scanned if scanned else 0
+            budget = (max_scan_bytes - scanned_bytes) // per_letter if per_letter else 8
+            want = max(1, min(want, budget))
         # the wire read: replies as Redis sends them (flat field lists), which
         # letters_from_entries decodes in about the time Redis takes to send them
         [entries] = wire.run([("XREVRANGE", dlq, hi, lo, "COUNT", want)])
@@ -99,6 +118,8 @@ def read_page(
             with redis_errors(f"read DLQ of {topic}"):
                 raise entries
         scanned += len(entries)
+        if max_scan_bytes is not None:
+            scanned_bytes += sum(_entry_bytes(entry) for entry in entries)
         for letter in letters_from_entries(entries):
             last_scanned = letter.id
             if not filtering or _matches(letter, partition, key, text):

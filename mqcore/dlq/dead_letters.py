@@ -59,11 +59,13 @@ class DeadLetters:
         since_ms: int | None = None,
         until_ms: int | None = None,
         max_scan: int = 20000,
+        max_scan_bytes: int | None = None,
     ) -> DlqPage:
         """Newest letters first; pass ``next_cursor`` as ``before`` for the next page.
 
-        Filters scan at most ``max_scan`` letters (``complete=False`` and a cursor
-        to continue when the bound stops it); the time range maps to an id range.
+        Filters scan at most ``max_scan`` letters and, when given, about
+        ``max_scan_bytes`` bytes (``complete=False`` and a cursor to continue when a
+        bound stops it); the time range maps to an id range.
         """
         return read_page(
             self._wire,
@@ -78,6 +80,7 @@ class DeadLetters:
             since_ms=since_ms,
             until_ms=until_ms,
             max_scan=max_scan,
+            max_scan_bytes=max_scan_bytes,
         )
 
     def get(self, topic: str, dlq_id: str) -> DlqLetter:

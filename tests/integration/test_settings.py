@@ -116,7 +116,8 @@ def test_redis_cluster_url_gives_a_cluster_config(settings: Any) -> None:
 
 def run_prod(**env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in {*ENV_NAMES, "SECRET_KEY"}}
-    clean.update(env, DJANGO_SETTINGS_MODULE="config.settings.prod")
+    clean.update({"METRICS_BEARER_TOKEN": "m" * 32}, **env)
+    clean["DJANGO_SETTINGS_MODULE"] = "config.settings.prod"
     code = (
         "from django.conf import settings; db = settings.DATABASES['default'];"
         "print(db['ENGINE'], db['HOST'], settings.DEBUG, settings.SESSION_COOKIE_SECURE)"
