@@ -9,6 +9,7 @@ it anyway (403).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, is_dataclass
 from typing import Any
 from uuid import UUID
@@ -19,6 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import URLPattern, path, re_path
 from django.utils.cache import patch_vary_headers
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.clusters import cluster_config
@@ -98,6 +100,9 @@ def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
         "dashboard/dlq_letter.html",
         {"cluster": cluster, "topic": topic, "can": _can(actions), **data},
     )
+
+
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
 @require_POST
@@ -186,8 +191,15 @@ def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
         {"cluster": cluster, "topic": topic, "letters": letters}, indent=2, default=str
     )
     response = HttpResponse(body, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="dlq-{topic}.json"'
+    response["Content-Disposition"] = export_disposition(topic)
     return response
+
+
+def export_disposition(topic: str) -> str:
+    """``attachment; filename="dlq-TOPIC.json"`` from the topic's safe characters only
+    (topic names are ``[A-Za-z0-9._-]``; anything else becomes ``_``), properly quoted."""
+    safe = _UNSAFE_FILENAME.sub("_", topic)[:200] or "topic"
+    return content_disposition_header(True, f"dlq-{safe}.json") or "attachment"
 
 
 @require_POST

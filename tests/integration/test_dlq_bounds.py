@@ -36,3 +36,13 @@ def test_dlq_page_text_filter_is_bounded_by_setting(client, big_letters, setting
     client.force_login(role_user("op", "Operator"))
     body = client.get("/clusters/default/topics/orders/dlq/?text=0001").content.decode()
     assert "scan stopped at its bound" in body
+
+
+def test_export_filename_comes_from_safe_topic_characters_only(client, big_letters) -> None:
+    from dashboard.views.dlq import export_disposition
+
+    client.force_login(role_user("op", "Operator"))
+    resp = client.post("/clusters/default/topics/orders/dlq/export/", {"id": [big_letters[0]]})
+    assert resp["Content-Disposition"] == 'attachment; filename="dlq-orders.json"'
+    evil = export_disposition('a"; filename=x.html\r\nX: y')
+    assert evil == 'attachment; filename="dlq-a___filename_x.html__X__y.json"'
