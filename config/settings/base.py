@@ -236,6 +236,9 @@ ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
 DLQ_JOB_LEASE_S = float(os.environ.get("OPSDASH_REPLAY_LEASE_S", "15"))
 # A DLQ text filter reads at most about this many bytes of letters per page request.
 DLQ_TEXT_FILTER_MAX_BYTES = env_int("DLQ_TEXT_FILTER_MAX_BYTES", 8 * 1024 * 1024)
+# A previewed bulk replay (a draft job with its frozen ids) expires after this long;
+# expired drafts are deleted on the next preview and cannot be started.
+DLQ_DRAFT_TTL_S = env_int("DLQ_DRAFT_TTL_S", 3600)
 DLQ_BULK_MAX_LETTERS = env_int("DLQ_BULK_MAX_LETTERS", 200_000)  # largest frozen set per job
 READYZ_CACHE_S = env_int("READYZ_CACHE_S", 5)  # /readyz answers from a cache this long
 PIPELINES_POLL_S = env_int("PIPELINES_POLL_S", 5)  # checkpoints pages read Redis live

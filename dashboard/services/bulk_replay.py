@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
 from celery import current_app
@@ -37,6 +38,8 @@ __all__ = [
     "dlq_bulk_cancel",
     "dlq_bulk_preview",
     "dlq_bulk_start",
+    "draft_cutoff",
+    "drafts_expire",
     "dry_run_plan",
     "frozen_set_ref",
 ]
@@ -44,6 +47,17 @@ __all__ = [
 REPLAY_TASK = "dashboard.replay.run_job"  # the Celery task that runs a started job
 MAX_BULK = int(settings.DLQ_BULK_MAX_LETTERS)
 MAX_RATE_LIMIT = 1_000_000  # letters per second; the column holds up to 2^31 - 1
+
+
+def draft_cutoff() -> Any:
+    """Drafts (previewed, never started) created before this instant have expired."""
+    return timezone.now() - timedelta(seconds=int(settings.DLQ_DRAFT_TTL_S))
+
+
+def drafts_expire() -> int:
+    """Delete expired drafts (run on each preview); returns how many were deleted."""
+    stale = ReplayJob.objects.filter(status=ReplayJobStatus.DRAFT, created_at__lt=draft_cutoff())
+    return int(stale.delete()[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +114,7 @@ def dlq_bulk_preview(
         )
     if not ids:
         raise ValueError("no letters match: nothing to replay")
+    drafts_expire()
     text = "\n".join(ids)
     return ReplayJob.objects.create(
         cluster=cluster,
@@ -160,6 +175,9 @@ def dlq_bulk_start(
         raise ValueError(f"rate limit: 0..{MAX_RATE_LIMIT} letters per second (0 = none)")
     if job.status != ReplayJobStatus.DRAFT:
         return job
+    if job.created_at < draft_cutoff():
+        ttl_min = int(settings.DLQ_DRAFT_TTL_S) // 60
+        raise ValueError(f"this preview expired (previews last {ttl_min} min): preview again")
     intent = audit_begin(
         acting_user=acting_user,
         event_type=AuditEventType.DLQ_BULK_REPLAY,

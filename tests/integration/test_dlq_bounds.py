@@ -46,3 +46,33 @@ def test_export_filename_comes_from_safe_topic_characters_only(client, big_lette
     assert resp["Content-Disposition"] == 'attachment; filename="dlq-orders.json"'
     evil = export_disposition('a"; filename=x.html\r\nX: y')
     assert evil == 'attachment; filename="dlq-a___filename_x.html__X__y.json"'
+
+
+def test_draft_bulk_replays_expire(r, mq_config, settings) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from dashboard.models import AuditEvent, ReplayJob, ReplayJobStatus
+    from dashboard.services import bulk_replay as svc
+
+    make_topic(mq_config)
+    add_letters(r, mq_config, "orders", 5)
+    operator = role_user("op", "Operator")
+
+    def preview() -> ReplayJob:
+        return svc.dlq_bulk_preview(
+            acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
+        )
+
+    old = preview()
+    aged = timezone.now() - timedelta(seconds=settings.DLQ_DRAFT_TTL_S + 1)
+    ReplayJob.objects.filter(pk=old.pk).update(created_at=aged)
+    old.refresh_from_db()
+    with pytest.raises(ValueError, match="preview expired"):
+        svc.dlq_bulk_start(acting_user=operator, job=old, reason="t", enqueue=False)
+    assert not AuditEvent.objects.exists()  # refused before any audit row
+    fresh = preview()  # each preview deletes expired drafts
+    assert list(ReplayJob.objects.values_list("pk", flat=True)) == [fresh.pk]
+    assert fresh.status == ReplayJobStatus.DRAFT
+    assert settings.DLQ_DRAFT_TTL_S == 3600
