@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from dashboard.sso.mapping import SSOProviderError, SSORefused
+from mqcore.config import redact_urls
 from mqcore.errors import (
     ConcurrentChangeError,
     MQError,
@@ -58,6 +59,6 @@ def http_error(exc: BaseException, *, cluster: str = "") -> HttpError | None:
                 where = f"cluster {cluster}" if cluster else "the cluster"
                 message = f"Could not read from {where}: {type(exc).__name__}"
             else:
-                message = str(exc) or title.lower()
+                message = redact_urls(str(exc)) or title.lower()
             return HttpError(status, title, message)
     return None

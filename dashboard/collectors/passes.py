@@ -37,6 +37,7 @@ from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
 from dashboard.store import ConsoleStore, default_store, tiers
 from mqcore import clock
+from mqcore.config import redact_urls
 from mqcore.snapshot import gc_paused
 
 __all__ = ["PassResult", "collect_cluster"]
@@ -144,7 +145,7 @@ def _collect_cluster(
         pipelines = CheckpointCollector(cluster).fetch()
     except Exception as exc:
         elapsed = (time.perf_counter() - started) * 1000
-        error = f"{type(exc).__name__}: {exc}"
+        error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
         log.warning("collector %s failed: %s", cluster, error)
         health.update(
             ok=False,

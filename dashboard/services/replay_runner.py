@@ -23,6 +23,7 @@ from django.utils import timezone
 from dashboard.clusters import dead_letters
 from dashboard.models import AuditEvent, ReplayJob, ReplayJobStatus
 from dashboard.services.audit import audit_complete
+from mqcore.config import redact_urls
 from mqcore.dlq import DeadLetters
 from mqcore.models import ReplayResult
 
@@ -204,7 +205,7 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
         if cancelled and cursor < len(ids):
             final = ReplayJobStatus.CANCELLED
     except Exception as exc:
-        error = f"{type(exc).__name__}: {exc}"
+        error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
         final = ReplayJobStatus.FAILED
     finally:
         if pool is not None:

@@ -119,3 +119,17 @@ def test_metrics_token_compare_survives_a_non_ascii_header(settings, console_r) 
     settings.METRICS_BEARER_TOKEN = "s3cret-token"
     response = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer s3crét-tökén")
     assert response.status_code == 401
+
+
+def test_error_answers_redact_url_passwords() -> None:
+    from dashboard.errors import http_error
+    from mqcore.config import redact_urls
+    from mqcore.errors import InvalidArgumentError
+
+    assert redact_urls("a redis://:pw@h:1/0 and rediss://u:p%40ss@h2/1 b") == (
+        "a redis://:***@h:1/0 and rediss://u:***@h2/1 b"
+    )
+    assert redact_urls("redis://host:6379/0") == "redis://host:6379/0"
+    err = http_error(InvalidArgumentError(f"bad url redis://:{PASSWORD}@mq:6379/0"))
+    assert err is not None
+    assert PASSWORD not in err.message
