@@ -166,3 +166,38 @@ def test_hostile_names_are_inert_on_the_timeline_and_escaped_for_plotly(
     assert len(texts) >= len(EVIL) * len(figures)
     assert all("<" not in t and ">" not in t for t in texts)
     assert any("&lt;script&gt;" in t for t in texts)
+
+
+def test_timeline_command_prints_and_pages_the_same_events(
+    r: redis.Redis, mq_config: MQConfig, console_r: redis.Redis
+) -> None:
+    import json
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    _incident_passes(r, mq_config)
+    out = StringIO()
+    call_command("timeline", "--topic", "orders", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+    assert {"lease", "dlq", "status"} <= {e["kind"] for e in data["events"]}
+    text = StringIO()
+    call_command("timeline", "--kind", "dlq", stdout=text)
+    lines = text.getvalue().splitlines()
+    assert len(lines) == 1
+    assert "dlq" in lines[0]
+    assert "orders: 40 dead letters since the last pass" in lines[0]
+    first = StringIO()
+    call_command("timeline", "--limit", "1", "--json", stdout=first)
+    page = json.loads(first.getvalue())
+    assert len(page["events"]) == 1
+    assert page["next_before"]
+    rest = StringIO()
+    call_command("timeline", "--before", page["next_before"], "--json", stdout=rest)
+    ids = [e["id"] for e in json.loads(rest.getvalue())["events"]]
+    assert page["events"][0]["id"] not in ids
+    assert ids
+    with pytest.raises(CommandError, match="kind"):
+        call_command("timeline", "--kind", "nope")
+    with pytest.raises(CommandError, match="cluster"):
+        call_command("timeline", "--cluster", "elsewhere")
