@@ -1,4 +1,12 @@
 # One image for web (gunicorn), worker, beat and the Spark pipeline (docker-compose.yml).
+
+# The front-end files pinned in package-lock.json (the partial plotly.js bundle); the
+# browser tests' axe-core is a dev dependency and stays out.
+FROM node:20-slim AS assets
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -19,6 +27,7 @@ COPY requirements.lock ./
 RUN pip install -r requirements.lock
 
 COPY . .
+COPY --from=assets /app/node_modules ./node_modules
 RUN pip install --no-deps -e . \
     && SECRET_KEY=collectstatic-only-not-a-secret METRICS_PUBLIC=1 \
        python manage.py collectstatic --no-input

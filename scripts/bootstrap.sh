@@ -14,6 +14,9 @@ command -v java >/dev/null || need_apt+=(default-jre-headless)
 # the package's default cluster (port 5432) may get created by its postinst, but is never used.
 [ -n "${PG_BIN_DIR:-}" ] || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
 command -v python3 >/dev/null || need_apt+=(python3)
+# Node.js and npm install the front-end files of package-lock.json (plotly.js, axe-core).
+command -v node >/dev/null || need_apt+=(nodejs)
+command -v npm >/dev/null || need_apt+=(npm)
 [ -x .venv/bin/python ] || python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -54,4 +57,18 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install -q --no-deps -e .
   rm -f .venv/.installed-*
   touch "$stamp"
+fi
+
+# The front-end files at the versions of package-lock.json: the partial plotly.js bundle the
+# topic page serves and axe-core, which the browser tests inject.
+npm_stamp=node_modules/.installed-$(sha256sum package-lock.json | cut -c1-16)
+if [ ! -f "$npm_stamp" ]; then
+  if ! command -v npm >/dev/null; then
+    echo "bootstrap: npm is missing (run as root to install Debian's nodejs and npm)" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing the pinned front-end files (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+  rm -f node_modules/.installed-*
+  touch "$npm_stamp"
 fi

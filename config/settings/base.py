@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
-import plotly
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -174,9 +173,11 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# The partial plotly.js bundle (scatter traces only, a quarter of the full build) at the
+# version pinned in package-lock.json; scripts/bootstrap.sh installs it with npm ci.
 STATICFILES_DIRS = [
     BASE_DIR / "static",
-    ("plotly", Path(plotly.__file__).parent / "package_data"),
+    ("plotly", BASE_DIR / "node_modules" / "plotly.js-basic-dist-min"),
 ]
 
 LOGIN_URL = "login"
