@@ -297,6 +297,7 @@ def test_journey_overview_lag_rise_live_filter_and_chart(
 
     page.get_by_role("link", name="orders", exact=True).click()
     page.wait_for_url("**/topics/orders/")
+    page.locator(".chart-grid").scroll_into_view_if_needed()  # plotly.js loads there
     page.wait_for_selector('[data-chart="lag"][data-rendered="plot"] .main-svg')
     lags = page.evaluate(
         """() => document.querySelector('[data-chart="lag"]').data

@@ -88,6 +88,7 @@ def test_lease_countdown_moves_and_charts_render(
     page.screenshot(path=str(artifacts_dir / "pages-leases.png"), full_page=True)
 
     page.goto(f"{live_server.url}/clusters/default/topics/leased/")
+    page.locator(".chart-grid").scroll_into_view_if_needed()  # plotly.js loads there
     page.wait_for_selector('[data-chart="lag"][data-rendered="plot"] .main-svg')
     assert page.locator('[data-chart="lag"] .scatterlayer .trace').count() == 1
     page.screenshot(path=str(artifacts_dir / "pages-topic-charts.png"), full_page=True)

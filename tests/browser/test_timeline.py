@@ -27,6 +27,7 @@ def test_topic_charts_show_event_markers_and_timeline_filters_by_kind(
     _incident_passes(r, mq_config)  # real collector passes: lease expiry, DLQ burst, status
     page = login(*viewer)
     page.goto(f"{live_server.url}/clusters/default/topics/orders/")
+    page.locator(".chart-grid").scroll_into_view_if_needed()  # plotly.js loads there
     lag = page.locator('[data-chart="lag"]')
     expect(lag).to_have_attribute("data-rendered", "plot", timeout=10_000)
     names = page.evaluate(

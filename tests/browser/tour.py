@@ -91,8 +91,10 @@ def visit_all(
     def at(name: str, path: str, ready: str | None = None) -> None:
         page.goto(base + path)
         page.wait_for_load_state("networkidle")
-        if ready:
+        if ready:  # charts draw once scrolled to: plotly.js loads when they are near
+            page.locator(".chart-grid").scroll_into_view_if_needed()
             page.wait_for_selector(ready)
+            page.wait_for_load_state("networkidle")
         check(name, page)
         seen.append(name)
 
