@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo demo-users test lint bench loadtest clean
+.PHONY: install demo demo-users test lint bench loadtest lighthouse clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -32,6 +32,10 @@ bench: install
 loadtest: install
 	@command -v wrk >/dev/null || apt-get install -y -q wrk
 	$(PY) -m bench.loadtest $(LOADTEST_ARGS)
+
+# Lighthouse scores of the main pages under production settings (a measurement, not a test).
+lighthouse: install
+	bash scripts/lighthouse.sh
 
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache

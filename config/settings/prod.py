@@ -30,3 +30,6 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 WHITENOISE_AUTOREFRESH = False
+# Only collectstatic's copies: hashed names, precompressed (gzip), which WhiteNoise serves
+# with a one-year immutable max-age; other files (none are linked) get its short default.
+WHITENOISE_USE_FINDERS = False
