@@ -1,6 +1,9 @@
 """``python -m bench [--only P4] [--quick]``: run the benchmarks, print a table, write JSON.
 
-Results go to bench/results.json (see PERFORMANCE.md for the contract).
+Results go to bench/results.json (see PERFORMANCE.md for the contract). Each row
+also carries the longest single command seen on each Redis server while its
+benchmark measured (SLOWLOG, see bench/common.py); rows with one over 5 ms are
+flagged in the table and listed at the end.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
-from bench.common import BenchContext, Result
+from bench.common import MAX_COMMAND_US, BenchContext, Result
 
 HERE = Path(__file__).parent
 
@@ -44,20 +47,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {name}", flush=True)
         try:
             module = importlib.import_module(f"bench.{name}")
-            results.extend(module.run(ctx))
+            rows = module.run(ctx)
+            slowest = ctx.take_slowest()
+            for row in rows:
+                row.slowest = slowest
+            results.extend(rows)
         except Exception:
             failures += 1
+            ctx.take_slowest()
             traceback.print_exc()
         print(f"   ({time.monotonic() - started:.1f} s)", flush=True)
     header = (
         f"{'id':<5} {'what':<58} {'ours':>11} {'raw':>11} {'unit':<7} {'ratio':>6} {'budget':<8} ok"
+        "   max cmd ms (mq/store)"
     )
     print("\n" + header + "\n" + "-" * len(header))
     for res in results:
         print(
             f"{res.id:<5} {res.what[:58]:<58} {res.ours:>11.2f} {res.raw:>11.2f} {res.unit:<7} "
-            f"{res.ratio:>6.2f} {res.budget:<8} {'PASS' if res.passed else 'FAIL'}"
+            f"{res.ratio:>6.2f} {res.budget:<8} {'PASS' if res.passed else 'FAIL'} "
+            f"{_max_commands(res)}{'  SLOW' if res.slow else ''}"
         )
+    slow = [res for res in results if res.slow]
+    for res in slow:
+        print(f"FLAG {res.id}: a command over {MAX_COMMAND_US / 1000:g} ms: {res.slowest}")
+    if results and not slow:
+        print(f"\nno command over {MAX_COMMAND_US / 1000:g} ms on any server (SLOWLOG)")
     existing = []
     out = Path(args.out)
     if only and out.exists():
@@ -70,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"\nwrote {out} ({len(rows)} results)")
     return 1 if failures else 0
+
+
+def _max_commands(res: Result) -> str:
+    """``0.41/0.87``: the longest command per server, in ms (``-`` for a role not used)."""
+    seen = res.slowest or {}
+    both = seen.get("mq+store")
+    mq, store = seen.get("mq", both), seen.get("store", both)
+    return "/".join("-" if x is None else f"{x[0] / 1000:.2f}" for x in (mq, store))
 
 
 if __name__ == "__main__":

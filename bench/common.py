@@ -3,6 +3,12 @@
 Contract (PERFORMANCE.md): every budget is ours vs a raw baseline measured in the
 same run on the same fresh Redis; each result says whether its budget holds.
 A benchmark module is ``bench/p<N>_<what>.py`` with ``run(ctx) -> list[Result]``.
+
+Every server a benchmark starts is watched by SLOWLOG (:class:`SlowWatch`): the
+runner attaches to each result row the longest single command seen on each
+server (``mq``, ``store``) while the benchmark measured, and flags any over
+:data:`MAX_COMMAND_US`. A benchmark calls :meth:`BenchContext.measuring` when its
+data is built, so that the population's own bulk commands are not counted.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,8 @@ class Result:
     unit: str
     budget: str  # e.g. ">= 0.8x" (ours/raw must be at least) or "<= 1.5x" (at most)
     extra: dict[str, Any] | None = None
+    # role ("mq", "store") -> (µs, command) of the longest command while it measured
+    slowest: dict[str, tuple[int, str]] | None = None
 
     @property
     def ratio(self) -> float:
@@ -45,33 +53,110 @@ class Result:
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("extra")
+        data.pop("slowest")
         data.update(ratio=round(self.ratio, 3), **{"pass": self.passed})
         data["ours"], data["raw"] = round(self.ours, 3), round(self.raw, 3)
         if self.extra:
             data["extra"] = self.extra
+        if self.slowest is not None:
+            data["max_command_us"] = {role: us for role, (us, _c) in self.slowest.items()}
+            data["max_command"] = {role: cmd for role, (_u, cmd) in self.slowest.items()}
+            data["max_command_over_5ms"] = self.slow
         return data
+
+    @property
+    def slow(self) -> bool:
+        """A command over :data:`MAX_COMMAND_US` on any server while this was measured."""
+        return any(us > MAX_COMMAND_US for us, _c in (self.slowest or {}).values())
+
+
+MAX_COMMAND_US = 5000  # no single command may block a Redis server longer
+WATCH_US = 100  # SLOWLOG threshold of the watch: shorter commands are reported as 0
+_IGNORED = {b"slowlog", b"config", b"info", b"shutdown", b"save", b"bgsave", b"flushall"}
+
+
+def _worst(entries: list[dict[str, Any]]) -> tuple[int, str]:
+    worst = max(
+        (e for e in entries if e["command"].split(b" ")[0].lower() not in _IGNORED),
+        key=lambda e: e["duration"],
+        default=None,
+    )
+    if worst is None:
+        return 0, ""
+    return int(worst["duration"]), worst["command"][:80].decode(errors="replace")
+
+
+class SlowWatch:
+    """SLOWLOG of one benchmark server: the longest command since :meth:`arm`."""
+
+    def __init__(self, client: redis.Redis, role: str) -> None:
+        self.client, self.role = client, role
+        self.port = client.connection_pool.connection_kwargs.get("port")
+        self.worst: tuple[int, str] = (0, "")
+
+    def arm(self) -> None:
+        """Forget what was logged so far and watch from now on."""
+        self.client.config_set("slowlog-max-len", 100_000)
+        self.client.config_set("slowlog-log-slower-than", WATCH_US)
+        self.client.slowlog_reset()
+        self.worst = (0, "")
+
+    def note(self, seen: tuple[int, str]) -> None:
+        self.worst = max(self.worst, seen, key=lambda w: w[0])
+
+    def sweep(self) -> None:
+        """Fold the logged commands into ``worst`` and empty the log."""
+        self.note(_worst(self.client.slowlog_get(100_000)))
+        self.client.slowlog_reset()
+
+
+_WATCHES: list[SlowWatch] = []  # of the servers running now
 
 
 @dataclass
 class BenchContext:
     quick: bool
     scale: float  # multiply data sizes by this (quick runs use < 1)
+    # role -> longest command of the benchmark running now, on servers already stopped
+    slowest: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def n(self, full: int, minimum: int = 1) -> int:
         return max(minimum, int(full * self.scale))
 
     @contextmanager
-    def fresh_redis(self) -> Iterator[tuple[EmbeddedRedis, redis.Redis, MQConfig]]:
-        """A new redis-server for one benchmark; never a server on a default port."""
+    def fresh_redis(
+        self, role: str = "mq"
+    ) -> Iterator[tuple[EmbeddedRedis, redis.Redis, MQConfig]]:
+        """A new redis-server for one benchmark, watched by SLOWLOG; never a default port.
+
+        ``role`` names the server in the results: ``mq`` (the MQ's Redis), ``store``
+        (the console store's), ``mq+store`` (one server holding both)."""
         with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
             server = EmbeddedRedis(Path(tmp))
             server.start()
             client = redis.Redis(host=server.host, port=server.port, socket_timeout=30)
+            watch = SlowWatch(client, role)
+            watch.arm()
+            _WATCHES.append(watch)
             try:
                 yield server, client, MQConfig.from_url(server.url, socket_timeout=30)
+                watch.sweep()
+                seen = self.slowest.get(role, (0, ""))
+                self.slowest[role] = max(seen, watch.worst, key=lambda w: w[0])
             finally:
+                _WATCHES.remove(watch)
                 client.close()
                 server.stop()
+
+    def measuring(self) -> None:
+        """The benchmark's data is built: watch the running servers' SLOWLOG from here on."""
+        for watch in _WATCHES:
+            watch.arm()
+
+    def take_slowest(self) -> dict[str, tuple[int, str]]:
+        """The longest command per server role of the benchmark that just ran (and reset)."""
+        out, self.slowest = self.slowest, {}
+        return out
 
 
 def best_of(fn: Callable[[], float], repeats: int = 3) -> float:
@@ -106,22 +191,23 @@ def redis_time_ms(client: redis.Redis, fn: Callable[[], Any]) -> tuple[float, fl
 
 
 def slowlog_max_us(client: redis.Redis, fn: Callable[[], Any]) -> tuple[int, str]:
-    """Longest single command (µs) issued while ``fn`` ran, and its name (SLOWLOG, threshold 0)."""
+    """Longest single command (µs) issued while ``fn`` ran, and its name (SLOWLOG, threshold 0).
+
+    The server's :class:`SlowWatch` keeps what it logged before and sees this too."""
+    for watch in _WATCHES:
+        watch.sweep()
     client.config_set("slowlog-log-slower-than", 0)
     client.config_set("slowlog-max-len", 100000)
     client.slowlog_reset()
     fn()
-    entries = client.slowlog_get(100000)
-    client.config_set("slowlog-log-slower-than", 10000)
-    ignored = {b"slowlog", b"config", b"info"}
-    worst = max(
-        (e for e in entries if e["command"].split(b" ")[0].lower() not in ignored),
-        key=lambda e: e["duration"],
-        default=None,
-    )
-    if worst is None:
-        return 0, ""
-    return int(worst["duration"]), worst["command"][:80].decode(errors="replace")
+    seen = _worst(client.slowlog_get(100000))
+    client.config_set("slowlog-log-slower-than", WATCH_US)
+    client.slowlog_reset()
+    port = client.connection_pool.connection_kwargs.get("port")
+    for watch in _WATCHES:
+        if watch.port == port:
+            watch.note(seen)
+    return seen
 
 
 @dataclass

@@ -58,6 +58,7 @@ def run(ctx: BenchContext) -> list[Result]:
     saved = os.environ.get("SPARK_CHECKPOINT_DIR")
     with ctx.fresh_redis() as (_server, client, config):
         spark = pipelines.spark_session("local[2]", "bench-p10")
+        ctx.measuring()
         try:
             _one(spark, config, client, 2_000, baseline=True)  # warm-up (JVM, Python workers)
             runs = interleaved(

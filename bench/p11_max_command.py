@@ -65,6 +65,7 @@ def run(ctx: BenchContext) -> list[Result]:
     with ctx.fresh_redis() as (_server, client, config):
         keys = config.keys
         entry_id = _build(client, keys, total)
+        ctx.measuring()
         admin, dlq = Admin(config), DeadLetters(config)
         newest = dlq.page("big", limit=1).letters[0].id
         paths: dict[str, Callable[[], Any]] = {

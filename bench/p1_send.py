@@ -23,6 +23,7 @@ def run(ctx: BenchContext) -> list[Result]:
         Topics(config).create("bench", 1)
         producer = Producer(config)
         producer.send("bench", "warm-up")
+        ctx.measuring()
         stream = config.keys.partition("bench", 0)
         maxlen = config.maxlen
 

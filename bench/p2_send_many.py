@@ -30,6 +30,7 @@ def run(ctx: BenchContext) -> list[Result]:
             for _, fields in client.xrange(key, count=BATCH):
                 template.append((key, fields))
         entries = [template[i % len(template)] for i in range(n)]
+        ctx.measuring()
         maxlen = config.maxlen
 
         def ours() -> float:

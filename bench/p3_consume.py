@@ -83,6 +83,7 @@ def run(ctx: BenchContext) -> list[Result]:
                     for i in range(start, min(n, start + 10_000))
                 ]
                 producer.send_many(TOPIC, batch)
+        ctx.measuring()
 
         def in_fresh_group(run: Callable[[MQConfig, int, str], float], name: str) -> float:
             topics.ensure_group(TOPIC, name)

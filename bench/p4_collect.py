@@ -88,8 +88,12 @@ def run_collect(
 ) -> list[Result]:
     topics_n = ctx.n(topics_full, minimum=20)
     repeats = 5
-    with ctx.fresh_redis() as (server, client, config), ctx.fresh_redis() as (store_srv, _sc, _):
+    with (
+        ctx.fresh_redis() as (server, client, config),
+        ctx.fresh_redis("store") as (store_srv, _sc, _),
+    ):
         _populate(client, config, topics_n, partitions)
+        ctx.measuring()
         _django(server.url, f"redis://{store_srv.host}:{store_srv.port}/0")
         from django.conf import settings
 

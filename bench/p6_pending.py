@@ -68,6 +68,7 @@ def run(ctx: BenchContext) -> list[Result]:
         started = time.perf_counter()
         _fill(client, keys, "big", total)
         build_s = time.perf_counter() - started
+        ctx.measuring()
         admin = Admin(config, client)
         assert _raw_scan(client, keys, "big") == total
         raw = best_of(lambda: elapsed_ms(lambda: _raw_scan(client, keys, "big")), 3)

@@ -29,6 +29,7 @@ def run(ctx: BenchContext) -> list[Result]:
         headers = json.dumps({"partitionId": "2", "key": "k", "x-runtime-error-message": "boom"})
         for _ in range(total // 20_000):
             fill(keys=[keys.dlq("big")], args=[20_000, headers])
+        ctx.measuring()
         dlq = DeadLetters(config, client)
         dlq_key = keys.dlq("big")
         assert len(dlq.page("big", limit=50).letters) == 50

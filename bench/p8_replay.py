@@ -37,6 +37,7 @@ def run(ctx: BenchContext) -> list[Result]:
                                           "partitionId": 0, "headers": headers,
                                           "retryCount": 3, "maxRetries": 3})  # fmt: skip
             ids.extend(x.decode() for x in pipe.execute())
+        ctx.measuring()
         raw_single, ours_single = ids[:single_n], ids[single_n : 2 * single_n]
         rest = ids[2 * single_n :]
         raw_batch, ours_batch = rest[:batch_n], rest[batch_n:]

@@ -57,13 +57,17 @@ def _letters(client, keys, topic: str, count: int) -> list[str]:  # type: ignore
 
 def run(ctx: BenchContext) -> list[Result]:
     n = ctx.n(100_000, 5_000)
-    with ctx.fresh_redis() as (server, client, config), tempfile.TemporaryDirectory() as tmp:
+    with (
+        ctx.fresh_redis("mq+store") as (server, client, config),
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         keys = config.keys
         for topic in ("raw", "ours"):
             client.sadd(keys.registry(), topic)
             client.hset(keys.meta(topic), "partitionCount", PARTS)
         raw_ids = _letters(client, keys, "raw", n)
         ours_ids = _letters(client, keys, "ours", n)
+        ctx.measuring()
         base = f"redis://{server.host}:{server.port}"
         _setup_django(f"{base}/0", f"{base}/1", tmp)
 

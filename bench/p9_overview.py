@@ -115,7 +115,7 @@ def _p95(values: list[float]) -> float:
 def run(ctx: BenchContext) -> list[Result]:
     topics = ctx.n(TOPICS, minimum=100)
     runs = 30 if not ctx.quick else 10
-    with ctx.fresh_redis() as (server, _client, _), tempfile.TemporaryDirectory() as tmp:
+    with ctx.fresh_redis("mq+store") as (server, _client, _), tempfile.TemporaryDirectory() as tmp:
         base = f"redis://{server.host}:{server.port}"
         _setup_django(f"{base}/1", f"{base}/0", tmp)
         from django.contrib.auth.models import Group, User
@@ -133,6 +133,7 @@ def run(ctx: BenchContext) -> list[Result]:
             _write(writer, None, points, at)
         _write(writer, snap, [], now)
 
+        ctx.measuring()
         roles_sync()
         user = User.objects.create_user("p9", password="p9-bench-pass")
         user.groups.add(Group.objects.get(name="Viewer"))
