@@ -84,6 +84,12 @@ def gc_paused() -> Iterator[None]:
     A pass allocates a few hundred thousand short-lived, acyclic containers;
     the collector's generation sweeps over them (and the rest of the heap) would
     cost a third of the pass. Reference counting still frees everything.
+
+    On the way out, what the block allocated and still holds (the snapshot it
+    returns) would be traversed at once by the first young collection: 0.3 s at
+    50,000 partitions. Unless the process froze objects of its own, the block's
+    survivors go straight to the oldest generation instead (``gc.freeze`` then
+    ``gc.unfreeze``, which only splice the generation lists).
     """
     was_on = gc.isenabled()
     gc.disable()
@@ -91,7 +97,12 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_on:
+            promote = gc.get_freeze_count() == 0
+            if promote:
+                gc.freeze()
             gc.enable()
+            if promote:
+                gc.unfreeze()
 
 
 def take_snapshot_dict(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> dict[str, Any]:
