@@ -165,7 +165,7 @@ def run_collect(
                 console_redis(), lambda: collect_cluster("bench", claim=False, store=store)
             )
             store_ms.append(st_ms)
-            snap_only.append(elapsed_ms(lambda: SnapshotCollector("bench").fetch()))
+            snap_only.append(elapsed_ms(lambda: SnapshotCollector("bench").fetch_dict()))
         _w, raw_redis = redis_time_ms(client, lambda: _raw_pass(client, config, names, partitions))
         # transparency: a pass that cannot reuse anything from the previous one
         # (every partition changed: the snapshot's per-partition cache is cleared)
