@@ -39,6 +39,7 @@ class Result:
     extra: dict[str, Any] | None = None
     # role ("mq", "store") -> (µs, command) of the longest command while it measured
     slowest: dict[str, tuple[int, str]] | None = None
+    over: dict[str, int] | None = None  # role -> commands over MAX_COMMAND_US meanwhile
 
     @property
     def ratio(self) -> float:
@@ -54,6 +55,7 @@ class Result:
         data = asdict(self)
         data.pop("extra")
         data.pop("slowest")
+        data.pop("over")
         data.update(ratio=round(self.ratio, 3), **{"pass": self.passed})
         data["ours"], data["raw"] = round(self.ours, 3), round(self.raw, 3)
         if self.extra:
@@ -62,6 +64,7 @@ class Result:
             data["max_command_us"] = {role: us for role, (us, _c) in self.slowest.items()}
             data["max_command"] = {role: cmd for role, (_u, cmd) in self.slowest.items()}
             data["max_command_over_5ms"] = self.slow
+            data["commands_over_5ms"] = dict(self.over or {})
         return data
 
     @property
@@ -75,12 +78,16 @@ WATCH_US = 100  # SLOWLOG threshold of the watch: shorter commands are reported 
 _IGNORED = {b"slowlog", b"config", b"info", b"shutdown", b"save", b"bgsave", b"flushall"}
 
 
+def _counted(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in entries if e["command"].split(b" ")[0].lower() not in _IGNORED]
+
+
+def _over(entries: list[dict[str, Any]]) -> int:
+    return sum(1 for e in _counted(entries) if e["duration"] > MAX_COMMAND_US)
+
+
 def _worst(entries: list[dict[str, Any]]) -> tuple[int, str]:
-    worst = max(
-        (e for e in entries if e["command"].split(b" ")[0].lower() not in _IGNORED),
-        key=lambda e: e["duration"],
-        default=None,
-    )
+    worst = max(_counted(entries), key=lambda e: e["duration"], default=None)
     if worst is None:
         return 0, ""
     return int(worst["duration"]), worst["command"][:80].decode(errors="replace")
@@ -93,20 +100,23 @@ class SlowWatch:
         self.client, self.role = client, role
         self.port = client.connection_pool.connection_kwargs.get("port")
         self.worst: tuple[int, str] = (0, "")
+        self.over = 0  # commands over MAX_COMMAND_US
 
     def arm(self) -> None:
         """Forget what was logged so far and watch from now on."""
         self.client.config_set("slowlog-max-len", 100_000)
         self.client.config_set("slowlog-log-slower-than", WATCH_US)
         self.client.slowlog_reset()
-        self.worst = (0, "")
+        self.worst, self.over = (0, ""), 0
 
     def note(self, seen: tuple[int, str]) -> None:
         self.worst = max(self.worst, seen, key=lambda w: w[0])
 
     def sweep(self) -> None:
         """Fold the logged commands into ``worst`` and empty the log."""
-        self.note(_worst(self.client.slowlog_get(100_000)))
+        entries = self.client.slowlog_get(100_000)
+        self.note(_worst(entries))
+        self.over += _over(entries)
         self.client.slowlog_reset()
 
 
@@ -119,6 +129,7 @@ class BenchContext:
     scale: float  # multiply data sizes by this (quick runs use < 1)
     # role -> longest command of the benchmark running now, on servers already stopped
     slowest: dict[str, tuple[int, str]] = field(default_factory=dict)
+    over: dict[str, int] = field(default_factory=dict)  # role -> commands over MAX_COMMAND_US
 
     def n(self, full: int, minimum: int = 1) -> int:
         return max(minimum, int(full * self.scale))
@@ -143,6 +154,7 @@ class BenchContext:
                 watch.sweep()
                 seen = self.slowest.get(role, (0, ""))
                 self.slowest[role] = max(seen, watch.worst, key=lambda w: w[0])
+                self.over[role] = self.over.get(role, 0) + watch.over
             finally:
                 _WATCHES.remove(watch)
                 client.close()
@@ -153,10 +165,12 @@ class BenchContext:
         for watch in _WATCHES:
             watch.arm()
 
-    def take_slowest(self) -> dict[str, tuple[int, str]]:
-        """The longest command per server role of the benchmark that just ran (and reset)."""
-        out, self.slowest = self.slowest, {}
-        return out
+    def take_slowest(self) -> tuple[dict[str, tuple[int, str]], dict[str, int]]:
+        """Per server role, the longest command of the benchmark that just ran and how many
+        went over :data:`MAX_COMMAND_US` (and reset)."""
+        out, over = self.slowest, self.over
+        self.slowest, self.over = {}, {}
+        return out, over
 
 
 def best_of(fn: Callable[[], float], repeats: int = 3) -> float:
@@ -200,13 +214,15 @@ def slowlog_max_us(client: redis.Redis, fn: Callable[[], Any]) -> tuple[int, str
     client.config_set("slowlog-max-len", 100000)
     client.slowlog_reset()
     fn()
-    seen = _worst(client.slowlog_get(100000))
+    entries = client.slowlog_get(100000)
+    seen = _worst(entries)
     client.config_set("slowlog-log-slower-than", WATCH_US)
     client.slowlog_reset()
     port = client.connection_pool.connection_kwargs.get("port")
     for watch in _WATCHES:
         if watch.port == port:
             watch.note(seen)
+            watch.over += _over(entries)
     return seen
 
 
