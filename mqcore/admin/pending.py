@@ -14,6 +14,7 @@ from mqcore.config import RedisClient
 from mqcore.errors import UnknownGroupError
 from mqcore.keys import KeySpace
 from mqcore.models import PendingEntry, PendingPage
+from mqcore.snapshot import gc_paused
 
 __all__ = ["PENDING_PAGE", "pipeline_pending", "scan_pending"]
 
@@ -40,8 +41,36 @@ def scan_pending(
     """:meth:`mqcore.admin.Admin.pending` over the partitions ``parts`` (arguments checked).
 
     ``groups`` (:meth:`mqcore.admin.Admin.groups`) is asked only when no partition
-    answered for the group, to tell an empty group from an unknown one.
+    answered for the group, to tell an empty group from an unknown one. The scan
+    decodes up to ``max_scan`` short-lived, acyclic entries: it runs with cyclic
+    garbage collection paused (in a fresh process, e.g. the command line, the
+    collector's sweeps would otherwise cost half the scan).
     """
+    with gc_paused():
+        return _scan(
+            client, keys, topic, group, parts, groups, sort=sort, order=order, limit=limit,
+            offset=offset, consumer=consumer, min_idle_ms=min_idle_ms,
+            min_deliveries=min_deliveries, max_scan=max_scan,
+        )  # fmt: skip
+
+
+def _scan(
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    group: str,
+    parts: list[int],
+    groups: Callable[[str, int], list[str]],
+    *,
+    sort: str,
+    order: str,
+    limit: int,
+    offset: int,
+    consumer: str | None,
+    min_idle_ms: int,
+    min_deliveries: int,
+    max_scan: int,
+) -> PendingPage:
     started = time.perf_counter()
     cursors: dict[int, str] = dict.fromkeys(parts, "-")
     field = "time_since_delivered" if sort == "idle" else "times_delivered"
