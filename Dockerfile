@@ -38,4 +38,4 @@ RUN useradd --system --uid 10001 --home-dir /var/lib/opsdash opsdash \
 USER opsdash
 
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "config.wsgi"]

@@ -167,9 +167,11 @@ def main(argv: list[str] | None = None) -> int:
             script.write_text(WRK_SCRIPT)
             port = find_free_port()
             web = subprocess.Popen(
-                [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi", "--bind",
-                 f"127.0.0.1:{port}", "--workers", str(args.workers), "--log-level", "warning"],
-                env=env, cwd=ROOT,
+                [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi",
+                 "--log-level", "warning"],  # the rest from gunicorn.conf.py, as deployed
+                env={**env, "WEB_BIND": f"127.0.0.1:{port}", "WEB_WORKERS": str(args.workers),
+                     "WEB_ACCESS_LOG": ""},
+                cwd=ROOT,
             )  # fmt: skip
             try:
                 for path in PAGES.values():
