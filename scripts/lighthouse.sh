@@ -36,7 +36,7 @@ export MQ_REDIS_URL=redis://127.0.0.1:$redis_port/0 CONSOLE_REDIS_URL=redis://12
 "$PY" manage.py collectstatic --no-input -v 0
 echo "lighthouse: demo-like data and collector passes (15 s)"
 session=$("$PY" -m scripts.lighthouse_data | tail -1)
-.venv/bin/gunicorn config.wsgi --bind "127.0.0.1:$web_port" --workers 2 --log-level warning &
+WEB_ACCESS_LOG= .venv/bin/gunicorn config.wsgi --bind "127.0.0.1:$web_port" --workers 2 --log-level warning &
 pids+=($!)
 until "$PY" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$web_port/healthz')" 2>/dev/null; do sleep 0.2; done
 
