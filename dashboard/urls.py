@@ -7,14 +7,18 @@ pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
 pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unmute/), /metrics
-api      /api/v1/... twins of the above
+api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 """
 
 from dashboard.api import alerts as api_alerts
 from dashboard.api import dlq as api_dlq
+from dashboard.api import dlq_actions as api_dlq_actions
+from dashboard.api import openapi as api_openapi
+from dashboard.api import ops as api_ops
 from dashboard.api import pages as api_pages
 from dashboard.api import pipelines as api_pipelines
 from dashboard.api import position as api_position
+from dashboard.api import replay_jobs as api_replay_jobs
 from dashboard.api import timeline as api_timeline
 from dashboard.views import (
     alert_actions,
@@ -48,4 +52,8 @@ urlpatterns = [
     *api_timeline.urlpatterns,
     *api_position.urlpatterns,
     *api_alerts.urlpatterns,
+    *api_dlq_actions.urlpatterns,
+    *api_replay_jobs.urlpatterns,
+    *api_ops.urlpatterns,
+    *api_openapi.urlpatterns,
 ]

@@ -27,6 +27,7 @@ from dashboard.clusters import cluster_names
 from dashboard.metrics_export import metrics_text
 from dashboard.permissions import Action, cluster_visible, has_action, require_action
 from dashboard.selectors.alerts import alerts_get
+from dashboard.selectors.collectors import collector_rows
 from dashboard.views.htmx import HtmxHttpRequest
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -70,34 +71,7 @@ def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) ->
 @login_required
 def collectors(request: HtmxHttpRequest) -> HttpResponse:
     require_action(request.user, Action.VIEW)
-    health = store.collector_health_get()
-    rows = []
-    for name in cluster_names():
-        if not cluster_visible(request.user, name):
-            continue
-        h = health.get(name) or {}
-        restart = h.get("redis_restart") or None
-        rows.append(
-            {
-                "cluster": name,
-                "seen": bool(h),
-                "ok": bool(h.get("ok")),
-                "last_run_ms": h.get("last_run_ms"),
-                "last_success_ms": h.get("last_success_ms"),
-                "duration_ms": h.get("duration_ms"),
-                "snapshot_ms": h.get("snapshot_ms"),
-                "runs": int(h.get("runs") or 0),
-                "errors": int(h.get("errors") or 0),
-                "consecutive_errors": int(h.get("consecutive_errors") or 0),
-                "error": h.get("error") or "",
-                "topics": h.get("topics"),
-                "partitions": h.get("partitions"),
-                "commands": h.get("commands"),
-                "redis_run_id": str(h.get("redis_run_id") or "")[:12],
-                "restarted_at_ms": h.get("restarted_at_ms"),
-                "restart": restart,
-            }
-        )
+    rows = collector_rows(request.user)
     context = {"rows": rows, "interval_s": settings.COLLECT_INTERVAL_S}
     return _render(request, "dashboard/collectors.html", context)
 

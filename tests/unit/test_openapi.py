@@ -1,0 +1,90 @@
+"""The OpenAPI document: valid OpenAPI 3, every /api/v1 route in it, every page has an API twin."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.urls import URLPattern, URLResolver
+from openapi_spec_validator import validate
+
+from config import urls as root_urls
+from dashboard.api.openapi import document
+from dashboard.api.openapi.routes import PAGE_TWINS, ROUTES
+
+# pages that are not console pages: sign-in, health probes, Prometheus, Django admin
+NO_TWIN = {
+    "login",
+    "logout",
+    "healthz",
+    "readyz",
+    "metrics",
+    "oidc_authentication_init",
+    "oidc_authentication_callback",
+}
+
+
+def patterns() -> list[tuple[str, URLPattern]]:
+    """Every (route text, pattern) under the root URLconf, Django's admin left out."""
+    found: list[tuple[str, URLPattern]] = []
+
+    def walk(items: list[Any], prefix: str) -> None:
+        for item in items:
+            text = prefix + str(item.pattern)
+            if isinstance(item, URLResolver):
+                if getattr(item, "app_name", None) != "admin":
+                    walk(item.url_patterns, text)
+            else:
+                found.append((text, item))
+
+    walk(root_urls.urlpatterns, "")
+    return found
+
+
+def openapi_path(route: str) -> str:
+    """``api/v1/x/<str:cluster>`` or ``^api/v1/x/(?P<dlq_id>...)$`` -> ``/api/v1/x/{...}``."""
+    route = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
+    route = re.sub(r"\(\?P<(\w+)>(?:[^()]|\([^()]*\))*\)", r"{\1}", route)
+    return "/" + route.replace("^", "").replace("$", "")
+
+
+def test_document_is_valid_openapi_3() -> None:
+    validate(document())
+
+
+def test_every_api_route_is_documented() -> None:
+    doc = document()
+    documented = {(p, m) for p, ops in doc["paths"].items() for m in ops}
+    by_name = {r.name: r for r in ROUTES}
+    missing = []
+    for route, pattern in patterns():
+        if not route.lstrip("^").startswith("api/v1/"):
+            continue
+        row = by_name.get(pattern.name or "")
+        if row is None or row.path != openapi_path(route):
+            missing.append(f"{pattern.name}: {openapi_path(route)}")
+        elif (row.path, row.method) not in documented:
+            missing.append(f"{pattern.name}: {row.method} {row.path}")
+    assert not missing, "routes missing from the OpenAPI document:\n" + "\n".join(missing)
+
+
+def test_every_documented_route_exists() -> None:
+    names = {p.name for _, p in patterns()}
+    assert not [r.name for r in ROUTES if r.name not in names]
+
+
+def test_every_page_has_an_api_twin() -> None:
+    api_names = {r.name for r in ROUTES}
+    missing = []
+    for route, pattern in patterns():
+        if route.lstrip("^").startswith("api/") or pattern.name in NO_TWIN:
+            continue
+        twin = PAGE_TWINS.get(pattern.name or "")
+        if twin not in api_names:
+            missing.append(f"{pattern.name} ({route}) -> {twin}")
+    assert not missing, "pages without an API twin:\n" + "\n".join(missing)
+
+
+def test_topic_detail_documents_drain() -> None:
+    op = document()["paths"]["/api/v1/clusters/{cluster}/topics/{topic}"]["get"]
+    assert "drain" in op["summary"]
