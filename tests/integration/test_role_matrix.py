@@ -7,6 +7,7 @@ write view answers GET with 405 and a POST without CSRF token with 403.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -28,6 +29,8 @@ OP_WRITE = {"anonymous": LOGIN, "nobody": 403, "Viewer": 403, "Operator": 302, "
 ADMIN_WRITE = {**OP_WRITE, "Operator": 403}
 ADMIN_READ = {**R, "Viewer": 403, "Operator": 403}
 API_ADMIN_WRITE = {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400}  # "{}": no target
+API_OP_OK = {**API_R, "Viewer": 403}
+API_ADMIN_OK = {**API_OP_OK, "Operator": 403}
 READ_OK = {200, 404}  # a read may say "no such thing yet", never 5xx
 QUERY = {"api-pending": "?group=default-group", "pending": "?group=default-group"}
 
@@ -106,6 +109,45 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
         {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400},
         lambda ctx, role: {},
     ),
+    "api-dlq-letter": ("GET", API_R, None),
+    "api-dlq-job": ("GET", API_R, None),
+    "api-collectors": ("GET", API_R, None),
+    "api-audit-verify": ("GET", API_R, None),
+    "api-openapi": ("GET", API_R, None),
+    "api-dlq-delete": ("POST", API_ADMIN_OK, lambda ctx, role: {"reason": "matrix"}),
+    "api-dlq-purge": (
+        "POST",
+        API_ADMIN_OK,
+        lambda ctx, role: {"confirm": "purgeme", "reason": "matrix"},
+    ),
+    "api-dlq-export": ("POST", API_R, lambda ctx, role: {"ids": [ctx["letters"][0]]}),
+    "api-dlq-bulk-preview": (
+        "POST",
+        {**API_OP_OK, "Operator": 201, "Admin": 201},
+        lambda ctx, role: {"all": True},
+    ),
+    "api-dlq-job-start": ("POST", API_OP_OK, lambda ctx, role: {"reason": "matrix"}),
+    "api-dlq-job-cancel": ("POST", API_OP_OK, lambda ctx, role: {}),
+    "api-pending-claim": (
+        "POST",
+        API_OP_OK,
+        lambda ctx, role: {
+            "group": "default-group",
+            "partition": 0,
+            "ids": [ctx["pending"][role]],
+            "consumer": "c9",
+        },
+    ),
+    "api-pending-move-to-dlq": (
+        "POST",
+        API_OP_OK,
+        lambda ctx, role: {
+            "group": "default-group",
+            "partition": 0,
+            "ids": [ctx["pending"][role]],
+            "reason": "matrix",
+        },
+    ),
     "api-dlq-replay": (
         "POST",
         {**API_R, "Viewer": 403, "Operator": 200, "Admin": 200},
@@ -159,10 +201,12 @@ def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:
 
     values = {
         "cluster": "default",
-        "topic": "purgeme" if pattern.name == "dlq-purge" else "orders",
+        "topic": "purgeme" if pattern.name in ("dlq-purge", "api-dlq-purge") else "orders",
         "partition": 0,
         "entry_id": ctx["pending"]["Viewer"],
-        "dlq_id": ctx["letters"][1] if pattern.name == "dlq-delete" else ctx["letters"][0],
+        "dlq_id": ctx["letters"][1]
+        if pattern.name in ("dlq-delete", "api-dlq-delete")
+        else ctx["letters"][0],
         "job_id": ctx["job"].pk,
         "group": "default-group",
         "name": "order_totals",  # a pipeline name (pages answer 404 until it has checkpoints)
@@ -199,7 +243,10 @@ def test_role_matrix(role: str, ctx: dict[str, Any]) -> None:
             body = data(ctx, role)
             if is_api:
                 resp = client.post(
-                    url, "{}", content_type="application/json", HTTP_X_CSRFTOKEN=token(client)
+                    url,
+                    json.dumps(body),
+                    content_type="application/json",
+                    HTTP_X_CSRFTOKEN=token(client),
                 )
             else:
                 resp = client.post(url, body, HTTP_X_CSRFTOKEN=token(client))

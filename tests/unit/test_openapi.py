@@ -41,10 +41,32 @@ def patterns() -> list[tuple[str, URLPattern]]:
     return found
 
 
+def _named_groups(route: str) -> str:
+    """``(?P<name>regex)`` -> ``{name}`` (the regex may hold brackets and nested groups)."""
+    out, i = [], 0
+    while (start := route.find("(?P<", i)) >= 0:
+        end_name = route.index(">", start)
+        out += [route[i:start], "{" + route[start + 4 : end_name] + "}"]
+        depth, j, in_class = 1, end_name + 1, False
+        while depth:
+            ch = route[j]
+            if ch == "\\":
+                j += 1
+            elif ch == "[":
+                in_class = True
+            elif ch == "]":
+                in_class = False
+            elif not in_class and ch in "()":
+                depth += 1 if ch == "(" else -1
+            j += 1
+        i = j
+    return "".join(out) + route[i:]
+
+
 def openapi_path(route: str) -> str:
     """``api/v1/x/<str:cluster>`` or ``^api/v1/x/(?P<dlq_id>...)$`` -> ``/api/v1/x/{...}``."""
+    route = _named_groups(route)
     route = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
-    route = re.sub(r"\(\?P<(\w+)>(?:[^()]|\([^()]*\))*\)", r"{\1}", route)
     return "/" + route.replace("^", "").replace("$", "")
 
 
