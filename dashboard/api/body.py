@@ -24,7 +24,7 @@ class Body:
             raise ApiParamError("body must be a JSON object")
         self.data: dict[str, Any] = data
 
-    def str(self, name: str, default: str = "") -> str:
+    def text(self, name: str, default: str = "") -> str:
         value = self.data.get(name, default)
         if value is None:
             return default
@@ -32,21 +32,21 @@ class Body:
             raise ApiParamError(f"{name} must be a string")
         return value
 
-    def bool(self, name: str) -> bool:
+    def flag(self, name: str) -> bool:
         value = self.data.get(name, False)
         if not isinstance(value, bool):
             raise ApiParamError(f"{name} must be a boolean")
         return value
 
-    def int(self, name: str) -> int | None:
+    def number(self, name: str) -> int | None:
         value = self.data.get(name)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             raise ApiParamError(f"{name} must be an integer")
-        return value
+        return int(value)
 
-    def str_list(self, name: str) -> list[str]:
+    def texts(self, name: str) -> list[str]:
         value = self.data.get(name, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ApiParamError(f"{name} must be a list of strings")

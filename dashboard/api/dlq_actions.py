@@ -52,7 +52,7 @@ def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
         cluster=cluster,
         topic=topic,
         dlq_id=dlq_id,
-        reason=body.str("reason"),
+        reason=body.text("reason"),
         origin=origin_from_request(request),
     )
     return JsonResponse({"id": dlq_id, "deleted": deleted})
@@ -66,8 +66,8 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
-        confirm=body.str("confirm"),
-        reason=body.str("reason"),
+        confirm=body.text("confirm"),
+        reason=body.text("reason"),
         origin=origin_from_request(request),
     )
     return JsonResponse({"topic": topic, "purged": removed})
@@ -77,7 +77,7 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
-    ids = Body(request).str_list("ids")
+    ids = Body(request).texts("ids")
     if not ids:
         raise ValueError("ids: select at least one letter to export")
     letters = svc.dlq_export(

@@ -26,10 +26,10 @@ __all__ = ["urlpatterns"]
 
 
 def _target(body: Body) -> tuple[str, int, list[str]]:
-    partition = body.int("partition")
+    partition = body.number("partition")
     if partition is None or partition < 0:
         raise ApiParamError("partition: a number >= 0")
-    return body.str("group").strip(), partition, body.str_list("ids")
+    return body.text("group").strip(), partition, body.texts("ids")
 
 
 @api_view("POST")
@@ -45,8 +45,8 @@ def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpRespons
         group=group,
         partition=partition,
         ids=ids,
-        consumer=body.str("consumer"),
-        reason=body.str("reason"),
+        consumer=body.text("consumer"),
+        reason=body.text("reason"),
         origin=origin_from_request(request),
     )
     return JsonResponse({"group": group, "partition": partition, "claimed": claimed})
@@ -65,7 +65,7 @@ def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpR
         group=group,
         partition=partition,
         ids=ids,
-        reason=body.str("reason"),
+        reason=body.text("reason"),
         origin=origin_from_request(request),
     )
     return JsonResponse({"group": group, "partition": partition, "moved": moved})

@@ -72,7 +72,7 @@ def job_json(job: ReplayJob) -> dict[str, Any]:
 
 
 def _selection(body: Body) -> bulk.BulkSelection:
-    if body.bool("all"):
+    if body.flag("all"):
         raw: dict[str, str] = {}
         for name in FILTER_FIELDS:
             value = body.data.get(name)
@@ -89,7 +89,7 @@ def _selection(body: Body) -> bulk.BulkSelection:
             since_ms=filters.since_ms,
             until_ms=filters.until_ms,
         )
-    ids = tuple(body.str_list("ids"))
+    ids = tuple(body.texts("ids"))
     if not ids:
         raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
     return bulk.BulkSelection(ids=ids)
@@ -105,9 +105,9 @@ def bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
         cluster=cluster,
         topic=topic,
         selection=_selection(body),
-        force=body.bool("force"),
-        target_topic=body.str("target_topic").strip() or None,
-        target_partition=body.int("target_partition"),
+        force=body.flag("force"),
+        target_topic=body.text("target_topic").strip() or None,
+        target_partition=body.number("target_partition"),
     )
     return JsonResponse(job_json(job), status=201)
 
@@ -121,12 +121,12 @@ def job_detail(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> 
 def job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
     job = _job(request, cluster, topic, job_id)
     body = Body(request)
-    rate_limit = body.int("rate_limit") or 0
+    rate_limit = body.number("rate_limit") or 0
     job = bulk.dlq_bulk_start(
         acting_user=request.user,
         job=job,
-        reason=body.str("reason"),
-        ticket=body.str("ticket").strip(),
+        reason=body.text("reason"),
+        ticket=body.text("ticket").strip(),
         rate_limit=rate_limit,
         origin=origin_from_request(request),
     )
