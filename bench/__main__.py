@@ -1,6 +1,6 @@
 """``python -m bench [--only P4] [--quick]``: run the benchmarks, print a table, write JSON.
 
-Results go to bench/results.json (see PERFORMANCE.md for the contract). Each row
+Results go to bench/results.json (the contract: bench/common.py). Each row
 also carries the longest single command seen on each Redis server while its
 benchmark measured (SLOWLOG, see bench/common.py); rows with one over 5 ms are
 flagged in the table and listed at the end.

@@ -1,6 +1,6 @@
 """Benchmark plumbing: a fresh redis-server per benchmark, timing helpers, result rows.
 
-Contract (PERFORMANCE.md): every budget is ours vs a raw baseline measured in the
+Contract (README, "Benchmarks"): every budget is ours vs a raw baseline measured in the
 same run on the same fresh Redis; each result says whether its budget holds.
 A benchmark module is ``bench/p<N>_<what>.py`` with ``run(ctx) -> list[Result]``.
 

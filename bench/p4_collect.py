@@ -2,8 +2,8 @@
 
 Ours = ``dashboard.collectors.passes.collect_cluster``: ``Admin.snapshot`` + status
 enrichment + the console-store write (to a second fresh redis-server, so the MQ
-server's Redis time is the collector's alone). Raw = the prototype from
-PERFORMANCE.md: per partition XINFO GROUPS, XLEN, XPENDING - + 1, lease GET; per
+server's Redis time is the collector's alone). Raw = the plain pipelined
+prototype: per partition XINFO GROUPS, XLEN, XPENDING - + 1, lease GET; per
 topic DLQ XLEN; pipelined 500. Both run interleaved on the same data.
 Also reported: MQ Redis time per pass (budget <= 25 ms), the snapshot alone, a
 "cold" pass (nothing reusable from the previous pass: every partition changed),

@@ -4,7 +4,7 @@ Raw: the ``replay_letters`` script called directly, 100 ids per call, on its own
 fresh letters. Ours: ``services.replay_runner.replay_job_run`` on a started job of the same
 size (what the Celery task runs): frozen set from SQL, ``replay_many`` Lua
 batches, an exact progress commit every 1,000 letters, final audit row.
-Budgets: >= 0.7x raw, and >= 20,000 letters/s absolute (PERFORMANCE.md).
+Budgets: >= 0.7x raw, and >= 20,000 letters/s absolute.
 """
 
 from __future__ import annotations

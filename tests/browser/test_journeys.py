@@ -1,4 +1,4 @@
-"""The SRE journeys of UX.md end to end: real Chromium, real MQ data through mqcore on the
+"""The SRE journeys end to end: real Chromium, real MQ data through mqcore on the
 private Redis, real collector passes (``collect_cluster``) between the steps.
 
 Every step leaves a ``journey-<name>-<step>.png`` in the artifacts directory. What

@@ -31,7 +31,7 @@ def add_letters(
     headers: Callable[[int], dict[str, str]] | None = None,
     key: Callable[[int], str] = lambda i: f"k{i}",
 ) -> list[str]:
-    """XADD ``count`` letters with the REDIS_SCHEMA DLQ fields; returns their ids (oldest first)."""
+    """XADD ``count`` letters with the DLQ fields of docs/redis-layout.md; ids oldest first."""
     ids: list[str] = []
     pipe = r.pipeline(transaction=False)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
