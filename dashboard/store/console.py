@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,14 +26,6 @@ from mqcore.keys import ConsoleKeys
 
 __all__ = ["ConsoleStore"]
 
-# per store client: snapshot key -> (version, decoded snapshot). A page reads the latest
-# snapshot on every request; decoding the 2 MB snapshot of 1,000 topics costs tens of
-# milliseconds, its version a few bytes. Entries are shared between requests: readers
-# never change a snapshot (the page selectors copy what they adapt).
-_SNAPSHOTS: weakref.WeakKeyDictionary[Any, dict[str, tuple[bytes, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
-
 
 class ConsoleStore:
     """Reads and writes of the console store for one Redis client and key prefix."""
@@ -46,22 +37,25 @@ class ConsoleStore:
 
     # --- reads --------------------------------------------------------------
     def snapshot_get(self, cluster: str) -> dict[str, Any] | None:
-        """The latest snapshot, decoded once per version per process (shared: do not change it)."""
+        """The latest snapshot, decoded once per version per process (shared: do not change it).
+
+        A page reads it on every request: decoding the 2 MB snapshot of 1,000 topics costs
+        tens of milliseconds, its version a few bytes (the page selectors copy what they adapt).
+        """
         key, version_key = self.keys.snapshot(cluster), self.keys.snapshot_version(cluster)
-        cache = _SNAPSHOTS.setdefault(self.r, {})
-        version = self.r.get(version_key)
-        hit = cache.get(key)
-        if version is not None and hit is not None and hit[0] == version:
-            return hit[1]  # type: ignore[no-any-return]
+        slot = ("snapshot", key)
+        cached = values.versioned_get(slot, self.r.get(version_key))
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
         pipe = self.r.pipeline(transaction=True)
         pipe.get(version_key)
         pipe.get(key)
         version, raw = pipe.execute()
-        value: dict[str, Any] | None = values.loads(raw)
-        if version is not None and isinstance(value, dict):
-            cache[key] = (version, value)
-        else:
-            cache.pop(key, None)
+        value = values.loads(raw)
+        if not isinstance(value, dict):
+            values.versioned_put(slot, None, None)
+            return None
+        values.versioned_put(slot, version, value)
         return value
 
     def series_get(

@@ -11,10 +11,13 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "loads", "loads_cached", "remember"]
+__all__ = ["dumps", "loads", "loads_cached", "remember", "versioned_get", "versioned_put"]
 
 # slot -> (stored bytes, decoded value): the collector state this worker wrote last
 _DECODED: dict[tuple[str, str], tuple[bytes, Any]] = {}
+# slot -> (version, decoded value): values stored with a version key (the snapshot), so a
+# reader learns from a few bytes that the megabytes it decoded last time are still current
+_VERSIONED: dict[tuple[str, str], tuple[bytes, Any]] = {}
 
 
 def loads(raw: bytes | None) -> Any:
@@ -40,6 +43,25 @@ def loads_cached(slot: tuple[str, str], raw: bytes | None) -> Any:
 def remember(slot: tuple[str, str], raw: bytes, value: Any) -> None:
     """Record that ``raw`` (just written) decodes to ``value``, for :func:`loads_cached`."""
     _DECODED[slot] = (raw, value)
+
+
+def versioned_get(slot: tuple[str, str], version: bytes | None) -> Any:
+    """The value decoded for ``slot`` at ``version``; None when it is not at hand.
+
+    Shared between callers (requests of one process): treat it as read-only.
+    """
+    hit = _VERSIONED.get(slot)
+    if version is None or hit is None or hit[0] != version:
+        return None
+    return hit[1]
+
+
+def versioned_put(slot: tuple[str, str], version: bytes | None, value: Any) -> None:
+    """Keep ``value`` as ``slot``'s decoded value at ``version`` (forget it without one)."""
+    if version is None or value is None:
+        _VERSIONED.pop(slot, None)
+    else:
+        _VERSIONED[slot] = (version, value)
 
 
 def dumps(value: Any) -> bytes:
