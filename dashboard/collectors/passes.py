@@ -93,6 +93,7 @@ def _events(
     return alert_events(transition.opened, transition.resolved, mutes=mutes, now_ms=now_ms)
 
 
+@gc_paused()  # see mqcore.snapshot.gc_paused: a third of the pass otherwise
 def collect_cluster(
     cluster: str,
     *,
@@ -107,24 +108,6 @@ def collect_cluster(
     redo a slot it claimed, any other run skips it - or, with
     ``gather_when_claimed``, gathers and returns the snapshot without storing it.
     """
-    with gc_paused():  # see mqcore.snapshot.gc_paused: a third of the pass otherwise
-        return _collect_cluster(
-            cluster,
-            token=token,
-            store=store,
-            claim=claim,
-            gather_when_claimed=gather_when_claimed,
-        )
-
-
-def _collect_cluster(
-    cluster: str,
-    *,
-    token: str | None,
-    store: ConsoleStore | None,
-    claim: bool,
-    gather_when_claimed: bool,
-) -> PassResult:
     store = store or default_store()
     started = time.perf_counter()
     now_ms = clock.now_ms()
