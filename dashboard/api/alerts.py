@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
+from dashboard.api.body import Body
 from dashboard.clusters import cluster_names
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.alerts import alerts_get
@@ -24,12 +24,7 @@ from dashboard.services.audit import origin_from_request
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
-    try:
-        data = json.loads(request.body or b"{}")
-    except ValueError as exc:
-        raise ApiParamError("body must be a JSON object") from exc
-    if not isinstance(data, dict):
-        raise ApiParamError("body must be a JSON object")
+    data = Body(request).data
     for name in ("cluster", "alert", "kind", "duration", "reason"):
         if name in data and not isinstance(data[name], str):
             raise ApiParamError(f"{name} must be a string")

@@ -8,13 +8,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
+from dashboard.api.body import Body
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
 from dashboard.selectors import position as sel
@@ -23,12 +23,7 @@ from dashboard.services.audit import origin_from_request
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
-    try:
-        data = json.loads(request.body or b"{}")
-    except ValueError as exc:
-        raise ApiParamError("body must be a JSON object") from exc
-    if not isinstance(data, dict):
-        raise ApiParamError("body must be a JSON object")
+    data = Body(request).data
     target = data.get("target")
     if not isinstance(target, dict) or not isinstance(target.get("kind"), str):
         raise ApiParamError('target: {"kind": "latest|earliest|time|id", "value": ...}')
