@@ -25,6 +25,7 @@ from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import validate_name
 from mqcore.scripts import call_script
+from mqcore.topics import set_members
 
 __all__ = [
     "DEFAULT_RETAINED_BATCHES",
@@ -306,7 +307,7 @@ class CheckpointStore:
         return int(raw) if raw is not None else None
 
     def pipelines(self) -> list[str]:
-        return sorted(decode_text(m) for m in self.client.smembers(self.keys.pipelines()))
+        return set_members(self.client, self.keys.pipelines())
 
     def summary(self, pipeline: str) -> dict[str, Any] | None:
         """Counters, latest ids and the last completed end offsets; None when unknown."""

@@ -184,6 +184,10 @@ class ConsoleKeys:
         """Collector memory between passes: status windows, DLQ history, tiers, run id."""
         return f"{self.prefix}:collector-state:{cluster}"
 
+    def collector_state_version(self, cluster: str) -> str:
+        """Changes with every write of the collector and lease state (read in pieces)."""
+        return f"{self.prefix}:collector-state-version:{cluster}"
+
     def collector_health(self) -> str:
         return f"{self.prefix}:collector-health"
 

@@ -30,7 +30,7 @@ from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
 from mqcore.scripts import call_script
-from mqcore.topics import parse_partition_count
+from mqcore.topics import parse_partition_count, set_members
 
 __all__ = ["DIRECT_READD_MS", "MoveStats", "RetryMover", "RetryPolicy"]
 
@@ -154,7 +154,7 @@ class RetryMover:
     def move_all(self) -> int:
         """Move due items of every registered topic (a few batches each); returns items moved."""
         with redis_errors("list topics"):
-            topics = sorted(decode_text(t) for t in self.client.smembers(self.keys.registry()))
+            topics = set_members(self.client, self.keys.registry())
         total = 0
         for topic in topics:
             for _ in range(_MAX_ROUNDS):

@@ -20,7 +20,8 @@ Connection errors and timeouts raise ``ConnectionLostError`` naming ``what``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import redis
@@ -53,6 +54,11 @@ _TYPED: dict[str, Callable[[Any, Command], Any]] = {
 }
 
 
+@contextmanager
+def _untranslated(_what: str) -> Iterator[None]:
+    yield
+
+
 def wire_capable(client: Any) -> bool:
     """A plain client without client-side caching (no push messages between replies)."""
     return isinstance(client, redis.Redis) and client.get_cache() is None
@@ -61,23 +67,29 @@ def wire_capable(client: Any) -> bool:
 class Wire:
     """Runs commands in round trips; counts what it sent in ``commands``."""
 
-    def __init__(self, client: Any, batch: int, what: str = "snapshot") -> None:
+    def __init__(
+        self, client: Any, batch: int, what: str = "snapshot", *, translate: bool = True
+    ) -> None:
         self.client = client
         self.batch = max(1, batch)
         self.what = what
+        self.translate = translate  # False: redis-py's own connection errors propagate
         self.commands = 0
         self.direct = wire_capable(client)
 
-    def run(self, cmds: list[Command]) -> list[Any]:
+    def run(self, cmds: list[Command], *, step: int | None = None) -> list[Any]:
+        """The replies of ``cmds`` in order (error replies as exception instances);
+        ``step`` commands per round trip (default: ``WIRE_CHUNK`` direct, ``batch`` piped)."""
         out: list[Any] = []
-        step = max(self.batch, WIRE_CHUNK) if self.direct else self.batch
+        if step is None:
+            step = max(self.batch, WIRE_CHUNK) if self.direct else self.batch
+        guard = redis_errors if self.translate else _untranslated
         for start in range(0, len(cmds), step):
             chunk = cmds[start : start + step]
-            with redis_errors(self.what):
+            with guard(self.what):
                 replies = self._direct(chunk) if self.direct else self._pipeline(chunk)
-            for reply in replies:
-                if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                    with redis_errors(self.what):
+                for reply in replies:
+                    if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
                         raise reply
             out.extend(replies)
             self.commands += len(chunk)

@@ -1,11 +1,15 @@
-"""Commands to the console store in bounded batches: ordinary redis-py pipelines.
+"""Commands to the console store in bounded batches, packed on one connection.
 
 No single command may hold Redis for long on big data: writes that carry many
 keys or members (the series APPEND script, the series index ZADD) are split into
 commands of at most :data:`MEMBERS_PER_COMMAND` each, well under a millisecond of
 Redis time. The commands then go out in batches per non-transactional pipeline
 (:data:`COMMANDS_PER_EXECUTE` small ones, :data:`BULK_PER_EXECUTE` big ones), so
-a pass costs one round trip per batch, not one per key.
+a pass costs one round trip per batch, not one per key. They go through
+:class:`mqcore.wire.Wire`, as the collector's reads do: packed by hiredis on one
+connection of a plain client (redis-py's pipeline packer costs more than Redis
+spends on a script call of 500 keys), an ordinary pipeline on any other client.
+Replies are then Redis's own (``SET`` answers ``b"OK"``, not ``True``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any, TypeVar
 
 import redis
 
-from mqcore.boundary import redis_errors
+from mqcore.wire import Wire
 
 __all__ = [
     "BULK_PER_EXECUTE",
@@ -57,17 +61,8 @@ def run_batched(
     :class:`mqcore.errors.ConnectionLostError` naming the console store;
     without, the redis-py error itself.
     """
-    out: list[Any] = []
-    for batch in chunks(commands, per_execute):
-        pipe: Any = client.pipeline(transaction=False)
-        for command in batch:
-            pipe.execute_command(*command)
-        if translate:
-            with redis_errors(WHAT):
-                out.extend(pipe.execute(raise_on_error=False))
-        else:
-            out.extend(pipe.execute(raise_on_error=False))
-    return out
+    step = max(1, per_execute)
+    return Wire(client, step, WHAT, translate=translate).run(list(commands), step=step)
 
 
 def first_error(replies: Sequence[Any]) -> Exception | None:

@@ -18,6 +18,7 @@ from django.conf import settings
 
 from dashboard.store import values
 from dashboard.store.incidents import IncidentPage, incidents_queue, incidents_read
+from dashboard.store.pieces import read_pieces
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import SeriesWriter
@@ -47,10 +48,7 @@ class ConsoleStore:
         cached = values.versioned_get(slot, self.r.get(version_key))
         if cached is not None:
             return cached  # type: ignore[no-any-return]
-        pipe = self.r.pipeline(transaction=True)
-        pipe.get(version_key)
-        pipe.get(key)
-        version, raw = pipe.execute()
+        version, (raw,) = read_pieces(self.r, [key], version_key)
         value = values.loads(raw)
         if not isinstance(value, dict):
             values.versioned_put(slot, None, None)
@@ -151,13 +149,16 @@ class ConsoleStore:
         return holder is not None and holder.decode() == token
 
     def state_get(self, cluster: str) -> dict[str, Any]:
-        """Everything a pass needs from the previous one, in one round trip."""
+        """Everything a pass needs from the previous one (the big values in pieces)."""
+        keys = self.keys
+        _v, (state, lease_state) = read_pieces(
+            self.r, [keys.collector_state(cluster), keys.lease_state(cluster)],
+            keys.collector_state_version(cluster),
+        )  # fmt: skip
         pipe = self.r.pipeline(transaction=False)
-        pipe.get(self.keys.collector_state(cluster))
-        pipe.get(self.keys.lease_state(cluster))
-        pipe.hget(self.keys.collector_health(), cluster)
-        pipe.hgetall(self.keys.alerts(cluster))
-        state, lease_state, health, alerts = pipe.execute()
+        pipe.hget(keys.collector_health(), cluster)
+        pipe.hgetall(keys.alerts(cluster))
+        health, alerts = pipe.execute()
         return {
             "state": dict(values.loads_cached(("state", cluster), state) or {}),
             "lease_state": values.loads_cached(("lease", cluster), lease_state),
@@ -206,10 +207,11 @@ class ConsoleStore:
         pipe = self.r.pipeline(transaction=True)
         if snapshot_raw is not None:
             pipe.set(keys.snapshot(cluster), snapshot_raw)
-            pipe.set(keys.snapshot_version(cluster), f"{now_ms}:{os.urandom(6).hex()}")
+            pipe.set(keys.snapshot_version(cluster), _version(now_ms))
         pipe.set(keys.collector_state(cluster), state_raw)
         if lease_state is not None:
             pipe.set(keys.lease_state(cluster), lease_raw)
+        pipe.set(keys.collector_state_version(cluster), _version(now_ms))
         incidents_queue(pipe, keys, cluster, incidents, now_ms)
         pipe.hset(keys.collector_health(), cluster, values.dumps(health))
         alerts_key = keys.alerts(cluster)
@@ -255,7 +257,13 @@ class ConsoleStore:
             pipe.lpush(keys.alert_history(cluster), *[values.dumps(a) for a in alerts_resolved])
             pipe.ltrim(keys.alert_history(cluster), 0, int(settings.ALERT_HISTORY_MAX) - 1)
         pipe.set(keys.collector_state(cluster), values.dumps(state))
+        pipe.set(keys.collector_state_version(cluster), _version(written_ms or now_ms()))
         pipe.execute()
+
+
+def _version(now_ms: int) -> str:
+    """A new version for values written together (read back by :func:`read_pieces`)."""
+    return f"{now_ms}:{os.urandom(6).hex()}"
 
 
 def _lease_row(e: Mapping[str, Any]) -> dict[str, Any]:

@@ -112,36 +112,41 @@ class SeriesWriter:
         tier_map = {t.name: t for t in tiers()}
         stamp = now_ms // 1000
         series_keys: list[str] = []
-        series_tiers: list[tuple[Tier, struct.Struct]] = []
+        kinds: list[tuple[Tier, struct.Struct]] = []  # the (tier, point format) pairs seen
+        kind_of: list[int] = []  # per point, its index in ``kinds``
         packed: list[bytes] = []
         members: list[str] = []
-        formats: dict[str, tuple[struct.Struct, Any]] = {}
+        add_key, add_kind, add_packed = series_keys.append, kind_of.append, packed.append
         for tier_name, triples in points.items():
             tier = tier_map[tier_name]
             cache = self._series_keys.setdefault((cluster, tier_name), {})
             if len(cache) > _KEY_CACHE_MAX:
                 cache.clear()
+            # metric -> (point format, its pack, kind index), per tier
+            formats: dict[str, tuple[struct.Struct, Any, int]] = {}
             for metric, entity, value in triples:
                 if value is None or value != value:  # NaN
                     continue
                 fmt = formats.get(metric)
                 if fmt is None:
                     point = point_struct(metric)
-                    fmt = formats[metric] = (point, point.pack)
+                    if (tier, point) not in kinds:
+                        kinds.append((tier, point))
+                    fmt = formats[metric] = (point, point.pack, kinds.index((tier, point)))
                 key = cache.get((metric, entity))
                 if key is None:
                     key = cache[metric, entity] = self.keys.series(
                         cluster, tier_name, metric, entity
                     )
-                series_keys.append(key)
-                series_tiers.append((tier, fmt[0]))
+                add_key(key)
+                add_kind(fmt[2])
                 try:
-                    packed.append(fmt[1](stamp, value))
+                    add_packed(fmt[1](stamp, value))
                 except (OverflowError, struct.error):
-                    packed.append(pack_point(fmt[0], stamp, float(value)))
+                    add_packed(pack_point(fmt[0], stamp, float(value)))
                 if index:
                     members.append(index_member(metric, entity))
-        lengths = self._write(cluster, series_keys, series_tiers, packed, members, now_ms)
+        lengths = self._write(cluster, series_keys, kinds, kind_of, packed, members, now_ms)
         if index:
             self._indexed.add(cluster)
         return lengths
@@ -166,7 +171,8 @@ class SeriesWriter:
         ]
         tails = [tail for reply in self._run(cmds) for tail in reply]
         series_keys: list[str] = []
-        series_tiers: list[tuple[Tier, struct.Struct]] = []
+        kinds: list[tuple[Tier, struct.Struct]] = []
+        kind_of: list[int] = []
         packed: list[bytes] = []
         for name, bucket in closed.items():
             tier = tier_map[name]
@@ -177,22 +183,25 @@ class SeriesWriter:
                 point = point_struct(metric)
                 values = [v for t, v in decode_points(tail, point) if lo <= t < hi]
                 if values:
+                    if (tier, point) not in kinds:
+                        kinds.append((tier, point))
                     series_keys.append(self.series_key(cluster, name, metric, entity))
-                    series_tiers.append((tier, point))
+                    kind_of.append(kinds.index((tier, point)))
                     packed.append(pack_point(point, lo // 1000, rollup_value(metric, values)))
-        return self._write(cluster, series_keys, series_tiers, packed, [], 0)
+        return self._write(cluster, series_keys, kinds, kind_of, packed, [], 0)
 
     def _write(
         self,
         cluster: str,
         series_keys: list[str],
-        series_tiers: list[tuple[Tier, struct.Struct]],
+        kinds: list[tuple[Tier, struct.Struct]],
+        kind_of: list[int],
         packed: list[bytes],
         members: list[str],
         now_ms: int,
     ) -> Lengths:
-        """APPEND ``packed[i]`` to ``series_keys[i]`` and index ``members``; the series
-        near their cap."""
+        """APPEND ``packed[i]`` to ``series_keys[i]`` (a series of ``kinds[kind_of[i]]``)
+        and index ``members``; the series near their cap."""
         sha = self._append_sha
         cmds: list[Command] = [
             ("EVALSHA", sha, len(keys), *keys, *args)
@@ -213,9 +222,9 @@ class SeriesWriter:
         if not sizes:
             return {}
         # only series near their cap matter to the trim: skip the rest in one C-speed pass
-        floor = min(tier_limits(t, p)[1] for t, p in set(series_tiers))
+        floor = min(tier_limits(t, p)[1] for t, p in kinds)
         near = [i for i, n in enumerate(sizes) if n >= floor]
-        return {series_keys[i]: (sizes[i], *series_tiers[i]) for i in near}
+        return {series_keys[i]: (sizes[i], *kinds[kind_of[i]]) for i in near}
 
     def _run(self, cmds: list[Command]) -> list[Any]:
         """Run the commands, :data:`BULK_PER_EXECUTE` per round trip; scripts the store

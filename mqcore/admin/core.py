@@ -49,6 +49,7 @@ from mqcore.models import (
     RetryBacklog,
 )
 from mqcore.payloads import is_out_of_line, resolve_payload, stored_payload_limit
+from mqcore.topics import set_members
 
 __all__ = ["Admin", "validate_topic"]
 
@@ -70,9 +71,9 @@ class Admin:
 
     # --- topics --------------------------------------------------------------------------
     def topics(self) -> list[str]:
-        """Registered topic names, sorted (registry set; never SCAN)."""
+        """Registered topic names, sorted (registry set; never SCAN of the keyspace)."""
         with redis_errors("list topics"):
-            return sorted(decode_text(t) for t in self.client.smembers(self.keys.registry()))
+            return set_members(self.client, self.keys.registry())
 
     def partition_count(self, topic: str) -> int:
         """Partition count of a registered topic, or UnknownTopicError."""
