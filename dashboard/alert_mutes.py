@@ -17,9 +17,10 @@ Nothing here does I/O: :mod:`dashboard.services.alert_mutes` writes them,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from mqcore.clock import duration_s
 
 __all__ = [
     "DURATION_CHOICES",
@@ -34,19 +35,16 @@ MUTE_KINDS = ("silence", "ack")
 DURATION_CHOICES = ("15m", "1h", "4h", "24h")
 MIN_DURATION_S = 60
 MAX_DURATION_S = 7 * 86_400
-_DURATION = re.compile(r"(?:(\d{1,4})d)?(?:(\d{1,5})h)?(?:(\d{1,6})m)?")
 
 
 def duration_parse(text: Any) -> int:
     """Seconds of a duration such as ``15m``, ``4h``, ``1d12h`` or ``90m``; ValueError otherwise."""
-    raw = str(text or "").strip().lower().replace(" ", "")
-    match = _DURATION.fullmatch(raw) if raw else None
-    if match is None or not any(match.groups()):
+    try:
+        seconds = duration_s(text)
+    except ValueError:
         raise ValueError(
             "duration: a number of days, hours and minutes such as 15m, 1h, 4h, 24h or 1d12h"
-        )
-    days, hours, minutes = (int(g or 0) for g in match.groups())
-    seconds = days * 86_400 + hours * 3600 + minutes * 60
+        ) from None
     if not MIN_DURATION_S <= seconds <= MAX_DURATION_S:
         raise ValueError(
             f"duration: between {MIN_DURATION_S // 60} minute and {MAX_DURATION_S // 86_400} days"

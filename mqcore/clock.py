@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import re
 import time
 
-__all__ = ["iso_from_ms", "iso_now", "iso_seconds", "ms_from_iso", "now_ms"]
+__all__ = ["duration_s", "iso_from_ms", "iso_now", "iso_seconds", "ms_from_iso", "now_ms"]
 
 
 def now_ms() -> int:
     """Milliseconds since the epoch (the unit of stream ids, leases and checkpoints)."""
     return int(time.time() * 1000)
+
+
+_DURATION = re.compile(r"(?:(\d{1,5})d)?(?:(\d{1,6})h)?(?:(\d{1,7})m)?(?:(\d{1,8})s)?")
+
+
+def duration_s(text: object) -> int:
+    """Seconds of a duration such as ``90s``, ``15m``, ``4h``, ``7d`` or ``1d12h``.
+
+    Raises ValueError on anything else (and on zero).
+    """
+    raw = str(text or "").strip().lower().replace(" ", "")
+    match = _DURATION.fullmatch(raw) if raw else None
+    if match is None or not any(match.groups()):
+        raise ValueError("duration: days, hours, minutes or seconds such as 90s, 15m, 4h or 7d")
+    days, hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    total = days * 86_400 + hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise ValueError("duration: must be more than zero")
+    return total
 
 
 _SECOND: tuple[int, str] = (-1, "")  # the last second formatted (replays stamp many per second)
