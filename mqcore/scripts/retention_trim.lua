@@ -39,13 +39,19 @@ local bound = nil
 if #page > per_round then bound = page[per_round + 1][1] end
 
 local cut = nil -- rules: delete entries below cut
+local beyond = false -- the length rule wants more than this round's page
 local function want(id)
   if id ~= nil and (cut == nil or less(cut, id)) then cut = id end
 end
 if ARGV[1] ~= '' then
   local excess = redis.call('XLEN', key) - tonumber(ARGV[1])
   if excess > 0 then
-    if excess < #page then want(page[excess + 1][1]) else want(bound or after(page[#page][1])) end
+    if excess < #page then
+      want(page[excess + 1][1])
+    else -- the rule cuts past this round's page: at least up to its end
+      beyond = true
+      want(bound or after(page[#page][1]))
+    end
   end
 end
 if ARGV[2] ~= '' then want(ARGV[2]) end
@@ -69,6 +75,9 @@ for _, g in ipairs(groups) do
 end
 if ARGV[3] == '1' and furthest ~= nil then want(furthest) end
 if cut == nil then return {0, '', '', 0} end
+-- a group holds the rules back when its floor is below where they want to cut
+local held = ''
+if floor ~= nil and (less(floor, cut) or (beyond and not less(cut, floor))) then held = holder end
 if bound ~= nil and less(bound, cut) then cut = bound end
 
 local function below(id)
@@ -79,10 +88,7 @@ local function below(id)
   return n
 end
 local wanted = below(cut)
-local held = ''
-if floor ~= nil and less(floor, cut) then
-  cut, held = floor, holder
-end
+if floor ~= nil and less(floor, cut) then cut = floor end
 local n = below(cut)
 if n == 0 then return {0, cut, held, wanted} end
 if ARGV[5] == '1' then return {n, cut, held, wanted} end

@@ -78,3 +78,30 @@ def test_mqcore_housekeeper_holds_back_and_loses_nothing(
     left = r.xrange(shared, "-", "+", count=1)[0][0]
     assert left == b"2000-0"
     assert r.xlen(shared) == 3_000
+
+
+def test_cli_twins(
+    r: redis.Redis, redis_url: str, shared: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from mqcore.cli import main
+
+    code = main(["--redis-url", redis_url, "--json", "retention", "orders", "--java-frontier"])
+    view = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert view["partitions"][0]["at_risk"] is True
+    code = main(["--redis-url", redis_url, "housekeep", "--maxlen", "10", "--dry-run", "--json"])
+    dry = json.loads(capsys.readouterr().out)
+    assert (code, dry["deleted"], dry["partitions"][0]["held_by"]) == (0, 1_000, PY)
+    assert r.xlen(shared) == 4_000
+    code = main(["--redis-url", redis_url, "housekeep", "--maxlen", "10"])
+    assert code == 2  # not a terminal, no --yes: refused
+    assert "confirmation" in capsys.readouterr().err
+    code = main(["--redis-url", redis_url, "housekeep", "--topic", "nope", "--consumed", "--yes"])
+    assert code == 2
+    assert "unknown topic" in capsys.readouterr().err
+    code = main(["--redis-url", redis_url, "housekeep", "--consumed", "--yes", "--json"])
+    done = json.loads(capsys.readouterr().out)
+    assert (code, done["deleted"]) == (0, 1_000)
+    assert r.xlen(shared) == 3_000
