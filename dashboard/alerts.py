@@ -44,9 +44,10 @@ RULES = {
     "checkpoint_failed": "a pipeline's latest checkpoint failed (none completed since)",
     "collector": "the collector failed on consecutive passes",
     "redis_restart": "Redis restarted without persistence: groups vanished",
+    "retention_risk": "a retention rule that ignores a group would delete its unread entries",
 }
 TOPIC_RULES = frozenset(
-    {"status", "rewind", "dlq_growth", "oldest_pending"}
+    {"status", "rewind", "dlq_growth", "oldest_pending", "retention_risk"}
 )  # entity: topic[/group]
 CLUSTER_RULES = frozenset({"collector", "redis_restart"})  # entity: the cluster's collector/Redis
 
@@ -140,6 +141,19 @@ def alert_conditions(
             rewind = _rewind_condition(name, group)
             if rewind is not None:
                 out.append(rewind)
+            risk = group.get("retention_risk")
+            if risk:
+                out.append(
+                    Condition(
+                        "retention_risk",
+                        f"{name}/{group['group']}",
+                        "critical",
+                        f"{name}/{group['group']}: {', '.join(risk['by'])} retention would "
+                        f"delete at least {risk['lost_at_least']} unread entries on partitions "
+                        f"{', '.join(str(p) for p in risk['partitions'][:20])}",
+                        float(risk["lost_at_least"]),
+                    )
+                )
             if group.get("status") in BAD_STATUSES and not _pipeline_idle(group):
                 out.append(
                     Condition(

@@ -21,6 +21,7 @@ from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq import DeadLetters
 from mqcore.keys import ConsoleKeys
+from mqcore.retention import JavaRetention, RetentionPolicy
 
 __all__ = [
     "UnknownClusterError",
@@ -32,6 +33,8 @@ __all__ = [
     "console_keys",
     "console_redis",
     "dead_letters",
+    "java_retention",
+    "retention_policy",
 ]
 
 
@@ -45,10 +48,7 @@ def cluster_names() -> list[str]:
 
 @cache
 def cluster_config(name: str) -> MQConfig:
-    options: dict[str, Any] | None = settings.MQ_CLUSTERS.get(name)
-    if options is None:
-        raise UnknownClusterError(f"unknown cluster {name!r}")
-    opts = dict(options)
+    opts = dict(_options(name))
     url = opts.pop("url")
     allowed = {f for f in MQConfig.__dataclass_fields__ if f != "url"}
     return MQConfig.from_url(url, **{k: v for k, v in opts.items() if k in allowed})
@@ -71,6 +71,27 @@ def dead_letters(name: str) -> DeadLetters:
     return DeadLetters(cluster_config(name), client=cluster_client(name))
 
 
+def _options(name: str) -> dict[str, Any]:
+    options: dict[str, Any] | None = settings.MQ_CLUSTERS.get(name)
+    if options is None:
+        raise UnknownClusterError(f"unknown cluster {name!r}")
+    return options
+
+
+@cache
+def retention_policy(name: str) -> RetentionPolicy:
+    """mqcore's housekeeper rules of cluster ``name`` (``MQ_CLUSTERS[name]["retention"]``;
+    none: the housekeeper deletes nothing there)."""
+    return RetentionPolicy.from_mapping(_options(name).get("retention"))
+
+
+@cache
+def java_retention(name: str) -> JavaRetention | None:
+    """The retention of a Java deployment sharing cluster ``name`` (``["java_retention"]``),
+    None when no Java service trims its streams."""
+    return JavaRetention.from_mapping(_options(name).get("java_retention"))
+
+
 @cache
 def checkpoints(name: str) -> CheckpointStore:
     """The pipeline checkpoint store of cluster ``name``."""
@@ -91,5 +112,8 @@ def console_keys() -> ConsoleKeys:
 
 def reset_caches() -> None:
     """Forget cached configs and clients (tests change settings between cases)."""
-    for fn in (cluster_config, cluster_client, admin, dead_letters, checkpoints, console_redis):
+    for fn in (
+        cluster_config, cluster_client, admin, dead_letters, checkpoints, console_redis,
+        retention_policy, java_retention,
+    ):  # fmt: skip
         fn.cache_clear()

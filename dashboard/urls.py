@@ -6,6 +6,7 @@ dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
 pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
+retention /clusters/<c>/topics/<t>/retention/ (+ trim/)
 pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unmute/), /metrics
 api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 """
@@ -19,6 +20,7 @@ from dashboard.api import pages as api_pages
 from dashboard.api import pipelines as api_pipelines
 from dashboard.api import position as api_position
 from dashboard.api import replay_jobs as api_replay_jobs
+from dashboard.api import retention as api_retention
 from dashboard.api import timeline as api_timeline
 from dashboard.views import (
     alert_actions,
@@ -30,6 +32,7 @@ from dashboard.views import (
     pages,
     pending_actions,
     position,
+    retention,
     timeline,
 )
 
@@ -42,6 +45,7 @@ urlpatterns = [
     *dlq.urlpatterns,
     *pending_actions.urlpatterns,
     *position.urlpatterns,
+    *retention.urlpatterns,
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
@@ -51,6 +55,7 @@ urlpatterns = [
     *api_pipelines.urlpatterns,
     *api_timeline.urlpatterns,
     *api_position.urlpatterns,
+    *api_retention.urlpatterns,
     *api_alerts.urlpatterns,
     *api_dlq_actions.urlpatterns,
     *api_replay_jobs.urlpatterns,

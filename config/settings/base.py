@@ -205,6 +205,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING (URL redaction)
 COLLECT_INTERVAL_S = env_int("COLLECT_INTERVAL_S", 10)
+# the retention housekeeper runs this often on each cluster with "retention" rules in
+# MQ_CLUSTERS (none by default: it deletes nothing until rules are configured)
+HOUSEKEEP_INTERVAL_S = env_int("HOUSEKEEP_INTERVAL_S", 60)
 
 # --- Collectors: status rules, series retention, alerts (dashboard.status/store/alerts) ---
 STATUS_WINDOW_SAMPLES = env_int("STATUS_WINDOW_SAMPLES", 5)

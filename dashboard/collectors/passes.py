@@ -22,10 +22,12 @@ from typing import Any
 from django.conf import settings
 
 from dashboard.alerts import RULES, AlertTransition, alert_conditions, alert_transition
+from dashboard.clusters import java_retention, retention_policy
 from dashboard.collectors.incidents import collector_failure_event, incident_diff
 from dashboard.collectors.leases import lease_diff
 from dashboard.collectors.notify import alert_events
 from dashboard.collectors.pipelines import pipeline_groups_mark
+from dashboard.collectors.retention_risk import retention_risk_mark
 from dashboard.collectors.series import (
     PARTITION_SAMPLE_MS,
     partition_points,
@@ -183,6 +185,7 @@ def collect_cluster(
         per_topic=settings.STATUS_TOPIC_THRESHOLDS,
         dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
     )
+    retention_risk_mark(snap, retention_policy(cluster), java_retention(cluster))
     new_state: dict[str, Any] = {**state, **windows}
     new_state.update(_restart_check(state, snap, health, now_ms) or {})
     lease_changes, lease_state = lease_diff(prev["lease_state"], snap, now_ms)

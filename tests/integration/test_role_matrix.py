@@ -86,6 +86,11 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
         {**ADMIN_WRITE, "Admin": 200},
         lambda ctx, role: {"kind": "earliest", "reason": "matrix", "confirm": "default-group"},
     ),
+    "topic-retention": ("GET", R, None),
+    # trimming deletes entries: Admin (purge); an empty form has no rule, so Admin gets 400
+    "topic-retention-trim": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-topic-retention": ("GET", API_R, None),
+    "api-topic-retention-trim": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "api-group-position-plan": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "api-group-position": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     # Admin only; the matrix has no open alert, so an Admin gets the 400 of bad input

@@ -32,6 +32,13 @@ POSITION = {
     "target": ("object", '{"kind": "latest|earliest|time|id", "value": ...}'),
     "partitions": ("array", 'partition numbers, or "all"'),
 }
+RULES_BODY = {
+    "maxlen": ("integer", "keep at most this many entries per partition"),
+    "max_age": ("string", "delete entries older than, e.g. 7d"),
+    "consumed": ("boolean", "delete entries every group read and acked"),
+    "ignore_groups": ("array", "groups whose unread entries may go (comma-separated in a query)"),
+}
+RULES_QUERY = {name: f"what-if: {text}" for name, (_type, text) in RULES_BODY.items()}
 PENDING = {
     "group": ("string", "consumer group"),
     "partition": ("integer", "partition of the entries"),
@@ -258,6 +265,24 @@ ROUTES: tuple[Route, ...] = (
             "confirm": ("string", "the group name, typed again"),
         },
     ),
+    _r(
+        "api-topic-retention",
+        "get",
+        T + "/retention",
+        "retention",
+        "Viewer",
+        "Per partition: group floors and what each retention rule would delete next",
+        {**RULES_QUERY, "page": "32 partitions a page"},
+    ),
+    _r(
+        "api-topic-retention-trim",
+        "post",
+        T + "/retention/trim",
+        "retention",
+        "Admin",
+        "Trim the topic's partitions now (never past a group's unread entries)",
+        body={**RULES_BODY, "reason": REASON, "confirm": ("string", "the topic name, again")},
+    ),
     _r("api-pipelines", "get", C + "/pipelines", "pipelines", "Viewer", "Pipelines"),
     _r(
         "api-pipeline-detail",
@@ -356,6 +381,8 @@ PAGE_TWINS: dict[str, str] = {
     "group-position-plan": "api-group-position-plan",
     "group-position-move": "api-group-position",
     "timeline": "api-timeline",
+    "topic-retention": "api-topic-retention",
+    "topic-retention-trim": "api-topic-retention-trim",
     "topic-timeline": "api-timeline",
     "pipelines": "api-pipelines",
     "pipeline-detail": "api-pipeline-detail",

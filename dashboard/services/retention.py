@@ -1,0 +1,96 @@
+"""Trimming partition streams by retention rules: an operator's "trim now" and the beat's
+housekeeper. Deleting entries needs the purge permission (Admin).
+
+Permission, a reason and the topic name typed as confirmation, then the audit
+intent row, :func:`mqcore.retention.housekeep` (never past a group's unread
+entries, except the groups opted out) and the outcome row with what each partition
+lost. The beat task trims every topic of a cluster that has rules configured, as
+``system`` (origin ``housekeeper-...``), one intent and one outcome per run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashboard import clusters
+from dashboard.models import AuditEventType
+from dashboard.permissions import Action, require_action
+from dashboard.selectors.pages.snapshot import topic_visible_require
+from dashboard.services.audit import (
+    Origin,
+    audit_begin,
+    audit_complete,
+    audit_failure,
+    require_reason,
+)
+from mqcore.retention import PartitionTrim, RetentionPolicy, housekeep
+
+__all__ = ["ConfirmationError", "housekeep_cluster", "trim_topic"]
+
+
+class ConfirmationError(ValueError):
+    """Raised when the typed confirmation is not the exact topic name."""
+
+
+def _summary(done: list[PartitionTrim]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    rows = [t.as_dict() for t in done if t.deleted or t.held_by]
+    counts = {"deleted": sum(t.deleted for t in done), "partitions": len(done)}
+    return counts, rows
+
+
+def trim_topic(
+    *,
+    acting_user: Any,
+    cluster: str,
+    topic: str,
+    policy: RetentionPolicy | None,
+    reason: str,
+    confirm: str,
+    origin: Origin | None = None,
+) -> dict[str, Any]:
+    """Trim ``topic`` now by ``policy`` (None: the cluster's configured rules)."""
+    require_action(acting_user, Action.PURGE, cluster=cluster, topic=topic)
+    topic_visible_require(acting_user, cluster, topic)
+    used = policy if policy is not None else clusters.retention_policy(cluster)
+    if not used.enabled:
+        raise ValueError("no retention rule: give a maxlen, a max age or consumed")
+    reason = require_reason(reason)
+    if (confirm or "") != topic:
+        raise ConfirmationError("type the exact topic name to confirm the trim")
+    admin = clusters.admin(cluster)
+    admin.partition_count(topic)  # unknown topic: nothing audited, nothing trimmed
+    intent = audit_begin(
+        acting_user=acting_user,
+        event_type=AuditEventType.RETENTION_TRIM,
+        origin=origin,
+        cluster=cluster,
+        topic=topic,
+        reason=reason,
+        detail={"policy": used.as_dict()},
+    )
+    with audit_failure(intent):
+        done = housekeep(admin.client, admin.keys, used, topics=[topic])
+    counts, rows = _summary(done)
+    audit_complete(intent, outcome="trimmed", counts=counts, detail={"partitions": rows})
+    return {"topic": topic, "policy": used.as_dict(), **counts, "trims": rows}
+
+
+def housekeep_cluster(cluster: str) -> dict[str, Any]:
+    """The beat's run over ``cluster`` with its configured rules; skipped without rules."""
+    policy = clusters.retention_policy(cluster)
+    if not policy.enabled:
+        return {"cluster": cluster, "skipped": "no retention rules configured"}
+    admin = clusters.admin(cluster)
+    intent = audit_begin(
+        acting_user=None,
+        event_type=AuditEventType.RETENTION_TRIM,
+        origin=Origin.system("housekeeper"),
+        cluster=cluster,
+        reason="scheduled retention (housekeeper)",
+        detail={"policy": policy.as_dict()},
+    )
+    with audit_failure(intent):
+        done = housekeep(admin.client, admin.keys, policy)
+    counts, rows = _summary(done)
+    audit_complete(intent, outcome="trimmed", counts=counts, detail={"partitions": rows})
+    return {"cluster": cluster, **counts}

@@ -1,0 +1,153 @@
+"""Retention in the console: the tab and its API twin, what-if rules, "trim now" (Admin,
+audited), the scheduled housekeeper, and the retention_risk alert from the collector."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.test import Client
+
+from dashboard.clusters import reset_caches
+from dashboard.models import ApiToken, AuditEvent, AuditEventType
+from dashboard.services.retention import ConfirmationError, housekeep_cluster, trim_topic
+from mqcore.config import MQConfig
+from mqcore.retention import RetentionPolicy
+from tests.integration.dlq_support import role_user
+from tests.integration.raw_java import create_topic
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db]
+FAST, SLOW = "fast-group", "slow-group"
+PAGE = "/clusters/default/topics/orders/retention/"
+API = "/api/v1/clusters/default/topics/orders/retention"
+
+
+@pytest.fixture
+def clusters_with(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Set extra options of the ``default`` cluster for one test."""
+
+    def apply(**extra: Any) -> None:
+        base = dict(settings.MQ_CLUSTERS["default"])
+        monkeypatch.setattr(settings, "MQ_CLUSTERS", {"default": {**base, **extra}})
+        reset_caches()
+
+    yield apply
+    reset_caches()
+
+
+@pytest.fixture
+def key(r: redis.Redis, mq_config: MQConfig) -> str:
+    create_topic(r, mq_config.keys, "orders", 1, groups=(FAST, SLOW))
+    key = mq_config.keys.partition("orders", 0)
+    pipe = r.pipeline(transaction=False)
+    for i in range(300):
+        pipe.xadd(key, {"payload": f"<b>m{i}</b>"}, id=f"{1_000 + i}-0")
+    pipe.execute()
+    fast = r.xreadgroup(FAST, "f1", {key: ">"}, count=300)[0][1]
+    r.xack(key, FAST, *[e[0] for e in fast])
+    slow = r.xreadgroup(SLOW, "s1", {key: ">"}, count=100)[0][1]
+    r.xack(key, SLOW, *[e[0] for e in slow])
+    return key
+
+
+def test_tab_shows_floors_rules_and_risk(client: Client, key: str, clusters_with: Any) -> None:
+    clusters_with(retention={"maxlen": 50}, java_retention={"maxlen": 150})
+    client.force_login(role_user("vic", "Viewer"))
+    html = client.get(PAGE).content.decode()
+    assert "keep 50 entries per partition" in html
+    assert 'id="retention-risk"' in html  # Java keeps 150: slow-group has 200 unread
+    assert "slow-group</strong> would lose 50" in html
+    assert "Trim now" not in html  # a Viewer cannot trim
+    part = client.get(PAGE + "?maxlen=10&consumed=1", HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in part
+    assert "What if" in part
+    bad = client.get(PAGE + "?maxlen=lots")
+    assert bad.status_code == 400
+    assert b"maxlen" in bad.content
+    api = client.get(API).json()
+    rules = {r["rule"]: r for r in api["partitions"][0]["rules"]}
+    assert (rules["maxlen"]["would_delete"], rules["maxlen"]["held_by"]) == (100, SLOW)
+    assert rules["java-maxlen"]["at_risk"] == {SLOW: 50}
+    assert api["at_risk_groups"] == {SLOW: 50}
+
+
+def test_trim_now_is_admin_only_confirmed_and_audited(
+    client: Client, r: redis.Redis, key: str
+) -> None:
+    kw: dict[str, Any] = {"cluster": "default", "topic": "orders", "reason": "disk"}
+    policy = RetentionPolicy.build(maxlen=10)
+    for role in ("Viewer", "Operator"):
+        with pytest.raises(PermissionDenied):
+            trim_topic(acting_user=role_user(role.lower(), role), policy=policy, confirm="orders",
+                       **kw)  # fmt: skip
+    admin = role_user("ada", "Admin")
+    with pytest.raises(ConfirmationError):
+        trim_topic(acting_user=admin, policy=policy, confirm="order", **kw)
+    with pytest.raises(ValueError, match="no retention rule"):
+        trim_topic(acting_user=admin, policy=None, confirm="orders", **kw)
+    assert not AuditEvent.objects.exists()
+    assert r.xlen(key) == 300
+    client.force_login(admin)
+    done = client.post(PAGE + "trim/", {"maxlen": "10", "reason": "disk", "confirm": "orders"})
+    assert done.status_code == 200
+    assert b'id="trim-result"' in done.content
+    assert r.xlen(key) == 200  # the slow group's 200 unread entries stay
+    intent, outcome = AuditEvent.objects.order_by("id")
+    assert intent.event_type == AuditEventType.RETENTION_TRIM
+    assert intent.detail["policy"]["maxlen"] == 10
+    assert outcome.counts == {"deleted": 100, "partitions": 1}
+    assert outcome.detail["partitions"][0]["held_by"] == SLOW
+
+
+def test_api_twin_of_trim(r: redis.Redis, key: str) -> None:
+    c = Client()
+    viewer = ApiToken.issue(role_user("vic", "Viewer"), read_only=False)[1]
+    admin = ApiToken.issue(role_user("ada", "Admin"), read_only=False)[1]
+    body = {"consumed": True, "reason": "tidy", "confirm": "orders"}
+    resp = c.post(API + "/trim", body, content_type="application/json",
+                  HTTP_AUTHORIZATION=f"Bearer {viewer}")  # fmt: skip
+    assert resp.status_code == 403
+    resp = c.post(API + "/trim", {**body, "maxlen": "x"}, content_type="application/json",
+                  HTTP_AUTHORIZATION=f"Bearer {admin}")  # fmt: skip
+    assert resp.status_code == 400
+    resp = c.post(API + "/trim", body, content_type="application/json",
+                  HTTP_AUTHORIZATION=f"Bearer {admin}")  # fmt: skip
+    assert resp.status_code == 200
+    assert resp.json()["deleted"] == 100
+    assert r.xlen(key) == 200
+
+
+def test_scheduled_housekeeper_runs_only_with_rules(
+    r: redis.Redis, key: str, clusters_with: Any
+) -> None:
+    from dashboard.schedule import beat_schedule
+
+    assert housekeep_cluster("default")["skipped"]
+    assert not any(k.startswith("housekeep:") for k in beat_schedule())
+    clusters_with(retention={"consumed": True})
+    assert "housekeep:default" in beat_schedule()
+    assert housekeep_cluster("default")["deleted"] == 100
+    intent, outcome = AuditEvent.objects.order_by("id")
+    assert (intent.actor, intent.request_id[:12]) == ("system", "housekeeper-")
+    assert outcome.counts["deleted"] == 100
+
+
+def test_collector_opens_a_retention_risk_alert(
+    r: redis.Redis, key: str, clusters_with: Any, console_r: redis.Redis
+) -> None:
+    from dashboard.clusters import console_keys, console_redis
+    from dashboard.collectors.passes import collect_cluster
+    from dashboard.store import ConsoleStore
+
+    store = ConsoleStore(console_redis(), console_keys())
+    collect_cluster("default", claim=False, store=store)
+    assert not [a for a in store.alerts_list(["default"]) if a["rule"] == "retention_risk"]
+    clusters_with(java_retention={"maxlen": 150})
+    collect_cluster("default", claim=False, store=store)
+    risky = [a for a in store.alerts_list(["default"]) if a["rule"] == "retention_risk"]
+    assert [a["entity"] for a in risky] == ["orders/slow-group"]
+    assert "at least 50 unread entries" in risky[0]["message"]
