@@ -31,8 +31,12 @@ from mqcore.keys import KeySpace
 from mqcore.scripts import call_script, lua_source
 
 __all__ = [
+    "ACKSET_TTL_S",
+    "ACK_POLICIES",
     "ack",
     "ack_in_pipeline",
+    "ack_reply_count",
+    "check_ack_policy",
     "dead_letter",
     "load_ack_script",
     "retry_item_fields",
@@ -40,6 +44,23 @@ __all__ = [
 ]
 
 _ID_CHARS = frozenset("0123456789-")
+ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
+ACKSET_TTL_S = 86_400  # Java's acksetTtlSec default: an ack set outlives a stuck group a day
+
+
+def check_ack_policy(policy: str) -> str:
+    """``policy`` if it is one of :data:`ACK_POLICIES`, else InvalidArgumentError."""
+    if policy not in ACK_POLICIES:
+        raise InvalidArgumentError(
+            f"ack-delete policy {policy!r}: one of {', '.join(ACK_POLICIES)}"
+        )
+    return policy
+
+
+def ack_reply_count(reply: Any) -> int:
+    """Entries acked from an ack script's reply (-1: stale epoch): ``ack_entries`` answers a
+    number, ``ack_all_groups`` ``[acked, deleted]``."""
+    return int(reply[0]) if isinstance(reply, list | tuple) else int(reply)
 
 
 def _check_id(entry_id: str) -> str:
@@ -79,7 +100,7 @@ def _entry_status(
     return status
 
 
-def _ack_args(
+def _ack_call(
     keys: KeySpace,
     *,
     topic: str,
@@ -87,12 +108,28 @@ def _ack_args(
     partition: int,
     ids: Sequence[str],
     epoch: int | None,
-    delete: bool = False,
-) -> tuple[list[str], list[str]]:
-    """KEYS and ARGV of ``ack_entries``."""
+    policy: str = "none",
+    groups: Sequence[str] | None = None,
+) -> tuple[str, list[str], list[str]]:
+    """Script name, KEYS and ARGV of an ack under ``policy``.
+
+    ``groups``: the groups on the stream whose leases decide who is live under
+    ``all-groups-ack`` (None: every group on the stream counts as live)."""
+    check_ack_policy(policy)
+    stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
+    if policy != "all-groups-ack":
+        delete = "1" if policy == "immediate" else "0"
+        return "ack_entries", [stream, epoch_key], [group, _epoch_arg(epoch), delete, *ids]
+    known = list(groups or ())
     return (
-        [keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)],
-        [group, _epoch_arg(epoch), "1" if delete else "0", *ids],
+        "ack_all_groups",
+        [
+            stream,
+            epoch_key,
+            *(keys.lease(topic, g, partition) for g in known),
+            *(keys.acks(topic, partition, i) for i in ids),
+        ],
+        [group, _epoch_arg(epoch), str(ACKSET_TTL_S), str(len(known)), *known, *ids],
     )
 
 
@@ -106,21 +143,24 @@ def ack_in_pipeline(
     partition: int,
     ids: Sequence[str],
     epoch: int | None,
-    delete: bool = False,
+    policy: str = "none",
+    groups: Sequence[str] | None = None,
 ) -> None:
-    """Queue :func:`ack` on ``pipe``; its reply (how many were pending, -1 when fenced)
-    comes from ``pipe.execute``. A ``NoScriptError`` there means Redis lost the
-    script (restart, flush): call :func:`load_ack_script` and ack again."""
-    script_keys, args = _ack_args(
-        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch, delete=delete
-    )
-    call_script(client, "ack_entries", script_keys, args, pipe=pipe)
+    """Queue :func:`ack` on ``pipe``; its reply (:func:`ack_reply_count`: how many were
+    pending, -1 when fenced) comes from ``pipe.execute``. A ``NoScriptError`` there means
+    Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
+    name, script_keys, args = _ack_call(
+        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
+        policy=policy, groups=groups,
+    )  # fmt: skip
+    call_script(client, name, script_keys, args, pipe=pipe)
 
 
 def load_ack_script(client: RedisClient) -> None:
-    """Load the ack script into Redis, for pipelines that only send its EVALSHA."""
+    """Load the ack scripts into Redis, for pipelines that only send their EVALSHA."""
     with redis_errors("script load"):
         client.script_load(lua_source("ack_entries"))
+        client.script_load(lua_source("ack_all_groups"))
 
 
 def ack(
@@ -132,20 +172,26 @@ def ack(
     partition: int,
     ids: Sequence[str],
     epoch: int | None,
-    delete: bool = False,
+    policy: str = "none",
+    groups: Sequence[str] | None = None,
 ) -> int:
-    """Acknowledge ``ids`` (and XDEL them when ``delete``); returns how many were pending.
+    """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
-    Raises :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
+    ``immediate`` XDELs them; ``all-groups-ack`` records the group in each entry's ack
+    set (``KeySpace.acks``, expiring after :data:`ACKSET_TTL_S`) and XDELs an entry once
+    every live group - on the stream and holding a lease on the partition, as in Java;
+    see :func:`_ack_call` for ``groups`` - has acked it. Raises :class:`FencedError`
+    when ``epoch`` is stale: nothing is acked then.
     """
     for entry_id in ids:
         _check_id(entry_id)
     if not ids:
         return 0
-    script_keys, args = _ack_args(
-        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch, delete=delete
-    )
-    result = int(call_script(client, "ack_entries", script_keys, args))
+    name, script_keys, args = _ack_call(
+        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
+        policy=policy, groups=groups,
+    )  # fmt: skip
+    result = ack_reply_count(call_script(client, name, script_keys, args))
     if result < 0:
         raise _fenced(topic, group, partition, epoch)
     return result

@@ -99,6 +99,7 @@ class Producer:
         self.max_retries = max_retries
         self._partitioner = Partitioner(self.client, self.keys, cache_ttl_s=cache_ttl_s)
         self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else None
+        self._payload_ttl_ms = max(0, int(config.payload_ttl_ms or 0))
         self._max_payload = config.max_payload_bytes
         self._inline = config.inline_payload_bytes
         self._default_retries = str(max_retries)
@@ -308,7 +309,8 @@ class Producer:
         return script(
             keys=[args[1], plan.payload_key, plan.payload_index],
             args=[
-                plan.stored_payload, 0, self._maxlen or 0, 1 if nomkstream else 0,
+                plan.stored_payload, self._payload_ttl_ms, self._maxlen or 0,
+                1 if nomkstream else 0,
                 *args[first_field:],
             ],
             client=client,

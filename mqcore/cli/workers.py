@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from mqcore.acks import ACK_POLICIES
 from mqcore.cli.common import AddParser, Out, Parser, UsageError, config
 from mqcore.models import Message
 
@@ -25,6 +26,10 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--max-partitions", type=int)
     p.add_argument("--sleep-ms", type=int, default=0)
     p.add_argument("--poison-marker", help="payloads containing this are dead-lettered (FAIL)")
+    p.add_argument(
+        "--ack-delete-policy", choices=ACK_POLICIES, default="none",
+        help="Java's ackDeletePolicy: keep, XDEL on ack, or XDEL once all live groups acked",
+    )  # fmt: skip
 
     p = add("retry-mover", parents=[common], help="move due retries until SIGTERM")
     p.add_argument("--interval-s", type=float, default=1.0)
@@ -55,7 +60,12 @@ def cmd_consume(args: argparse.Namespace, out: Out) -> int:
         raise UsageError("--fail-rate must be between 0 and 1")
     if args.sleep_ms < 0:
         raise UsageError("--sleep-ms must be >= 0")
-    options = ConsumerOptions(group=args.group, name=args.name, max_partitions=args.max_partitions)
+    options = ConsumerOptions(
+        group=args.group,
+        name=args.name,
+        max_partitions=args.max_partitions,
+        ack_delete_policy=args.ack_delete_policy,
+    )
     handler = demo_handler(args.fail_rate, args.poison_marker, args.sleep_ms, random.Random())
     consumer = Consumer(config(args), args.topic, handler, options)
     consumer.install_signal_handlers()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from mqcore.acks import check_ack_policy
 from mqcore.models import Message
 from mqcore.retry import RetryPolicy
 
@@ -37,8 +38,19 @@ class ConsumerOptions:
     ack_batch: int = 100
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     start_id: str = "0"
-    ack_delete: bool = False  # XDEL after ack (Java ack-delete policy ``immediate``)
+    ack_delete: bool = False  # XDEL after ack: the same as ack_delete_policy="immediate"
+    # Java's ack-delete policy: "none" (keep entries; retention trims them), "immediate"
+    # (XDEL on ack: one group only), "all-groups-ack" (XDEL once every live group acked)
+    ack_delete_policy: str = "none"
     retry_move_interval_ms: int = 1000  # run the retry mover this often (0: never, as Java 1 s)
+
+    def __post_init__(self) -> None:
+        check_ack_policy(self.ack_delete_policy)
+
+    @property
+    def ack_policy(self) -> str:
+        """The ack-delete policy in force (``ack_delete`` means ``immediate``)."""
+        return "immediate" if self.ack_delete else self.ack_delete_policy
 
 
 @dataclass

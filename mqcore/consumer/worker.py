@@ -23,8 +23,9 @@ from typing import Any
 
 import redis
 
-from mqcore.acks import ack, ack_in_pipeline
+from mqcore.acks import ack, ack_in_pipeline, ack_reply_count
 from mqcore.boundary import translate
+from mqcore.codec import decode_text
 from mqcore.consumer.handling import handle_entry
 from mqcore.consumer.host import WorkerHost, report_acked
 from mqcore.consumer.reclaim import claim_pending, drop_deleted
@@ -60,6 +61,9 @@ class PartitionWorker(threading.Thread):
         self.acks: list[str] = []
         self.lost = False
         self.backlog = False  # True: our own PEL holds entries to handle before new ones
+        # groups on the stream, for all-groups-ack (whose leases tell which are live);
+        # read at each reclaim: a group created meanwhile counts as live in the script
+        self.stream_groups: list[str] | None = None
 
     # --- lease state --------------------------------------------------------
     def lease_valid(self) -> bool:
@@ -147,6 +151,12 @@ class PartitionWorker(threading.Thread):
     def _reclaim(self, *, min_idle_ms: int) -> None:
         """Claim the group's pending entries of this partition and handle them."""
         h = self.host
+        if h.options.ack_policy == "all-groups-ack":
+            try:
+                infos = h.client.xinfo_groups(self.stream)
+            except redis.RedisError as exc:
+                raise translate(exc, "read groups") from exc
+            self.stream_groups = [decode_text(g["name"]) for g in infos]
         pages = claim_pending(
             h.client,
             self.stream,
@@ -184,7 +194,8 @@ class PartitionWorker(threading.Thread):
                 partition=self.partition,
                 ids=acks,
                 epoch=self.lease.epoch,
-                delete=h.options.ack_delete,
+                policy=h.options.ack_policy,
+                groups=self.stream_groups,
             )
         if self.backlog:
             pipe.xreadgroup(h.group, h.name, {self.stream: "0"}, count=h.options.batch_size)
@@ -204,7 +215,7 @@ class PartitionWorker(threading.Thread):
             elif isinstance(first, Exception):
                 self.acks = acks  # keep them for the next flush
                 raise translate(first, "ack")
-            elif int(first) < 0:
+            elif ack_reply_count(first) < 0:
                 raise FencedError(f"p{self.partition}: epoch {self.lease.epoch} is stale")
             else:
                 h.stats.add(acked=len(acks))
@@ -227,7 +238,8 @@ class PartitionWorker(threading.Thread):
             partition=self.partition,
             ids=ids,
             epoch=self.lease.epoch,
-            delete=h.options.ack_delete,
+            policy=h.options.ack_policy,
+            groups=self.stream_groups,
         )
         h.stats.add(acked=len(ids))
         report_acked(h, self.partition, ids)

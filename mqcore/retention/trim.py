@@ -19,12 +19,21 @@ from typing import Any
 from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
+from mqcore.errors import PayloadRefRefusedError
 from mqcore.keys import KeySpace
+from mqcore.payloads import check_payload_ref
 from mqcore.retention.policy import RetentionPolicy
 from mqcore.scripts import call_script
 from mqcore.topics import parse_partition_count, set_members
 
-__all__ = ["MAX_ROUNDS", "PER_ROUND", "PartitionTrim", "housekeep", "trim_partition"]
+__all__ = [
+    "MAX_ROUNDS",
+    "PER_ROUND",
+    "PartitionTrim",
+    "forget_payloads",
+    "housekeep",
+    "trim_partition",
+]
 
 PER_ROUND = 1000  # entries per script call: about a millisecond of Redis time
 MAX_ROUNDS = 100  # per partition and run: 100,000 entries; the next run goes on
@@ -88,8 +97,10 @@ def trim_partition(
         return PartitionTrim(topic, partition, 0, 0, None, 0, False, dry_run)
     while rounds < max(1, max_rounds):
         rounds += 1
-        n, _cut, holder, wanted = call_script(client, "retention_trim", [key], args)
+        n, _cut, holder, wanted, refs = call_script(client, "retention_trim", [key], args)
         n, wanted = int(n), int(wanted)
+        if refs:
+            forget_payloads(client, keys, topic, partition, [decode_text(r) for r in refs])
         deleted += n
         holder_name = decode_text(holder)
         held_by, held = (holder_name, wanted - n) if holder_name else (None, 0)
@@ -101,6 +112,30 @@ def trim_partition(
     else:
         more = True
     return PartitionTrim(topic, partition, deleted, rounds, held_by, held, more, dry_run)
+
+
+def forget_payloads(
+    client: RedisClient, keys: KeySpace, topic: str, partition: int, refs: list[str]
+) -> int:
+    """Delete the out-of-line payload keys of trimmed entries (and their index members).
+
+    Only references naming a payload key of this partition are followed (a producer
+    wrote them: see :func:`mqcore.payloads.check_payload_ref`). Not atomic with the trim:
+    a crash in between leaves payload keys that their TTL removes.
+    """
+    prefix = keys.payload_prefix(topic, partition)
+    owned = []
+    for ref in refs:
+        try:
+            owned.append(check_payload_ref(ref, prefix))
+        except PayloadRefRefusedError:
+            continue
+    if not owned:
+        return 0
+    pipe = client.pipeline(transaction=False)
+    pipe.unlink(*owned)
+    pipe.srem(keys.payload_index(topic), *owned)
+    return int(pipe.execute()[0])
 
 
 def housekeep(

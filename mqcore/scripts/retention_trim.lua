@@ -6,9 +6,10 @@
 -- ARGV[4] = entries per round (bounds the work: XRANGE COUNT ARGV[4]+1, XTRIM of at most ARGV[4])
 -- ARGV[5] = '1' to only plan (delete nothing)
 -- ARGV[6..] = groups an operator opted out (their unread entries may go)
--- Returns {deleted, cut, held_by, wanted}: entries deleted (or that would be), the MINID
--- used ('' = none), the group whose unread entries stopped the round ('' = none), and
--- the entries the rules wanted gone in this round before any group held them back.
+-- Returns {deleted, cut, held_by, wanted, refs}: entries deleted (or that would be), the
+-- MINID used ('' = none), the group whose unread entries stopped the round ('' = none),
+-- the entries the rules wanted gone in this round before any group held them back, and
+-- the out-of-line payload references (x-payload-hash-ref) of the entries deleted.
 -- A group's floor: its lowest pending id, or the id after its last-delivered id.
 local key = KEYS[1]
 local per_round = tonumber(ARGV[4])
@@ -31,9 +32,9 @@ local function after(id)
   return id -- beyond exact Lua numbers: keep the entry (one too many is safe)
 end
 
-if redis.call('EXISTS', key) == 0 then return {0, '', '', 0} end
+if redis.call('EXISTS', key) == 0 then return {0, '', '', 0, {}} end
 local page = redis.call('XRANGE', key, '-', '+', 'COUNT', per_round + 1)
-if #page == 0 then return {0, '', '', 0} end
+if #page == 0 then return {0, '', '', 0, {}} end
 -- the round's bound: at most per_round entries (those below the (per_round+1)th id)
 local bound = nil
 if #page > per_round then bound = page[per_round + 1][1] end
@@ -74,7 +75,7 @@ for _, g in ipairs(groups) do
   end
 end
 if ARGV[3] == '1' and furthest ~= nil then want(furthest) end
-if cut == nil then return {0, '', '', 0} end
+if cut == nil then return {0, '', '', 0, {}} end
 -- a group holds the rules back when its floor is below where they want to cut
 local held = ''
 if floor ~= nil and (less(floor, cut) or (beyond and not less(cut, floor))) then held = holder end
@@ -90,6 +91,19 @@ end
 local wanted = below(cut)
 if floor ~= nil and less(floor, cut) then cut = floor end
 local n = below(cut)
-if n == 0 then return {0, cut, held, wanted} end
-if ARGV[5] == '1' then return {n, cut, held, wanted} end
-return {redis.call('XTRIM', key, 'MINID', '=', cut), cut, held, wanted}
+if n == 0 then return {0, cut, held, wanted, {}} end
+if ARGV[5] == '1' then return {n, cut, held, wanted, {}} end
+-- payload keys of the entries going (the caller checks each names this partition's prefix)
+local refs = {}
+for i = 1, n do
+  local fields = page[i][2]
+  for j = 1, #fields, 2 do
+    if fields[j] == 'headers' then
+      local ok, headers = pcall(cjson.decode, fields[j + 1])
+      if ok and type(headers) == 'table' and type(headers['x-payload-hash-ref']) == 'string' then
+        refs[#refs + 1] = headers['x-payload-hash-ref']
+      end
+    end
+  end
+end
+return {redis.call('XTRIM', key, 'MINID', '=', cut), cut, held, wanted, refs}

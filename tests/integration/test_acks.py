@@ -62,10 +62,8 @@ def test_ack_without_epoch_key_is_fenced_and_delete_removes(
     client = mq_config.client()
     with pytest.raises(FencedError):
         ack(client, keys, topic=TOPIC, group=GROUP, partition=1, ids=ids, epoch=1)
-    assert (
-        ack(client, keys, topic=TOPIC, group=GROUP, partition=1, ids=ids, epoch=None, delete=True)
-        == 3
-    )
+    kw = {"topic": TOPIC, "group": GROUP, "partition": 1, "ids": ids, "epoch": None}
+    assert ack(client, keys, **kw, policy="immediate") == 3
     assert r.xlen(keys.partition(TOPIC, 1)) == 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import redis
 
@@ -102,3 +104,29 @@ def test_bad_policy_is_refused() -> None:
     for bad in ({"maxlen": "many"}, {"max_age": "7 weeks"}, {"ignore_groups": ["a:b"]}):
         with pytest.raises(InvalidArgumentError):
             RetentionPolicy.from_mapping(bad)
+
+
+def test_trimmed_entries_take_their_payload_keys_and_forged_refs_are_left(
+    r: redis.Redis, mq_config: MQConfig, key: str
+) -> None:
+    from mqcore.config import MQConfig as Config
+    from mqcore.producer import Producer
+
+    cfg = Config.from_url(mq_config.url, inline_payload_bytes=10)
+    producer = Producer(cfg)
+    for i in range(3):
+        producer.send("orders", "x" * 100 + str(i), partition=0)
+    keys = mq_config.keys
+    own = sorted(k.decode() for k in r.smembers(keys.payload_index("orders")))
+    assert len(own) == 3
+    assert all(0 < r.pttl(k) <= 7 * 86_400_000 for k in own)  # payload keys expire
+    other = keys.payload("payments", 0, "victim")
+    r.set(other, "secret")
+    r.xadd(key, {"payload": "", "headers": json.dumps({"x-payload-hash-ref": other})})
+    _read_ack(r, key, A, 10, 10)
+    _read_ack(r, key, B, 10, 10)
+    done = trim_partition(r, keys, "orders", 0, RetentionPolicy.build(consumed=True))
+    assert done.deleted == 4
+    assert not any(r.exists(k) for k in own)
+    assert not r.smembers(keys.payload_index("orders"))
+    assert r.get(other) == b"secret"  # a reference to another topic's key is not followed

@@ -1,0 +1,57 @@
+-- Ack under Java's ack-delete policy all-groups-ack: ack, record the group in each entry's
+-- ack set, and XDEL the entry once every live group has acked it.
+-- KEYS[1] = partition stream
+-- KEYS[2] = fencing epoch key of (topic, group, partition)
+-- KEYS[3 .. 2+k] = lease keys (this partition) of the groups named in ARGV[5 .. 4+k]
+-- KEYS[3+k ..] = the ack set of each entry id in ARGV[5+k ..], in the same order
+-- ARGV[1] = consumer group
+-- ARGV[2] = expected epoch ('' = unfenced, operator action)
+-- ARGV[3] = ack set TTL in seconds (Java's acksetTtlSec)
+-- ARGV[4] = k, how many lease keys follow
+-- Returns {acked, deleted}, or {-1, 0} when the epoch is stale (nothing done).
+-- A live group is on the stream and holds a lease on this partition, as in Java; a group on
+-- the stream whose lease key the caller did not pass counts as live (never delete for it).
+if ARGV[2] ~= '' then
+  local current = redis.call('GET', KEYS[2])
+  if current ~= ARGV[2] then
+    return {-1, 0}
+  end
+end
+local k = tonumber(ARGV[4])
+local lease_of = {}
+for i = 1, k do lease_of[ARGV[4 + i]] = KEYS[2 + i] end
+local live = {}
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  local name = nil
+  for j = 1, #g, 2 do
+    if g[j] == 'name' then name = g[j + 1] end
+  end
+  local lease = lease_of[name]
+  if lease == nil or redis.call('EXISTS', lease) == 1 then
+    live[#live + 1] = name
+  end
+end
+local acked, deleted = 0, 0
+local first = 5 + k
+for i = first, #ARGV do
+  local id = ARGV[i]
+  local set = KEYS[3 + k + (i - first)]
+  if redis.call('XACK', KEYS[1], ARGV[1], id) == 1 then
+    acked = acked + 1
+    redis.call('SADD', set, ARGV[1])
+    redis.call('EXPIRE', set, ARGV[3])
+    local all = #live > 0
+    for _, name in ipairs(live) do
+      if redis.call('SISMEMBER', set, name) == 0 then
+        all = false
+        break
+      end
+    end
+    if all then
+      redis.call('XDEL', KEYS[1], id)
+      redis.call('DEL', set)
+      deleted = deleted + 1
+    end
+  end
+end
+return {acked, deleted}
