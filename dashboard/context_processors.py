@@ -4,6 +4,7 @@ from django.conf import settings
 from django.http import HttpRequest
 
 from dashboard.clusters import cluster_names
+from dashboard.permissions import Action, has_action
 
 
 def console(request: HttpRequest) -> dict[str, Any]:
@@ -14,4 +15,5 @@ def console(request: HttpRequest) -> dict[str, Any]:
         "clusters": cluster_names(),
         "current_cluster": current,
         "poll_seconds": settings.COLLECT_INTERVAL_S,
+        "can_manage_access": has_action(getattr(request, "user", None), Action.MANAGE_ACCESS),
     }

@@ -53,6 +53,7 @@ class Action(StrEnum):
     PURGE = "purge"  # purge a whole DLQ
     SET_POSITION = "set_position"  # move a consumer group's position (skip or reprocess)
     SILENCE = "silence"  # silence or acknowledge an open alert
+    MANAGE_ACCESS = "manage_access"  # roles, topic scopes and sensitive topics
 
     @property
     def codename(self) -> str:

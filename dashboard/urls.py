@@ -7,10 +7,12 @@ pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
 retention /clusters/<c>/topics/<t>/retention/ (+ trim/)
+access   /access/ (+ users/<u>/, role/, groups/, groups/delete/, members/, sensitive/)
 pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unmute/), /metrics
 api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 """
 
+from dashboard.api import access as api_access
 from dashboard.api import alerts as api_alerts
 from dashboard.api import dlq as api_dlq
 from dashboard.api import dlq_actions as api_dlq_actions
@@ -23,6 +25,7 @@ from dashboard.api import replay_jobs as api_replay_jobs
 from dashboard.api import retention as api_retention
 from dashboard.api import timeline as api_timeline
 from dashboard.views import (
+    access,
     alert_actions,
     audit,
     checkpoints,
@@ -50,6 +53,7 @@ urlpatterns = [
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
     *alert_actions.urlpatterns,
+    *access.urlpatterns,
     *api_pages.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
@@ -57,6 +61,7 @@ urlpatterns = [
     *api_position.urlpatterns,
     *api_retention.urlpatterns,
     *api_alerts.urlpatterns,
+    *api_access.urlpatterns,
     *api_dlq_actions.urlpatterns,
     *api_replay_jobs.urlpatterns,
     *api_ops.urlpatterns,

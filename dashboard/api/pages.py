@@ -23,7 +23,12 @@ from dashboard.clusters import cluster_config, cluster_names
 from dashboard.collectors.series import GROUP_METRICS, PARTITION_METRIC, TOPIC_METRICS
 from dashboard.permissions import Action, cluster_visible, require_action, topic_visible
 from dashboard.selectors.pages.leases import leases_get
-from dashboard.selectors.pages.messages import message_get
+from dashboard.selectors.pages.messages import (
+    MAX_PREVIEW_BYTES,
+    PREVIEW_BYTES,
+    message_get,
+    payload_preview,
+)
 from dashboard.selectors.pages.overview import overview_get, topic_list
 from dashboard.selectors.pages.params import (
     ORDERS,
@@ -326,11 +331,27 @@ def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 def message(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:
-    """One entry; binary payloads as ``payload_bytes`` in hex; masked for roles without access."""
+    """One entry; binary payloads as ``payload_bytes`` in hex; masked for roles without access.
+
+    The payload is cut to ``max_bytes`` (default 64 KiB, at most 4 MiB): ``payload_size``
+    is its full size in bytes and ``payload_truncated`` says whether it was cut."""
     cluster_config(cluster)
+    max_bytes = parse_int(
+        request.GET.get("max_bytes"),
+        "max_bytes",
+        default=PREVIEW_BYTES,
+        minimum=1,
+        maximum=MAX_PREVIEW_BYTES,
+    )
     msg, allowed = message_get(cluster, topic, partition, entry_id, user=request.user)
+    preview = payload_preview(msg, max_bytes)
+    msg = dataclasses.replace(msg, payload=preview["text"], payload_bytes=preview["binary"])
     out = _jsonable(msg)
-    out["payload_masked"] = not allowed
+    out.update(
+        payload_masked=not allowed,
+        payload_size=preview["size"],
+        payload_truncated=preview["truncated"],
+    )
     return JsonResponse(out)
 
 

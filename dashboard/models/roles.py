@@ -33,6 +33,7 @@ class ConsoleAccess(models.Model):
             ("console_purge", "Purge a whole DLQ"),
             ("console_set_position", "Move a consumer group's position"),
             ("console_silence", "Silence or acknowledge an alert"),
+            ("console_manage_access", "Manage roles, topic scopes and sensitive topics"),
         ]
 
     def __str__(self) -> str:

@@ -29,7 +29,7 @@ from dashboard.permissions import (
     require_action,
 )
 from dashboard.selectors.pages.leases import leases_get
-from dashboard.selectors.pages.messages import message_get
+from dashboard.selectors.pages.messages import PREVIEW_BYTES, message_get, payload_preview
 from dashboard.selectors.pages.overview import overview_get
 from dashboard.selectors.pages.params import PAGE_SIZE, NotFoundError, Paged, parse_int
 from dashboard.selectors.pages.pending import pending_get, poison_threshold
@@ -38,7 +38,6 @@ from dashboard.selectors.pages.topic import group_list, topic_charts_get, topic_
 from dashboard.views.errors import html_errors
 from dashboard.views.htmx import HtmxHttpRequest
 
-MESSAGE_PREVIEW_CHARS = 64 * 1024
 HEX_PREVIEW_BYTES = 4096
 
 
@@ -212,24 +211,22 @@ def message_detail(
     cluster_config(cluster)
     message, payload_allowed = message_get(cluster, topic, partition, entry_id, user=request.user)
     full = _flag(request, "full")
-    payload = message.payload
-    truncated = not full and len(payload) > MESSAGE_PREVIEW_CHARS
-    shown = payload[:MESSAGE_PREVIEW_CHARS] if truncated else payload
+    preview = payload_preview(message, None if full else PREVIEW_BYTES)
     binary = message.payload_bytes
     hex_truncated = binary is not None and not full and len(binary) > HEX_PREVIEW_BYTES
     context = {
         "cluster": cluster,
         "topic": topic,
         "m": message,
-        "payload": shown,
-        "payload_chars": len(payload),
-        "truncated": truncated,
+        "payload": preview["text"],
+        "payload_size": preview["size"],
+        "truncated": preview["truncated"] and binary is None,
         "binary": binary[:HEX_PREVIEW_BYTES] if hex_truncated and binary else binary,
         "binary_len": len(binary) if binary is not None else 0,
         "hex_truncated": hex_truncated,
         "payload_allowed": payload_allowed,
         "group": request.GET.get("group", ""),
-        "preview_limit": MESSAGE_PREVIEW_CHARS,
+        "preview_limit": PREVIEW_BYTES,
     }
     return render_page(request, "dashboard/message.html", context)
 

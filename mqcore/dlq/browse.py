@@ -28,6 +28,8 @@ from mqcore.models import DlqLetter, DlqPage, ReplayRecord
 from mqcore.wire import Wire
 
 _SCAN_PAGE = 500
+TEXT_MATCH_CHARS = 64 * 1024  # of a payload and of each header value a text filter searches
+BULK_TEXT_SCAN_BYTES = 256 * 1024 * 1024  # letters read by one text-filtered bulk selection
 _FOLLOWUP_SCAN = 10_000
 
 
@@ -42,10 +44,14 @@ def _matches(
     if key is not None and letter.key != key:
         return False
     if text:
-        needle = text.lower()
-        if needle in letter.payload.lower():
+        # bounded: the first TEXT_MATCH_CHARS of the payload and of each header value
+        needle, cut = text.lower(), TEXT_MATCH_CHARS
+        if needle in letter.payload[:cut].lower():
             return True
-        return any(needle in k.lower() or needle in v.lower() for k, v in letter.headers.items())
+        return any(
+            needle in k[:cut].lower() or needle in v[:cut].lower()
+            for k, v in letter.headers.items()
+        )
     return True
 
 
@@ -154,16 +160,31 @@ def matching_ids(
     since_ms: int | None,
     until_ms: int | None,
     max_ids: int,
+    max_scan_bytes: int | None = None,
 ) -> list[str]:
-    """Ids of the letters of a known topic matching the filters, oldest first."""
+    """Ids of the letters of a known topic matching the filters, oldest first.
+
+    With a text filter, at most ``max_scan_bytes`` (default :data:`BULK_TEXT_SCAN_BYTES`)
+    of letters are read: a selection that would need more is refused
+    (InvalidArgumentError) rather than frozen incomplete.
+    """
+    budget = BULK_TEXT_SCAN_BYTES if max_scan_bytes is None else max_scan_bytes
     lo = "-" if since_ms is None else f"{_ms(since_ms)}-0"
     hi = "+" if until_ms is None else f"{_ms(until_ms)}-{_U64}"
     filtering = partition is not None or key is not None or bool(text)
     dlq = keys.dlq(topic)
     out: list[str] = []
+    scanned_bytes = 0
     while len(out) < max_ids:
         with redis_errors(f"read DLQ of {topic}"):
             entries = client.xrange(dlq, lo, hi, _SCAN_PAGE)
+        if text:
+            scanned_bytes += sum(_entry_bytes(entry) for entry in entries)
+            if scanned_bytes > budget and len(entries) == _SCAN_PAGE:
+                raise InvalidArgumentError(
+                    f"the text filter read {scanned_bytes // (1024 * 1024)} MB of dead letters "
+                    "without reaching the end: narrow it with a time range, a partition or a key"
+                )
         for entry_id, fields in entries:
             if filtering:
                 if _matches(letter_from_entry(entry_id, fields), partition, key, text):

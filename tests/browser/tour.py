@@ -120,6 +120,9 @@ def visit_all(
     at("collectors", "/collectors/")
     at("alerts", "/alerts/")
     at("audit", "/audit/")
+    at("retention", f"{C}/topics/orders/retention/")
+    at("access", "/access/")
+    at("access-user", "/access/users/tour-admin/")
     at("not-found", "/no-such-page/")
     return seen
 

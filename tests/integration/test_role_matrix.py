@@ -86,6 +86,21 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
         {**ADMIN_WRITE, "Admin": 200},
         lambda ctx, role: {"kind": "earliest", "reason": "matrix", "confirm": "default-group"},
     ),
+    # access administration: Admin only (manage_access); empty forms are bad input (400)
+    "access": ("GET", ADMIN_READ, None),
+    "access-user": ("GET", {**ADMIN_READ, "Admin": 404}, None),
+    "access-role": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "access-groups": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "access-group-delete": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "access-members": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "access-sensitive": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-access": ("GET", {**API_R, "Viewer": 403, "Operator": 403}, None),
+    "api-access-user": ("GET", {**API_R, "Viewer": 403, "Operator": 403, "Admin": 404}, None),
+    "api-access-role": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "api-access-groups": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "api-access-group-delete": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "api-access-members": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "api-access-sensitive": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "topic-retention": ("GET", R, None),
     # trimming deletes entries: Admin (purge); an empty form has no rule, so Admin gets 400
     "topic-retention-trim": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
@@ -215,6 +230,7 @@ def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:
         "job_id": ctx["job"].pk,
         "group": "default-group",
         "name": "order_totals",  # a pipeline name (pages answer 404 until it has checkpoints)
+        "username": "no-such-user",  # access pages answer 404 for it
     }
     names = set(pattern.pattern.regex.groupindex)
     return reverse(f"dashboard:{pattern.name}", kwargs={k: values[k] for k in names})

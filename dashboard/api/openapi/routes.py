@@ -7,8 +7,9 @@ step with the URL patterns; the suite fails on a route missing here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dashboard.api.openapi.access_routes import ACCESS_ROUTES, ACCESS_TWINS
+from dashboard.api.openapi.route import REASON, Route
+from dashboard.api.openapi.route import route as _r
 
 __all__ = ["PAGE_TWINS", "ROUTES", "Route"]
 
@@ -22,7 +23,6 @@ DLQ_FILTERS = {
     "since": "dead-lettered at or after (epoch ms or ISO time)",
     "until": "dead-lettered before (epoch ms or ISO time)",
 }
-REASON = ("string", "why (recorded in the audit log)")
 TARGET = {
     "force": ("boolean", "replay even when already replayed"),
     "target_topic": ("string", "replay to another topic (Admin)"),
@@ -44,22 +44,6 @@ PENDING = {
     "partition": ("integer", "partition of the entries"),
     "ids": ("array", "pending entry ids"),
 }
-
-
-@dataclass(frozen=True)
-class Route:
-    name: str
-    method: str
-    path: str
-    tag: str
-    role: str
-    summary: str
-    query: dict[str, str] = field(default_factory=dict)
-    body: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-
-def _r(*args: Any, **kwargs: Any) -> Route:
-    return Route(*args, **kwargs)
 
 
 ROUTES: tuple[Route, ...] = (
@@ -145,7 +129,9 @@ ROUTES: tuple[Route, ...] = (
         T + "/messages/{partition}/{entry_id}",
         "topics",
         "Viewer",
-        "One message (payload masked without the right to see it)",
+        "One message (payload masked without the right to see it; cut to max_bytes: "
+        "payload_size, payload_truncated)",
+        {"max_bytes": "payload bytes returned (default 65536, at most 4194304)"},
     ),
     _r(
         "api-dlq",
@@ -354,6 +340,7 @@ ROUTES: tuple[Route, ...] = (
         },
     ),
     _r("api-audit-verify", "get", "/api/v1/audit/verify", "audit", "Viewer", "Audit chain check"),
+    *ACCESS_ROUTES,
 )
 
 # Page URL name -> its API twin (the suite fails on a page missing here).
@@ -394,4 +381,5 @@ PAGE_TWINS: dict[str, str] = {
     "audit-export-csv": "api-audit",
     "audit-export-json": "api-audit",
     "audit-verify": "api-audit-verify",
+    **ACCESS_TWINS,
 }

@@ -17,7 +17,26 @@ from mqcore.errors import (
 )
 from mqcore.models import Message
 
-__all__ = ["message_get"]
+__all__ = ["MAX_PREVIEW_BYTES", "PREVIEW_BYTES", "message_get", "payload_preview"]
+
+PREVIEW_BYTES = 64 * 1024  # of a payload shown by default (the page, the API)
+MAX_PREVIEW_BYTES = 4 * 1024 * 1024  # the most an API caller may ask for at once
+
+
+def payload_preview(message: Message, max_bytes: int | None) -> dict[str, Any]:
+    """The payload cut to ``max_bytes`` (None: whole): ``text`` (cut on a character
+    boundary), ``binary`` (raw bytes, or None), ``size`` in bytes, ``truncated``."""
+    binary = message.payload_bytes
+    if binary is not None:
+        size = len(binary)
+        cut = binary if max_bytes is None else binary[:max_bytes]
+        return {"text": message.payload, "binary": cut, "size": size, "truncated": len(cut) < size}
+    encoded = message.payload.encode("utf-8")
+    size = len(encoded)
+    if max_bytes is None or size <= max_bytes:
+        return {"text": message.payload, "binary": None, "size": size, "truncated": False}
+    text = encoded[:max_bytes].decode("utf-8", "ignore")
+    return {"text": text, "binary": None, "size": size, "truncated": True}
 
 
 def message_get(

@@ -1,0 +1,27 @@
+"""One row of the API description: a route, its role, query and body fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["REASON", "Route", "route"]
+
+REASON = ("string", "why (recorded in the audit log)")
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    method: str
+    path: str
+    tag: str
+    role: str
+    summary: str
+    query: dict[str, str] = field(default_factory=dict)
+    body: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def route(*args: Any, **kwargs: Any) -> Route:
+    """A row, positional as the tables write it."""
+    return Route(*args, **kwargs)
