@@ -81,22 +81,37 @@ def spark_available() -> str | None:
     return None
 
 
-def worker_identity(settings: DemoSettings, env: dict[str, str]) -> tuple[list[str], str]:
+# A worker that has to stay root says so in the banner once; Celery's own multi-line
+# warning (printed at every start) is then filtered out of the worker's output.
+ROOT_WARNING_FILTER = "ignore:You're running the worker with superuser privileges"
+
+
+def _as_root(why: str) -> tuple[list[str], str, dict[str, str]]:
+    return [], f"worker runs as root: {why}", {"PYTHONWARNINGS": ROOT_WARNING_FILTER}
+
+
+def worker_identity(
+    settings: DemoSettings, env: dict[str, str]
+) -> tuple[list[str], str, dict[str, str]]:
     """Celery's ``--uid/--gid`` arguments that run the worker as ``settings.worker_user`` when
-    the demo runs as root (Celery warns about a superuser worker), and a note for the banner.
+    the demo runs as root (Celery warns about a superuser worker), a note for the banner, and
+    the worker's extra environment.
 
     The user gets the demo's var directory (database, beat schedule); if it cannot import the
-    project or write there (e.g. a private home), the worker stays root and the note says why.
+    project or write there (e.g. a private home holds the Python), the worker stays root,
+    the note says why, and Celery's superuser warning is filtered from its output (the
+    banner already said it; a production worker runs as a user of its own, see the
+    Dockerfile).
     """
     if os.geteuid() != 0:
-        return [], ""
+        return [], "", {}
     name = settings.worker_user
     if not name or name == "root":
-        return [], "worker runs as root (DEMO_WORKER_USER=root): Celery warns about it"
+        return _as_root("DEMO_WORKER_USER=root")
     try:
         user = pwd.getpwnam(name)
     except KeyError:
-        return [], f"worker runs as root: no user {name!r} (set DEMO_WORKER_USER)"
+        return _as_root(f"no user {name!r} (set DEMO_WORKER_USER)")
     for path in [settings.var_dir, *settings.var_dir.rglob("*")]:
         if not path.is_relative_to(settings.var_dir / "redis"):
             os.chown(path, user.pw_uid, user.pw_gid)
@@ -111,11 +126,11 @@ def worker_identity(settings: DemoSettings, env: dict[str, str]) -> tuple[list[s
         code = -1  # e.g. the Python itself lives under a private home
     probe.unlink(missing_ok=True)
     if code != 0:
-        return [], (
-            f"worker runs as root: user {name} cannot run this Python, read the "
-            f"project or write {settings.var_dir} (set DEMO_WORKER_USER)"
+        return _as_root(
+            f"user {name} cannot run this Python, read the project or write "
+            f"{settings.var_dir} (set DEMO_WORKER_USER)"
         )
-    return ["--uid", str(user.pw_uid), "--gid", str(user.pw_gid)], f"worker runs as user {name}"
+    return ["--uid", str(user.pw_uid), "--gid", str(user.pw_gid)], f"worker runs as user {name}", {}
 
 
 # --------------------------------------------------------------------------- the demo
@@ -157,7 +172,7 @@ class Demo:
             ProcessSpec("users", self.manage("demo_users", "--json")), capture_stdout=True
         )
         self.credentials = json.loads(out.strip().splitlines()[-1])["users"]
-        identity, note = worker_identity(settings, self.supervisor.base_env)
+        identity, note, worker_env = worker_identity(settings, self.supervisor.base_env)
         if note:
             self.notes.append(note)
         self.supervisor.start(
@@ -169,6 +184,7 @@ class Demo:
                     "--hostname=demo@%h", *identity,
                     f"--schedule={settings.var_dir / 'celerybeat-schedule'}",
                 ],
+                env=worker_env,
                 critical=True,
             )
         )  # fmt: skip
@@ -258,6 +274,19 @@ class Demo:
             self.console.say(line)
         # where the console is, for `make demo-users` (never the passwords)
         (self.settings.var_dir / "console.json").write_text(json.dumps({"url": self.url}))
+        self.remind()
+
+    def remind(self) -> None:
+        """Every ``reminder_every_s``, one line saying where the console is (the banner
+        with the passwords has scrolled away by then)."""
+        every = self.settings.reminder_every_s
+        if every > 0:
+            self.supervisor.after(
+                every,
+                f"console: {self.url} · log in with the passwords printed at start-up, "
+                "or `make demo-users` for new ones",
+                self.remind,
+            )
 
 
 def child_env(settings: DemoSettings, redis_port: int) -> dict[str, str]:

@@ -44,6 +44,10 @@ class DemoSettings:
     slow_sleep_ms: int = field(default=400, metadata=_env("DEMO_SLOW_SLEEP_MS"))
     # the consumer that crashes and comes back: first crash, period, time down
     bounce_first_s: float = field(default=120.0, metadata=_env("DEMO_BOUNCE_FIRST_S"))
+    # one line saying where the console is and how to log in, this often (0: never)
+    reminder_every_s: float = field(default=300.0, metadata=_env("DEMO_REMINDER_EVERY_S"))
+    # producers print how much they sent this often
+    report_every_s: float = field(default=300.0, metadata=_env("DEMO_REPORT_EVERY_S"))
     bounce_every_s: float = field(default=300.0, metadata=_env("DEMO_BOUNCE_EVERY_S"))
     bounce_down_s: float = field(default=60.0, metadata=_env("DEMO_BOUNCE_DOWN_S"))
     # the consumer that joins and leaves (lease timeline history)

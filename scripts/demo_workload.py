@@ -94,7 +94,15 @@ def setup() -> None:
         print(f"topic {name}: {getattr(info, 'partitions', partitions)} partitions, group {group}")
 
 
-def produce(topic: str, *, rate: float, poison_share: float, marker: str, seed: int | None) -> None:
+def produce(
+    topic: str,
+    *,
+    rate: float,
+    poison_share: float,
+    marker: str,
+    seed: int | None,
+    report_every_s: float = 300.0,
+) -> None:
     from mqcore.producer import Producer
 
     stop = threading.Event()
@@ -119,7 +127,7 @@ def produce(topic: str, *, rate: float, poison_share: float, marker: str, seed: 
         sent += 1
         poisoned += poison
         now = time.monotonic()
-        if now - last_report >= 30:
+        if now - last_report >= report_every_s:
             print(f"{topic}: sent {sent} messages ({poisoned} poison) in {now - started:.0f}s")
             last_report = now
         stop.wait(1.0 / rate_at(rate, now - started, swing=swing))
@@ -144,6 +152,7 @@ def workload_plan(settings: DemoSettings, *, poison_marker: str) -> WorkloadPlan
     def producer(topic: str, rate: float) -> ProcessSpec:
         argv = [PYTHON, "-m", "scripts.demo_workload", "produce", topic, f"--rate={rate}"]
         argv += [f"--poison-share={settings.poison_share}", f"--poison-marker={poison_marker}"]
+        argv += [f"--report-every-s={settings.report_every_s}"]
         return ProcessSpec(f"produce-{topic}", argv)
 
     def consumer(topic: str, name: str, *extra: str) -> ProcessSpec:
@@ -190,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     prod.add_argument("--poison-share", type=float, default=0.01)
     prod.add_argument("--poison-marker", default="POISON-PILL")
     prod.add_argument("--seed", type=int, default=None)
+    prod.add_argument("--report-every-s", type=float, default=300.0, help="progress line period")
     args = parser.parse_args(argv)
     if args.command == "setup":
         setup()
@@ -202,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             poison_share=args.poison_share,
             marker=args.poison_marker,
             seed=args.seed,
+            report_every_s=max(1.0, args.report_every_s),
         )
     return 0
 
