@@ -69,8 +69,21 @@ def _check_id(entry_id: str) -> str:
     return entry_id
 
 
-def _epoch_arg(epoch: int | None) -> str:
-    return "" if epoch is None else str(int(epoch))
+def _fence(
+    keys: KeySpace, topic: str, group: str, partition: int, epoch: int | None, owner: str | None
+) -> tuple[str, list[str]]:
+    """The fencing ARGV of a write script and the KEYS it appends.
+
+    ``epoch`` alone: the epoch key must still hold it. With ``owner`` (the consumer that
+    holds the lease): the lease key, appended as the last KEY, must also be free or still
+    ``owner``'s, so a take-over that does not raise the epoch (a Java consumer's SETNX)
+    fences the old holder too. ``epoch=None`` (operator actions) checks nothing.
+    """
+    if epoch is None:
+        return "", []
+    if not owner:
+        return str(int(epoch)), []
+    return f"{int(epoch)}|{owner}", [keys.lease(topic, group, partition)]
 
 
 def _fenced(topic: str, group: str, partition: int, epoch: int | None) -> FencedError:
@@ -110,6 +123,7 @@ def _ack_call(
     epoch: int | None,
     policy: str = "none",
     groups: Sequence[str] | None = None,
+    owner: str | None = None,
 ) -> tuple[str, list[str], list[str]]:
     """Script name, KEYS and ARGV of an ack under ``policy``.
 
@@ -117,9 +131,10 @@ def _ack_call(
     ``all-groups-ack`` (None: every group on the stream counts as live)."""
     check_ack_policy(policy)
     stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
+    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     if policy != "all-groups-ack":
         delete = "1" if policy == "immediate" else "0"
-        return "ack_entries", [stream, epoch_key], [group, _epoch_arg(epoch), delete, *ids]
+        return "ack_entries", [stream, epoch_key, *lease], [group, fence, delete, *ids]
     known = list(groups or ())
     return (
         "ack_all_groups",
@@ -128,8 +143,9 @@ def _ack_call(
             epoch_key,
             *(keys.lease(topic, g, partition) for g in known),
             *(keys.acks(topic, partition, i) for i in ids),
+            *lease,
         ],
-        [group, _epoch_arg(epoch), str(ACKSET_TTL_S), str(len(known)), *known, *ids],
+        [group, fence, str(ACKSET_TTL_S), str(len(known)), *known, *ids],
     )
 
 
@@ -145,13 +161,14 @@ def ack_in_pipeline(
     epoch: int | None,
     policy: str = "none",
     groups: Sequence[str] | None = None,
+    owner: str | None = None,
 ) -> None:
     """Queue :func:`ack` on ``pipe``; its reply (:func:`ack_reply_count`: how many were
     pending, -1 when fenced) comes from ``pipe.execute``. A ``NoScriptError`` there means
     Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups,
+        policy=policy, groups=groups, owner=owner,
     )  # fmt: skip
     call_script(client, name, script_keys, args, pipe=pipe)
 
@@ -174,6 +191,7 @@ def ack(
     epoch: int | None,
     policy: str = "none",
     groups: Sequence[str] | None = None,
+    owner: str | None = None,
 ) -> int:
     """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
@@ -189,7 +207,7 @@ def ack(
         return 0
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups,
+        policy=policy, groups=groups, owner=owner,
     )  # fmt: skip
     result = ack_reply_count(call_script(client, name, script_keys, args))
     if result < 0:
@@ -253,6 +271,7 @@ def schedule_retry(
     epoch: int | None,
     direct: bool = False,
     default_max_retries: int = 3,
+    owner: str | None = None,
 ) -> str:
     """Ack ``entry_id`` and schedule its next attempt, in one script.
 
@@ -273,6 +292,7 @@ def schedule_retry(
         default_max_retries=default_max_retries,
     )
     item_id = uuid.uuid4().hex
+    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     if direct:
         item["timestamp"] = iso_now()
     else:
@@ -285,10 +305,11 @@ def schedule_retry(
             keys.lease_epoch(topic, group, partition),
             keys.retry_zset(topic),
             keys.retry_item(topic, item_id),
+            *lease,
         ],
         [
             group,
-            _epoch_arg(epoch),
+            fence,
             entry_id,
             str(int(due_ms)),
             "direct" if direct else "zset",
@@ -313,6 +334,7 @@ def dead_letter(
     error_type: str = "",
     epoch: int | None = None,
     fields: Mapping[str, str | bytes] | None = None,
+    owner: str | None = None,
 ) -> str | None:
     """Move a pending entry to the topic's DLQ and ack it, in one script.
 
@@ -324,6 +346,7 @@ def dead_letter(
     :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
     _check_id(entry_id)
+    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     reply = call_script(
         client,
         "dead_letter",
@@ -331,10 +354,11 @@ def dead_letter(
             keys.partition(topic, partition),
             keys.lease_epoch(topic, group, partition),
             keys.dlq(topic),
+            *lease,
         ],
         [
             group,
-            _epoch_arg(epoch),
+            fence,
             entry_id,
             topic,
             str(partition),

@@ -111,6 +111,11 @@ class KeySpace:
         """Fencing epoch: INCRed on every lease takeover, checked by write scripts."""
         return f"{self.control_prefix}:lease-epoch:{self._t(topic)}:{group}:{partition}"
 
+    def lease_released(self, topic: str, group: str, partition: int) -> str:
+        """The epoch an mqcore holder released cleanly (for one lease TTL): the next owner
+        then skips the take-over grace (mqcore only; Java never writes it)."""
+        return f"{self.control_prefix}:lease-released:{self._t(topic)}:{group}:{partition}"
+
     def consumers(self, topic: str, group: str) -> str:
         """Hash consumer name -> JSON heartbeat (last seen ms, partitions held, cap)."""
         return f"{self.control_prefix}:consumers:{self._t(topic)}:{group}"

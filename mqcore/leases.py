@@ -2,26 +2,33 @@
 
 A lease is the Java key ``streaming:mq:lease:{t}:{g}:{i}`` holding the owning
 consumer's name with a TTL, taken with ``SET NX PX`` (Java uses SETNX then
-EXPIRE, which can leave a lease without TTL). Every acquisition also INCRs the
+EXPIRE, which can leave a lease without TTL: acquiring gives such a lease a TTL, so
+its partition frees up instead of starving). Every acquisition also INCRs the
 partition's epoch key in the same script, so epochs strictly increase across
 takeovers; the ack/retry/dead-letter scripts (:mod:`mqcore.acks`) compare the
-epoch a consumer holds with the current one and refuse a zombie's writes.
+epoch a consumer holds with the current one, and that the lease is free or still the
+consumer's (a Java consumer takes a lease without raising the epoch), and refuse a
+zombie's writes.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import redis
 
 from mqcore.boundary import translate
 from mqcore.clock import now_ms
+from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace, validate_name
 from mqcore.scripts import call_script
 
 __all__ = ["Lease", "LeaseManager"]
+
+log = logging.getLogger("mqcore.consumer")
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,7 @@ class Lease:
     owner: str
     epoch: int
     expires_at_ms: int
+    clean_handoff: bool = False  # the previous holder was mqcore and released it cleanly
 
 
 class LeaseManager:
@@ -71,17 +79,32 @@ class LeaseManager:
             self.keys.lease_epoch(self.topic, self.group, partition),
         ]
 
+    def _marker(self, partition: int) -> str:
+        return self.keys.lease_released(self.topic, self.group, partition)
+
     def acquire(self, partition: int) -> Lease | None:
         """Take the partition if it is free (or already ours); None when another holds it."""
         started = now_ms()
         reply = call_script(
-            self.client, "acquire_lease", self._keys(partition), [self.owner, str(self.ttl_ms)]
+            self.client,
+            "acquire_lease",
+            [*self._keys(partition), self._marker(partition)],
+            [self.owner, str(self.ttl_ms)],
         )
-        if int(reply[0]) == 0:
+        status = int(reply[0])
+        if status == 3:
+            log.warning(
+                "lease %s/%s/p%d held by %s had no TTL (a holder that died between SETNX and "
+                "EXPIRE): given %d ms",
+                self.topic, self.group, partition, decode_text(reply[1]), self.ttl_ms,
+            )  # fmt: skip
+        if status in (0, 3):
             return None
+        clean = status == 1 and len(reply) > 3 and int(reply[3]) == 1
         return Lease(
-            self.topic, self.group, partition, self.owner, int(reply[1]), started + self.ttl_ms
-        )
+            self.topic, self.group, partition, self.owner, int(reply[1]), started + self.ttl_ms,
+            clean_handoff=clean,
+        )  # fmt: skip
 
     def renew(self, lease: Lease) -> bool:
         """Extend the TTL by ``ttl_ms`` from now; False when the lease was lost.
@@ -102,8 +125,8 @@ class LeaseManager:
         call_script(
             self.client,
             "release_lease",
-            self._keys(lease.partition),
-            [lease.owner, str(lease.epoch)],
+            [*self._keys(lease.partition), self._marker(lease.partition)],
+            [lease.owner, str(lease.epoch), str(self.ttl_ms)],
         )
 
     def current(self, partition: int) -> tuple[str | None, int, int]:

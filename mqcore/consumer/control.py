@@ -34,7 +34,7 @@ from mqcore.consumer.options import ConsumerOptions, ConsumerStats, Handler
 from mqcore.consumer.worker import PartitionWorker
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
 from mqcore.keys import validate_name
-from mqcore.leases import LeaseManager
+from mqcore.leases import Lease, LeaseManager
 from mqcore.metrics import Metrics
 from mqcore.retry import RetryMover
 from mqcore.topics import Topics
@@ -246,11 +246,19 @@ class Consumer:
         try:
             pipe = self.client.pipeline(transaction=False)
             for p in candidates:
-                pipe.exists(self.keys.lease(self.topic, self.group, p))
-            held = pipe.execute()
+                pipe.pttl(self.keys.lease(self.topic, self.group, p))
+            ttls = pipe.execute()
         except redis.RedisError as exc:
             raise translate(exc, "lease scan") from exc
-        free = [p for p, h in zip(candidates, held, strict=True) if not h]
+        # -2: free; -1: held without a TTL (a Java holder that died between SETNX and
+        # EXPIRE): acquire gives it one, so the partition frees up instead of starving
+        for p, ttl in zip(candidates, ttls, strict=True):
+            if ttl == -1 and wanted > 0:
+                taken = self.leases.acquire(p)  # None: repaired, still the other's for a TTL
+                if taken is not None:  # it expired in between: ours now
+                    self._start_worker(taken)
+                    wanted -= 1
+        free = [p for p, ttl in zip(candidates, ttls, strict=True) if ttl == -2]
         offset = sum(self.name.encode()) % len(free) if free else 0
         for p in free[offset:] + free[:offset]:
             if wanted <= 0 or self._stop.is_set():
@@ -258,12 +266,15 @@ class Consumer:
             lease = self.leases.acquire(p)
             if lease is None:
                 continue
-            log.info("p%d acquired (epoch %d)", p, lease.epoch)
-            worker = PartitionWorker(self, lease, on_exit=self._worker_exited)
-            with self._lock:
-                self._workers[p] = worker
-            worker.start()
+            self._start_worker(lease)
             wanted -= 1
+
+    def _start_worker(self, lease: Lease) -> None:
+        log.info("p%d acquired (epoch %d)", lease.partition, lease.epoch)
+        worker = PartitionWorker(self, lease, on_exit=self._worker_exited)
+        with self._lock:
+            self._workers[lease.partition] = worker
+        worker.start()
 
     def _worker_exited(self, worker: PartitionWorker) -> None:
         with self._lock:

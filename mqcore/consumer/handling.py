@@ -141,6 +141,7 @@ def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException 
             epoch=epoch,
             direct=delay <= DIRECT_RETRY_MS,
             default_max_retries=message.max_retries,
+            owner=host.name,
         )
     except UnknownMessageError:
         log.warning("p%d: %s no longer pending, retry skipped", message.partition, message.id)
@@ -169,6 +170,7 @@ def _dead_letter(
             error_type=kind,
             epoch=epoch,
             fields=stored_fields(message),
+            owner=host.name,
         )
     except UnknownMessageError:
         log.warning("p%d: %s no longer pending, not dead-lettered", message.partition, message.id)

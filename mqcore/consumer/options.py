@@ -34,6 +34,10 @@ class ConsumerOptions:
     batch_size: int = 100
     block_ms: int = 1000
     claim_idle_ms: int = 300000
+    # after a take-over, another consumer's pending entries are claimed once idle this long
+    # (None: the lease TTL), so a holder that stalled past its TTL (a GC pause) and acks
+    # late is not doubled; this consumer's own pending entries are re-read at once
+    takeover_grace_ms: int | None = None
     reclaim_interval_ms: int = 30000
     ack_batch: int = 100
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
@@ -46,6 +50,11 @@ class ConsumerOptions:
 
     def __post_init__(self) -> None:
         check_ack_policy(self.ack_delete_policy)
+
+    @property
+    def grace_ms(self) -> int:
+        """The take-over grace in force."""
+        return self.lease_ttl_ms if self.takeover_grace_ms is None else self.takeover_grace_ms
 
     @property
     def ack_policy(self) -> str:

@@ -83,4 +83,5 @@ def drop_deleted(host: WorkerHost, partition: int, epoch: int, deleted: list[str
         partition=partition,
         ids=deleted,
         epoch=epoch,
+        owner=host.name,
     )

@@ -29,7 +29,7 @@ from mqcore.codec import decode_text
 from mqcore.consumer.handling import handle_entry
 from mqcore.consumer.host import WorkerHost, report_acked
 from mqcore.consumer.reclaim import claim_pending, drop_deleted
-from mqcore.errors import ConnectionLostError, FencedError, MQError
+from mqcore.errors import ConnectionLostError, FencedError, MQError, UnknownGroupError
 from mqcore.leases import Lease
 
 __all__ = ["PartitionWorker"]
@@ -60,7 +60,9 @@ class PartitionWorker(threading.Thread):
         self.release_on_exit = True
         self.acks: list[str] = []
         self.lost = False
-        self.backlog = False  # True: our own PEL holds entries to handle before new ones
+        # True: our own PEL holds entries to handle before new ones (at start: a previous run
+        # of this consumer may have left some)
+        self.backlog = True
         # groups on the stream, for all-groups-ack (whose leases tell which are live);
         # read at each reclaim: a group created meanwhile counts as live in the script
         self.stream_groups: list[str] | None = None
@@ -85,9 +87,14 @@ class PartitionWorker(threading.Thread):
     # --- main loop ----------------------------------------------------------
     def run(self) -> None:
         h = self.host
-        # first pass on takeover: everything pending (the previous owner is gone or fenced)
-        reclaim_idle_ms, next_reclaim = 0, 0.0
+        # on take-over after a holder that did not release cleanly (crashed, stalled, or
+        # Java): if it left entries pending, wait the grace so a late ack of a stalled
+        # holder is not doubled, then claim them (in order, before anything new)
+        grace = 0 if self.lease.clean_handoff else max(0, h.options.grace_ms)
+        reclaim_idle_ms, next_reclaim = grace, 0.0
         try:
+            if grace and self._others_pending():
+                self.stopping.wait(grace / 1000)
             while self._working():
                 try:
                     if time.monotonic() >= next_reclaim:
@@ -96,6 +103,11 @@ class PartitionWorker(threading.Thread):
                         next_reclaim = time.monotonic() + h.options.reclaim_interval_ms / 1000
                         continue
                     self._handle_all(self._read())
+                except UnknownGroupError:
+                    # a partition added by a Java service (meta and partitions set only):
+                    # its stream or our group does not exist yet
+                    self._create_group()
+                    self.stopping.wait(0.1)
                 except ConnectionLostError as exc:
                     # entries in hand stay pending under our name: re-read them in order
                     h.stats.add(errors=1)
@@ -115,6 +127,29 @@ class PartitionWorker(threading.Thread):
             log.exception("p%d worker crashed", self.partition)
         finally:
             self._exit()
+
+    def _others_pending(self) -> bool:
+        """Whether another consumer of the group holds entries of this partition pending."""
+        h = self.host
+        try:
+            summary = h.client.xpending(self.stream, h.group)
+        except redis.ResponseError:
+            return False  # no stream or no group yet: nothing pending
+        except redis.RedisError as exc:
+            raise translate(exc, "pending summary") from exc
+        return any(decode_text(c["name"]) != h.name for c in summary.get("consumers") or [])
+
+    def _create_group(self) -> None:
+        h = self.host
+        try:
+            h.client.xgroup_create(self.stream, h.group, id="0", mkstream=True)
+            log.warning("p%d: created group %s on %s (a new partition)", self.partition,
+                        h.group, self.stream)  # fmt: skip
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise translate(exc, "create group") from exc
+        except redis.RedisError as exc:
+            raise translate(exc, "create group") from exc
 
     def _fenced(self, exc: FencedError) -> None:
         self.host.stats.add(fenced=1)
@@ -179,9 +214,12 @@ class PartitionWorker(threading.Thread):
 
         Reads our own pending entries (id ``0``) while ``backlog`` is set, new
         ones (``>``) otherwise; the ack flush runs first, so acked entries are
-        never read back.
+        never read back. Redis Cluster pipelines refuse scripts: there the acks go first,
+        on their own.
         """
         h = self.host
+        if self.acks and isinstance(h.client, redis.RedisCluster):
+            self._flush_acks()
         pipe = h.client.pipeline(transaction=False)
         acks = self.acks
         if acks:
@@ -196,6 +234,7 @@ class PartitionWorker(threading.Thread):
                 epoch=self.lease.epoch,
                 policy=h.options.ack_policy,
                 groups=self.stream_groups,
+                owner=self.lease.owner,
             )
         if self.backlog:
             pipe.xreadgroup(h.group, h.name, {self.stream: "0"}, count=h.options.batch_size)
@@ -240,6 +279,7 @@ class PartitionWorker(threading.Thread):
             epoch=self.lease.epoch,
             policy=h.options.ack_policy,
             groups=self.stream_groups,
+            owner=self.lease.owner,
         )
         h.stats.add(acked=len(ids))
         report_acked(h, self.partition, ids)

@@ -5,16 +5,26 @@
 -- KEYS[3 .. 2+k] = lease keys (this partition) of the groups named in ARGV[5 .. 4+k]
 -- KEYS[3+k ..] = the ack set of each entry id in ARGV[5+k ..], in the same order
 -- ARGV[1] = consumer group
--- ARGV[2] = expected epoch ('' = unfenced, operator action)
+-- ARGV[2] = expected epoch, or epoch|owner (the lease key is then the last KEY);
+--           '' = unfenced (operator action)
 -- ARGV[3] = ack set TTL in seconds (Java's acksetTtlSec)
 -- ARGV[4] = k, how many lease keys follow
 -- Returns {acked, deleted}, or {-1, 0} when the epoch is stale (nothing done).
 -- A live group is on the stream and holds a lease on this partition, as in Java; a group on
 -- the stream whose lease key the caller did not pass counts as live (never delete for it).
+-- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
+-- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
+-- (Java takes the lease with SETNX) fences us as well
 if ARGV[2] ~= '' then
-  local current = redis.call('GET', KEYS[2])
-  if current ~= ARGV[2] then
+  local epoch, owner = string.match(ARGV[2], '^(%d+)|(.+)$')
+  if redis.call('GET', KEYS[2]) ~= (epoch or ARGV[2]) then
     return {-1, 0}
+  end
+  if owner then
+    local holder = redis.call('GET', KEYS[#KEYS])
+    if holder and holder ~= owner then
+      return {-1, 0}
+    end
   end
 end
 local k = tonumber(ARGV[4])

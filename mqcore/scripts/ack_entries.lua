@@ -1,14 +1,24 @@
 -- KEYS[1] = partition stream
 -- KEYS[2] = fencing epoch key of (topic, group, partition)
 -- ARGV[1] = consumer group
--- ARGV[2] = expected epoch ('' = unfenced, operator action)
+-- ARGV[2] = expected epoch, or epoch|owner (the lease key is then the last KEY);
+--           '' = unfenced (operator action)
 -- ARGV[3] = '1' to XDEL the acked entries (ack-delete policy immediate), else '0'
 -- ARGV[4..] = entry ids
 -- Returns the number of entries acked, or -1 when the epoch is stale (nothing done).
+-- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
+-- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
+-- (Java takes the lease with SETNX) fences us as well
 if ARGV[2] ~= '' then
-  local current = redis.call('GET', KEYS[2])
-  if current ~= ARGV[2] then
+  local epoch, owner = string.match(ARGV[2], '^(%d+)|(.+)$')
+  if redis.call('GET', KEYS[2]) ~= (epoch or ARGV[2]) then
     return -1
+  end
+  if owner then
+    local holder = redis.call('GET', KEYS[#KEYS])
+    if holder and holder ~= owner then
+      return -1
+    end
   end
 end
 if #ARGV < 4 then

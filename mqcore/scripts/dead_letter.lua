@@ -2,7 +2,8 @@
 -- KEYS[2] = fencing epoch key of (topic, group, partition)
 -- KEYS[3] = DLQ stream of the topic
 -- ARGV[1] = consumer group
--- ARGV[2] = expected epoch ('' = unfenced, operator action)
+-- ARGV[2] = expected epoch, or epoch|owner (the lease key is then the last KEY);
+--           '' = unfenced (operator action)
 -- ARGV[3] = entry id
 -- ARGV[4] = topic
 -- ARGV[5] = partition index (the real one; Java always writes 0)
@@ -13,10 +14,19 @@
 -- ARGV[10..] = entry field/value pairs (only with 'given')
 -- Returns {1, dlq id}, {2} when the entry no longer exists (acked, nothing added),
 -- {0} when it is not pending (nothing done), or {-1} when the epoch is stale.
+-- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
+-- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
+-- (Java takes the lease with SETNX) fences us as well
 if ARGV[2] ~= '' then
-  local current = redis.call('GET', KEYS[2])
-  if current ~= ARGV[2] then
+  local epoch, owner = string.match(ARGV[2], '^(%d+)|(.+)$')
+  if redis.call('GET', KEYS[2]) ~= (epoch or ARGV[2]) then
     return {-1}
+  end
+  if owner then
+    local holder = redis.call('GET', KEYS[#KEYS])
+    if holder and holder ~= owner then
+      return {-1}
+    end
   end
 end
 local flat
