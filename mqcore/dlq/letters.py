@@ -7,12 +7,13 @@ in Java) is only a fallback.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
 from mqcore.codec import _SCAN as _SCAN_HEADERS
-from mqcore.codec import decode_text, parse_headers
+from mqcore.codec import decode_text, kryo, parse_headers
 from mqcore.models import DlqLetter, ReplayRecord
 
 __all__ = [
@@ -54,6 +55,29 @@ def _bytes_keyed(raw_fields: Any) -> dict[bytes, Any]:
     }
 
 
+def _plain_fields(fields: dict[bytes, Any]) -> dict[bytes, Any]:
+    """A letter Java wrote through Redisson's Kryo codec, in the plain layout mqcore writes:
+    names and text as UTF-8, numbers as their digits, the headers map as JSON. A value of a
+    class not read here becomes a note saying so (the letter is still shown and counted)."""
+    out: dict[bytes, Any] = {}
+    for name, value in fields.items():
+        try:
+            key = kryo.decode(name)
+        except kryo.KryoError:
+            out[name] = value
+            continue
+        try:
+            decoded = kryo.decode(value) if isinstance(value, bytes) else value
+        except kryo.KryoError as exc:
+            decoded = f"[Java value not readable here: {exc}; {len(value)} bytes]"
+        if isinstance(decoded, dict):
+            decoded = json.dumps({str(k): str(v) for k, v in decoded.items()})
+        elif decoded is not None and not isinstance(decoded, str):
+            decoded = str(decoded).lower() if isinstance(decoded, bool) else str(decoded)
+        out[str(key).encode()] = None if decoded is None else decoded.encode()
+    return out
+
+
 def _partition_of(headers: dict[str, str], top_level: Any) -> int:
     """The ``partitionId`` header when it is a partition, else the top-level field (default 0)."""
     hp = headers.get("partitionId")
@@ -74,7 +98,10 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
     sends. Kept lean: a page of 50 letters must decode in about the time of its
     XREVRANGE.
     """
-    get = _bytes_keyed(raw_fields).get
+    fields = _bytes_keyed(raw_fields)
+    if any(kryo.looks_kryo(name) for name in fields):  # written by Java through Redisson
+        fields = _plain_fields(fields)
+    get = fields.get
     headers = parse_headers(get(b"headers"))
     partition = _partition_of(headers, get(b"partitionId"))
     key = get(b"key")
@@ -133,6 +160,9 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
             continue
         names = raw[0::2]
         if names != layout:
+            if any(kryo.looks_kryo(n) for n in names if n.__class__ is bytes):
+                out.append(letter_from_entry(entry_id, raw))  # Java's Kryo layout
+                continue
             layout = names
             where = {name: 2 * i + 1 for i, name in enumerate(names)}
             getter = itemgetter(*(where.get(name, len(raw)) for name in _WANTED))

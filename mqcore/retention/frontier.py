@@ -1,8 +1,7 @@
 """Commit frontier hashes (``KeySpace.commit_frontier``): group -> the highest id it acked.
 
-Java writes them through Redisson's default codec (Kryo: a short string is ``0x03``
-followed by its ASCII bytes, the last one with its high bit set); other writers
-write plain text. A field or value that is neither, or a value that is not a
+Java writes them through Redisson's default codec (:mod:`mqcore.codec.kryo`); other
+writers write plain text. A field or value that is neither, or a value that is not a
 stream id, is left out.
 """
 
@@ -11,17 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mqcore.codec import decode_text, validate_id
+from mqcore.codec import decode_text, kryo, validate_id
 from mqcore.errors import InvalidIdError
 
 __all__ = ["frontier_ids"]
 
 
 def _text(raw: Any) -> str:
-    if isinstance(raw, bytes) and len(raw) >= 2 and raw[0] == 0x03 and raw[-1] & 0x80:
-        body = raw[1:-1] + bytes([raw[-1] & 0x7F])
-        if body.isascii():
-            return body.decode("ascii")
+    if isinstance(raw, bytes) and kryo.looks_kryo(raw):
+        try:
+            return str(kryo.decode(raw))
+        except kryo.KryoError:
+            pass
     return decode_text(raw)
 
 

@@ -18,7 +18,9 @@
 -- sends the id again pinned; else partition 0.
 -- Returns {'stale', P} when the caller's P is not the topic's partition count (nothing
 -- written), else one {dlq id, status, new id, partition} per id; status is one of
--- replayed, forced, already-replayed, missing, would-replay, route (new id = the key).
+-- replayed, forced, already-replayed, missing, would-replay, route (new id = the key),
+-- java-kryo (a letter Java wrote through Redisson's Kryo codec: its field names are Kryo
+-- strings, byte 3 first; nothing is written and it is not marked replayed).
 local P = #KEYS - 3
 local count = tonumber(redis.call('HGET', KEYS[3], 'partitionCount') or '')
 if count == nil or count < 1 or count ~= math.floor(count) then
@@ -73,8 +75,10 @@ for a = 8, #ARGV do
     else
       local flat = found[1][2]
       local f = {}
+      local kryo = false
       for i = 1, #flat, 2 do
         f[flat[i]] = flat[i + 1]
+        if string.byte(flat[i], 1) == 3 then kryo = true end
       end
       local headers = {}
       if f['headers'] then
@@ -94,7 +98,9 @@ for a = 8, #ARGV do
         end
       end
       local pid, key = route(f, headers, pinned)
-      if pid == nil or pid >= P then
+      if kryo then
+        out[#out + 1] = {dlq_id, 'java-kryo', '', -1}
+      elseif pid == nil or pid >= P then
         out[#out + 1] = {dlq_id, 'route', key or '', -1}
       elseif ARGV[7] == '1' then
         out[#out + 1] = {dlq_id, 'would-replay', '', pid}

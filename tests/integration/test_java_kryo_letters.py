@@ -1,0 +1,92 @@
+"""Dead letters a Java service wrote through Redisson's Kryo codec (bytes from Kryo 5.6.2,
+tests/fixtures/kryo) are read in full by mqcore and the console; replaying one is refused
+with a clear reason and writes nothing (it used to replay an empty payload to partition 0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+from django.test import Client
+
+from mqcore.config import MQConfig
+from mqcore.dlq import DeadLetters
+from mqcore.errors import InvalidArgumentError
+from tests.integration.dlq_support import add_letters, make_topic, role_user
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db]
+
+HEX = dict(
+    line.split("\t")
+    for line in (Path(__file__).parent.parent / "fixtures" / "kryo" / "redisson_kryo5.tsv")
+    .read_text()
+    .splitlines()
+)
+
+
+def _b(label: str) -> bytes:
+    return bytes.fromhex(HEX[label])
+
+
+def java_letter(r: redis.Redis, cfg: MQConfig) -> str:
+    """A DLQ entry exactly as Java's DeadLetterCodec.buildEntry + Redisson writes it."""
+    fields = {
+        _b("field:originalTopic"): _b("str:orders"),
+        _b("field:payload"): _b("str:json"),
+        _b("field:timestamp"): _b("str:ts"),
+        _b("field:failedAt"): _b("str:ts"),
+        _b("field:retryCount"): _b("int:3"),
+        _b("field:partitionId"): _b("int:2"),
+        _b("field:headers"): _b("map:three"),
+        _b("field:originalMessageId"): _b("str:id"),
+        _b("field:maxRetries"): _b("int:3"),
+    }
+    return r.xadd(cfg.keys.dlq("orders"), fields).decode()  # type: ignore[arg-type]
+
+
+def test_java_letters_read_in_full_beside_mqcore_ones(r: redis.Redis, mq_config: MQConfig) -> None:
+    make_topic(mq_config, "orders", 4)
+    add_letters(r, mq_config, "orders", 1, partitions=4)
+    java_id = java_letter(r, mq_config)
+    dl = DeadLetters(mq_config)
+    page = dl.page("orders", limit=10)
+    assert len(page.letters) == 2
+    letter = next(x for x in page.letters if x.id == java_id)
+    assert letter.payload == '{"order":7,"customer":"c-7"}'
+    assert (letter.partition, letter.retry_count, letter.max_retries) == (2, 3, 3)
+    assert letter.original_topic == "orders"
+    assert letter.original_id == "1700000000000-0"
+    assert letter.failed_at == "2026-11-24T01:00:00.123Z"
+    assert letter.key == "c-7"
+    assert letter.headers["x-runtime-error-message"] == "boom: card declined"
+    one = dl.get("orders", java_id)
+    assert one.payload == letter.payload
+    filtered = dl.page("orders", limit=10, text="card declined")
+    assert [x.id for x in filtered.letters] == [java_id]
+
+
+def test_replaying_a_java_letter_is_refused_and_writes_nothing(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    make_topic(mq_config, "orders", 4)
+    java_id = java_letter(r, mq_config)
+    dl = DeadLetters(mq_config)
+    with pytest.raises(InvalidArgumentError, match="Kryo"):
+        dl.replay("orders", java_id)
+    assert sum(r.xlen(mq_config.keys.partition("orders", p)) for p in range(4)) == 0
+    assert not dl.replays("orders", java_id)  # not marked replayed
+
+
+def test_console_shows_a_java_letter(r: redis.Redis, mq_config: MQConfig) -> None:
+    make_topic(mq_config, "orders", 4)
+    java_id = java_letter(r, mq_config)
+    client = Client()
+    client.force_login(role_user("olga", "Operator"))
+    api = client.get(f"/api/v1/clusters/default/topics/orders/dlq/{java_id}").json()
+    text = str(api)
+    assert "card declined" in text
+    assert "c-7" in text
+    page = client.get(f"/clusters/default/topics/orders/dlq/{java_id}/").content.decode()
+    assert "customer" in page
+    assert "boom: card declined" in page
