@@ -45,6 +45,8 @@ __all__ = [
 
 _ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
+# MQConfig.frontier_encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
+_FRONTIER_MODES = {"": "", "plain": "plain", "java-kryo": "kryo"}
 ACKSET_TTL_S = 86_400  # Java's acksetTtlSec default: an ack set outlives a stuck group a day
 
 
@@ -124,6 +126,7 @@ def _ack_call(
     policy: str = "none",
     groups: Sequence[str] | None = None,
     owner: str | None = None,
+    frontier: str = "",
 ) -> tuple[str, list[str], list[str]]:
     """Script name, KEYS and ARGV of an ack under ``policy``.
 
@@ -131,21 +134,27 @@ def _ack_call(
     ``all-groups-ack`` (None: every group on the stream counts as live)."""
     check_ack_policy(policy)
     stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
+    front_key, mode = keys.commit_frontier(topic, partition), _FRONTIER_MODES[frontier]
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     if policy != "all-groups-ack":
         delete = "1" if policy == "immediate" else "0"
-        return "ack_entries", [stream, epoch_key, *lease], [group, fence, delete, *ids]
+        return (
+            "ack_entries",
+            [stream, epoch_key, front_key, *lease],
+            [group, fence, delete, mode, *ids],
+        )
     known = list(groups or ())
     return (
         "ack_all_groups",
         [
             stream,
             epoch_key,
+            front_key,
             *(keys.lease(topic, g, partition) for g in known),
             *(keys.acks(topic, partition, i) for i in ids),
             *lease,
         ],
-        [group, fence, str(ACKSET_TTL_S), str(len(known)), *known, *ids],
+        [group, fence, str(ACKSET_TTL_S), str(len(known)), mode, *known, *ids],
     )
 
 
@@ -162,13 +171,14 @@ def ack_in_pipeline(
     policy: str = "none",
     groups: Sequence[str] | None = None,
     owner: str | None = None,
+    frontier: str = "",
 ) -> None:
     """Queue :func:`ack` on ``pipe``; its reply (:func:`ack_reply_count`: how many were
     pending, -1 when fenced) comes from ``pipe.execute``. A ``NoScriptError`` there means
     Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups, owner=owner,
+        policy=policy, groups=groups, owner=owner, frontier=frontier,
     )  # fmt: skip
     call_script(client, name, script_keys, args, pipe=pipe)
 
@@ -192,14 +202,17 @@ def ack(
     policy: str = "none",
     groups: Sequence[str] | None = None,
     owner: str | None = None,
+    frontier: str = "",
 ) -> int:
     """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
     ``immediate`` XDELs them; ``all-groups-ack`` records the group in each entry's ack
     set (``KeySpace.acks``, expiring after :data:`ACKSET_TTL_S`) and XDELs an entry once
     every live group - on the stream and holding a lease on the partition, as in Java;
-    see :func:`_ack_call` for ``groups`` - has acked it. Raises :class:`FencedError`
-    when ``epoch`` is stale: nothing is acked then.
+    see :func:`_ack_call` for ``groups`` - has acked it. With ``frontier`` (the deployment's
+    ``MQConfig.frontier_encoding``) the group's commit frontier is raised in the same script
+    to the highest id acked, never past its lowest pending entry, in that encoding. Raises
+    :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
     """
     for entry_id in ids:
         _check_id(entry_id)
@@ -207,7 +220,7 @@ def ack(
         return 0
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups, owner=owner,
+        policy=policy, groups=groups, owner=owner, frontier=frontier,
     )  # fmt: skip
     result = ack_reply_count(call_script(client, name, script_keys, args))
     if result < 0:
