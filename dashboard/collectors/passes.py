@@ -34,12 +34,13 @@ from dashboard.collectors.series import (
     series_points,
     tier_points,
 )
-from dashboard.collectors.sources import CheckpointCollector, SnapshotCollector
+from dashboard.collectors.sources import CheckpointCollector, JavaProbe, SnapshotCollector
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
 from dashboard.store import ConsoleStore, default_store, tiers
 from mqcore import clock
 from mqcore.config import redact_urls
+from mqcore.errors import MQError
 from mqcore.snapshot import gc_paused
 
 __all__ = ["PassResult", "collect_cluster"]
@@ -208,6 +209,11 @@ def collect_cluster(
     if state.get("partition_sample") != minute:
         triples += partition_points(snap)
         new_state["partition_sample"] = minute
+        names = [str(t.get("topic")) for t in snap.get("topics") or []]
+        try:  # once a minute: does a Java service write Kryo data here?
+            health["java"] = JavaProbe(cluster).fetch(names)
+        except MQError as exc:
+            log.info("collector %s: Java probe failed: %s", cluster, exc)
     points, new_state["buckets"], rollups = tier_points(
         triples, state.get("buckets") or {}, now_ms, tiers()
     )

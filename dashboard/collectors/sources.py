@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard import clusters
+from mqcore.admin.interop import java_kryo_seen
 from mqcore.models import ClusterSnapshot
 
-__all__ = ["CheckpointCollector", "SnapshotCollector"]
+__all__ = ["CheckpointCollector", "JavaProbe", "SnapshotCollector"]
 
 
 class SnapshotCollector:
@@ -34,3 +35,16 @@ class CheckpointCollector:
     def fetch(self) -> list[dict[str, Any]]:
         store = clusters.checkpoints(self.cluster)
         return [dict(s) for s in store.summaries()]
+
+
+class JavaProbe:
+    """Whether a Java service writes Kryo-encoded letters or frontiers (mqcore.admin.interop),
+    and the frontier encoding this cluster is configured with."""
+
+    def __init__(self, cluster: str) -> None:
+        self.cluster = cluster
+
+    def fetch(self, topics: list[str]) -> dict[str, Any]:
+        admin = clusters.admin(self.cluster)
+        seen = java_kryo_seen(admin.client, admin.keys, topics)
+        return {**seen, "configured": admin.config.frontier_encoding}

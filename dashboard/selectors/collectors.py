@@ -38,6 +38,24 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
                 "redis_run_id": str(h.get("redis_run_id") or "")[:12],
                 "restarted_at_ms": h.get("restarted_at_ms"),
                 "restart": h.get("redis_restart") or None,
+                "java": _java(h.get("java")),
             }
         )
     return rows
+
+
+def _java(probe: Any) -> dict[str, Any] | None:
+    """What the last Java probe saw, and whether the frontier encoding needs changing."""
+    if not isinstance(probe, dict):
+        return None
+    dlq = [str(t) for t in probe.get("dlq") or []]
+    frontier = [str(t) for t in probe.get("frontier") or []]
+    configured = str(probe.get("configured") or "plain")
+    seen = bool(dlq or frontier)
+    return {
+        "dlq": dlq,
+        "frontier": frontier,
+        "configured": configured,
+        "seen": seen,
+        "mismatch": seen and configured != "java-kryo",
+    }

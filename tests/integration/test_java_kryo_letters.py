@@ -90,3 +90,27 @@ def test_console_shows_a_java_letter(r: redis.Redis, mq_config: MQConfig) -> Non
     page = client.get(f"/clusters/default/topics/orders/dlq/{java_id}/").content.decode()
     assert "customer" in page
     assert "boom: card declined" in page
+
+
+def test_collectors_page_says_a_java_service_writes_here(
+    r: redis.Redis, mq_config: MQConfig, console_r: redis.Redis
+) -> None:
+    from dashboard.clusters import console_keys, console_redis
+    from dashboard.collectors.passes import collect_cluster
+    from dashboard.store import ConsoleStore
+
+    make_topic(mq_config, "orders", 4)
+    make_topic(mq_config, "plain-topic", 1)
+    java_letter(r, mq_config)
+    r.hset(mq_config.keys.commit_frontier("orders", 0), _b("field:payload"), _b("str:id"))
+    collect_cluster("default", claim=False, store=ConsoleStore(console_redis(), console_keys()))
+    client = Client()
+    client.force_login(role_user("vic", "Viewer"))
+    rows = client.get("/api/v1/collectors").json()
+    row = rows["collectors"][0] if isinstance(rows, dict) else rows[0]
+    assert row["java"] == {
+        "dlq": ["orders"], "frontier": ["orders"], "configured": "plain", "seen": True,
+        "mismatch": True,
+    }  # fmt: skip
+    page = client.get("/collectors/").content.decode()
+    assert "java-kryo</code> for this cluster" in page
