@@ -49,7 +49,7 @@ def run(ctx: BenchContext) -> list[Result]:
             now = int(time.time() * 1000)
             script(
                 keys=script_keys,
-                args=[now, "2024-01-01T00:00:00.000Z", "", "0", "t", -1, "0", *chunk],
+                args=[now, "2024-01-01T00:00:00.000Z", "", "0", "t", -1, "0", "{}", *chunk],
             )
 
         dlq = DeadLetters(config, client)

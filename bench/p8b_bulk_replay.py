@@ -81,7 +81,7 @@ def run(ctx: BenchContext) -> list[Result]:
             now = int(time.time() * 1000)
             script(
                 keys=script_keys,
-                args=[now, "2024-01-01T00:00:00.000Z", "bench", "0", "raw", -1, "0",
+                args=[now, "2024-01-01T00:00:00.000Z", "bench", "0", "raw", -1, "0", "{}",
                       *raw_ids[i : i + 100]],
             )  # fmt: skip
         raw_rate = n / (time.perf_counter() - start)

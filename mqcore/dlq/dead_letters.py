@@ -168,12 +168,6 @@ class DeadLetters:
         )[0]
         if result.reason == "missing":
             raise UnknownMessageError(f"no dead letter {dlq_id} in topic {topic!r}")
-        if result.reason == "java-kryo":
-            raise InvalidArgumentError(
-                f"dead letter {dlq_id} was written by a Java service through Redisson's Kryo "
-                "codec: it is shown in full, but mqcore does not replay it (nothing was "
-                "written); replay it from the Java service"
-            )
         return result
 
     def replay_many(

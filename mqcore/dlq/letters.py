@@ -22,6 +22,7 @@ __all__ = [
     "letter_from_entry",
     "letters_from_entries",
     "parse_records",
+    "plain_fields",
 ]
 
 REPLAYED_HEADER = "x-replayed-from-dlq"  # on a replayed entry: the id of its letter
@@ -53,6 +54,14 @@ def _bytes_keyed(raw_fields: Any) -> dict[bytes, Any]:
         )
         for k, v in raw_fields.items()
     }
+
+
+def plain_fields(raw_fields: Any) -> dict[bytes, Any]:
+    """A letter's fields in mqcore's plain layout, whichever layout it was written in."""
+    fields = _bytes_keyed(raw_fields)
+    if any(kryo.looks_kryo(name) for name in fields):  # written by Java through Redisson
+        fields = _plain_fields(fields)
+    return fields
 
 
 def _plain_fields(fields: dict[bytes, Any]) -> dict[bytes, Any]:
@@ -98,10 +107,7 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
     sends. Kept lean: a page of 50 letters must decode in about the time of its
     XREVRANGE.
     """
-    fields = _bytes_keyed(raw_fields)
-    if any(kryo.looks_kryo(name) for name in fields):  # written by Java through Redisson
-        fields = _plain_fields(fields)
-    get = fields.get
+    get = plain_fields(raw_fields).get
     headers = parse_headers(get(b"headers"))
     partition = _partition_of(headers, get(b"partitionId"))
     key = get(b"key")

@@ -10,6 +10,7 @@ Java's) and the letter is sent again pinned to it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from mqcore.boundary import redis_errors
 from mqcore.clock import iso_from_ms, now_ms
 from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import RedisClient
+from mqcore.dlq.letters import plain_fields
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
 from mqcore.keys import KeySpace
 from mqcore.models import ReplayResult
@@ -96,15 +98,19 @@ def run(
         )
     fixed = -1 if target_partition is None else target_partition
 
-    def send(chunk: list[str], keyed: list[tuple[str, str]]) -> list[Any]:
-        """One script call for ``chunk`` plus the ``(id, key)`` letters pinned by key."""
+    def send(
+        chunk: list[str], keyed: list[tuple[str, str]], given: dict[str, Any] | None = None
+    ) -> list[Any]:
+        """One script call for ``chunk`` plus the ``(id, key)`` letters pinned by key;
+        ``given``: decoded fields of letters Java wrote through Kryo."""
         nonlocal count
         for _attempt in range(3):
             now = now_ms()
             keys = script_keys(space, keys_cache, topic, target, count)
             flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
             pinned = [f"{dlq_id}={partition_for_key(key, count)}" for dlq_id, key in keyed]
-            args = [now, iso_from_ms(now), by, *flags, *chunk, *pinned]
+            decoded = json.dumps(given or {}, ensure_ascii=False)
+            args = [now, iso_from_ms(now), by, *flags, decoded, *chunk, *pinned]
             reply: list[Any] = call_script(client, "replay_letters", keys, args)
             if not (reply and reply[0] == b"stale"):
                 return reply
@@ -115,6 +121,12 @@ def run(
     for start in range(0, len(ids), REPLAY_BATCH):
         chunk = list(ids[start : start + REPLAY_BATCH])
         rows = send(chunk, [])
+        kryo = [i for i, row in enumerate(rows) if row[1] == b"java-kryo"]
+        if kryo:  # letters Java wrote through Redisson's Kryo codec: decoded here, sent again
+            wanted = [decode_text(rows[i][0]) for i in kryo]
+            again = send(wanted, [], java_fields(client, space.dlq(topic), wanted))
+            for i, row in zip(kryo, again, strict=True):
+                rows[i] = row
         routed = [i for i, row in enumerate(rows) if row[1] == b"route"]
         if routed:  # letters whose partition is gone: where their key lives now
             keyed = [(decode_text(rows[i][0]), decode_text(rows[i][2])) for i in routed]
@@ -122,6 +134,20 @@ def run(
             for i, row in zip(routed, again, strict=True):
                 rows[i] = row
         out.extend(_result(row, target) for row in rows)
+    return out
+
+
+def java_fields(client: RedisClient, dlq: str, ids: Sequence[str]) -> dict[str, Any]:
+    """Id -> the plain-layout fields of letters Java wrote through Kryo (as the DLQ pages
+    read them), for the replay script."""
+    pipe = client.pipeline(transaction=False)
+    for dlq_id in ids:
+        pipe.xrange(dlq, dlq_id, dlq_id, count=1)
+    out: dict[str, Any] = {}
+    for dlq_id, found in zip(ids, pipe.execute(), strict=True):
+        if found:
+            fields = plain_fields(found[0][1])
+            out[dlq_id] = {decode_text(k): decode_text(v) for k, v in fields.items() if v}
     return out
 
 

@@ -10,7 +10,9 @@
 -- ARGV[5] = target topic name (written in the entry's topic field)
 -- ARGV[6] = fixed target partition, or '-1' to route (see below)
 -- ARGV[7] = '1' for a dry run (nothing written), else '0'
--- ARGV[8..] = DLQ ids (validated by the caller), each optionally pinned: 'id=partition'
+-- ARGV[8] = JSON object: DLQ id -> the fields of a letter Java wrote through Redisson's Kryo
+--           codec, decoded by the caller in the plain layout ('{}' when none)
+-- ARGV[9..] = DLQ ids (validated by the caller), each optionally pinned: 'id=partition'
 -- Routing when ARGV[6] is -1: the pinned partition; else headers.partitionId (else the
 -- top-level partitionId, which Java always writes as 0) if it is < P; else, when the
 -- letter has a key, nothing is written and {id, 'route', key, -1} is returned: the
@@ -19,8 +21,9 @@
 -- Returns {'stale', P} when the caller's P is not the topic's partition count (nothing
 -- written), else one {dlq id, status, new id, partition} per id; status is one of
 -- replayed, forced, already-replayed, missing, would-replay, route (new id = the key),
--- java-kryo (a letter Java wrote through Redisson's Kryo codec: its field names are Kryo
--- strings, byte 3 first; nothing is written and it is not marked replayed).
+-- java-kryo (a letter Java wrote through Redisson's Kryo codec, whose decoded fields the caller
+-- did not give in ARGV[8]: nothing is written and it is not marked replayed; the caller
+-- decodes it and sends it again).
 local P = #KEYS - 3
 local count = tonumber(redis.call('HGET', KEYS[3], 'partitionCount') or '')
 if count == nil or count < 1 or count ~= math.floor(count) then
@@ -52,8 +55,9 @@ local function route(f, headers, pinned)
   return 0
 end
 
+local given = cjson.decode(ARGV[8])
 local out = {}
-for a = 8, #ARGV do
+for a = 9, #ARGV do
   local dlq_id, pinned = string.match(ARGV[a], '^([^=]+)=?(%d*)$')
   pinned = tonumber(pinned)
   local found = redis.call('XRANGE', KEYS[1], dlq_id, dlq_id)
@@ -79,6 +83,9 @@ for a = 8, #ARGV do
       for i = 1, #flat, 2 do
         f[flat[i]] = flat[i + 1]
         if string.byte(flat[i], 1) == 3 then kryo = true end
+      end
+      if kryo and type(given[dlq_id]) == 'table' then
+        f, kryo = given[dlq_id], false
       end
       local headers = {}
       if f['headers'] then

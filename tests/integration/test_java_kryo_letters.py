@@ -4,6 +4,7 @@ with a clear reason and writes nothing (it used to replay an empty payload to pa
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,6 @@ from django.test import Client
 
 from mqcore.config import MQConfig
 from mqcore.dlq import DeadLetters
-from mqcore.errors import InvalidArgumentError
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -66,16 +66,26 @@ def test_java_letters_read_in_full_beside_mqcore_ones(r: redis.Redis, mq_config:
     assert [x.id for x in filtered.letters] == [java_id]
 
 
-def test_replaying_a_java_letter_is_refused_and_writes_nothing(
+def test_a_java_letter_replays_to_its_partition_with_its_payload_key_and_headers(
     r: redis.Redis, mq_config: MQConfig
 ) -> None:
     make_topic(mq_config, "orders", 4)
     java_id = java_letter(r, mq_config)
     dl = DeadLetters(mq_config)
-    with pytest.raises(InvalidArgumentError, match="Kryo"):
-        dl.replay("orders", java_id)
-    assert sum(r.xlen(mq_config.keys.partition("orders", p)) for p in range(4)) == 0
-    assert not dl.replays("orders", java_id)  # not marked replayed
+    plan = dl.plan("orders", [java_id])
+    assert [(p.reason, p.partition) for p in plan] == [("would-replay", 2)]
+    done = dl.replay("orders", java_id, by="ops")
+    assert (done.replayed, done.partition) == (True, 2)
+    entry = r.xrange(mq_config.keys.partition("orders", 2))[0][1]
+    assert entry[b"payload"] == b'{"order":7,"customer":"c-7"}'
+    assert entry[b"key"] == b"c-7"
+    headers = json.loads(entry[b"headers"])
+    assert headers["x-runtime-error-message"] == "boom: card declined"
+    assert headers["x-replayed-from-dlq"] == java_id
+    assert headers["x-original-message-id"] == "1700000000000-0"
+    assert sum(r.xlen(mq_config.keys.partition("orders", p)) for p in range(4)) == 1
+    again = dl.replay("orders", java_id)
+    assert (again.replayed, again.reason) == (False, "already-replayed")  # idempotent
 
 
 def test_console_shows_a_java_letter(r: redis.Redis, mq_config: MQConfig) -> None:
