@@ -45,7 +45,7 @@ __all__ = [
 
 _ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
-# MQConfig.frontier_encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
+# MQConfig.encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
 _FRONTIER_MODES = {"": "", "plain": "plain", "java-kryo": "kryo"}
 ACKSET_TTL_S = 86_400  # Java's acksetTtlSec default: an ack set outlives a stuck group a day
 
@@ -210,7 +210,7 @@ def ack(
     set (``KeySpace.acks``, expiring after :data:`ACKSET_TTL_S`) and XDELs an entry once
     every live group - on the stream and holding a lease on the partition, as in Java;
     see :func:`_ack_call` for ``groups`` - has acked it. With ``frontier`` (the deployment's
-    ``MQConfig.frontier_encoding``) the group's commit frontier is raised in the same script
+    ``MQConfig.encoding``) the group's commit frontier is raised in the same script
     to the highest id acked, never past its lowest pending entry, in that encoding. Raises
     :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
     """
@@ -348,6 +348,7 @@ def dead_letter(
     epoch: int | None = None,
     fields: Mapping[str, str | bytes] | None = None,
     owner: str | None = None,
+    encoding: str = "plain",
 ) -> str | None:
     """Move a pending entry to the topic's DLQ and ack it, in one script.
 
@@ -355,8 +356,10 @@ def dead_letter(
     partition (top level and in headers; Java writes 0 at the top level). The
     entry is read inside the script unless ``fields`` are given. Returns the DLQ
     id, or None when the entry was trimmed/deleted (it is still acked; the
-    caller counts it as lost). Raises :class:`FencedError` on a stale epoch and
-    :class:`UnknownMessageError` when the entry is not pending in ``group``.
+    caller counts it as lost). With ``encoding="java-kryo"`` the letter is written as
+    Java's ``DeadLetterCodec`` writes it through Redisson's Kryo codec. Raises
+    :class:`FencedError` on a stale epoch and :class:`UnknownMessageError` when the entry
+    is not pending in ``group``.
     """
     _check_id(entry_id)
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
@@ -378,7 +381,8 @@ def dead_letter(
             iso_now(),
             reason,
             error_type,
-            "given" if fields is not None else "read",
+            ("given" if fields is not None else "read")
+            + ("-kryo" if encoding == "java-kryo" else ""),
             *(_flatten(fields) if fields is not None else ()),
         ],
     )

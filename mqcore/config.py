@@ -39,7 +39,7 @@ DEFAULT_MAXLEN = 100_000  # Java's per-partition retention default
 # group acks it away (any group's ack would take it from the others), so without a TTL
 # an mqcore-only deployment would keep every payload key for good.
 DEFAULT_PAYLOAD_TTL_MS = 7 * 86_400_000
-FRONTIER_ENCODINGS = ("plain", "java-kryo")
+ENCODINGS = ("plain", "java-kryo")
 
 
 @dataclass(frozen=True)
@@ -61,17 +61,14 @@ class MQConfig:
     inline_payload_bytes: int = DEFAULT_INLINE_PAYLOAD_BYTES
     maxlen: int | None = DEFAULT_MAXLEN
     payload_ttl_ms: int | None = DEFAULT_PAYLOAD_TTL_MS  # None: payload keys never expire
-    # how consumers write the commit frontier hash on every ack: "plain", or "java-kryo" on a
-    # Redis a Java redis-streaming service shares (it reads the hash through Redisson's Kryo)
-    frontier_encoding: str = "plain"
+    # how mqcore writes what Java reads through Redisson's codec (the commit frontier on every
+    # ack, dead letters): "plain", or "java-kryo" on a Redis a Java service shares
+    encoding: str = "plain"
     client_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.frontier_encoding not in FRONTIER_ENCODINGS:
-            raise ValueError(
-                f"frontier_encoding: one of {', '.join(FRONTIER_ENCODINGS)}, "
-                f"not {self.frontier_encoding!r}"
-            )
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"encoding: one of {', '.join(ENCODINGS)}, not {self.encoding!r}")
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> MQConfig:

@@ -47,4 +47,4 @@ class JavaProbe:
     def fetch(self, topics: list[str]) -> dict[str, Any]:
         admin = clusters.admin(self.cluster)
         seen = java_kryo_seen(admin.client, admin.keys, topics)
-        return {**seen, "configured": admin.config.frontier_encoding}
+        return {**seen, "configured": admin.config.encoding}

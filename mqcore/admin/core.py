@@ -322,6 +322,7 @@ class Admin:
                     entry_id=entry_id,
                     reason=reason,
                     epoch=None,
+                    encoding=self.config.encoding,
                 )
             except UnknownMessageError:
                 continue  # not pending in this group: nothing to move

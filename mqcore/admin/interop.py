@@ -3,7 +3,7 @@ Kryo codec: its dead letters and commit frontiers have Kryo-encoded field names.
 
 A bounded probe (one pipelined round trip: the newest letter of each DLQ and the field
 names of partition 0's frontier hash, for at most ``limit`` topics) lets the console tell an
-operator that ``frontier_encoding`` should be ``java-kryo`` there.
+operator that ``encoding`` should be ``java-kryo`` there.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ class Consumer:
         o = self.options
         _check(topic, o)
         self.config = config
-        self.frontier_encoding = config.frontier_encoding
+        self.encoding = config.encoding
         self.topic = topic
         self.group = o.group
         self.handler = handler

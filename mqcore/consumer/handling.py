@@ -171,6 +171,7 @@ def _dead_letter(
             epoch=epoch,
             fields=stored_fields(message),
             owner=host.name,
+            encoding=host.encoding,
         )
     except UnknownMessageError:
         log.warning("p%d: %s no longer pending, not dead-lettered", message.partition, message.id)

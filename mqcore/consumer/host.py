@@ -32,7 +32,7 @@ class WorkerHost(Protocol):
     keys: KeySpace
     client: RedisClient
     options: ConsumerOptions
-    frontier_encoding: str  # MQConfig.frontier_encoding: how acks write the commit frontier
+    encoding: str  # MQConfig.encoding: how acks write the commit frontier
     block_ms: int  # XREADGROUP BLOCK, kept below the socket timeout
     stats: ConsumerStats
     leases: LeaseManager

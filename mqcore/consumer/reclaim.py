@@ -84,5 +84,5 @@ def drop_deleted(host: WorkerHost, partition: int, epoch: int, deleted: list[str
         ids=deleted,
         epoch=epoch,
         owner=host.name,
-        frontier=host.frontier_encoding,
+        frontier=host.encoding,
     )

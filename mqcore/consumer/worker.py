@@ -235,7 +235,7 @@ class PartitionWorker(threading.Thread):
                 policy=h.options.ack_policy,
                 groups=self.stream_groups,
                 owner=self.lease.owner,
-                frontier=h.frontier_encoding,
+                frontier=h.encoding,
             )
         if self.backlog:
             pipe.xreadgroup(h.group, h.name, {self.stream: "0"}, count=h.options.batch_size)
@@ -281,7 +281,7 @@ class PartitionWorker(threading.Thread):
             policy=h.options.ack_policy,
             groups=self.stream_groups,
             owner=self.lease.owner,
-            frontier=h.frontier_encoding,
+            frontier=h.encoding,
         )
         h.stats.add(acked=len(ids))
         report_acked(h, self.partition, ids)

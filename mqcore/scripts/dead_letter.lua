@@ -10,7 +10,9 @@
 -- ARGV[6] = failedAt (ISO-8601)
 -- ARGV[7] = error message ('' = keep)
 -- ARGV[8] = error type ('' = keep)
--- ARGV[9] = 'given' when ARGV[10..] carry the entry's field/value pairs, else 'read'
+-- ARGV[9] = 'given' when ARGV[10..] carry the entry's field/value pairs, else 'read'; with
+--           '-kryo' appended, the letter is written as Java's DeadLetterCodec writes it
+--           through Redisson's Kryo codec (names and values Kryo-encoded)
 -- ARGV[10..] = entry field/value pairs (only with 'given')
 -- Returns {1, dlq id}, {2} when the entry no longer exists (acked, nothing added),
 -- {0} when it is not pending (nothing done), or {-1} when the epoch is stale.
@@ -30,7 +32,8 @@ if ARGV[2] ~= '' then
   end
 end
 local flat
-if ARGV[9] == 'given' then
+local mode, kryo_mode = string.match(ARGV[9], '^(%a+)(.*)$')
+if mode == 'given' then
   flat = {}
   for i = 10, #ARGV do
     flat[#flat + 1] = ARGV[i]
@@ -79,6 +82,91 @@ if ARGV[7] ~= '' then
 end
 if ARGV[8] ~= '' then
   headers['x-runtime-error-type'] = ARGV[8]
+end
+-- Redisson's Kryo codec (java-kryo mode), for what Java's DeadLetterCodec reads back
+local function kvarint(n)
+  local out = ''
+  while n >= 128 do
+    out = out .. string.char(n % 128 + 128)
+    n = math.floor(n / 128)
+  end
+  return out .. string.char(n)
+end
+local function kint(text)
+  local n = math.floor(tonumber(text) or 0)
+  if n >= 0 then return '\2' .. kvarint(n * 2) end
+  return '\2' .. kvarint(-n * 2 - 1)
+end
+local function kunit(c)
+  if c < 128 then return string.char(c) end
+  if c < 2048 then return string.char(192 + math.floor(c / 64), 128 + c % 64) end
+  return string.char(224 + math.floor(c / 4096), 128 + math.floor(c / 64) % 64, 128 + c % 64)
+end
+local function kstr(s)
+  if #s > 1 and #s < 64 and not string.find(s, '[\128-\255]') then
+    return '\3' .. string.sub(s, 1, -2) .. string.char(string.byte(s, -1) + 128)
+  end
+  -- UTF-8 to UTF-16 units, each written in 1-3 bytes (a supplementary character as two)
+  local body, units, i = {}, 0, 1
+  while i <= #s do
+    local b, cp, len = string.byte(s, i), nil, 1
+    if b < 128 then cp = b
+    elseif b >= 240 and i + 3 <= #s then
+      len = 4
+      cp = (b - 240) * 262144 + (string.byte(s, i + 1) - 128) * 4096
+        + (string.byte(s, i + 2) - 128) * 64 + string.byte(s, i + 3) - 128
+    elseif b >= 224 and i + 2 <= #s then
+      len = 3
+      cp = (b - 224) * 4096 + (string.byte(s, i + 1) - 128) * 64 + string.byte(s, i + 2) - 128
+    elseif b >= 192 and i + 1 <= #s then
+      len = 2
+      cp = (b - 192) * 64 + string.byte(s, i + 1) - 128
+    else cp = 65533 end
+    if cp >= 65536 then
+      cp = cp - 65536
+      body[#body + 1] = kunit(55296 + math.floor(cp / 1024)) .. kunit(56320 + cp % 1024)
+      units = units + 2
+    else
+      body[#body + 1] = kunit(cp)
+      units = units + 1
+    end
+    i = i + len
+  end
+  local n = units + 1
+  local head
+  if n < 64 then head = string.char(n + 128)
+  else
+    head = string.char(n % 64 + 192)
+    n = math.floor(n / 64)
+    while n > 0 do
+      local low = n % 128
+      n = math.floor(n / 128)
+      if n > 0 then low = low + 128 end
+      head = head .. string.char(low)
+    end
+  end
+  return '\3' .. head .. table.concat(body)
+end
+local function kmap(t)
+  local parts, n = {}, 0
+  for k, v in pairs(t) do
+    parts[#parts + 1] = kstr(k) .. kstr(v)
+    n = n + 1
+  end
+  return '\1\0java.util.HashMa\240' .. kvarint(n + 1) .. table.concat(parts)
+end
+if kryo_mode == '-kryo' then
+  local id = redis.call('XADD', KEYS[3], '*',
+    kstr('originalTopic'), kstr(ARGV[4]),
+    kstr('payload'), kstr(f['payload'] or ''),
+    kstr('timestamp'), kstr(f['timestamp'] or ARGV[6]),
+    kstr('failedAt'), kstr(ARGV[6]),
+    kstr('retryCount'), kint(f['retryCount'] or '0'),
+    kstr('maxRetries'), kint(f['maxRetries'] or '3'),
+    kstr('partitionId'), kint(ARGV[5]),
+    kstr('headers'), kmap(headers),
+    kstr('originalMessageId'), kstr(ARGV[3]))
+  return {1, id}
 end
 local id = redis.call('XADD', KEYS[3], '*',
   'originalTopic', ARGV[4],

@@ -30,7 +30,7 @@ def _ids(r: redis.Redis, key: str, group: str, n: int) -> list[str]:
 def test_ack_raises_the_frontier_but_never_past_a_pending_entry(
     r: redis.Redis, redis_url: str, encoding: str
 ) -> None:
-    cfg = MQConfig.from_url(redis_url, frontier_encoding=encoding)
+    cfg = MQConfig.from_url(redis_url, encoding=encoding)
     create_topic(r, cfg.keys, TOPIC, 1, groups=(PY,))
     key = cfg.keys.partition(TOPIC, 0)
     for i in range(10):
@@ -66,7 +66,7 @@ def java_housekeeper(r: redis.Redis, cfg: MQConfig, partition: int) -> None:
 def test_java_housekeeper_loses_nothing_of_a_python_group_that_is_behind(
     r: redis.Redis, redis_url: str
 ) -> None:
-    cfg = MQConfig.from_url(redis_url, frontier_encoding="java-kryo")
+    cfg = MQConfig.from_url(redis_url, encoding="java-kryo")
     create_topic(r, cfg.keys, TOPIC, 1, groups=(JAVA, PY))
     key = cfg.keys.partition(TOPIC, 0)
     pipe = r.pipeline(transaction=False)
