@@ -75,7 +75,9 @@ def parse_headers(raw: bytes | str | None) -> dict[str, str]:
     read one way everywhere (consumer, console, retries and replays): a string
     as it is; ``true``/``false`` and numbers as their JSON text (``"true"``,
     ``"3"``); ``null`` drops the header; an object or array as compact JSON text.
-    Anything that is not a JSON object reads as no headers.
+    Java's ``DeadLetterQueueManager`` replays write the map's ``toString()``,
+    ``{k=v, k2=v2}``: that reads as those headers (a value holding ``", "`` then
+    ``word=`` is split there: Java's text cannot tell). Anything else reads as no headers.
     """
     if not raw:
         return {}
@@ -87,14 +89,34 @@ def parse_headers(raw: bytes | str | None) -> dict[str, str]:
             data, end = None, -1
         if end != len(text):
             data = _JSON.decode(text)
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
         return {}
+    except ValueError:
+        return _java_map_text(text)
     if not isinstance(data, dict):
         return {}
     for v in data.values():
         if v.__class__ is not str:
             return {str(k): _header_text(v) for k, v in data.items() if v is not None}
     return data
+
+
+_JAVA_MAP_KEY = re.compile(r"(?:^|, )([^=,{} ][^=,{}]*)=")
+
+
+def _java_map_text(text: str) -> dict[str, str]:
+    """``{k=v, k2=v2}`` (Java's ``AbstractMap.toString``) as headers; {} for anything else."""
+    if len(text) < 2 or text[0] != "{" or text[-1] != "}":
+        return {}
+    body = text[1:-1]
+    keys = list(_JAVA_MAP_KEY.finditer(body))
+    if not keys or keys[0].start() != 0:
+        return {}
+    out: dict[str, str] = {}
+    for i, match in enumerate(keys):
+        end = keys[i + 1].start() if i + 1 < len(keys) else len(body)
+        out[match.group(1)] = body[match.end() : end]
+    return out
 
 
 def _header_text(value: Any) -> str:

@@ -31,6 +31,32 @@ if ARGV[2] ~= '' then
     end
   end
 end
+-- Java's Map.toString() headers, '{k=v, k2=v2}' (mqcore.codec.parse_headers reads them the same)
+local function java_map(text)
+  local out = {}
+  if type(text) ~= 'string' or string.sub(text, 1, 1) ~= '{' or string.sub(text, -1) ~= '}' then
+    return out
+  end
+  local body = string.sub(text, 2, -2)
+  local keys = {}
+  local pos = 1
+  while pos <= #body do
+    if pos == 1 or string.sub(body, pos - 2, pos - 1) == ', ' then
+      local key = string.match(body, '^([^=,{} ][^=,{}]*)=', pos)
+      if key then
+        keys[#keys + 1] = {pos, key, pos + #key + 1}
+      end
+    end
+    pos = pos + 1
+  end
+  if #keys == 0 or keys[1][1] ~= 1 then return out end
+  for i, k in ipairs(keys) do
+    local stop = #body
+    if keys[i + 1] then stop = keys[i + 1][1] - 3 end
+    out[k[2]] = string.sub(body, k[3], stop)
+  end
+  return out
+end
 local flat
 local mode, kryo_mode = string.match(ARGV[9], '^(%a+)(.*)$')
 if mode == 'given' then
@@ -59,6 +85,7 @@ end
 local headers = {}
 if f['headers'] then
   local ok, decoded = pcall(cjson.decode, f['headers'])
+  if not ok then ok, decoded = true, java_map(f['headers']) end
   if ok and type(decoded) == 'table' then
     -- the one header rule (mqcore.codec.parse_headers; replay_letters.lua has the same
     -- loop): strings as they are, numbers/booleans/objects/arrays as JSON text, null dropped

@@ -46,6 +46,7 @@ local function route(f, headers, pinned)
     pid = tonumber(f['partitionId'] or '')
   end
   if pid ~= nil and pid >= 0 and pid < P and pid == math.floor(pid) then
+    if pid == 0 then pid = 0 end -- a header of '-0' would be written back as '-0'
     return pid
   end
   local key = f['key'] or headers['key']
@@ -56,6 +57,32 @@ local function route(f, headers, pinned)
 end
 
 local given = cjson.decode(ARGV[8])
+-- Java's Map.toString() headers, '{k=v, k2=v2}' (mqcore.codec.parse_headers reads them the same)
+local function java_map(text)
+  local out = {}
+  if type(text) ~= 'string' or string.sub(text, 1, 1) ~= '{' or string.sub(text, -1) ~= '}' then
+    return out
+  end
+  local body = string.sub(text, 2, -2)
+  local keys = {}
+  local pos = 1
+  while pos <= #body do
+    if pos == 1 or string.sub(body, pos - 2, pos - 1) == ', ' then
+      local key = string.match(body, '^([^=,{} ][^=,{}]*)=', pos)
+      if key then
+        keys[#keys + 1] = {pos, key, pos + #key + 1}
+      end
+    end
+    pos = pos + 1
+  end
+  if #keys == 0 or keys[1][1] ~= 1 then return out end
+  for i, k in ipairs(keys) do
+    local stop = #body
+    if keys[i + 1] then stop = keys[i + 1][1] - 3 end
+    out[k[2]] = string.sub(body, k[3], stop)
+  end
+  return out
+end
 local out = {}
 for a = 9, #ARGV do
   local dlq_id, pinned = string.match(ARGV[a], '^([^=]+)=?(%d*)$')
@@ -90,6 +117,7 @@ for a = 9, #ARGV do
       local headers = {}
       if f['headers'] then
         local ok, decoded = pcall(cjson.decode, f['headers'])
+        if not ok then ok, decoded = true, java_map(f['headers']) end
         if ok and type(decoded) == 'table' then
           -- the one header rule (mqcore.codec.parse_headers): strings as they are,
           -- numbers and booleans as JSON text, null dropped, objects/arrays as JSON

@@ -74,3 +74,46 @@ def test_consumer_console_retry_dlq_and_replay_agree(r: redis.Redis, mq_config: 
     assert result.new_id is not None
     replayed = console.message("orders", 0, result.new_id).headers  # written by replay_letters.lua
     assert _same(replayed) == EXPECTED
+
+
+JAVA_MAP = "{trace=t-9, note=boom, bad, really, partitionId=0}"
+
+
+def test_java_map_to_string_headers_read_the_same_everywhere(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """Java's DeadLetterQueueManager replays write the headers map's toString()."""
+    expected = {"trace": "t-9", "note": "boom, bad, really", "partitionId": "0"}
+    assert parse_headers(JAVA_MAP) == expected
+    assert parse_headers("{not a map}") == {}
+    Topics(mq_config).create("orders", 1)
+    fields = partition_fields("orders", 0, "body", key="k1")
+    fields["headers"] = JAVA_MAP
+    entry_id = r.xadd(mq_config.keys.partition("orders", 0), fields).decode()
+    console = Admin(mq_config, r)
+    assert console.message("orders", 0, entry_id).headers == expected
+    # dead-lettered by the Lua script, then replayed by the other: the same headers
+    r.xgroup_create(mq_config.keys.partition("orders", 0), "g", id="0")
+    r.xreadgroup("g", "c1", {mq_config.keys.partition("orders", 0): ">"})
+    moved = console.move_to_dlq("orders", "g", 0, [entry_id], reason="test")
+    assert moved == [entry_id]
+    dlq = DeadLetters(mq_config, r)
+    letter = dlq.page("orders").letters[0]
+    assert (letter.headers["trace"], letter.headers["note"]) == ("t-9", "boom, bad, really")
+    result = dlq.replay("orders", letter.id, by="test")
+    assert result.new_id is not None
+    replayed = console.message("orders", 0, result.new_id).headers
+    assert (replayed["trace"], replayed["note"]) == ("t-9", "boom, bad, really")
+
+
+def test_a_minus_zero_partition_header_replays_as_zero(r: redis.Redis, mq_config: MQConfig) -> None:
+    from tests.integration.dlq_support import add_letters
+
+    Topics(mq_config).create("orders", 2)
+    ids = add_letters(r, mq_config, "orders", 1, partitions=1,
+                      headers=lambda i: {"partitionId": "-0"})  # fmt: skip
+    result = DeadLetters(mq_config, r).replay("orders", ids[0], by="test")
+    assert result.partition == 0
+    entry = r.xrange(mq_config.keys.partition("orders", 0))[0][1]
+    assert entry[b"partitionId"] == b"0"
+    assert json.loads(entry[b"headers"])["partitionId"] == "0"
