@@ -9,6 +9,7 @@ and only from the one typed Python function that owns each script.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Sequence
 from functools import cache
@@ -25,10 +26,23 @@ __all__ = ["call_script", "lua_source", "script_for"]
 _SCRIPTS: weakref.WeakKeyDictionary[Any, dict[str, Script]] = weakref.WeakKeyDictionary()
 
 
+_INCLUDE = re.compile(r"^--#include (\w+)$", re.MULTILINE)
+
+
 @cache
 def lua_source(name: str) -> str:
-    """Source of ``mqcore/scripts/<name>.lua``."""
-    return resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    """Source of ``mqcore/scripts/<name>.lua``, with each ``--#include <lib>`` line replaced
+    by ``mqcore/scripts/lib/<lib>.lua``: Lua scripts cannot share functions, so the helpers
+    several scripts need (ids, Redisson's Kryo strings, the header rule, the commit
+    frontier) have one home there and are pasted in when a script is loaded."""
+    text = resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    return _INCLUDE.sub(lambda m: _lib(m.group(1)), text)
+
+
+@cache
+def _lib(name: str) -> str:
+    lib = resources.files(__package__).joinpath("lib", f"{name}.lua").read_text(encoding="utf-8")
+    return _INCLUDE.sub(lambda m: _lib(m.group(1)), lib).rstrip("\n")
 
 
 def script_for(client: Any, name: str) -> Script:

@@ -57,32 +57,7 @@ local function route(f, headers, pinned)
 end
 
 local given = cjson.decode(ARGV[8])
--- Java's Map.toString() headers, '{k=v, k2=v2}' (mqcore.codec.parse_headers reads them the same)
-local function java_map(text)
-  local out = {}
-  if type(text) ~= 'string' or string.sub(text, 1, 1) ~= '{' or string.sub(text, -1) ~= '}' then
-    return out
-  end
-  local body = string.sub(text, 2, -2)
-  local keys = {}
-  local pos = 1
-  while pos <= #body do
-    if pos == 1 or string.sub(body, pos - 2, pos - 1) == ', ' then
-      local key = string.match(body, '^([^=,{} ][^=,{}]*)=', pos)
-      if key then
-        keys[#keys + 1] = {pos, key, pos + #key + 1}
-      end
-    end
-    pos = pos + 1
-  end
-  if #keys == 0 or keys[1][1] ~= 1 then return out end
-  for i, k in ipairs(keys) do
-    local stop = #body
-    if keys[i + 1] then stop = keys[i + 1][1] - 3 end
-    out[k[2]] = string.sub(body, k[3], stop)
-  end
-  return out
-end
+--#include headers
 local out = {}
 for a = 9, #ARGV do
   local dlq_id, pinned = string.match(ARGV[a], '^([^=]+)=?(%d*)$')
@@ -114,24 +89,7 @@ for a = 9, #ARGV do
       if kryo and type(given[dlq_id]) == 'table' then
         f, kryo = given[dlq_id], false
       end
-      local headers = {}
-      if f['headers'] then
-        local ok, decoded = pcall(cjson.decode, f['headers'])
-        if not ok then ok, decoded = true, java_map(f['headers']) end
-        if ok and type(decoded) == 'table' then
-          -- the one header rule (mqcore.codec.parse_headers): strings as they are,
-          -- numbers and booleans as JSON text, null dropped, objects/arrays as JSON
-          for k, v in pairs(decoded) do
-            if type(k) == 'string' then
-              if type(v) == 'string' then
-                headers[k] = v
-              elseif type(v) == 'number' or type(v) == 'boolean' or type(v) == 'table' then
-                headers[k] = cjson.encode(v)
-              end
-            end
-          end
-        end
-      end
+      local headers = read_headers(f['headers'])
       local pid, key = route(f, headers, pinned)
       if kryo then
         out[#out + 1] = {dlq_id, 'java-kryo', '', -1}

@@ -16,21 +16,7 @@ local per_round = tonumber(ARGV[4])
 local ignored = {}
 for i = 6, #ARGV do ignored[ARGV[i]] = true end
 
-local function parse(id)
-  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-  return tonumber(ms), tonumber(seq)
-end
-local function less(a, b)
-  local am, as = parse(a)
-  local bm, bs = parse(b)
-  if am ~= bm then return am < bm end
-  return as < bs
-end
-local function after(id)
-  local ms, seq = parse(id)
-  if seq < 9007199254740991 then return string.format('%.0f-%.0f', ms, seq + 1) end
-  return id -- beyond exact Lua numbers: keep the entry (one too many is safe)
-end
+--#include ids
 
 if redis.call('EXISTS', key) == 0 then return {0, '', '', 0, {}} end
 local page = redis.call('XRANGE', key, '-', '+', 'COUNT', per_round + 1)
@@ -42,7 +28,7 @@ if #page > per_round then bound = page[per_round + 1][1] end
 local cut = nil -- rules: delete entries below cut
 local beyond = false -- the length rule wants more than this round's page
 local function want(id)
-  if id ~= nil and (cut == nil or less(cut, id)) then cut = id end
+  if id ~= nil and (cut == nil or id_less(cut, id)) then cut = id end
 end
 if ARGV[1] ~= '' then
   local excess = redis.call('XLEN', key) - tonumber(ARGV[1])
@@ -51,7 +37,7 @@ if ARGV[1] ~= '' then
       want(page[excess + 1][1])
     else -- the rule cuts past this round's page: at least up to its end
       beyond = true
-      want(bound or after(page[#page][1]))
+      want(bound or id_after(page[#page][1]))
     end
   end
 end
@@ -64,32 +50,32 @@ local groups = redis.call('XINFO', 'GROUPS', key)
 for _, g in ipairs(groups) do
   local f = {}
   for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
-  local gfloor = after(f['last-delivered-id'])
+  local gfloor = id_after(f['last-delivered-id'])
   if tonumber(f['pending']) > 0 then
     local low = redis.call('XPENDING', key, f['name'])[2]
-    if low and less(low, gfloor) then gfloor = low end
+    if low and id_less(low, gfloor) then gfloor = low end
   end
   if not ignored[f['name']] then
-    if floor == nil or less(gfloor, floor) then floor, holder = gfloor, f['name'] end
-    if furthest == nil or less(furthest, gfloor) then furthest = gfloor end
+    if floor == nil or id_less(gfloor, floor) then floor, holder = gfloor, f['name'] end
+    if furthest == nil or id_less(furthest, gfloor) then furthest = gfloor end
   end
 end
 if ARGV[3] == '1' and furthest ~= nil then want(furthest) end
 if cut == nil then return {0, '', '', 0, {}} end
 -- a group holds the rules back when its floor is below where they want to cut
 local held = ''
-if floor ~= nil and (less(floor, cut) or (beyond and not less(cut, floor))) then held = holder end
-if bound ~= nil and less(bound, cut) then cut = bound end
+if floor ~= nil and (id_less(floor, cut) or (beyond and not id_less(cut, floor))) then held = holder end
+if bound ~= nil and id_less(bound, cut) then cut = bound end
 
 local function below(id)
   local n = 0
   for _, e in ipairs(page) do
-    if less(e[1], id) then n = n + 1 else break end
+    if id_less(e[1], id) then n = n + 1 else break end
   end
   return n
 end
 local wanted = below(cut)
-if floor ~= nil and less(floor, cut) then cut = floor end
+if floor ~= nil and id_less(floor, cut) then cut = floor end
 local n = below(cut)
 if n == 0 then return {0, cut, held, wanted, {}} end
 if ARGV[5] == '1' then return {n, cut, held, wanted, {}} end
