@@ -45,11 +45,15 @@ RULES = {
     "collector": "the collector failed on consecutive passes",
     "redis_restart": "Redis restarted without persistence: groups vanished",
     "retention_risk": "a retention rule that ignores a group would delete its unread entries",
+    "redis_eviction": "Redis may evict keys (maxmemory-policy not noeviction), or did",
+    "redis_memory": "Redis uses 90% or more of its maxmemory",
 }
 TOPIC_RULES = frozenset(
     {"status", "rewind", "dlq_growth", "oldest_pending", "retention_risk"}
 )  # entity: topic[/group]
-CLUSTER_RULES = frozenset({"collector", "redis_restart"})  # entity: the cluster's collector/Redis
+CLUSTER_RULES = frozenset(
+    {"collector", "redis_restart", "redis_eviction", "redis_memory"}
+)  # entity: the cluster's collector/Redis
 
 
 def alert_scope(alert: Mapping[str, Any]) -> tuple[str, str | None] | None:
@@ -132,6 +136,7 @@ def alert_conditions(
                 len(missing),
             )
         )
+    out.extend(_redis_conditions(health.get("redis")))
     if snap is None:
         return out
     now = int(snap.get("taken_at_ms") or 0)
@@ -210,6 +215,37 @@ def alert_conditions(
                     float(age),
                 )
             )
+    return out
+
+
+def _redis_conditions(probe: Any) -> list[Condition]:
+    """From the collector's last Redis health probe (once a minute)."""
+    if not isinstance(probe, Mapping) or probe.get("cluster"):
+        return []
+    out = []
+    policy, evicted = probe.get("maxmemory_policy"), int(probe.get("evicted_keys") or 0)
+    if probe.get("evicting_policy") or evicted:
+        out.append(
+            Condition(
+                "redis_eviction",
+                "redis",
+                "critical" if evicted else "warning",
+                f"Redis maxmemory-policy is {policy}: streams can be evicted like any key"
+                + (f"; {evicted} keys evicted since it started" if evicted else ""),
+                float(evicted),
+            )
+        )
+    share = probe.get("memory_share")
+    if isinstance(share, int | float) and share >= 0.9:
+        out.append(
+            Condition(
+                "redis_memory",
+                "redis",
+                "critical",
+                f"Redis uses {share:.0%} of its maxmemory",
+                float(share),
+            )
+        )
     return out
 
 

@@ -34,7 +34,12 @@ from dashboard.collectors.series import (
     series_points,
     tier_points,
 )
-from dashboard.collectors.sources import CheckpointCollector, JavaProbe, SnapshotCollector
+from dashboard.collectors.sources import (
+    CheckpointCollector,
+    JavaProbe,
+    RedisHealthProbe,
+    SnapshotCollector,
+)
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
 from dashboard.store import ConsoleStore, default_store, tiers
@@ -210,10 +215,11 @@ def collect_cluster(
         triples += partition_points(snap)
         new_state["partition_sample"] = minute
         names = [str(t.get("topic")) for t in snap.get("topics") or []]
-        try:  # once a minute: does a Java service write Kryo data here?
+        try:  # once a minute: does a Java service write Kryo data here? how is Redis?
             health["java"] = JavaProbe(cluster).fetch(names)
+            health["redis"] = RedisHealthProbe(cluster).fetch()
         except MQError as exc:
-            log.info("collector %s: Java probe failed: %s", cluster, exc)
+            log.info("collector %s: Java or Redis health probe failed: %s", cluster, exc)
     points, new_state["buckets"], rollups = tier_points(
         triples, state.get("buckets") or {}, now_ms, tiers()
     )

@@ -6,9 +6,10 @@ from typing import Any
 
 from dashboard import clusters
 from mqcore.admin.interop import java_kryo_seen
+from mqcore.admin.redis_health import redis_health
 from mqcore.models import ClusterSnapshot
 
-__all__ = ["CheckpointCollector", "JavaProbe", "SnapshotCollector"]
+__all__ = ["CheckpointCollector", "JavaProbe", "RedisHealthProbe", "SnapshotCollector"]
 
 
 class SnapshotCollector:
@@ -48,3 +49,13 @@ class JavaProbe:
         admin = clusters.admin(self.cluster)
         seen = java_kryo_seen(admin.client, admin.keys, topics)
         return {**seen, "configured": admin.config.encoding}
+
+
+class RedisHealthProbe:
+    """Memory, evictions, persistence, clients and the slow log of the cluster's Redis."""
+
+    def __init__(self, cluster: str) -> None:
+        self.cluster = cluster
+
+    def fetch(self) -> dict[str, Any]:
+        return redis_health(clusters.admin(self.cluster).client)

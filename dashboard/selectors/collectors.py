@@ -39,6 +39,7 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
                 "restarted_at_ms": h.get("restarted_at_ms"),
                 "restart": h.get("redis_restart") or None,
                 "java": _java(h.get("java")),
+                "redis": h.get("redis") if isinstance(h.get("redis"), dict) else None,
             }
         )
     return rows

@@ -1,0 +1,74 @@
+"""How the Redis under a deployment is doing: memory, evictions, persistence, clients, load,
+and its slow log. One bounded read (``INFO``, ``CONFIG GET appendfsync``, ``SLOWLOG GET``).
+
+Streams are evicted like any other key under an eviction policy other than
+``noeviction``: messages then vanish. Managed Redis services often rename ``CONFIG``;
+the fsync policy is then reported as unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from mqcore.boundary import redis_errors
+from mqcore.codec import decode_text
+from mqcore.config import RedisClient
+
+__all__ = ["SLOWLOG_SAMPLE", "redis_health"]
+
+SLOWLOG_SAMPLE = 32  # newest slow-log entries read per probe
+_ARG_CHARS = 120  # of a slow command's arguments kept (they may hold payloads)
+
+
+def _num(info: dict[str, Any], key: str) -> float | None:
+    value = info.get(key)
+    return float(value) if isinstance(value, int | float) else None
+
+
+def redis_health(client: RedisClient) -> dict[str, Any]:
+    """The numbers an operator checks first, as plain data (see the module docstring).
+
+    On Redis Cluster each node has its own; this reads none (``{"cluster": True}``)."""
+    if isinstance(client, redis.RedisCluster):
+        return {"cluster": True}
+    with redis_errors("read Redis health"):
+        info: dict[str, Any] = client.info("everything")
+        slow = client.slowlog_get(SLOWLOG_SAMPLE)
+        try:
+            fsync = decode_text(client.config_get("appendfsync").get("appendfsync")) or None
+        except redis.ResponseError:  # CONFIG renamed or refused (managed Redis)
+            fsync = None
+    policy = str(info.get("maxmemory_policy") or "")
+    used, limit = _num(info, "used_memory"), _num(info, "maxmemory")
+    return {
+        "version": str(info.get("redis_version") or ""),
+        "role": str(info.get("role") or ""),
+        "uptime_s": info.get("uptime_in_seconds"),
+        "used_memory": used,
+        "used_memory_peak": _num(info, "used_memory_peak"),
+        "maxmemory": limit or None,
+        "memory_share": (used / limit) if used is not None and limit else None,
+        "fragmentation": _num(info, "mem_fragmentation_ratio"),
+        "maxmemory_policy": policy,
+        "evicting_policy": bool(policy) and policy != "noeviction",
+        "evicted_keys": info.get("evicted_keys"),
+        "aof_enabled": bool(info.get("aof_enabled")),
+        "appendfsync": fsync,
+        "aof_last_rewrite_ok": info.get("aof_last_bgrewrite_status") in (None, "ok"),
+        "rdb_last_save_s": info.get("rdb_last_save_time"),
+        "rdb_last_save_ok": info.get("rdb_last_bgsave_status") in (None, "ok"),
+        "connected_clients": info.get("connected_clients"),
+        "blocked_clients": info.get("blocked_clients"),
+        "ops_per_s": info.get("instantaneous_ops_per_sec"),
+        "slowlog": [
+            {
+                "id": int(e.get("id", 0)),
+                "at_s": int(e.get("start_time", 0)),
+                "duration_us": int(e.get("duration", 0)),
+                "command": decode_text(e.get("command"))[:_ARG_CHARS],
+            }
+            for e in slow
+        ],
+    }
