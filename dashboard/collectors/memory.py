@@ -70,6 +70,7 @@ def memory_pass(
     out = MemoryPass(state={k: dict(v) for k, v in previous.items() if k in names})
     picked, out.cursor = memory_pick(topics, cursor, budget)
     measured: dict[str, float] = {}
+    per_partition: dict[str, list[int | None]] = {}
     for name, parts in picked:
         try:
             sizes = fetch(name, parts)
@@ -79,6 +80,7 @@ def memory_pass(
         known = [s for s in sizes if s is not None]
         if known:
             measured[name] = float(sum(known))
+            per_partition[name] = list(sizes)
     past = history(sorted(measured)) if measured else {}
     for name, value in measured.items():
         points = [p for p in past.get(name) or [] if p[0] < now_ms]
@@ -88,6 +90,7 @@ def memory_pass(
             "at_ms": now_ms,
             "from_bytes": start,
             "from_ms": int(start_ms),
+            "partitions": per_partition[name],
         }
         out.points.append((MEMORY_METRIC, name, value))
     return out

@@ -46,6 +46,8 @@ class AuditEventType(models.TextChoices):
     DLQ_DELETE = "dlq.delete", "delete letter"
     DLQ_PURGE = "dlq.purge", "purge DLQ"
     DLQ_EXPORT = "dlq.export", "export letters"
+    LAG_EXPORT = "lag.export", "export lag"
+    PENDING_EXPORT = "pending.export", "export pending entries"
     PENDING_CLAIM = "pending.claim", "claim pending entries"
     PENDING_MOVE_TO_DLQ = "pending.move_to_dlq", "move pending entries to DLQ"
     GROUP_SET_POSITION = "group.set_position", "move a group's position"
