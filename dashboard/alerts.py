@@ -262,8 +262,8 @@ def _memory_growth(topic: str, memory: Any, th: AlertThresholds) -> Condition | 
         "memory_growth",
         topic,
         "warning",
-        f"{topic}: partition streams grew by {grew / 2**20:.0f} MiB in {minutes} min "
-        f"(now {now / 2**20:.0f} MiB)",
+        f"{topic}: partition streams grew by {grew / 2**20:.1f} MiB in {minutes} min "
+        f"(now {now / 2**20:.1f} MiB)",
         float(grew),
     )
 

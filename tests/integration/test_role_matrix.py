@@ -32,7 +32,12 @@ API_ADMIN_WRITE = {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400}  # "{}
 API_OP_OK = {**API_R, "Viewer": 403}
 API_ADMIN_OK = {**API_OP_OK, "Operator": 403}
 READ_OK = {200, 404}  # a read may say "no such thing yet", never 5xx
-QUERY = {"api-pending": "?group=default-group", "pending": "?group=default-group"}
+QUERY = {
+    "api-pending": "?group=default-group",
+    "pending": "?group=default-group",
+    "pending-export": "?group=default-group",
+    "api-pending-export": "?group=default-group",
+}
 
 # name -> (method, expected status per role, POST data builder)
 EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
@@ -173,6 +178,17 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
         {**API_R, "Viewer": 403, "Operator": 200, "Admin": 200},
         lambda ctx, role: {},
     ),
+    # exports are audited reads: every role that may see the topic (streamed answers)
+    "lag-export": ("GET", R, None),
+    "pending-export": ("GET", R, None),
+    "dlq-export-all": ("GET", R, None),
+    "api-lag-export": ("GET", API_R, None),
+    "api-pending-export": ("GET", API_R, None),
+    "api-dlq-export-all": ("GET", API_R, None),
+    # the partition panel: skew from the snapshot, a bounded live hot-key sample
+    "hot-keys": ("GET", R, None),
+    "api-hot-keys": ("GET", API_R, None),
+    "api-topic-partitions": ("GET", API_R, None),
 }
 
 
