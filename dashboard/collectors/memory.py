@@ -1,8 +1,8 @@
 """Per-topic memory: what a topic's partition streams take in Redis, sampled with a bounded
 cost and kept as the ``memory_bytes`` series and in the snapshot (``topic["memory"]``).
 
-Once a minute the pass asks ``MEMORY USAGE key SAMPLES n`` of the partition streams of
-the next topics in turn (at most ``MEMORY_PROBE_STREAMS`` streams; the cursor in the
+Once a minute the pass asks ``MEMORY USAGE key SAMPLES n`` (one pipeline) of the partition
+streams of the next topics in turn (at most ``MEMORY_PROBE_STREAMS`` streams; the cursor in the
 collector state says where the next minute starts), so a deployment of any size costs
 the same per minute and every topic is measured every ``topics x partitions / budget``
 minutes. The growth the ``memory_growth`` alert watches is the newest sample against the
@@ -54,13 +54,14 @@ def memory_pass(
     previous: Mapping[str, Any],
     cursor: int,
     *,
-    fetch: Callable[[str, int], list[int | None]],
+    fetch: Callable[[list[tuple[str, int]]], dict[str, list[int | None]]],
     history: Callable[[list[str]], dict[str, Points]],
     now_ms: int,
     budget: int,
 ) -> MemoryPass:
     """Measure the next topics: their points, the new per-topic memory state (topics gone
-    from the snapshot dropped) and the next cursor. A topic that fails keeps its last value."""
+    from the snapshot dropped) and the next cursor. When the read fails, topics keep their
+    last values."""
     topics = [
         (str(t["topic"]), int(t.get("partitions") or 0))
         for t in snap.get("topics") or []
@@ -71,12 +72,12 @@ def memory_pass(
     picked, out.cursor = memory_pick(topics, cursor, budget)
     measured: dict[str, float] = {}
     per_partition: dict[str, list[int | None]] = {}
-    for name, parts in picked:
-        try:
-            sizes = fetch(name, parts)
-        except Exception as exc:  # one topic's failure never fails the pass
-            out.errors.append(f"{name}: {type(exc).__name__}")
-            continue
+    try:
+        got = fetch(picked) if picked else {}
+    except Exception as exc:  # the probe's failure never fails the pass: last values stay
+        out.errors.append(f"{len(picked)} topics: {type(exc).__name__}")
+        got = {}
+    for name, sizes in got.items():
         known = [s for s in sizes if s is not None]
         if known:
             measured[name] = float(sum(known))

@@ -75,6 +75,7 @@ class TopicMemoryProbe:
         self.cluster = cluster
         self.samples = samples
 
-    def fetch(self, topic: str, partitions: int) -> list[int | None]:
+    def fetch(self, topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
+        """Topic -> bytes per partition stream of ``topics`` (name, partitions), one pipeline."""
         admin = clusters.admin(self.cluster)
-        return topic_memory(admin.client, admin.keys, topic, partitions, samples=self.samples)
+        return topic_memory(admin.client, admin.keys, topics, samples=self.samples)

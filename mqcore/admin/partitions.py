@@ -4,7 +4,8 @@ each partition stream takes, both bounded.
 - :func:`hot_keys` counts the message keys of the newest ``count`` entries of one
   partition (one ``XREVRANGE + - COUNT n``, n at most :data:`HOT_KEYS_MAX`): which
   keys make a partition hot, from a sample, never a scan.
-- :func:`topic_memory` asks ``MEMORY USAGE key SAMPLES s`` of every partition stream
+- :func:`topic_memory` asks ``MEMORY USAGE key SAMPLES s`` of every partition stream of
+  some topics, in one pipeline
   (s at most :data:`MEMORY_SAMPLES_MAX`; Redis samples that many nodes of the stream
   and extrapolates, so the cost does not grow with the stream).
 """
@@ -12,6 +13,8 @@ each partition stream takes, both bounded.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from mqcore.admin.calls import pipeline_lenient
@@ -84,16 +87,21 @@ def hot_keys(
 def topic_memory(
     client: RedisClient,
     keys: KeySpace,
-    topic: str,
-    partitions: int,
+    topics: Sequence[tuple[str, int]],
     *,
     samples: int = MEMORY_SAMPLES,
-) -> list[int | None]:
-    """``MEMORY USAGE`` in bytes of each partition stream (None: no such stream), one pipeline."""
+) -> dict[str, list[int | None]]:
+    """``MEMORY USAGE`` in bytes of each partition stream of each (topic, partitions), in one
+    pipeline; None for a stream that does not exist."""
     if not 1 <= samples <= MEMORY_SAMPLES_MAX:
         raise InvalidArgumentError(f"samples must be 1..{MEMORY_SAMPLES_MAX}")
     calls = [
-        ("memory_usage", (keys.partition(topic, p), samples)) for p in range(max(0, partitions))
+        ("memory_usage", (keys.partition(topic, p), samples))
+        for topic, partitions in topics
+        for p in range(max(0, partitions))
     ]
-    replies = pipeline_lenient(client, calls)
-    return [int(r) if isinstance(r, int) else None for r in replies]
+    replies = iter(pipeline_lenient(client, calls))
+    return {
+        topic: [r if isinstance(r, int) else None for r in islice(replies, max(0, partitions))]
+        for topic, partitions in topics
+    }

@@ -26,10 +26,9 @@ def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
     snap = {"topics": [{"topic": "a", "partitions": 2}, {"topic": "b", "partitions": 1}]}
     previous = {"gone": {"bytes": 1.0}, "b": {"bytes": 7.0, "at_ms": 1}}
 
-    def fetch(name: str, parts: int) -> list[int | None]:
-        if name == "b":
-            raise ConnectionError("down")
-        return [100, None]
+    def fetch(topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
+        assert topics == [("a", 2), ("b", 1)]
+        return {"a": [100, None], "b": [None]}
 
     done = memory_pass(
         snap,
@@ -48,9 +47,16 @@ def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
         "from_ms": 1_000,
         "partitions": [100, None],
     }
-    assert done.state["b"] == {"bytes": 7.0, "at_ms": 1}  # kept from the last minute
+    assert done.state["b"] == {"bytes": 7.0, "at_ms": 1}  # no stream answered: kept
     assert "gone" not in done.state
-    assert done.errors == ["b: ConnectionError"]
+
+    def down(topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
+        raise ConnectionError("down")
+
+    failed = memory_pass(snap, done.state, 0, fetch=down, history=dict, now_ms=6_000, budget=1)
+    assert failed.errors == ["1 topics: ConnectionError"]
+    assert failed.state == done.state
+    assert failed.cursor == 1
     memory_mark(snap, done.state)
     assert snap["topics"][0]["memory"]["bytes"] == 100.0
 
