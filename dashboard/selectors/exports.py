@@ -2,10 +2,11 @@
 
 Each source reads the MQ Redis in bounded pieces while the response streams: lag is
 one bounded read per topic (as the lag API), pending entries come in ``XPENDING``
-pages of one partition at a time (:class:`mqcore.admin.export.PendingRows`), letters in
-DLQ pages of :data:`DLQ_PAGE`. Nothing is held beyond one page. At most ``max_rows``
-rows are produced (``truncated`` says when more matched); a pending or DLQ source
-reads at most ``max_scan`` entries (``complete`` is False when that stopped it).
+pages of one partition at a time (:class:`mqcore.admin.export.PendingRows`), letters
+in DLQ pages of at most :data:`DLQ_PAGE` letters and about :data:`DLQ_PAGE_BYTES`
+bytes. Nothing is held beyond one page. At most ``max_rows`` rows are produced
+(``truncated`` says when more matched); a pending or DLQ source reads at most
+``max_scan`` entries (``complete`` is False when that stopped it).
 
 Filters are the pages' query parameters, parsed and checked here before the first row
 (bad input answers 400 and no audit row is written). Payloads and header values of a
@@ -50,6 +51,7 @@ __all__ = [
 EXPORT_KINDS = ("lag", "pending", "dlq")
 EXPORT_FORMATS = ("csv", "json")
 DLQ_PAGE = 200
+DLQ_PAGE_BYTES = 2**20  # of letters per DLQ page read (big payloads: fewer letters a page)
 
 
 @dataclass
@@ -173,7 +175,8 @@ def _dlq(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> Expor
     except ValueError as exc:
         raise ParamError(str(exc)) from None
     dlq = clusters.dead_letters(cluster)
-    byte_bound = int(settings.DLQ_TEXT_FILTER_MAX_BYTES) if filters.text else None
+    # every read of a page is sized from the letters seen so far, about this many bytes
+    byte_bound = min(DLQ_PAGE_BYTES, int(settings.DLQ_TEXT_FILTER_MAX_BYTES))
     max_scan = int(settings.EXPORT_MAX_SCAN)
 
     def page(before: str | None, scan: int) -> Any:

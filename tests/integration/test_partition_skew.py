@@ -52,6 +52,10 @@ def test_hot_keys_and_memory_reads_are_bounded(r: redis.Redis, mq_config: MQConf
     assert sample["keys"][0] == {"key": "hot", "count": 90, "share": 0.9}
     assert sample["distinct"] == 11
     assert hot_keys(r, mq_config.keys, "orders", 1, count=5)["keyless"] == 1
+    small = hot_keys(r, mq_config.keys, "orders", 0, count=300, max_bytes=2000)
+    assert small["bytes_bound"] is True
+    assert 10 < small["sampled"] < 40  # about 2000 bytes of ~90-byte entries
+    assert small["bytes_read"] < 2000 + 16 * 100
     sizes = topic_memory(r, mq_config.keys, [("orders", 5)], samples=5)["orders"]
     assert all(isinstance(s, int) and s > 0 for s in sizes[:4])
     assert sizes[4] is None  # no such stream
