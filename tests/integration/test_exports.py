@@ -241,3 +241,12 @@ def test_cli_format_csv(capsys: pytest.CaptureFixture[str], r, mq_config, redis_
     code, _, err = run("pending", "orders", "--group", GROUP, "--all")
     assert code == 2
     assert "--format csv" in err
+
+
+def test_dlq_export_of_big_letters_reads_in_byte_bounded_pages(r, mq_config) -> None:
+    make_topic(mq_config, "orders", 2)
+    add_letters(r, mq_config, "orders", 12, payload=lambda i: f"{i:02d}" + "x" * 300_000)
+    data = json.loads(body(viewer().get(f"{T}/dlq/export-all/?format=json")))
+    assert [row["payload"][:2] for row in data["rows"]] == [f"{i:02d}" for i in range(11, -1, -1)]
+    assert data["scanned"] == 12
+    assert data["complete"] is True
