@@ -8,6 +8,7 @@ step with the URL patterns; the suite fails on a route missing here.
 from __future__ import annotations
 
 from dashboard.api.openapi.access_routes import ACCESS_ROUTES, ACCESS_TWINS
+from dashboard.api.openapi.retry_routes import RETRY_ROUTES, RETRY_TWINS
 from dashboard.api.openapi.route import REASON, Route
 from dashboard.api.openapi.route import route as _r
 
@@ -341,6 +342,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     _r("api-audit-verify", "get", "/api/v1/audit/verify", "audit", "Viewer", "Audit chain check"),
     *ACCESS_ROUTES,
+    *RETRY_ROUTES,
 )
 
 # Page URL name -> its API twin (the suite fails on a page missing here).
@@ -382,4 +384,5 @@ PAGE_TWINS: dict[str, str] = {
     "audit-export-json": "api-audit",
     "audit-verify": "api-audit-verify",
     **ACCESS_TWINS,
+    **RETRY_TWINS,
 }
