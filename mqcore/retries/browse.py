@@ -1,9 +1,11 @@
 """A page of a topic's retry set, by due time, with bounded commands only.
 
-Every read is O(log N + page): ``ZCARD``, ``ZCOUNT`` (where a state's range begins),
-``ZRANK``/``ZREVRANK`` (where a cursor's member stands now) and ``ZRANGE`` by rank with
-a bounded range; never the whole set. The item hashes of one chunk are read with one
-pipeline of ``HGETALL`` (an item is a small hash; a chunk is at most :data:`CHUNK`).
+Every read is O(log N + page): ``ZCARD`` and ``ZCOUNT`` (the counts, which also give
+the rank where a state's range begins), then the first page ``ZRANGE ... BYSCORE LIMIT
+0 n`` in the same pipeline, or ``ZRANK``/``ZREVRANK`` of a cursor's member (where it
+stands now) and ``ZRANGE`` by rank with a bounded range; never the whole set. The item
+hashes of one chunk are read with one pipeline of ``HGETALL`` (an item is a small hash;
+a chunk is at most :data:`CHUNK`).
 
 Order is the zset's: by due time, ties by member. ``state`` is ``all``, ``due`` (score
 <= now) or ``scheduled`` (score > now). A cursor names the last member looked at and
@@ -120,34 +122,53 @@ def _redis_score(score: float) -> str:
 
 
 class _Reader:
-    def __init__(self, client: RedisClient, zset: str, desc: bool) -> None:
-        self.client, self.zset, self.desc = client, zset, desc
+    """The zset reads of one page; the first ones go out in one pipeline."""
 
-    def first(self, state: str, now: int) -> int:
-        """Rank (in the page order) of the first member of ``state``."""
-        if state == "all" or (state == "due") != self.desc:
-            return 0  # the range starts at the set's own start in this order
-        if self.desc:  # due, newest first: skip the scheduled members
-            return int(self.client.zcount(self.zset, f"({now}", "+inf"))
-        return int(self.client.zcount(self.zset, "-inf", now))  # scheduled, oldest first
+    def __init__(self, client: RedisClient, zset: str, flt: RetryFilter, now: int) -> None:
+        self.client, self.zset, self.desc = client, zset, flt.order == "desc"
+        self.state, self.now = flt.state, now
 
-    def end(self, state: str, total: int, due: int) -> int:
-        """Rank (in the page order) right after the last member of ``state``."""
-        if state == "due" and not self.desc:
-            return due
-        if state == "scheduled" and self.desc:
-            return total - due
-        return total
+    def bounds(self) -> tuple[str, str]:
+        """The state's score range, in the page's order (max first when descending)."""
+        lo = f"({self.now}" if self.state == "scheduled" else "-inf"
+        hi = str(self.now) if self.state == "due" else "+inf"
+        return (hi, lo) if self.desc else (lo, hi)
 
-    def after(self, score: float, member: str) -> tuple[int, tuple[float, str] | None]:
-        """Rank right after the cursor, and the tie to skip when its member is gone."""
-        rank = (self.client.zrevrank if self.desc else self.client.zrank)(self.zset, member)
-        if rank is not None:
-            return int(rank) + 1, None
-        s = _redis_score(score)
-        if self.desc:
-            return int(self.client.zcount(self.zset, f"({s}", "+inf")), (score, member)
-        return int(self.client.zcount(self.zset, "-inf", f"({s}")), (score, member)
+    def span(self, total: int, due: int) -> tuple[int, int]:
+        """Ranks (in the page's order) of the state's first member and right after its last."""
+        scheduled = total - due
+        if self.state == "due":
+            return (scheduled, total) if self.desc else (0, due)
+        if self.state == "scheduled":
+            return (0, scheduled) if self.desc else (due, total)
+        return 0, total
+
+    def open(self, at: tuple[float, str] | None, first_n: int) -> tuple[int, int, Any, Any]:
+        """(total, due, the cursor's rank reply or the first rows by score, fallback count)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zcard(self.zset)
+        pipe.zcount(self.zset, "-inf", self.now)
+        if at is not None:
+            score, member = at
+            (pipe.zrevrank if self.desc else pipe.zrank)(self.zset, member)
+            s = _redis_score(score)
+            if self.desc:
+                pipe.zcount(self.zset, f"({s}", "+inf")
+            else:
+                pipe.zcount(self.zset, "-inf", f"({s}")
+        elif first_n:
+            start, end = self.bounds()
+            pipe.zrange(
+                self.zset, start, end, desc=self.desc, withscores=True, byscore=True,
+                offset=0, num=first_n,
+            )  # fmt: skip
+        replies = pipe.execute()
+        return (
+            int(replies[0]),
+            int(replies[1]),
+            replies[2] if len(replies) > 2 else None,
+            replies[3] if len(replies) > 3 else None,
+        )
 
     def chunk(self, start: int, n: int) -> list[tuple[Any, float]]:
         return list(
@@ -189,24 +210,28 @@ def read_page(
         raise InvalidArgumentError("max_scan must be >= 1")
     at = decode_cursor(cursor) if cursor else None
     zset, prefix, desc = keys.retry_zset(topic), keys.retry_item_prefix(topic), flt.order == "desc"
-    reader = _Reader(client, zset, desc)
+    reader = _Reader(client, zset, flt, now_ms)
+    first_n = 0 if offset else min(CHUNK if flt.narrows else limit, max_scan)
     items: list[RetryItem] = []
     scanned, complete, inside, last = 0, False, False, None
+    tie: tuple[float, str] | None = None
     with redis_errors(f"read the retry set of {topic!r}"):
-        pipe = client.pipeline(transaction=False)
-        pipe.zcard(zset)
-        pipe.zcount(zset, "-inf", now_ms)
-        total, due = (int(v) for v in pipe.execute())
-        start, end, tie = reader.first(flt.state, now_ms), reader.end(flt.state, total, due), None
-        if at is not None:
-            after, tie = reader.after(*at)
-            start = max(start, after)
-        start += offset
+        total, due, opened, fallback = reader.open(at, first_n)
+        start, end = reader.span(total, due)
+        rows: list[tuple[Any, float]] | None = None
+        if at is None:
+            start += offset
+            rows = None if offset else list(opened or [])
+        elif opened is not None:
+            start = max(start, int(opened) + 1)  # the cursor's member is still there
+        else:
+            start, tie = max(start, int(fallback)), at  # it left: after every lower score
         while len(items) < limit and scanned < max_scan and not inside:
-            want = min(
-                CHUNK if flt.narrows else limit - len(items), max_scan - scanned, end - start
-            )
-            rows = reader.chunk(start, want) if want > 0 else []
+            if rows is None:
+                want = min(
+                    CHUNK if flt.narrows else limit - len(items), max_scan - scanned, end - start
+                )
+                rows = reader.chunk(start, want) if want > 0 else []
             if not rows:
                 complete = True
                 break
@@ -219,6 +244,7 @@ def read_page(
                     break
                 if not _passed(tie, score, member, desc):
                     members.append((member, score))
+            rows = None
             hashes = _read_hashes(client, [m for m, _ in members]) if members else []
             for i, ((member, score), raw) in enumerate(zip(members, hashes, strict=True)):
                 scanned += 1

@@ -83,14 +83,21 @@ def item_id_of(member: str, prefix: str) -> str:
 
 
 def _int(raw: Any) -> int | None:
-    if raw is None or isinstance(raw, bool):
+    if raw is None or raw.__class__ is bool:
         return None
-    if isinstance(raw, int):
-        return raw
     try:
-        return int(decode_text(raw).strip())
-    except ValueError:
+        return int(raw)  # bytes and text alike (int(b" 3") is 3)
+    except (TypeError, ValueError):
         return None
+
+
+def _text(raw: Any) -> str:
+    if raw.__class__ is bytes:
+        try:
+            return str(raw.decode())
+        except UnicodeDecodeError:
+            return decode_text(raw)
+    return "" if raw is None else str(raw)
 
 
 def _kryo_fields(raw: dict[Any, Any]) -> tuple[dict[str, Any], str | None]:
@@ -112,7 +119,7 @@ def item_from_hash(item_id: str, due_ms: int, raw: dict[Any, Any] | None) -> Ret
     """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text)."""
     if not raw:
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing")
-    fields: dict[str, Any] = {decode_text(k): v for k, v in raw.items()}
+    fields: dict[str, Any] = {_text(k): v for k, v in raw.items()}
     encoding, problem = "plain", None
     if "topic" not in fields and all(isinstance(k, bytes) and looks_kryo(k) for k in raw):
         fields, problem = _kryo_fields(raw)
@@ -129,12 +136,12 @@ def item_from_hash(item_id: str, due_ms: int, raw: dict[Any, Any] | None) -> Ret
     else:
         text = "" if raw_payload is None else str(raw_payload)
         not_utf8, size = None, len(text.encode())
-    key = decode_text(fields.get("key")) or None
-    original = decode_text(fields.get("originalMessageId")) or None
+    key = _text(fields.get("key")) or None
+    original = _text(fields.get("originalMessageId")) or None
     return RetryItem(
         id=item_id,
         due_ms=due_ms,
-        item_topic=decode_text(fields.get("topic")),
+        item_topic=_text(fields.get("topic")),
         partition=_int(fields.get("partitionId")),
         retry_count=_int(fields.get("retryCount")),
         max_retries=_int(fields.get("maxRetries")),
