@@ -143,37 +143,47 @@ class _Reader:
             return (0, scheduled) if self.desc else (due, total)
         return 0, total
 
-    def open(self, at: tuple[float, str] | None, first_n: int) -> tuple[int, int, Any, Any]:
-        """(total, due, the cursor's rank reply or the first rows by score, fallback count)."""
+    def open(self, at: tuple[float, str] | None, first_n: int) -> tuple[int, int, Any, Any, Any]:
+        """One pipeline: (total, due, the cursor's rank, the count of members before its
+        score, the first rows by score). With a cursor the rows start at its score, so
+        the page after it usually needs no further ZRANGE."""
         pipe = self.client.pipeline(transaction=False)
         pipe.zcard(self.zset)
         pipe.zcount(self.zset, "-inf", self.now)
+        start, end = self.bounds()
         if at is not None:
             score, member = at
             (pipe.zrevrank if self.desc else pipe.zrank)(self.zset, member)
             s = _redis_score(score)
             if self.desc:
                 pipe.zcount(self.zset, f"({s}", "+inf")
+                start = s if _before(s, start, desc=True) else start
             else:
                 pipe.zcount(self.zset, "-inf", f"({s}")
-        elif first_n:
-            start, end = self.bounds()
+                start = s if _before(s, start, desc=False) else start
+        if first_n:
             pipe.zrange(
                 self.zset, start, end, desc=self.desc, withscores=True, byscore=True,
-                offset=0, num=first_n,
+                offset=0, num=first_n + (at is not None),
             )  # fmt: skip
         replies = pipe.execute()
-        return (
-            int(replies[0]),
-            int(replies[1]),
-            replies[2] if len(replies) > 2 else None,
-            replies[3] if len(replies) > 3 else None,
-        )
+        total, due = int(replies[0]), int(replies[1])
+        if at is None:
+            return total, due, None, None, replies[2] if first_n else None
+        return total, due, replies[2], replies[3], replies[4] if first_n else None
 
     def chunk(self, start: int, n: int) -> list[tuple[Any, float]]:
         return list(
             self.client.zrange(self.zset, start, start + n - 1, desc=self.desc, withscores=True)
         )
+
+
+def _before(score: str, bound: str, *, desc: bool) -> bool:
+    """Whether a cursor's ``score`` lies inside the range that starts at ``bound``."""
+    if bound in ("-inf", "+inf"):
+        return True
+    value = float(bound.lstrip("("))
+    return float(score) < value if desc else float(score) > value
 
 
 def _in_state(state: str, score: float, now: int) -> bool:
@@ -216,16 +226,17 @@ def read_page(
     scanned, complete, inside, last = 0, False, False, None
     tie: tuple[float, str] | None = None
     with redis_errors(f"read the retry set of {topic!r}"):
-        total, due, opened, fallback = reader.open(at, first_n)
+        total, due, rank, below, opened = reader.open(at, first_n)
         start, end = reader.span(total, due)
         rows: list[tuple[Any, float]] | None = None
         if at is None:
             start += offset
             rows = None if offset else list(opened or [])
-        elif opened is not None:
-            start = max(start, int(opened) + 1)  # the cursor's member is still there
-        else:
-            start, tie = max(start, int(fallback)), at  # it left: after every lower score
+        elif rank is not None and int(rank) + 1 >= start:  # the cursor's member is there
+            start = int(rank) + 1
+            rows = _after_member(opened, at[1]) or None  # else read on by rank
+        else:  # it left (or lies before the range): on after every lower score, skip ties
+            start, tie, rows = max(start, int(below)), at, list(opened or [])
         while len(items) < limit and scanned < max_scan and not inside:
             if rows is None:
                 want = min(
@@ -260,6 +271,14 @@ def read_page(
     complete = complete or (start >= end and not inside)
     nxt = encode_cursor(*last) if not complete and last is not None else None
     return RetryPage(items, nxt, scanned, complete, total, due, now_ms)
+
+
+def _after_member(rows: Any, member: str) -> list[tuple[Any, float]] | None:
+    """The prefetched rows after the cursor's member, or None when it is not among them."""
+    for i, (raw, _score) in enumerate(rows or []):
+        if decode_text(raw) == member:
+            return list(rows[i + 1 :])
+    return None
 
 
 def _ms(score: float) -> int:

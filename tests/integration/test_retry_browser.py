@@ -101,6 +101,15 @@ def test_cursor_survives_removed_members_and_ties(
     rs.delete("orders", [page.items[-1].id])  # the cursor's member leaves the set
     rest = rs.page("orders", limit=10, cursor=page.next_cursor, now_ms=NOW)
     assert [i.id for i in rest.items] == [_id(m) for m in members[3:]]
+    more = sorted(schedule(r, ks, "orders", 0, "t", due_ms=NOW + 1) for i in range(9))
+    everything = [_id(m) for m in members[:2] + members[3:] + more]
+    for flt in (RetryFilter(), RetryFilter(state="due"), RetryFilter(key="none-such")):
+        want = everything if flt.state == "all" else everything[:5]
+        want = [] if flt.key else want
+        for limit in (1, 2, 4):
+            assert _all_pages(rs, flt, limit) == want
+            desc = RetryFilter(state=flt.state, order="desc", key=flt.key)
+            assert _all_pages(rs, desc, limit) == sorted(want, key=everything.index)[::-1]
 
 
 def test_retry_now_moves_named_items_once(
