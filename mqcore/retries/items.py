@@ -29,7 +29,12 @@ __all__ = [
 ]
 
 ITEM_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")  # mqcore: uuid4().hex; Java: UUID.toString()
-_FOREIGN = "~"  # id of a zset member that is not a retry item key of the topic
+_FOREIGN = "~"
+_FIELDS = ("topic", "partitionId", "payload", "key", "headers", "retryCount", "maxRetries",
+           "originalMessageId")  # fmt: skip
+_NAMES = tuple(
+    (name, name.encode()) for name in _FIELDS
+)  # id of a zset member that is not a retry item key of the topic
 
 
 def validate_item_id(item_id: str) -> str:
@@ -119,8 +124,11 @@ def item_from_hash(item_id: str, due_ms: int, raw: dict[Any, Any] | None) -> Ret
     """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text)."""
     if not raw:
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing")
-    fields: dict[str, Any] = {_text(k): v for k, v in raw.items()}
     encoding, problem = "plain", None
+    if b"topic" in raw:  # the usual reply: bytes names, looked up, not all decoded
+        fields: dict[str, Any] = {name: raw.get(b) for name, b in _NAMES}
+    else:
+        fields = {_text(k): v for k, v in raw.items()}
     if "topic" not in fields and all(isinstance(k, bytes) and looks_kryo(k) for k in raw):
         fields, problem = _kryo_fields(raw)
         encoding = "java-kryo"

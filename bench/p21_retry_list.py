@@ -1,10 +1,10 @@
-"""P13: a page of 50 retry items out of a 1M-item retry set vs the raw ZRANGE.
+"""P21: a page of 50 retry items out of a 1M-item retry set vs the raw ZRANGE.
 
 Raw: ``ZRANGE retry lo hi BYSCORE LIMIT 0 50 WITHSCORES`` and one pipeline of the 50 item
 hashes (``HGETALL``), decoded by redis-py, nothing else. Ours:
 :meth:`mqcore.retries.RetrySet.page` (counts, where the range begins, the page, the items
 decoded), on the due items (first page), the scheduled ones newest first, and a page
-deep in the set through a cursor. ``P13.maxcmd``: the longest single command while
+deep in the set through a cursor. ``P21.maxcmd``: the longest single command while
 listing, a key-filtered page (4,000 items read) and retry now / delete of 50 items
 (SLOWLOG; never over 5 ms).
 """
@@ -80,11 +80,11 @@ def run(ctx: BenchContext) -> list[Result]:
         ctx.measuring()
         cursor = _deep_cursor(rs, total)
         cases = [
-            ("P13", "page of 50 due retry items out of", RetryFilter(state="due"), None,
+            ("P21", "page of 50 due retry items out of", RetryFilter(state="due"), None,
              ("-inf", NOW)),
-            ("P13.sched", "page of 50 scheduled items, latest first, of",
+            ("P21.sched", "page of 50 scheduled items, latest first, of",
              RetryFilter(state="scheduled", order="desc"), None, (f"({NOW}", "+inf")),
-            ("P13.deep", "page of 50 after a cursor 3/4 into", RetryFilter(), cursor,
+            ("P21.deep", "page of 50 after a cursor 3/4 into", RetryFilter(), cursor,
              (NOW + total // 4, "+inf")),
         ]  # fmt: skip
         results = []
@@ -121,7 +121,7 @@ def run(ctx: BenchContext) -> list[Result]:
                 worst_us, worst_cmd = us, cmd
         results.append(
             Result(
-                "P13.maxcmd",
+                "P21.maxcmd",
                 "longest Redis command listing, filtering, retrying, deleting (vs 5 ms)",
                 worst_us / 1000, 5.0, "ms", "<= 1.0x", extra={"max_command": worst_cmd},
             )
