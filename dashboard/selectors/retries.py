@@ -110,13 +110,14 @@ def retries_overview_get(*, user: Any, cluster: str) -> dict[str, Any]:
         name = t["topic"]
         if not topic_visible(user, cluster, name):
             continue
-        retry = t.get("retry") if isinstance(t.get("retry"), Mapping) else {}
+        raw = t.get("retry")
+        retry: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         nxt = retry.get("next_due_at_ms")
         rows.append(
             {
                 "topic": name,
                 "count": to_int(retry.get("count")),
-                "next_due_ms": nxt if isinstance(nxt, int) else None,
+                "next_due_ms": nxt if isinstance(nxt, int) and not isinstance(nxt, bool) else None,
                 "next_due_at": iso_from_ms(min(max(nxt, 0), MAX_DUE_MS))
                 if isinstance(nxt, int)
                 else None,

@@ -73,7 +73,7 @@ def item_row(item: RetryItem) -> dict[str, Any]:
 
 
 def _outcome(out: RetryOutcome) -> dict[str, Any]:
-    data = jsonable(out)
+    data: dict[str, Any] = jsonable(out)
     data.pop("ids", None)
     return data
 

@@ -288,7 +288,8 @@ def _ms(score: float) -> int:
 
 
 def _read_hashes(client: RedisClient, members: list[str]) -> list[Any]:
+    """The members' hashes; a member that is no hash (odd data) reads as an error reply."""
     pipe = client.pipeline(transaction=False)
     for member in members:
         pipe.hgetall(member)
-    return list(pipe.execute())
+    return list(pipe.execute(raise_on_error=False))

@@ -120,8 +120,13 @@ def _kryo_fields(raw: dict[Any, Any]) -> tuple[dict[str, Any], str | None]:
     return out, problem
 
 
-def item_from_hash(item_id: str, due_ms: int, raw: dict[Any, Any] | None) -> RetryItem:
-    """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text)."""
+def item_from_hash(item_id: str, due_ms: int, raw: Any) -> RetryItem:
+    """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text;
+    an error reply when the key is not a hash)."""
+    if isinstance(raw, Exception):  # e.g. WRONGTYPE: the member names a key of another type
+        problem = f"not a retry item hash: {str(raw)[:120]}"
+        return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing",
+                         problem=problem)  # fmt: skip
     if not raw:
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing")
     encoding, problem = "plain", None

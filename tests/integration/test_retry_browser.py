@@ -228,3 +228,26 @@ def test_java_items_plain_and_kryo(rs: RetrySet, r: redis.Redis, mq_config: MQCo
     assert r.exists(kryo_item)  # a retry would drop it, as Java's mover does: left for a look
     [(_, fields)] = r.xrange("stream:topic:orders:p:1")
     assert fields[b"payload"] == b'{"order": 7}'
+
+
+def test_odd_members_are_listed_never_fail(
+    rs: RetrySet, r: redis.Redis, mq_config: MQConfig
+) -> None:
+    ks = mq_config.keys
+    zset = ks.retry_zset("orders")
+    r.set(ks.retry_item("orders", "a-string"), "not a hash")
+    r.zadd(zset, {ks.retry_item("orders", "a-string"): NOW, b"\xff\xfe": NOW + 1})
+    r.zadd(zset, {ks.retry_item("orders", "forever"): float("inf")})
+    r.zadd(zset, {ks.retry_item("orders", "ancient"): -5})
+    items = rs.page("orders", now_ms=NOW).items
+    assert items[0].id == "ancient"
+    stringy = items[1]
+    assert stringy.id == "a-string"
+    assert stringy.problem is not None
+    assert stringy.problem.startswith("not a retry item hash")
+    assert not items[2].actionable
+    assert items[3].due_ms == 2**63 - 1
+    assert (
+        rs.page("orders", flt=RetryFilter(state="scheduled"), now_ms=NOW).items[-1].id == "forever"
+    )
+    assert rs.delete("orders", ["a-string", "forever"]).deleted == 2
