@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from mqcore.codec import decode_text, parse_headers, payload_text
 from mqcore.codec.kryo import KryoError, decode, looks_kryo
@@ -124,12 +124,12 @@ def item_from_hash(item_id: str, due_ms: int, raw: Any) -> RetryItem:
     """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text;
     an error reply when the key is not a hash)."""
     if isinstance(raw, Exception):  # e.g. WRONGTYPE: the member names a key of another type
-        problem = f"not a retry item hash: {str(raw)[:120]}"
+        why = f"not a retry item hash: {str(raw)[:120]}"
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing",
-                         problem=problem)  # fmt: skip
+                         problem=why)  # fmt: skip
     if not raw:
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing")
-    encoding, problem = "plain", None
+    encoding, problem = "plain", cast(str | None, None)
     if b"topic" in raw:  # the usual reply: bytes names, looked up, not all decoded
         fields: dict[str, Any] = {name: raw.get(b) for name, b in _NAMES}
     else:
