@@ -29,6 +29,7 @@ from dashboard.services.audit import (
     require_reason,
 )
 from mqcore.retries import MAX_IDS, RetryOutcome, validate_item_id
+from mqcore.retries.browse import decode_cursor
 
 __all__ = ["ACTIONS", "ConfirmationError", "retries_act"]
 
@@ -81,6 +82,8 @@ def retries_act(
         flt = filter_from_query(filters or {})
         check_text_filter(flt.text, visible=payload_visible(acting_user, cluster, topic))
         detail["filter"] = {k: v for k, v in asdict(flt).items() if v is not None}
+        if cursor:
+            decode_cursor(cursor)  # a bad cursor is bad input: refused before the audit row
         named: list[str] = []
     else:
         named = _ids(list(ids or []))

@@ -147,6 +147,7 @@ def test_bad_input_writes_nothing(items: list[str], r: redis.Redis, mq_config: M
         {"ids": [items[0]], "all_matching": True, "reason": "r"},
         {"all_matching": True, "filter": {"state": "soon"}, "reason": "r"},
         {"all_matching": True, "filter": [], "reason": "r"},
+        {"all_matching": True, "cursor": "zz", "reason": "r", "confirm": "orders"},
         {"ids": [items[0]] * 2 + [f"x{i}" for i in range(1001)], "reason": "r"},
     ]
     for body in bodies:
