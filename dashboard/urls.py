@@ -9,6 +9,7 @@ pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
 retention /clusters/<c>/topics/<t>/retention/ (+ trim/)
+retries  /clusters/<c>/retries/, /clusters/<c>/topics/<t>/retries/ (+ retry/, delete/)
 access   /access/ (+ users/<u>/, role/, groups/, groups/delete/, members/, sensitive/)
 pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unmute/), /metrics
 api      /api/v1/... twins of the above, described by /api/v1/openapi.json
@@ -27,6 +28,7 @@ from dashboard.api import pipelines as api_pipelines
 from dashboard.api import position as api_position
 from dashboard.api import replay_jobs as api_replay_jobs
 from dashboard.api import retention as api_retention
+from dashboard.api import retries as api_retries
 from dashboard.api import timeline as api_timeline
 from dashboard.views import (
     access,
@@ -42,6 +44,7 @@ from dashboard.views import (
     pending_actions,
     position,
     retention,
+    retries,
     timeline,
 )
 
@@ -57,6 +60,7 @@ urlpatterns = [
     *pending_actions.urlpatterns,
     *position.urlpatterns,
     *retention.urlpatterns,
+    *retries.urlpatterns,
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
@@ -69,6 +73,7 @@ urlpatterns = [
     *api_timeline.urlpatterns,
     *api_position.urlpatterns,
     *api_retention.urlpatterns,
+    *api_retries.urlpatterns,
     *api_alerts.urlpatterns,
     *api_access.urlpatterns,
     *api_dlq_actions.urlpatterns,

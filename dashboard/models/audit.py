@@ -52,6 +52,8 @@ class AuditEventType(models.TextChoices):
     PENDING_MOVE_TO_DLQ = "pending.move_to_dlq", "move pending entries to DLQ"
     GROUP_SET_POSITION = "group.set_position", "move a group's position"
     RETENTION_TRIM = "retention.trim", "trim partition streams by retention rules"
+    RETRY_NOW = "retry.now", "retry items of the retry set now"
+    RETRY_DELETE = "retry.delete", "delete items of the retry set"
     ALERT_SILENCE = "alert.silence", "silence an alert"
     ALERT_ACK = "alert.ack", "acknowledge an alert"
     ALERT_UNSILENCE = "alert.unsilence", "lift an alert's silence or acknowledgement"

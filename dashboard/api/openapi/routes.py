@@ -8,6 +8,7 @@ step with the URL patterns; the suite fails on a route missing here.
 from __future__ import annotations
 
 from dashboard.api.openapi.access_routes import ACCESS_ROUTES, ACCESS_TWINS
+from dashboard.api.openapi.retry_routes import RETRY_ROUTES, RETRY_TWINS
 from dashboard.api.openapi.route import DLQ_FILTERS, REASON, Route
 from dashboard.api.openapi.route import route as _r
 from dashboard.api.openapi.tools_routes import TOOLS_ROUTES, TOOLS_TWINS
@@ -336,6 +337,7 @@ ROUTES: tuple[Route, ...] = (
     _r("api-audit-verify", "get", "/api/v1/audit/verify", "audit", "Viewer", "Audit chain check"),
     *ACCESS_ROUTES,
     *TOOLS_ROUTES,
+    *RETRY_ROUTES,
 )
 
 # Page URL name -> its API twin (the suite fails on a page missing here).
@@ -378,4 +380,5 @@ PAGE_TWINS: dict[str, str] = {
     "audit-verify": "api-audit-verify",
     **ACCESS_TWINS,
     **TOOLS_TWINS,
+    **RETRY_TWINS,
 }
