@@ -54,6 +54,7 @@ class Action(StrEnum):
     SET_POSITION = "set_position"  # move a consumer group's position (skip or reprocess)
     SILENCE = "silence"  # silence or acknowledge an open alert
     MANAGE_ACCESS = "manage_access"  # roles, topic scopes and sensitive topics
+    RETRY = "retry"  # retry items of the retry set now, or delete them
 
     @property
     def codename(self) -> str:
@@ -66,7 +67,14 @@ ADMIN = "Admin"
 ROLES: dict[str, frozenset[Action]] = {
     VIEWER: frozenset({Action.VIEW}),
     OPERATOR: frozenset(
-        {Action.VIEW, Action.VIEW_PAYLOAD, Action.REPLAY, Action.CLAIM, Action.MOVE_TO_DLQ}
+        {
+            Action.VIEW,
+            Action.VIEW_PAYLOAD,
+            Action.REPLAY,
+            Action.CLAIM,
+            Action.MOVE_TO_DLQ,
+            Action.RETRY,
+        }
     ),
     ADMIN: frozenset(Action),
 }

@@ -41,6 +41,8 @@ AUDIT_KINDS: dict[str, tuple[str, ...]] = {
         AuditEventType.DLQ_PURGE,
         AuditEventType.PENDING_CLAIM,
         AuditEventType.PENDING_MOVE_TO_DLQ,
+        AuditEventType.RETRY_NOW,
+        AuditEventType.RETRY_DELETE,
     ),
 }
 KINDS: tuple[str, ...] = (*COLLECTOR_KINDS, *AUDIT_KINDS)
