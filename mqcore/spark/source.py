@@ -63,7 +63,7 @@ SCHEMA = (
     "topic string, partition int, id string, key string, payload string, "
     "headers string, timestamp timestamp"
 )
-DEFAULT_MAX_RECORDS = 200_000  # entries per batch at most, unless maxRecordsPerTrigger says
+DEFAULT_MAX_RECORDS = 500_000  # entries per batch at most, unless maxRecordsPerTrigger says
 SEEK_PER_CALL = 2000  # entries one planning script call steps over (~2.5 ms of Redis time)
 ZERO_ID = "0-0"
 
