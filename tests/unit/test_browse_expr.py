@@ -121,7 +121,7 @@ def test_errors_are_clear(source: str, needle: str) -> None:
 
 
 def test_error_names_the_position() -> None:
-    with pytest.raises(ExpressionError, match="position 16"):
+    with pytest.raises(ExpressionError, match="position 17"):
         compile_expression("payload.amount >")
 
 

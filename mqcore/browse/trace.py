@@ -1,0 +1,223 @@
+"""What became of one message: its delivery state per group, its retries, its dead letter.
+
+Every lookup is bounded and says whether it saw everything:
+
+- per group (at most :data:`MAX_GROUPS`, from ``XINFO GROUPS`` of the partition):
+  ``not_delivered`` (the id is after the group's last-delivered id), ``pending``
+  (``XPENDING key group id id 1``: with the consumer holding it, deliveries and idle
+  time) or ``acked`` (delivered and no longer pending);
+- retries: a failed message goes to the topic's retry set and comes back as a new
+  entry carrying ``originalMessageId`` (the entry it came from) and the header
+  ``x-original-message-id`` (the first entry of the chain). The *root* is that first
+  id; the retry set's first :data:`RETRY_ITEMS` items (``ZRANGE``, ``HMGET``) and at
+  most :data:`RETRY_SCAN` entries of the partition after the message (``XRANGE``
+  pages) are searched for the chain;
+- dead letters: at most :data:`DLQ_SCAN` letters of the topic's DLQ from the root's
+  time on (a letter is always newer than its message), matched by their
+  ``originalMessageId`` (an id of the chain) or ``x-original-message-id`` header
+  and their partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import redis
+
+from mqcore.boundary import redis_errors
+from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers
+from mqcore.dlq.letters import letter_from_entry
+from mqcore.models import Message
+
+if TYPE_CHECKING:
+    from mqcore.admin import Admin
+
+__all__ = [
+    "DLQ_SCAN",
+    "MAX_GROUPS",
+    "ORIGINAL_HEADER",
+    "RETRY_ITEMS",
+    "RETRY_SCAN",
+    "MessageTrace",
+    "message_trace",
+]
+
+MAX_GROUPS = 100
+RETRY_ITEMS = 200
+RETRY_SCAN = 2_000
+DLQ_SCAN = 5_000
+_PAGE = 100
+ORIGINAL_HEADER = "x-original-message-id"
+
+
+@dataclass(frozen=True)
+class MessageTrace:
+    """See the module docstring; every list holds plain JSON-friendly dicts."""
+
+    root_id: str  # the first entry of the message's retry chain (its own id when it is the first)
+    previous_id: str | None  # the entry this one was retried from, if it is a retry
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    groups_complete: bool = True
+    retries: list[dict[str, Any]] = field(default_factory=list)  # re-added entries
+    retries_scanned: int = 0
+    retries_complete: bool = True
+    scheduled: list[dict[str, Any]] = field(default_factory=list)  # items in the retry set
+    scheduled_scanned: int = 0
+    scheduled_complete: bool = True
+    dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    dlq_scanned: int = 0
+    dlq_complete: bool = True
+
+
+def _chain_ids(message: Message) -> tuple[str, str | None]:
+    previous = message.fields.get("originalMessageId") or None
+    root = message.headers.get(ORIGINAL_HEADER) or previous or message.id
+    return root, previous
+
+
+def _group_states(admin: Admin, key: str, entry_id: str) -> tuple[list[dict[str, Any]], bool]:
+    with redis_errors("read the message's groups"):
+        try:
+            infos = admin.client.xinfo_groups(key)
+        except redis.ResponseError:
+            infos = []
+        infos = sorted(infos, key=lambda g: decode_text(g.get("name")))
+        shown = infos[:MAX_GROUPS]
+        pipe = admin.client.pipeline(transaction=False)
+        for g in shown:
+            pipe.xpending_range(key, decode_text(g.get("name")), entry_id, entry_id, 1)
+        pending = pipe.execute(raise_on_error=False)
+    me = id_tuple(entry_id)
+    out: list[dict[str, Any]] = []
+    for g, pel in zip(shown, pending, strict=True):
+        last = decode_text(g.get("last-delivered-id")) or "0-0"
+        row: dict[str, Any] = {"group": decode_text(g.get("name")), "last_delivered_id": last}
+        if isinstance(pel, list) and pel:
+            p = pel[0]
+            row.update(
+                state="pending",
+                consumer=decode_text(p.get("consumer")),
+                deliveries=int(p.get("times_delivered") or 0),
+                idle_ms=int(p.get("time_since_delivered") or 0),
+            )
+        elif id_tuple(last) >= me:
+            row["state"] = "acked"
+        else:
+            row["state"] = "not_delivered"
+        out.append(row)
+    return out, len(infos) <= MAX_GROUPS
+
+
+def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[Any], int, bool]:
+    found: list[dict[str, Any]] = []
+    scanned, lo = 0, "(" + message.id
+    while scanned < RETRY_SCAN:
+        with redis_errors("read the message's retries"):
+            entries = admin.client.xrange(key, lo, "+", min(_PAGE, RETRY_SCAN - scanned))
+        scanned += len(entries)
+        for entry_id, raw in entries:
+            fields = decode_fields(raw)
+            origin = decode_text(fields.get("originalMessageId"))
+            if not origin:
+                continue
+            headers = parse_headers(fields.get("headers"))
+            if root in (origin, headers.get(ORIGINAL_HEADER)):
+                found.append(
+                    {
+                        "id": decode_text(entry_id),
+                        "retried_from": origin,
+                        "retry_count": int(decode_text(fields.get("retryCount")) or 0),
+                    }
+                )
+        if len(entries) < _PAGE:
+            return found, scanned, True
+        lo = "(" + decode_text(entries[-1][0])
+    return found, scanned, False
+
+
+def _scheduled(admin: Admin, topic: str, root: str, ids: set[str]) -> tuple[list[Any], int, bool]:
+    zset = admin.keys.retry_zset(topic)
+    with redis_errors("read the retry set"):
+        pipe = admin.client.pipeline(transaction=False)
+        pipe.zcard(zset)
+        pipe.zrange(zset, 0, RETRY_ITEMS - 1, withscores=True)
+        card, items = pipe.execute()
+        pipe = admin.client.pipeline(transaction=False)
+        for member, _ in items:
+            fields = ("originalMessageId", "headers", "retryCount", "partitionId")
+            pipe.hmget(decode_text(member), fields)
+        replies = pipe.execute()
+    found: list[dict[str, Any]] = []
+    for (_member, score), (origin, headers, count, pid) in zip(items, replies, strict=True):
+        origin_text = decode_text(origin)
+        first = parse_headers(headers).get(ORIGINAL_HEADER)
+        if origin_text in ids or first == root:
+            found.append(
+                {
+                    "retried_from": origin_text,
+                    "retry_count": int(decode_text(count) or 0),
+                    "partition": int(decode_text(pid) or 0),
+                    "due_at_ms": int(score),
+                }
+            )
+    return found, len(items), int(card or 0) <= RETRY_ITEMS
+
+
+def _dead_letters(
+    admin: Admin, topic: str, partition: int, root: str, ids: set[str]
+) -> tuple[list[Any], int, bool]:
+    dlq = admin.keys.dlq(topic)
+    found: list[dict[str, Any]] = []
+    scanned, lo = 0, f"{id_ms(root)}-0"
+    while scanned < DLQ_SCAN:
+        with redis_errors("read the DLQ"):
+            entries = admin.client.xrange(dlq, lo, "+", min(_PAGE, DLQ_SCAN - scanned))
+        scanned += len(entries)
+        for entry_id, raw in entries:
+            letter = letter_from_entry(entry_id, raw)
+            if letter.partition != partition:
+                continue
+            if letter.original_id in ids or letter.headers.get(ORIGINAL_HEADER) == root:
+                found.append(
+                    {
+                        "id": letter.id,
+                        "original_id": letter.original_id,
+                        "retry_count": letter.retry_count,
+                        "failed_at": letter.failed_at,
+                    }
+                )
+        if len(entries) < _PAGE:
+            return found, scanned, True
+        lo = "(" + decode_text(entries[-1][0])
+    return found, scanned, False
+
+
+def message_trace(admin: Admin, message: Message) -> MessageTrace:
+    """The trace of ``message`` (as :meth:`Admin.message` returns it; see the module docstring)."""
+    key = admin.keys.partition(message.topic, message.partition)
+    root, previous = _chain_ids(message)
+    groups, groups_complete = _group_states(admin, key, message.id)
+    retries, retries_scanned, retries_complete = _readded(admin, key, message, root)
+    ids = {root, message.id, *(r["id"] for r in retries)}
+    if previous:
+        ids.add(previous)
+    scheduled, scheduled_scanned, scheduled_complete = _scheduled(admin, message.topic, root, ids)
+    letters, dlq_scanned, dlq_complete = _dead_letters(
+        admin, message.topic, message.partition, root, ids
+    )
+    return MessageTrace(
+        root_id=root,
+        previous_id=previous,
+        groups=groups,
+        groups_complete=groups_complete,
+        retries=retries,
+        retries_scanned=retries_scanned,
+        retries_complete=retries_complete,
+        scheduled=scheduled,
+        scheduled_scanned=scheduled_scanned,
+        scheduled_complete=scheduled_complete,
+        dead_letters=letters,
+        dlq_scanned=dlq_scanned,
+        dlq_complete=dlq_complete,
+    )
