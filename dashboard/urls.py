@@ -2,6 +2,7 @@
 
 Paths (cluster-scoped pages live under /clusters/<cluster>/):
 pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, messages/<p>/<id>/)
+browse   /clusters/<c>/topics/<t>/messages/ (+ produce/)
 dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
 pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
@@ -14,6 +15,7 @@ api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 
 from dashboard.api import access as api_access
 from dashboard.api import alerts as api_alerts
+from dashboard.api import browse as api_browse
 from dashboard.api import dlq as api_dlq
 from dashboard.api import dlq_actions as api_dlq_actions
 from dashboard.api import openapi as api_openapi
@@ -28,6 +30,7 @@ from dashboard.views import (
     access,
     alert_actions,
     audit,
+    browse,
     checkpoints,
     dlq,
     health,
@@ -44,6 +47,7 @@ app_name = "dashboard"
 urlpatterns = [
     *health.urlpatterns,
     *pages.urlpatterns,
+    *browse.urlpatterns,
     *timeline.urlpatterns,
     *dlq.urlpatterns,
     *pending_actions.urlpatterns,
@@ -55,6 +59,7 @@ urlpatterns = [
     *alert_actions.urlpatterns,
     *access.urlpatterns,
     *api_pages.urlpatterns,
+    *api_browse.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
     *api_timeline.urlpatterns,

@@ -96,6 +96,7 @@ class BrowsePage:
     max_scan: int
     stopped_at_bound: bool
     positions: dict[int, str | None] = field(default_factory=dict)  # None: at its end
+    partition_count: int = 0  # of the topic
 
 
 def encode_cursor(order: str, positions: dict[int, str | None]) -> str:
@@ -281,4 +282,5 @@ def browse_topic(
         max_scan=query.max_scan,
         stopped_at_bound=scanned >= query.max_scan and not finished,
         positions=out_positions,
+        partition_count=count,
     )
