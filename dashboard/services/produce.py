@@ -56,7 +56,9 @@ def produce_message(
         raise ValueError("headers: names and values must be strings")
     key = key or None
     mq = admin(cluster)
-    mq.partition_count(topic)  # an unknown topic is refused before the audit row
+    count = mq.partition_count(topic)  # an unknown topic is refused before the audit row
+    if partition is not None and not 0 <= partition < count:
+        raise ValueError(f"partition: {topic} has partitions 0..{count - 1}")
     intent = audit_begin(
         acting_user=acting_user,
         event_type=AuditEventType.MESSAGE_PRODUCE,

@@ -4,8 +4,8 @@ Each partition is read with ``XRANGE``/``XREVRANGE`` pages (one pipeline round t
 refills every partition whose buffer ran dry). A read asks for at most
 :data:`MAX_COUNT` entries and is sized from the bytes per entry seen so far so
 that one reply stays near :data:`READ_BYTES` (a command over big payloads stays
-well under 5 ms). Entries are merged across partitions by id (ties by
-partition); every merged entry counts as scanned, and the scan stops at
+well under 5 ms). Entries are merged across partitions by id (equal ids by
+partition: newest first is exactly the reverse of oldest first); every merged entry counts as scanned, and the scan stops at
 ``max_scan`` entries, saying so (``stopped_at_bound``), with a cursor to go on.
 
 The cursor encodes each partition's position (the last entry consumed from it,
@@ -202,11 +202,11 @@ def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
 
 def _pick(parts: list[_Part], newest: bool) -> _Part | None:
     best: _Part | None = None
-    best_key: tuple[int, int] | None = None
+    best_key: tuple[tuple[int, int], int] | None = None
     for part in parts:
         if not part.buffer:
             continue
-        key = id_tuple(part.buffer[0][0])
+        key = (id_tuple(part.buffer[0][0]), part.partition)
         if best_key is None or (key > best_key if newest else key < best_key):
             best, best_key = part, key
     return best
