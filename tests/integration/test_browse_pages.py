@@ -165,8 +165,13 @@ def test_produce_page_and_api_operator_only_validated_and_audited(
     before = r.xlen(mq_config.keys.partition("orders", 0)) + r.xlen(
         mq_config.keys.partition("orders", 1)
     )
-    for bad in ({"payload": ""}, {"payload": "x", "partition": "9"},
-                {"payload": "x", "headers": "novalue"}, {"payload": "x", "partition": "a"}):  # fmt: skip
+    bad_forms = (
+        {"payload": ""},
+        {"payload": "x", "partition": "9"},
+        {"payload": "x", "headers": "novalue"},
+        {"payload": "x", "partition": "a"},
+    )
+    for bad in bad_forms:
         page = operator.post(url, bad)
         assert page.status_code == 400, bad
         assert b'id="produce-error"' in page.content
