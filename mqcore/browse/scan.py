@@ -6,7 +6,8 @@ refills every partition whose buffer ran dry). A read asks for at most
 that one reply stays near :data:`READ_BYTES` (a command over big payloads stays
 well under 5 ms). Entries are merged across partitions by id (equal ids by
 partition: newest first is exactly the reverse of oldest first); every merged
-entry counts as scanned, and the scan stops at ``max_scan`` entries, saying so (``stopped_at_bound``), with a cursor to go on.
+entry counts as scanned, and the scan stops at ``max_scan`` entries, saying so
+(``stopped_at_bound``), with a cursor to go on.
 
 The cursor encodes each partition's position (the last entry consumed from it,
 exclusive next time) and the partitions that reached their end; it is opaque
