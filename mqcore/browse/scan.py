@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import json
 from collections import deque
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
-from mqcore.codec import U64, decode_fields, decode_text, id_tuple, parse_headers, validate_id
+from mqcore.codec import U64, decode_fields, parse_headers, validate_id
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
 
@@ -137,7 +138,7 @@ class _Part:
     partition: int
     key: str
     bound: str  # the next read starts here (inclusive, or "(" + id exclusive)
-    buffer: deque[tuple[str, Any]] = field(default_factory=deque)
+    buffer: deque[tuple[tuple[int, int, int], str, Any]] = field(default_factory=deque)
     last_read: bool = False  # the previous read reached the partition's end
     consumed: str | None = None  # last entry id merged from this partition
     reads: int = 0
@@ -163,6 +164,13 @@ def _entry_bytes(entry_id: Any, fields: Any) -> int:
     return size
 
 
+def _sample_bytes(entries: list[Any]) -> int:
+    """Bytes of a reply, from at most 8 entries spread over it (a read sizes the next one)."""
+    step = max(1, len(entries) // 8)
+    sample = entries[::step]
+    return sum(_entry_bytes(e, f) for e, f in sample) * len(entries) // len(sample)
+
+
 def _start_bound(query: BrowseQuery) -> str:
     newest = query.order == "newest"
     if query.from_id is not None:
@@ -173,7 +181,10 @@ def _start_bound(query: BrowseQuery) -> str:
 
 
 def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
-    """One round trip: the next read of every partition whose buffer ran dry."""
+    """One round trip: the next read of every partition of ``parts`` whose buffer ran dry.
+
+    Buffered entries are ``(sort key, id, fields)``; the sort key orders the merge (ids,
+    then partitions; negated newest first, so the smallest key is always next)."""
     todo = [p for p in parts if not p.buffer and not p.last_read]
     if not todo:
         return
@@ -188,29 +199,22 @@ def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
             else:
                 pipe.xrange(part.key, part.bound, "+", count)
         replies = pipe.execute()
+    sign = -1 if newest else 1
     for part, count, entries in zip(todo, counts, replies, strict=True):
         entries = entries or []
         part.reads += 1
-        for entry_id, fields in entries:
-            part.read_entries += 1
-            part.read_bytes += _entry_bytes(entry_id, fields)
-            part.buffer.append((decode_text(entry_id), fields))
+        if entries:
+            part.read_entries += len(entries)
+            part.read_bytes += _sample_bytes(entries)
+        p = sign * part.partition
+        for raw_id, fields in entries:
+            entry_id = raw_id.decode() if raw_id.__class__ is bytes else str(raw_id)
+            ms, _, seq = entry_id.partition("-")
+            part.buffer.append(((sign * int(ms), sign * int(seq or 0), p), entry_id, fields))
         if len(entries) < count:
             part.last_read = True
         if entries:
-            part.bound = "(" + part.buffer[-1][0]
-
-
-def _pick(parts: list[_Part], newest: bool) -> _Part | None:
-    best: _Part | None = None
-    best_key: tuple[tuple[int, int], int] | None = None
-    for part in parts:
-        if not part.buffer:
-            continue
-        key = (id_tuple(part.buffer[0][0]), part.partition)
-        if best_key is None or (key > best_key if newest else key < best_key):
-            best, best_key = part, key
-    return best
+            part.bound = "(" + part.buffer[-1][1]
 
 
 def browse_topic(
@@ -244,21 +248,33 @@ def browse_topic(
         parts.append(part)
     messages: list[Message] = []
     scanned = 0
+    heads: list[tuple[tuple[int, int, int], int]] = []
+    dry = list(range(len(parts)))  # partitions to read before the next pick
     while len(messages) < query.limit and scanned < query.max_scan:
-        _refill(admin, topic, parts, newest)
-        head = _pick(parts, newest)
-        if head is None:
+        if dry:  # one round trip for every partition that ran dry (read lazily)
+            _refill(admin, topic, [parts[i] for i in dry], newest)
+            for i in dry:
+                if parts[i].buffer:
+                    heapq.heappush(heads, (parts[i].buffer[0][0], i))
+            dry = []
+        if not heads:
             break
-        entry_id, raw = head.buffer.popleft()
+        _key, i = heapq.heappop(heads)
+        head = parts[i]
+        _key, entry_id, raw = head.buffer.popleft()
         head.consumed = entry_id
         scanned += 1
-        fields = decode_fields(raw)
-        headers = parse_headers(fields.get("headers"))
-        message = message_of(
-            topic, head.partition, entry_id, fields, headers, fields.get("payload"),
-            with_fields=False,
-        )  # fmt: skip
-        if filters is None or filters.matches(message):
+        if head.buffer:
+            heapq.heappush(heads, (head.buffer[0][0], i))
+        elif not head.last_read:
+            dry.append(i)
+        if filters is None or filters.matches((entry_id, head.partition, raw)):
+            fields = decode_fields(raw)
+            headers = parse_headers(fields.get("headers"))
+            payload = fields.get("payload")
+            message = message_of(
+                topic, head.partition, entry_id, fields, headers, payload, with_fields=False
+            )
             messages.append(message)
     out_positions: dict[int, str | None] = {}
     for part in parts:
@@ -267,8 +283,8 @@ def browse_topic(
         elif part.consumed is not None:
             out_positions[part.partition] = part.consumed
     finished = all(part.done for part in parts)
-    if not finished:
-        _refill(admin, topic, parts, newest)  # a partition may have ended exactly here
+    if not finished and all(part.done or not part.buffer for part in parts):
+        _refill(admin, topic, parts, newest)  # the dry partitions may have ended exactly here
         finished = all(part.done for part in parts)
         for part in parts:
             if part.done:

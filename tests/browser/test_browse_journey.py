@@ -5,6 +5,7 @@ a test message from the browser page; a bad expression shows its error, not a 50
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -20,16 +21,12 @@ BROWSE = "/clusters/default/topics/orders/messages/"
 @pytest.fixture
 def orders(r, mq_config) -> list[str]:
     make_topic(mq_config, "orders", 3)
+    sent = []
     with Producer(mq_config, r) as producer:
-        sent = [
-            producer.send(
-                "orders",
-                json.dumps({"customer": f"c-{i % 3}", "amount": i * 25, "note": "<b>x</b>"}),
-                key=f"k{i}",
-                partition=i % 3,
-            )
-            for i in range(30)
-        ]
+        for i in range(30):
+            payload = {"customer": f"c-{i % 3}", "amount": i * 25, "note": "<b>x</b>"}
+            sent.append(producer.send("orders", json.dumps(payload), key=f"k{i}", partition=i % 3))
+            time.sleep(0.002)  # one millisecond each: the merge by id is the send order
     key = mq_config.keys.partition("orders", 1)
     r.xreadgroup("default-group", "worker-7", {key: ">"}, count=50)  # partition 1: pending
     return [s.id for s in sent]

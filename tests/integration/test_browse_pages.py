@@ -5,6 +5,7 @@ errors (400, never 500), masking, topic scope, roles, audit, escaping."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import redis
@@ -36,6 +37,7 @@ def orders(r: redis.Redis, mq_config: MQConfig) -> list[str]:
                 partition=i % 2,
             )  # fmt: skip
             ids.append(sent.id)
+            time.sleep(0.002)  # one millisecond each: the merge by id is the send order
     return ids
 
 

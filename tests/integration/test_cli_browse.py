@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -33,6 +34,7 @@ def orders(capsys: pytest.CaptureFixture[str], redis_url: str) -> str:
         args = ("--payload", payload, "--partition", str(i % 2), "--key", f"k{i}", "--header")
         code, _, err = run(capsys, redis_url, "produce", "orders", *args, f"n={i}")
         assert code == 0, err
+        time.sleep(0.002)  # one millisecond each: the merge by id is the send order
     return redis_url
 
 
