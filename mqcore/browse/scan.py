@@ -50,9 +50,9 @@ __all__ = [
 MAX_LIMIT = 500  # messages per page
 DEFAULT_MAX_SCAN = 10_000  # entries scanned per request unless asked otherwise
 MAX_SCAN = 100_000  # the most a request may scan
-MAX_COUNT = 500  # entries per XRANGE read
+MAX_COUNT = 250  # entries per XRANGE read
 FIRST_COUNT = 50  # entries of a partition's first read (before its entry size is known)
-READ_BYTES = 256 * 1024  # target size of one read's reply
+READ_BYTES = 128 * 1024  # target size of one read's reply
 ORDERS = ("newest", "oldest")
 
 

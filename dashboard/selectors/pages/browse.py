@@ -46,11 +46,6 @@ def _bounded(params: Mapping[str, Any], name: str, default: int, maximum: int) -
     return value or default
 
 
-def _bounded(params: Mapping[str, Any], name: str, default: int, maximum: int) -> int:
-    value = parse_int(params.get(name), name, default=default, minimum=1, maximum=maximum)
-    return value or default
-
-
 def _query(params: Mapping[str, Any]) -> tuple[BrowseQuery, Filters | None, int]:
     partition = parse_int(params.get("partition"), "partition", default=None, minimum=0)
     from_time = _text(params, "from_time", 40)
