@@ -21,6 +21,7 @@ import binascii
 import heapq
 import json
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "READ_BYTES",
     "BrowsePage",
     "BrowseQuery",
+    "ForwardReader",
     "browse_topic",
     "decode_cursor",
     "encode_cursor",
@@ -51,7 +53,7 @@ MAX_LIMIT = 500  # messages per page
 DEFAULT_MAX_SCAN = 10_000  # entries scanned per request unless asked otherwise
 MAX_SCAN = 100_000  # the most a request may scan
 MAX_COUNT = 250  # entries per XRANGE read
-FIRST_COUNT = 50  # entries of a partition's first read (before its entry size is known)
+PROBE_COUNT = 8  # entries of a stream's first read, before its entry size is known
 READ_BYTES = 128 * 1024  # target size of one read's reply
 ORDERS = ("newest", "oldest")
 
@@ -151,7 +153,7 @@ class _Part:
 
     def count(self) -> int:
         if not self.read_entries:
-            return FIRST_COUNT
+            return PROBE_COUNT
         per_entry = max(1, self.read_bytes // self.read_entries)
         return max(1, min(MAX_COUNT, READ_BYTES // per_entry))
 
@@ -169,6 +171,36 @@ def _sample_bytes(entries: list[Any]) -> int:
     step = max(1, len(entries) // 8)
     sample = entries[::step]
     return sum(_entry_bytes(e, f) for e, f in sample) * len(entries) // len(sample)
+
+
+class ForwardReader:
+    """``XRANGE`` pages of one stream from ``lo`` on, oldest first, each sized from the bytes
+    per entry seen so far (the first asks for :data:`PROBE_COUNT`; then at most
+    :data:`MAX_COUNT`, about :data:`READ_BYTES`), until the end or ``max_entries``.
+    After iterating, ``scanned`` says how many entries were read and ``ended`` whether
+    the stream's end was reached."""
+
+    def __init__(self, client: Any, key: str, lo: str, max_entries: int, what: str) -> None:
+        self.client, self.key, self.lo = client, key, lo
+        self.max_entries, self.what = max_entries, what
+        self.scanned, self.ended, self._bytes = 0, False, 0
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        while self.scanned < self.max_entries:
+            per_entry = self._bytes // self.scanned if self.scanned else 0
+            count = min(MAX_COUNT, READ_BYTES // per_entry) if per_entry else PROBE_COUNT
+            count = max(1, min(count, self.max_entries - self.scanned))
+            with redis_errors(self.what):
+                entries = self.client.xrange(self.key, self.lo, "+", count) or []
+            self.scanned += len(entries)
+            if entries:
+                self._bytes += _sample_bytes(entries)
+                yield entries
+            if len(entries) < count:
+                self.ended = True
+                return
+            last = entries[-1][0]
+            self.lo = "(" + (last.decode() if isinstance(last, bytes) else str(last))
 
 
 def _start_bound(query: BrowseQuery) -> str:

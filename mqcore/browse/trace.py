@@ -11,7 +11,7 @@ Every lookup is bounded and says whether it saw everything:
   ``x-original-message-id`` (the first entry of the chain). The *root* is that first
   id; the retry set's first :data:`RETRY_ITEMS` items (``ZRANGE``, ``HMGET``) and at
   most :data:`RETRY_SCAN` entries of the partition after the message (``XRANGE``
-  pages) are searched for the chain;
+  pages sized by bytes, :class:`mqcore.browse.scan.ForwardReader`) are searched;
 - dead letters: at most :data:`DLQ_SCAN` letters of the topic's DLQ from the root's
   time on (a letter is always newer than its message), matched by their
   ``originalMessageId`` (an id of the chain) or ``x-original-message-id`` header
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from mqcore.boundary import redis_errors
+from mqcore.browse.scan import ForwardReader
 from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers
 from mqcore.dlq.letters import letter_from_entry
 from mqcore.models import Message
@@ -47,7 +48,6 @@ MAX_GROUPS = 100
 RETRY_ITEMS = 200
 RETRY_SCAN = 2_000
 DLQ_SCAN = 5_000
-_PAGE = 100
 ORIGINAL_HEADER = "x-original-message-id"
 
 
@@ -111,11 +111,8 @@ def _group_states(admin: Admin, key: str, entry_id: str) -> tuple[list[dict[str,
 
 def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[Any], int, bool]:
     found: list[dict[str, Any]] = []
-    scanned, lo = 0, "(" + message.id
-    while scanned < RETRY_SCAN:
-        with redis_errors("read the message's retries"):
-            entries = admin.client.xrange(key, lo, "+", min(_PAGE, RETRY_SCAN - scanned))
-        scanned += len(entries)
+    reader = ForwardReader(admin.client, key, "(" + message.id, RETRY_SCAN, "read retries")
+    for entries in reader:
         for entry_id, raw in entries:
             fields = decode_fields(raw)
             origin = decode_text(fields.get("originalMessageId"))
@@ -130,10 +127,7 @@ def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[
                         "retry_count": int(decode_text(fields.get("retryCount")) or 0),
                     }
                 )
-        if len(entries) < _PAGE:
-            return found, scanned, True
-        lo = "(" + decode_text(entries[-1][0])
-    return found, scanned, False
+    return found, reader.scanned, reader.ended
 
 
 def _scheduled(admin: Admin, topic: str, root: str, ids: set[str]) -> tuple[list[Any], int, bool]:
@@ -167,13 +161,10 @@ def _scheduled(admin: Admin, topic: str, root: str, ids: set[str]) -> tuple[list
 def _dead_letters(
     admin: Admin, topic: str, partition: int, root: str, ids: set[str]
 ) -> tuple[list[Any], int, bool]:
-    dlq = admin.keys.dlq(topic)
     found: list[dict[str, Any]] = []
-    scanned, lo = 0, f"{id_ms(root)}-0"
-    while scanned < DLQ_SCAN:
-        with redis_errors("read the DLQ"):
-            entries = admin.client.xrange(dlq, lo, "+", min(_PAGE, DLQ_SCAN - scanned))
-        scanned += len(entries)
+    dlq = admin.keys.dlq(topic)
+    reader = ForwardReader(admin.client, dlq, f"{id_ms(root)}-0", DLQ_SCAN, "read the DLQ")
+    for entries in reader:
         for entry_id, raw in entries:
             letter = letter_from_entry(entry_id, raw)
             if letter.partition != partition:
@@ -187,10 +178,7 @@ def _dead_letters(
                         "failed_at": letter.failed_at,
                     }
                 )
-        if len(entries) < _PAGE:
-            return found, scanned, True
-        lo = "(" + decode_text(entries[-1][0])
-    return found, scanned, False
+    return found, reader.scanned, reader.ended
 
 
 def message_trace(admin: Admin, message: Message) -> MessageTrace:
