@@ -43,6 +43,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Out], int]] = {
     "topic": topics.cmd_topic,
     "produce": produce.cmd_produce,
     "browse": browse.cmd_browse,
+    "message": browse.cmd_message,
     "lag": groups.cmd_lag,
     "pending": groups.cmd_pending,
     "leases": groups.cmd_leases,

@@ -1,4 +1,5 @@
-"""``mqcore browse``: the topic message browser (newest or oldest first, filters, cursor)."""
+"""``mqcore browse``: the topic message browser (newest or oldest first, filters, cursor);
+``mqcore message``: one message and where it went (delivery per group, retries, dead letter)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, table
 
-__all__ = ["add_parsers", "cmd_browse"]
+__all__ = ["add_parsers", "cmd_browse", "cmd_message"]
 
 
 def add_parsers(add: AddParser, common: Parser) -> None:
@@ -36,6 +37,11 @@ def add_parsers(add: AddParser, common: Parser) -> None:
         help="expression, e.g. 'payload.customer == \"c-1\" and payload.amount > 100'",
     )
     p.add_argument("--max-bytes", type=int, default=1024, help="payload bytes per message")
+    m = add("message", parents=[common], help="one message, its delivery per group and retries")
+    m.add_argument("topic")
+    m.add_argument("partition", type=int)
+    m.add_argument("id")
+    m.add_argument("--max-bytes", type=int, default=65536, help="payload bytes shown")
 
 
 def cmd_browse(args: argparse.Namespace, out: Out) -> int:
@@ -59,6 +65,36 @@ def cmd_browse(args: argparse.Namespace, out: Out) -> int:
     page = browse_topic(Admin(config(args)), args.topic, query, filters)
     out.emit(page_dict(page, args.max_bytes), _human)
     return 0
+
+
+def cmd_message(args: argparse.Namespace, out: Out) -> int:
+    from dataclasses import asdict
+
+    from mqcore.admin import Admin
+    from mqcore.browse import message_trace
+    from mqcore.browse.rows import message_row
+
+    if args.max_bytes < 1:
+        raise UsageError("--max-bytes must be >= 1")
+    admin = Admin(config(args))
+    message = admin.message(args.topic, args.partition, args.id)
+    data = {**message_row(message, args.max_bytes), "trace": asdict(message_trace(admin, message))}
+    out.emit(data, _human_message)
+    return 0
+
+
+def _human_message(data: dict[str, Any]) -> str:
+    trace = data["trace"]
+    lines = [f"partition {data['partition']} id {data['id']} key {data['key'] or '-'}"]
+    lines.append(table(trace["groups"], ["group", "state", "consumer", "deliveries"]))
+    retries = [r["id"] for r in trace["retries"]] + [
+        f"scheduled (retry {s['retry_count']})" for s in trace["scheduled"]
+    ]
+    lines.append("retries: " + (", ".join(retries) or "none found"))
+    letters = [d["id"] for d in trace["dead_letters"]]
+    lines.append("dead letter: " + (", ".join(letters) or "none found"))
+    lines.append("payload: " + data["payload"])
+    return "\n".join(lines)
 
 
 def _human(data: dict[str, Any]) -> str:

@@ -6,8 +6,10 @@ import json
 import time
 
 import pytest
+import redis
 
 from mqcore.cli import main
+from mqcore.config import MQConfig
 
 pytestmark = pytest.mark.redis
 
@@ -115,3 +117,25 @@ def test_unknown_topic_exits_2(capsys: pytest.CaptureFixture[str], redis_url: st
     code, _, err = run(capsys, redis_url, "browse", "nope")
     assert code == 2
     assert "unknown topic" in err
+
+
+def test_message_shows_delivery_and_exits_2_on_bad_input(
+    capsys: pytest.CaptureFixture[str], orders: str, r: redis.Redis
+) -> None:
+    newest = js(capsys, orders, "browse", "orders", "--partition", "1", "--limit", "1")
+    entry_id = newest["messages"][0]["id"]
+    key = MQConfig.from_url(orders).keys.partition("orders", 1)
+    r.xreadgroup("default-group", "w1", {key: ">"})
+    data = js(capsys, orders, "message", "orders", "1", entry_id)
+    assert data["id"] == entry_id
+    assert data["key"] == "k5"
+    group = data["trace"]["groups"][0]
+    assert (group["group"], group["state"], group["consumer"]) == ("default-group", "pending", "w1")
+    assert data["trace"]["dead_letters"] == []
+    code, out, _ = run(capsys, orders, "message", "orders", "1", entry_id)
+    assert code == 0
+    assert "pending" in out
+    for bad in (("orders", "1", "nope"), ("orders", "9", entry_id), ("orders", "1", "1-1")):
+        code, _, err = run(capsys, orders, "message", *bad)
+        assert code == 2, bad
+        assert err.startswith("mqcore: error: ")
