@@ -12,7 +12,9 @@ on every page, partial, API answer and export:
 
 Searches must not see more than the user does: a text filter over payloads and
 headers is refused for such users (:func:`check_text_filter`), otherwise the
-filter's answers would leak a masked payload one probe at a time.
+filter's answers would leak a masked payload one probe at a time. The message
+browser refuses the same way every filter that reads payloads or header values
+(:func:`check_data_filter`: text, ``NAME=VALUE``, an expression over them).
 """
 
 from __future__ import annotations
