@@ -48,7 +48,7 @@ def _payload_value(raw: bytes | None) -> Any:
     if len(raw) <= JSON_PAYLOAD_BYTES:
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's depth
             pass
     text, binary = payload_text(raw)
     return None if binary is not None else text

@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from mqcore.admin.shapes import entry_int
 from mqcore.boundary import redis_errors
 from mqcore.browse.scan import ForwardReader
-from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers
+from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers, validate_id
 from mqcore.dlq.letters import letter_from_entry
+from mqcore.errors import InvalidIdError
 from mqcore.models import Message
 
 if TYPE_CHECKING:
@@ -70,9 +72,19 @@ class MessageTrace:
     dlq_complete: bool = True
 
 
+def _stream_id(value: str | None) -> str | None:
+    """``value`` when it is a stream id (these fields are written by producers: untrusted)."""
+    if not value:
+        return None
+    try:
+        return validate_id(value)
+    except InvalidIdError:
+        return None
+
+
 def _chain_ids(message: Message) -> tuple[str, str | None]:
-    previous = message.fields.get("originalMessageId") or None
-    root = message.headers.get(ORIGINAL_HEADER) or previous or message.id
+    previous = _stream_id(message.fields.get("originalMessageId"))
+    root = _stream_id(message.headers.get(ORIGINAL_HEADER)) or previous or message.id
     return root, previous
 
 
@@ -124,7 +136,7 @@ def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[
                     {
                         "id": decode_text(entry_id),
                         "retried_from": origin,
-                        "retry_count": int(decode_text(fields.get("retryCount")) or 0),
+                        "retry_count": entry_int(fields.get("retryCount"), 0),
                     }
                 )
     return found, reader.scanned, reader.ended
@@ -150,8 +162,8 @@ def _scheduled(admin: Admin, topic: str, root: str, ids: set[str]) -> tuple[list
             found.append(
                 {
                     "retried_from": origin_text,
-                    "retry_count": int(decode_text(count) or 0),
-                    "partition": int(decode_text(pid) or 0),
+                    "retry_count": entry_int(count, 0),
+                    "partition": entry_int(pid, 0),
                     "due_at_ms": int(score),
                 }
             )

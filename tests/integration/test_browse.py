@@ -301,3 +301,12 @@ def test_trace_reads_big_entries_in_small_counts(r: redis.Redis, mq_config: MQCo
     ]
     assert counts[0] == 8  # the probe
     assert max(counts[1:]) == 1  # then sized by bytes: one 300 KB entry per read
+
+
+def test_odd_payloads_never_break_an_expression(r: redis.Redis, mq_config: MQConfig) -> None:
+    create_topic(r, mq_config.keys, "t", 1)
+    for i, payload in enumerate(["[" * 100_000, "not json", "NaN", "\u00ff\u0000", '{"a": 1}']):
+        _add(r, mq_config, 0, 1000 + i, payload)
+    r.xadd(mq_config.keys.partition("t", 0), {"payload": b"\xff\xfe"}, id="2000-0")
+    got = page(mq_config, r, filters=Filters.of(expression="payload.a == 1 or payload"), limit=10)
+    assert ms_of(got.messages) == [1004, 1003, 1002, 1001, 1000]

@@ -218,3 +218,21 @@ def test_message_page_and_api_show_the_trace(
     assert 'id="delivery-table"' in page
     assert 'data-state="pending"' in page
     assert "Not in the DLQ." in page
+
+
+def test_odd_retry_fields_never_break_the_message_page(
+    orders: list[str], r: redis.Redis, mq_config: MQConfig
+) -> None:
+    key = mq_config.keys.partition("orders", 0)
+    headers = json.dumps({"x-original-message-id": "../x/<b>", "partitionId": "0"})
+    odd = r.xadd(key, {"payload": "x", "originalMessageId": "a/b", "headers": headers}).decode()
+    retry = {"originalMessageId": odd, "retryCount": "many", "headers": headers}
+    r.xadd(key, {"payload": "y", **retry})
+    viewer = client("Viewer")
+    page = viewer.get(f"/clusters/default/topics/orders/messages/0/{odd}/")
+    assert page.status_code == 200
+    assert b'id="retry-of"' not in page.content
+    api = viewer.get(f"/api/v1/clusters/default/topics/orders/messages/0/{odd}").json()
+    assert api["trace"]["root_id"] == odd
+    assert api["trace"]["previous_id"] is None
+    assert api["trace"]["retries"][0]["retry_count"] == 0
