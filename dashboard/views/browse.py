@@ -51,6 +51,7 @@ def _context(
         "topic": topic,
         "form": form,
         "produce": produce or {},
+        "produce_open": request.GET.get("produce") == "1",
         "can": can_map(actions_for(request.user, cluster=cluster, topic=topic)),
         "payload_chars": ROW_PAYLOAD_CHARS,
         "filtered": any(form[k] for k in ("key", "header", "text", "where")),

@@ -74,9 +74,10 @@ def test_operator_browses_filters_opens_and_produces(
     expect(row).to_contain_text("worker-7")
     expect(page.locator("#dead-letters-list")).to_contain_text("Not in the DLQ")
 
-    # produce a test message from the browser page
-    page.goto(f"{live_server.url}{BROWSE}")
-    page.locator("#produce-box summary").click()
+    # produce a test message: from the topic page's link to the open form
+    page.goto(f"{live_server.url}/clusters/default/topics/orders/")
+    page.click("#produce-link")
+    expect(page.locator("#p-payload")).to_be_visible()
     page.fill("#p-payload", '{"customer": "c-test", "amount": 1}')
     page.fill("#p-key", "test-key")
     page.fill("#p-partition", "2")
@@ -97,3 +98,5 @@ def test_viewer_gets_no_produce_form(login, live_server, orders) -> None:
     page.goto(f"{live_server.url}{BROWSE}")
     page.wait_for_selector("#browse-table")
     assert page.locator("#produce-form").count() == 0
+    page.goto(f"{live_server.url}/clusters/default/topics/orders/")
+    assert page.locator("#produce-link").count() == 0
