@@ -73,6 +73,7 @@ def test_operator_browses_filters_opens_and_produces(
     expect(row).to_have_attribute("data-state", "pending")
     expect(row).to_contain_text("worker-7")
     expect(page.locator("#dead-letters-list")).to_contain_text("Not in the DLQ")
+    page.screenshot(path=str(artifacts_dir / "message-delivery.png"), full_page=True)
 
     # produce a test message: from the topic page's link to the open form
     page.goto(f"{live_server.url}/clusters/default/topics/orders/")
