@@ -1,23 +1,17 @@
-"""Alert rules over the stored snapshot and collector health, open/resolved states, webhook.
+"""Alert rules over the stored snapshot and collector health, open/resolved states.
 
 :func:`alert_conditions` and :func:`alert_transition` are pure: the collector
 feeds them the enriched snapshot, the collector health and the previous alert
 state, and stores what they return. An alert opens once its condition has held
 for the rule's ``for`` time and resolves on the first pass where it no longer
-holds. :func:`webhook_post` sends each open/close as JSON with retries.
+holds. :func:`dashboard.collectors.notify.webhook_post` sends each open/close as JSON.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from dashboard.status import Status
 
@@ -29,10 +23,7 @@ __all__ = [
     "alert_conditions",
     "alert_scope",
     "alert_transition",
-    "webhook_post",
 ]
-
-log = logging.getLogger(__name__)
 
 # rule -> what it watches (shown on the alerts page)
 RULES = {
@@ -47,9 +38,10 @@ RULES = {
     "retention_risk": "a retention rule that ignores a group would delete its unread entries",
     "redis_eviction": "Redis may evict keys (maxmemory-policy not noeviction), or did",
     "redis_memory": "Redis uses 90% or more of its maxmemory",
+    "memory_growth": "a topic's partition streams grew in memory (MEMORY USAGE) over the window",
 }
 TOPIC_RULES = frozenset(
-    {"status", "rewind", "dlq_growth", "oldest_pending", "retention_risk"}
+    {"status", "rewind", "dlq_growth", "oldest_pending", "retention_risk", "memory_growth"}
 )  # entity: topic[/group]
 CLUSTER_RULES = frozenset(
     {"collector", "redis_restart", "redis_eviction", "redis_memory"}
@@ -82,6 +74,8 @@ class AlertThresholds:
     oldest_pending_ms: int = 600_000
     checkpoint_age_ms: int = 900_000
     collector_failures: int = 3  # consecutive failed passes
+    memory_growth_bytes: int = 256 * 2**20  # a topic's streams grew by this much ...
+    memory_growth_share: float = 0.5  # ... and by this share of where they were
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +178,9 @@ def alert_conditions(
                     float(growth),
                 )
             )
+        memory = _memory_growth(name, topic.get("memory"), th)
+        if memory is not None:
+            out.append(memory)
         oldest = topic.get("oldest_pending_ms")
         if oldest is not None and oldest > th.oldest_pending_ms:
             out.append(
@@ -247,6 +244,28 @@ def _redis_conditions(probe: Any) -> list[Condition]:
             )
         )
     return out
+
+
+def _memory_growth(topic: str, memory: Any, th: AlertThresholds) -> Condition | None:
+    """A warning when the topic's streams grew by ``memory_growth_bytes`` and by
+    ``memory_growth_share`` since the oldest sample of the growth window."""
+    if not isinstance(memory, Mapping):
+        return None
+    now, then = memory.get("bytes"), memory.get("from_bytes")
+    if not isinstance(now, int | float) or not isinstance(then, int | float):
+        return None
+    grew = now - then
+    if grew < th.memory_growth_bytes or grew < th.memory_growth_share * then:
+        return None
+    minutes = max(0, int(memory.get("at_ms") or 0) - int(memory.get("from_ms") or 0)) // 60_000
+    return Condition(
+        "memory_growth",
+        topic,
+        "warning",
+        f"{topic}: partition streams grew by {grew / 2**20:.1f} MiB in {minutes} min "
+        f"(now {now / 2**20:.1f} MiB)",
+        float(grew),
+    )
 
 
 def _pipeline_idle(group: Mapping[str, Any]) -> bool:
@@ -347,43 +366,3 @@ def alert_transition(
         else:
             result.pending[alert_id] = since
     return result
-
-
-def webhook_post(
-    url: str,
-    event: Mapping[str, Any],
-    *,
-    attempts: int = 3,
-    backoff_s: float = 0.5,
-    timeout_s: float = 5.0,
-) -> bool:
-    """POST ``event`` as JSON; retry on network errors and 5xx. True when delivered.
-
-    Only http(s) URLs are accepted; the URL (it may carry a token) is never logged.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError("ALERT_WEBHOOK_URL must be an http(s) URL")
-    body = json.dumps(event, default=str).encode()
-    for attempt in range(1, attempts + 1):
-        request = urllib.request.Request(  # noqa: S310 - scheme checked above
-            url, data=body, method="POST", headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
-                if response.status < 300:
-                    return True
-        except urllib.error.HTTPError as exc:
-            if exc.code < 500:
-                log.warning("alert webhook to %s refused: HTTP %s", parts.hostname, exc.code)
-                return False
-        except (urllib.error.URLError, OSError) as exc:
-            log.warning(
-                "alert webhook to %s failed (attempt %d): %s",
-                parts.hostname,
-                attempt,
-                type(exc).__name__,
-            )
-        if attempt < attempts:
-            time.sleep(backoff_s * 2 ** (attempt - 1))
-    return False

@@ -1,8 +1,9 @@
 """The MQ deployments ("clusters") the console watches, from settings.MQ_CLUSTERS.
 
 Selectors, services and collectors get their mqcore objects here: one cached
-config, client, :class:`~mqcore.admin.Admin`, :class:`~mqcore.dlq.DeadLetters`
-and :class:`~mqcore.checkpoints.CheckpointStore` per cluster per process.
+config, client, :class:`~mqcore.admin.Admin`, :class:`~mqcore.dlq.DeadLetters`,
+:class:`~mqcore.retries.RetrySet` and :class:`~mqcore.checkpoints.CheckpointStore`
+per cluster per process.
 Credentials stay inside MQConfig: pages and logs only ever see
 :func:`cluster_names` and ``redacted_url``.
 """
@@ -22,6 +23,7 @@ from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq import DeadLetters
 from mqcore.keys import ConsoleKeys
 from mqcore.retention import JavaRetention, RetentionPolicy
+from mqcore.retries import RetrySet
 
 __all__ = [
     "UnknownClusterError",
@@ -35,6 +37,7 @@ __all__ = [
     "dead_letters",
     "java_retention",
     "retention_policy",
+    "retry_set",
 ]
 
 
@@ -69,6 +72,12 @@ def admin(name: str) -> Admin:
 def dead_letters(name: str) -> DeadLetters:
     """The dead-letter queues of cluster ``name``."""
     return DeadLetters(cluster_config(name), client=cluster_client(name))
+
+
+@cache
+def retry_set(name: str) -> RetrySet:
+    """The retry sets of cluster ``name`` (browse, retry now, delete)."""
+    return RetrySet(cluster_config(name), client=cluster_client(name))
 
 
 def _options(name: str) -> dict[str, Any]:

@@ -67,6 +67,11 @@ class _SnapshotCollector:
         dlq = GaugeMetricFamily(f"{p}dlq_depth", "Dead letters in the DLQ", labels=_TL)
         retry = GaugeMetricFamily(f"{p}retry_backlog", "Messages waiting for retry", labels=_TL)
         length = GaugeMetricFamily(f"{p}topic_length", "Entries over all partitions", labels=_TL)
+        memory = GaugeMetricFamily(
+            f"{p}topic_memory_bytes",
+            "MEMORY USAGE of the partition streams (the collector's latest rotating sample)",
+            labels=_TL,
+        )
         ckpt = GaugeMetricFamily(
             f"{p}checkpoint_age_seconds",
             "Age of the last completed checkpoint",
@@ -94,6 +99,9 @@ class _SnapshotCollector:
                 dlq.add_metric(tl, float(topic.get("dlq_length") or 0))
                 retry.add_metric(tl, float((topic.get("retry") or {}).get("count") or 0))
                 length.add_metric(tl, float(topic.get("length") or 0))
+                mem = topic.get("memory")
+                if isinstance(mem, Mapping) and isinstance(mem.get("bytes"), int | float):
+                    memory.add_metric(tl, float(mem["bytes"]))
                 for group in topic.get("groups") or []:
                     gl = [cluster, t, group["group"]]
                     _status(group_status, gl, group.get("status"))
@@ -139,7 +147,7 @@ class _SnapshotCollector:
             left_out.add_metric([cluster], float(count))
         yield from (lag, lag_s, pending, oldest, part_status, group_status, topic_status)
         yield left_out
-        yield from (dlq, retry, length, ckpt, failed, pipeline_group)
+        yield from (dlq, retry, length, memory, ckpt, failed, pipeline_group)
         yield from self._collector_metrics()
 
     def _collector_metrics(self) -> Iterator[Metric]:

@@ -55,6 +55,7 @@ class Action(StrEnum):
     SET_POSITION = "set_position"  # move a consumer group's position (skip or reprocess)
     SILENCE = "silence"  # silence or acknowledge an open alert
     MANAGE_ACCESS = "manage_access"  # roles, topic scopes and sensitive topics
+    RETRY = "retry"  # retry items of the retry set now, or delete them
 
     @property
     def codename(self) -> str:
@@ -74,6 +75,7 @@ ROLES: dict[str, frozenset[Action]] = {
             Action.CLAIM,
             Action.MOVE_TO_DLQ,
             Action.PRODUCE,
+            Action.RETRY,
         }
     ),
     ADMIN: frozenset(Action),

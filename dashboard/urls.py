@@ -4,10 +4,13 @@ Paths (cluster-scoped pages live under /clusters/<cluster>/):
 pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, messages/<p>/<id>/)
 browse   /clusters/<c>/topics/<t>/messages/ (+ produce/)
 dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
+exports  /clusters/<c>/topics/<t>/lag/export/, pending/export/, dlq/export-all/
+partitions /clusters/<c>/topics/<t>/partitions/<p>/hot-keys/ (the topic page's skew panel)
 pending actions /clusters/<c>/topics/<t>/pending/claim/, pending/move-to-dlq/
 timeline /clusters/<c>/timeline/, /clusters/<c>/topics/<t>/timeline/
 position /clusters/<c>/topics/<t>/groups/<g>/position/ (+ plan/, move/)
 retention /clusters/<c>/topics/<t>/retention/ (+ trim/)
+retries  /clusters/<c>/retries/, /clusters/<c>/topics/<t>/retries/ (+ retry/, delete/)
 access   /access/ (+ users/<u>/, role/, groups/, groups/delete/, members/, sensitive/)
 pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unmute/), /metrics
 api      /api/v1/... twins of the above, described by /api/v1/openapi.json
@@ -18,13 +21,16 @@ from dashboard.api import alerts as api_alerts
 from dashboard.api import browse as api_browse
 from dashboard.api import dlq as api_dlq
 from dashboard.api import dlq_actions as api_dlq_actions
+from dashboard.api import exports as api_exports
 from dashboard.api import openapi as api_openapi
 from dashboard.api import ops as api_ops
 from dashboard.api import pages as api_pages
+from dashboard.api import partitions as api_partitions
 from dashboard.api import pipelines as api_pipelines
 from dashboard.api import position as api_position
 from dashboard.api import replay_jobs as api_replay_jobs
 from dashboard.api import retention as api_retention
+from dashboard.api import retries as api_retries
 from dashboard.api import timeline as api_timeline
 from dashboard.views import (
     access,
@@ -33,12 +39,15 @@ from dashboard.views import (
     browse,
     checkpoints,
     dlq,
+    exports,
     health,
     ops,
     pages,
+    partitions,
     pending_actions,
     position,
     retention,
+    retries,
     timeline,
 )
 
@@ -48,11 +57,14 @@ urlpatterns = [
     *health.urlpatterns,
     *pages.urlpatterns,
     *browse.urlpatterns,
+    *partitions.urlpatterns,
     *timeline.urlpatterns,
     *dlq.urlpatterns,
+    *exports.urlpatterns,
     *pending_actions.urlpatterns,
     *position.urlpatterns,
     *retention.urlpatterns,
+    *retries.urlpatterns,
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
@@ -60,14 +72,17 @@ urlpatterns = [
     *access.urlpatterns,
     *api_pages.urlpatterns,
     *api_browse.urlpatterns,
+    *api_partitions.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
     *api_timeline.urlpatterns,
     *api_position.urlpatterns,
     *api_retention.urlpatterns,
+    *api_retries.urlpatterns,
     *api_alerts.urlpatterns,
     *api_access.urlpatterns,
     *api_dlq_actions.urlpatterns,
+    *api_exports.urlpatterns,
     *api_replay_jobs.urlpatterns,
     *api_ops.urlpatterns,
     *api_openapi.urlpatterns,

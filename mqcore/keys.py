@@ -83,7 +83,11 @@ class KeySpace:
         return f"{self.control_prefix}:retry:{self._t(topic)}"
 
     def retry_item(self, topic: str, item_id: str) -> str:
-        return f"{self.control_prefix}:retry:item:{self._t(topic)}:{item_id}"
+        return f"{self.retry_item_prefix(topic)}{item_id}"
+
+    def retry_item_prefix(self, topic: str) -> str:
+        """The retry item keys of ``topic`` are this prefix and an item id (a uuid)."""
+        return f"{self.control_prefix}:retry:item:{self._t(topic)}:"
 
     def retry_lock(self, topic: str) -> str:
         return f"{self.control_prefix}:retry:lock:{self._t(topic)}"

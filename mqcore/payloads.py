@@ -40,6 +40,7 @@ __all__ = [
     "check_payload_ref",
     "decode_stored_payload",
     "encode_stored_payload",
+    "fetch_payload",
     "is_out_of_line",
     "load_payload",
     "resolve_payload",
@@ -173,3 +174,22 @@ def resolve_payload(
     if stored is None:
         return inline, dict(headers)
     return (stored.encode() if isinstance(stored, str) else stored), dict(headers)
+
+
+def fetch_payload(
+    client: RedisClient, headers: Mapping[str, str], *, prefix: str
+) -> tuple[str | bytes | None, dict[str, str]]:
+    """An out-of-line entry's payload for a reader that hands it on (consumer, Spark
+    source), and its headers: a gone key gives None with ``x-payload-missing`` and
+    ``x-payload-missing-ref``; a refused reference gives None with the missing marks
+    and the reason in ``x-payload-ref-refused``."""
+    out = dict(headers)
+    try:
+        value = load_payload(client, headers, prefix=prefix)
+    except PayloadRefRefusedError as exc:
+        value = None
+        out[PAYLOAD_REF_REFUSED] = str(exc)
+    if value is None:
+        out[PAYLOAD_MISSING] = "true"
+        out[PAYLOAD_MISSING_REF] = headers.get(PAYLOAD_HASH_REF, "")
+    return value, out

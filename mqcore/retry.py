@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,13 +113,28 @@ class RetryMover:
 
     def move_due_stats(self, topic: str, *, now_ms: int | None = None) -> MoveStats:
         now = clock.now_ms() if now_ms is None else int(now_ms)
+        with redis_errors(f"move retries of {topic!r}"):
+            items = self.client.zrangebyscore(
+                self.keys.retry_zset(topic), "-inf", now, start=0, num=self.batch
+            )
+        self.last = self.move_items(topic, items, now_ms=now)
+        return self.last
+
+    def move_items(
+        self, topic: str, items: Sequence[Any], *, now_ms: int | None = None, force: bool = False
+    ) -> MoveStats:
+        """Move the retry items ``items`` (member keys of ``topic``'s retry zset, at most
+        ``batch``) back to their partitions in one script call: those still in the zset
+        and due at ``now_ms``, or, with ``force`` (an operator's "retry now"), whatever
+        their due time. Items no longer in the zset are left alone (counted nowhere)."""
+        if not items:
+            return MoveStats(0, 0, 0)
+        if len(items) > self.batch:
+            raise InvalidArgumentError(f"at most {self.batch} retry items per call")
+        now = clock.now_ms() if now_ms is None else int(now_ms)
         ks = self.keys
         zset = ks.retry_zset(topic)
         with redis_errors(f"move retries of {topic!r}"):
-            items = self.client.zrangebyscore(zset, "-inf", now, start=0, num=self.batch)
-            if not items:
-                self.last = MoveStats(0, 0, 0)
-                return self.last
             pipe = self.client.pipeline(transaction=False)
             pipe.hget(ks.meta(topic), "partitionCount")
             for item in items:
@@ -126,7 +142,7 @@ class RetryMover:
             replies = pipe.execute()
             count = parse_partition_count(replies[0])
             keys: list[Any] = [zset]
-            args: list[Any] = [now, iso_now(), self._maxlen]
+            args: list[Any] = ["+inf" if force else now, iso_now(), self._maxlen]
             skipped = 0
             for item, (raw_topic, raw_pid) in zip(items, replies[1:], strict=True):
                 target = decode_text(raw_topic) if raw_topic is not None else ""
@@ -142,11 +158,9 @@ class RetryMover:
                 keys += [item, ks.partition(target, pid)]
                 args.append(str(pid))
             if len(keys) == 1:
-                self.last = MoveStats(0, 0, skipped)
-                return self.last
+                return MoveStats(0, 0, skipped)
             reply = call_script(self.client, "move_retries", keys, args)
-        self.last = MoveStats(int(reply[0]), int(reply[1]), skipped)
-        return self.last
+        return MoveStats(int(reply[0]), int(reply[1]), skipped)
 
     def _count(self, topic: str) -> int:
         return parse_partition_count(self.client.hget(self.keys.meta(topic), "partitionCount"))

@@ -1,8 +1,10 @@
 """What the exactly-once sinks stored, readable without Spark.
 
-The SQL sink's database (:class:`SqlDatabase`: rows keyed by (pipeline,
-partition, message id) and one marker row per pipeline, SQLite or PostgreSQL)
-and the Redis sinks' per-key totals. This module never imports ``pyspark``, so
+The SQL sink's database (:class:`SqlDatabase`, SQLite or PostgreSQL): rows
+keyed by (pipeline, partition, message id), one marker row per pipeline, and
+the staging table the executors write each batch into, keyed by batch id, before
+the driver commits it (rows and marker in one transaction). Also the Redis
+sinks' per-key totals. This module never imports ``pyspark``, so
 the web console can show sink output without the ``spark`` extra.
 """
 
@@ -31,13 +33,23 @@ _DDL = (
     "CREATE TABLE IF NOT EXISTS mqcore_sink_batches ("
     " pipeline VARCHAR(200) PRIMARY KEY, batch_id BIGINT NOT NULL,"
     " end_offsets TEXT NOT NULL, committed_at_ms BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS mqcore_sink_stage ("
+    " pipeline VARCHAR(200) NOT NULL, batch_id BIGINT NOT NULL,"
+    " message_id VARCHAR(64) NOT NULL, part INTEGER NOT NULL, out_key VARCHAR(500),"
+    " amount BIGINT NOT NULL, PRIMARY KEY (pipeline, batch_id, part, message_id))",
 )
-_UPSERT_ROW = (
+_STAGE_ROW = (
+    "INSERT INTO mqcore_sink_stage (pipeline, batch_id, message_id, part, out_key, amount)"
+    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pipeline, batch_id, part, message_id) DO NOTHING"
+)
+_PUBLISH_STAGED = (
     "INSERT INTO mqcore_sink_rows (pipeline, message_id, part, out_key, amount, batch_id)"
-    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pipeline, part, message_id) DO UPDATE SET"
-    " out_key = excluded.out_key, amount = excluded.amount,"
-    " batch_id = excluded.batch_id"
+    " SELECT pipeline, message_id, part, out_key, amount, batch_id FROM mqcore_sink_stage"
+    " WHERE pipeline = ? AND batch_id = ?"
+    " ON CONFLICT (pipeline, part, message_id) DO UPDATE SET"
+    " out_key = excluded.out_key, amount = excluded.amount, batch_id = excluded.batch_id"
 )
+_DROP_STAGED = "DELETE FROM mqcore_sink_stage WHERE pipeline = ? AND batch_id <= ?"
 _UPSERT_BATCH = (
     "INSERT INTO mqcore_sink_batches (pipeline, batch_id, end_offsets, committed_at_ms)"
     " VALUES (?, ?, ?, ?) ON CONFLICT (pipeline) DO UPDATE SET batch_id = excluded.batch_id,"
@@ -96,18 +108,36 @@ class SqlDatabase:
             self.conn.rollback()
         return int(row[0]) if row else None
 
-    def write_batch(
+    def stage_rows(
+        self, pipeline: str, batch_id: int, rows: list[tuple[str, int, str | None, int]]
+    ) -> None:
+        """Stage rows ``(message id, partition, key, amount)`` of a batch (an executor's
+        share; a retried task stages the same rows again, which changes nothing)."""
+        if not rows:
+            return
+        self._begin()
+        try:
+            self.conn.cursor().executemany(
+                self._q(_STAGE_ROW),
+                [(pipeline, batch_id, mid, part, key, amount) for mid, part, key, amount in rows],
+            )
+            self.conn.commit()
+        except BaseException:
+            self.conn.rollback()
+            raise
+
+    def commit_staged(
         self,
         pipeline: str,
         batch_id: int,
-        rows: list[tuple[str, int, str | None, int]],
         offsets: Mapping[str, str],
         before_commit: Callable[[], None] | None = None,
     ) -> bool:
-        """Upsert rows + marker in one transaction; False when the batch was committed before.
+        """Publish the batch's staged rows (upsert by message id) with the marker row in one
+        transaction, and drop the staging rows of this and older batches; False (nothing
+        published) when the marker says the batch was committed before.
 
-        ``rows`` are ``(message id, partition, key, amount)``. ``before_commit``
-        is called with the transaction written but not committed yet.
+        ``before_commit`` is called with the transaction written but not committed yet.
         """
         self._begin()
         cur = self.conn.cursor()
@@ -116,29 +146,30 @@ class SqlDatabase:
                 self._q("SELECT batch_id FROM mqcore_sink_batches WHERE pipeline = ?"), (pipeline,)
             )
             row = cur.fetchone()
-            if row is not None and int(row[0]) >= batch_id:
-                self.conn.rollback()
-                return False
-            cur.executemany(
-                self._q(_UPSERT_ROW),
-                [(pipeline, mid, part, key, amount, batch_id) for mid, part, key, amount in rows],
-            )
-            cur.execute(
-                self._q(_UPSERT_BATCH),
-                (
-                    pipeline,
-                    batch_id,
-                    json.dumps(dict(offsets), sort_keys=True),
-                    now_ms(),
-                ),
-            )
-            if before_commit is not None:
+            fresh = row is None or int(row[0]) < batch_id
+            if fresh:
+                cur.execute(self._q(_PUBLISH_STAGED), (pipeline, batch_id))
+                marker = (pipeline, batch_id, json.dumps(dict(offsets), sort_keys=True), now_ms())
+                cur.execute(self._q(_UPSERT_BATCH), marker)
+            cur.execute(self._q(_DROP_STAGED), (pipeline, batch_id))
+            if fresh and before_commit is not None:
                 before_commit()
             self.conn.commit()
         except BaseException:
             self.conn.rollback()
             raise
-        return True
+        return fresh
+
+    def staged_count(self, pipeline: str) -> int:
+        """Rows waiting in the staging table for ``pipeline`` (0 after every commit)."""
+        cur = self.conn.cursor()
+        cur.execute(
+            self._q("SELECT COUNT(*) FROM mqcore_sink_stage WHERE pipeline = ?"), (pipeline,)
+        )
+        count = int(cur.fetchone()[0])
+        if not self.sqlite:
+            self.conn.rollback()
+        return count
 
     def totals(self, pipeline: str) -> dict[str, int]:
         """``{key: sum of amounts}`` over the pipeline's rows with a key."""

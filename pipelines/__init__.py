@@ -38,7 +38,6 @@ __all__ = [
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SINKS = ("redis", "2pc", "sql")
 IDENTITY_FILE = "mqcore-identity.json"
-DEFAULT_MAX_RECORDS = 2000
 log = logging.getLogger(__name__)
 
 
@@ -112,9 +111,9 @@ class RunOptions:
     name: str
     sink: str
     config: MQConfig
-    master: str = "local[*]"
+    master: str | None = "local[*]"  # None: as spark-submit set it
     available_now: bool = False
-    max_records: int = DEFAULT_MAX_RECORDS
+    max_records: int | None = None  # None: the source's adaptive default
     database_url: str = ""
     run_id: str = ""
     trigger_ms: int = 500
@@ -122,32 +121,41 @@ class RunOptions:
     crash_hook: CrashHook | None = None  # called at the sinks' crash points (fault tests)
 
 
-def spark_session(master: str, app: str) -> Any:
-    """A quiet SparkSession whose Python workers use this interpreter and find this code."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    paths = [str(PROJECT_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+def spark_session(master: str | None, app: str) -> Any:
+    """A quiet SparkSession. With a ``master`` its Python workers use this interpreter and
+    find this code; with None (under ``spark-submit``) everything is as submitted (the
+    code reaches the executors by ``--py-files`` or an installed package)."""
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.ERROR)
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(master)
-    if master.startswith("local"):
+    builder = SparkSession.builder.appName(app)
+    if master is not None:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        paths = [
+            str(PROJECT_ROOT),
+            *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
+        ]
+        os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        builder = (
+            builder.master(master)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+        )
+    if master is not None and master.startswith("local"):
         # A local driver talks only to itself: keep it on loopback, not the host's address.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = builder.config("spark.driver.host", "127.0.0.1").config(
             "spark.driver.bindAddress", "127.0.0.1"
         )
-    spark = (
-        builder.appName(app)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = builder.getOrCreate()
+    context = spark.sparkContext
+    if not context.getConf().contains("spark.sql.shuffle.partitions"):
+        # The batch aggregations are small: one shuffle partition per core, not 200.
+        spark.conf.set("spark.sql.shuffle.partitions", str(context.defaultParallelism))
+    context.setLogLevel("ERROR")
     return spark
 
 
@@ -197,9 +205,11 @@ def start(spark: Any, opts: RunOptions) -> Any:
         .option("topic", module.TOPIC)
         .option("group", pid)
         .option("startingPosition", "earliest")
-        .option("maxRecordsPerTrigger", str(opts.max_records))
-        .load()
+        .option("readTasks", str(spark.sparkContext.defaultParallelism))
     )
+    if opts.max_records is not None:
+        source = source.option("maxRecordsPerTrigger", str(opts.max_records))
+    source = source.load()
     rows = module.transform(source)
     writer = rows.writeStream.queryName(pid).option("checkpointLocation", str(folder / "spark"))
     if opts.available_now:

@@ -193,6 +193,11 @@ CONSOLE_KEY_PREFIX = os.environ.get("CONSOLE_KEY_PREFIX", "opsdash")
 CONSOLE_POISON_DELIVERIES = env_int("CONSOLE_POISON_DELIVERIES", 4)
 # Pending pages scan at most this many PEL entries per request (the page says when partial).
 PENDING_MAX_SCAN = env_int("PENDING_MAX_SCAN", 200_000)
+# Exports ("export all matching" of lag, pending, DLQ): at most this many rows each (the
+# filename and the X-Export-Max-Rows header say so); a pending export scans at most
+# EXPORT_MAX_SCAN PEL entries, a DLQ export as many letters.
+EXPORT_MAX_ROWS = env_int("EXPORT_MAX_ROWS", 50_000)
+EXPORT_MAX_SCAN = env_int("EXPORT_MAX_SCAN", 1_000_000)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)
@@ -232,6 +237,15 @@ ALERT_OLDEST_PENDING_S = env_int("ALERT_OLDEST_PENDING_S", 600)
 ALERT_CHECKPOINT_AGE_S = env_int("ALERT_CHECKPOINT_AGE_S", 900)
 ALERT_COLLECTOR_FAILURES = env_int("ALERT_COLLECTOR_FAILURES", 3)
 ALERT_RESTART_HOLD_S = env_int("ALERT_RESTART_HOLD_S", 3600)
+# memory_growth: a topic's partition streams grew by this many MiB and by this share of
+# what they took at the start of the window (MEMORY_GROWTH_WINDOW_S)
+ALERT_MEMORY_GROWTH_MB = env_int("ALERT_MEMORY_GROWTH_MB", 256)
+ALERT_MEMORY_GROWTH_SHARE = float(os.environ.get("ALERT_MEMORY_GROWTH_SHARE", "0.5"))
+MEMORY_GROWTH_WINDOW_S = env_int("MEMORY_GROWTH_WINDOW_S", 3600)
+# Per-topic memory: once a minute the collector asks MEMORY USAGE (SAMPLES below) of the
+# partition streams of the next topics in turn, at most this many streams per minute.
+MEMORY_PROBE_STREAMS = env_int("MEMORY_PROBE_STREAMS", 256)
+MEMORY_PROBE_SAMPLES = env_int("MEMORY_PROBE_SAMPLES", 5)
 ALERT_HISTORY_MAX = env_int("ALERT_HISTORY_MAX", 200)
 ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
 

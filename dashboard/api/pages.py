@@ -20,7 +20,12 @@ from dashboard import store
 from dashboard.api.auth import api_view
 from dashboard.charts import window_ms
 from dashboard.clusters import cluster_config, cluster_names
-from dashboard.collectors.series import GROUP_METRICS, PARTITION_METRIC, TOPIC_METRICS
+from dashboard.collectors.series import (
+    GROUP_METRICS,
+    MEMORY_METRIC,
+    PARTITION_METRIC,
+    TOPIC_METRICS,
+)
 from dashboard.permissions import Action, cluster_visible, require_action, topic_visible
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import (
@@ -53,7 +58,9 @@ __all__ = ["urlpatterns"]
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 # every series the collectors write, topic metrics first
-SERIES_METRICS = tuple(dict.fromkeys((*TOPIC_METRICS, *GROUP_METRICS, PARTITION_METRIC)))
+SERIES_METRICS = tuple(
+    dict.fromkeys((*TOPIC_METRICS, *GROUP_METRICS, PARTITION_METRIC, MEMORY_METRIC))
+)
 PARTITION_SERIES_MAX = 256  # partition_lag: the most lagging partitions, at most this many
 
 

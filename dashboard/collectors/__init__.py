@@ -8,4 +8,5 @@
 - :mod:`.series`: the time-series points of a pass and their roll-up tiers.
 - :mod:`.thresholds`: status and alert thresholds from the settings.
 - :mod:`.notify`: alert opens/closes of a pass, and their webhook delivery.
+- :mod:`.memory`: per-topic memory, a rotating share of the topics sampled once a minute.
 """

@@ -25,10 +25,12 @@ from dashboard.alerts import RULES, AlertTransition, alert_conditions, alert_tra
 from dashboard.clusters import java_retention, retention_policy
 from dashboard.collectors.incidents import collector_failure_event, incident_diff
 from dashboard.collectors.leases import lease_diff
+from dashboard.collectors.memory import MemoryPass, memory_mark, memory_pass
 from dashboard.collectors.notify import alert_events
 from dashboard.collectors.pipelines import pipeline_groups_mark
 from dashboard.collectors.retention_risk import retention_risk_mark
 from dashboard.collectors.series import (
+    MEMORY_METRIC,
     PARTITION_SAMPLE_MS,
     partition_points,
     series_points,
@@ -39,6 +41,7 @@ from dashboard.collectors.sources import (
     JavaProbe,
     RedisHealthProbe,
     SnapshotCollector,
+    TopicMemoryProbe,
 )
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
@@ -99,6 +102,26 @@ def _events(
     changed = [str(a["id"]) for a in (*transition.opened, *transition.resolved)]
     mutes = store.mutes_get(cluster, changed) if changed else {}
     return alert_events(transition.opened, transition.resolved, mutes=mutes, now_ms=now_ms)
+
+
+def _memory(
+    cluster: str, store: ConsoleStore, snap: dict[str, Any], state: Mapping[str, Any], now_ms: int
+) -> MemoryPass:
+    """This minute's share of the per-topic memory samples (dashboard.collectors.memory)."""
+    since = now_ms - int(settings.MEMORY_GROWTH_WINDOW_S) * 1000
+    probe = TopicMemoryProbe(cluster, int(settings.MEMORY_PROBE_SAMPLES))
+    done = memory_pass(
+        snap,
+        state.get("memory") or {},
+        int(state.get("memory_cursor") or 0),
+        fetch=probe.fetch,
+        history=lambda names: store.series_many(cluster, MEMORY_METRIC, names, since_ms=since),
+        now_ms=now_ms,
+        budget=max(1, int(settings.MEMORY_PROBE_STREAMS)),
+    )
+    if done.errors:
+        log.info("collector %s: memory probe failed on %s", cluster, ", ".join(done.errors[:5]))
+    return done
 
 
 @gc_paused()  # see mqcore.snapshot.gc_paused: a third of the pass otherwise
@@ -220,6 +243,10 @@ def collect_cluster(
             health["redis"] = RedisHealthProbe(cluster).fetch()
         except MQError as exc:
             log.info("collector %s: Java or Redis health probe failed: %s", cluster, exc)
+        memory = _memory(cluster, store, snap, state, now_ms)
+        triples += memory.points
+        new_state.update(memory=memory.state, memory_cursor=memory.cursor)
+    memory_mark(snap, new_state.get("memory") or {})
     points, new_state["buckets"], rollups = tier_points(
         triples, state.get("buckets") or {}, now_ms, tiers()
     )

@@ -11,10 +11,13 @@ from dashboard.store import Tier
 
 __all__ = [
     "GROUP_METRICS",
+    "MEMORY_METRIC",
     "PARTITION_METRIC",
+    "PARTITION_PRODUCED_METRIC",
     "PARTITION_SAMPLE_MS",
     "TOPIC_METRICS",
     "partition_points",
+    "partition_produced",
     "series_points",
     "tier_points",
 ]
@@ -33,6 +36,12 @@ GROUP_METRICS = ("lag", "lag_ms", "pending", "consumed_total")
 # per-partition lag, entity "topic/group/partition": sampled once a minute, not every pass
 # (one series per partition would otherwise double a big deployment's writes)
 PARTITION_METRIC = "partition_lag"
+# per-partition produced counter, entity "topic/partition", sampled with partition_lag:
+# the partition skew of the topic page is its rate per partition
+PARTITION_PRODUCED_METRIC = "partition_produced_total"
+# bytes of a topic's partition streams (MEMORY USAGE), entity "topic": a rotating share of
+# the topics once a minute (dashboard.collectors.memory)
+MEMORY_METRIC = "memory_bytes"
 PARTITION_SAMPLE_MS = 60_000
 
 
@@ -78,7 +87,8 @@ def series_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
 
 
 def partition_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
-    """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag."""
+    """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag,
+    and (``partition_produced_total``, "topic/partition", entries added) of every partition."""
     out: list[tuple[str, str, float]] = []
     for topic in snap.get("topics") or []:
         if topic.get("error"):
@@ -91,6 +101,35 @@ def partition_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
                 for p in group.get("partitions") or []
                 if p.get("lag") is not None
             )
+        out.extend(
+            (PARTITION_PRODUCED_METRIC, f"{name}/{n}", v)
+            for n, v in enumerate(partition_produced(topic))
+            if v is not None
+        )
+    return out
+
+
+def partition_produced(topic: Mapping[str, Any]) -> list[float | None]:
+    """Entries ever added to each partition of one snapshot topic: the highest
+    ``entries_read + lag`` of its groups with an exact count, else the partition length
+    (a lower bound once retention trimmed it); None when neither is known."""
+    lengths = list(topic.get("partition_lengths") or [])
+    count = max(int(topic.get("partitions") or 0), len(lengths))
+    out: list[float | None] = [
+        float(lengths[p]) if p < len(lengths) and lengths[p] is not None else None
+        for p in range(count)
+    ]
+    best: dict[int, float] = {}
+    for group in topic.get("groups") or []:
+        for p in group.get("partitions") or []:
+            lag, read = p.get("lag"), p.get("entries_read")
+            if lag is None or read is None:
+                continue
+            n = int(p.get("partition", -1))
+            best[n] = max(best.get(n, 0.0), float(lag) + float(read))
+    for n, value in best.items():
+        if 0 <= n < count:
+            out[n] = value
     return out
 
 

@@ -6,10 +6,17 @@ from typing import Any
 
 from dashboard import clusters
 from mqcore.admin.interop import java_kryo_seen
+from mqcore.admin.partitions import topic_memory
 from mqcore.admin.redis_health import redis_health
 from mqcore.models import ClusterSnapshot
 
-__all__ = ["CheckpointCollector", "JavaProbe", "RedisHealthProbe", "SnapshotCollector"]
+__all__ = [
+    "CheckpointCollector",
+    "JavaProbe",
+    "RedisHealthProbe",
+    "SnapshotCollector",
+    "TopicMemoryProbe",
+]
 
 
 class SnapshotCollector:
@@ -59,3 +66,16 @@ class RedisHealthProbe:
 
     def fetch(self) -> dict[str, Any]:
         return redis_health(clusters.admin(self.cluster).client)
+
+
+class TopicMemoryProbe:
+    """Bytes of each partition stream of a topic (``MEMORY USAGE ... SAMPLES n``)."""
+
+    def __init__(self, cluster: str, samples: int) -> None:
+        self.cluster = cluster
+        self.samples = samples
+
+    def fetch(self, topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
+        """Topic -> bytes per partition stream of ``topics`` (name, partitions), one pipeline."""
+        admin = clusters.admin(self.cluster)
+        return topic_memory(admin.client, admin.keys, topics, samples=self.samples)

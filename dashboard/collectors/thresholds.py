@@ -27,4 +27,6 @@ def alert_thresholds() -> AlertThresholds:
         oldest_pending_ms=int(settings.ALERT_OLDEST_PENDING_S) * 1000,
         checkpoint_age_ms=int(settings.ALERT_CHECKPOINT_AGE_S) * 1000,
         collector_failures=int(settings.ALERT_COLLECTOR_FAILURES),
+        memory_growth_bytes=int(settings.ALERT_MEMORY_GROWTH_MB) * 2**20,
+        memory_growth_share=float(settings.ALERT_MEMORY_GROWTH_SHARE),
     )

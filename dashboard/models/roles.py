@@ -35,6 +35,7 @@ class ConsoleAccess(models.Model):
             ("console_set_position", "Move a consumer group's position"),
             ("console_silence", "Silence or acknowledge an alert"),
             ("console_manage_access", "Manage roles, topic scopes and sensitive topics"),
+            ("console_retry", "Retry or delete items of the retry set"),
         ]
 
     def __str__(self) -> str:

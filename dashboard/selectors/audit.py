@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections.abc import Iterator
@@ -15,6 +13,7 @@ from django.db.models import Q, QuerySet
 
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase
 from dashboard.permissions import view_scopes
+from mqcore.csvsafe import csv_line, csv_safe
 
 __all__ = [
     "AuditFilterError",
@@ -26,7 +25,6 @@ __all__ = [
     "csv_safe",
 ]
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CSV_COLUMNS = [
     "id",
     "created_at",
@@ -127,14 +125,6 @@ def audit_list(
     return qs.order_by("-id")
 
 
-def csv_safe(value: Any) -> str:
-    """A cell a spreadsheet will not run as a formula (OWASP: prefix with a quote)."""
-    text = "" if value is None else str(value)
-    if text.startswith(FORMULA_PREFIXES):
-        return "'" + text
-    return text
-
-
 def _has_completion(event: AuditEvent) -> bool:
     try:
         return event.completion is not None
@@ -169,37 +159,28 @@ def audit_event_json(event: AuditEvent) -> dict[str, Any]:
 
 def audit_csv(events: QuerySet[AuditEvent]) -> Iterator[str]:
     """CSV lines (header first); every cell is neutralised against formula injection."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(CSV_COLUMNS)
-    yield buffer.getvalue()
+    yield csv_line(CSV_COLUMNS)
     for event in events.iterator(chunk_size=1000):
         data = audit_event_json(event)
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow(
-            [
-                csv_safe(v)
-                for v in (
-                    data["id"],
-                    data["created_at"],
-                    data["actor"],
-                    data["action"],
-                    data["cluster"],
-                    data["topic"],
-                    " ".join(data["letter_ids"]),
-                    data["frozen_set"],
-                    data["reason"],
-                    data["ticket"],
-                    data["outcome"],
-                    " ".join(f"{k}={v}" for k, v in sorted(data["counts"].items())),
-                    data["request_id"],
-                    data["client_addr"],
-                    data["hash"],
-                )
-            ]
+        yield csv_line(
+            (
+                data["id"],
+                data["created_at"],
+                data["actor"],
+                data["action"],
+                data["cluster"],
+                data["topic"],
+                " ".join(data["letter_ids"]),
+                data["frozen_set"],
+                data["reason"],
+                data["ticket"],
+                data["outcome"],
+                " ".join(f"{k}={v}" for k, v in sorted(data["counts"].items())),
+                data["request_id"],
+                data["client_addr"],
+                data["hash"],
+            )
         )
-        yield buffer.getvalue()
 
 
 def audit_json_chunks(events: QuerySet[AuditEvent]) -> Iterator[str]:

@@ -37,6 +37,7 @@ from dashboard.selectors.pages.messages import (
 )
 from dashboard.selectors.pages.overview import overview_get
 from dashboard.selectors.pages.params import PAGE_SIZE, NotFoundError, Paged, parse_int
+from dashboard.selectors.pages.partitions import partitions_get
 from dashboard.selectors.pages.pending import pending_get, poison_threshold
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.topic import group_list, topic_charts_get, topic_get
@@ -124,6 +125,8 @@ def topic_detail(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResp
         "window": window,
         "windows": list(WINDOWS),
         "figures": figures,
+        # the partition panel is not polled (its hot-key sample would vanish): full page only
+        "parts": None if request.htmx else partitions_get(cluster, topic, user=request.user),
         "now_ms": now_ms(),
         "can": can_map(actions_for(request.user, cluster=cluster, topic=topic)),
     }

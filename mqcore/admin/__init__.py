@@ -15,6 +15,9 @@ One module per part:
 - :mod:`.pending` -- the paged ``XPENDING`` scan into a bounded heap; :data:`PENDING_PAGE`.
 - :mod:`.position` -- group position moves (dry run and move, exact entries-read);
   :mod:`.position_target` -- their targets and plans.
+- :mod:`.export` -- :class:`~.export.PendingRows`: every matching pending entry of a group,
+  partition by partition, in bounded ``XPENDING`` pages (exports).
+- :mod:`.partitions` -- the hot-key sample of a partition and ``MEMORY USAGE`` of streams.
 - :mod:`.calls` -- pipelined reads where a missing stream or group answers None.
 - :mod:`.shapes` -- the lease, consumer and retry dataclasses from their snapshot shapes.
 """

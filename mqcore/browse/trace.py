@@ -9,7 +9,8 @@ Every lookup is bounded and says whether it saw everything:
 - retries: a failed message goes to the topic's retry set and comes back as a new
   entry carrying ``originalMessageId`` (the entry it came from) and the header
   ``x-original-message-id`` (the first entry of the chain). The *root* is that first
-  id; the retry set's first :data:`RETRY_ITEMS` items (``ZRANGE``, ``HMGET``) and at
+  id; the retry set's first :data:`RETRY_ITEMS` items of its partition (read by the
+  retry browser, :mod:`mqcore.retries.browse`) and at
   most :data:`RETRY_SCAN` entries of the partition after the message (``XRANGE``
   pages sized by bytes, :class:`mqcore.browse.scan.ForwardReader`) are searched;
 - dead letters: at most :data:`DLQ_SCAN` letters of the topic's DLQ from the root's
@@ -28,10 +29,13 @@ import redis
 from mqcore.admin.shapes import entry_int
 from mqcore.boundary import redis_errors
 from mqcore.browse.scan import ForwardReader
+from mqcore.clock import now_ms
 from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers, validate_id
 from mqcore.dlq.letters import letter_from_entry
 from mqcore.errors import InvalidIdError
 from mqcore.models import Message
+from mqcore.retries.browse import RetryFilter
+from mqcore.retries.browse import read_page as read_retry_page
 
 if TYPE_CHECKING:
     from mqcore.admin import Admin
@@ -142,32 +146,32 @@ def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[
     return found, reader.scanned, reader.ended
 
 
-def _scheduled(admin: Admin, topic: str, root: str, ids: set[str]) -> tuple[list[Any], int, bool]:
-    zset = admin.keys.retry_zset(topic)
-    with redis_errors("read the retry set"):
-        pipe = admin.client.pipeline(transaction=False)
-        pipe.zcard(zset)
-        pipe.zrange(zset, 0, RETRY_ITEMS - 1, withscores=True)
-        card, items = pipe.execute()
-        pipe = admin.client.pipeline(transaction=False)
-        for member, _ in items:
-            fields = ("originalMessageId", "headers", "retryCount", "partitionId")
-            pipe.hmget(decode_text(member), fields)
-        replies = pipe.execute()
-    found: list[dict[str, Any]] = []
-    for (_member, score), (origin, headers, count, pid) in zip(items, replies, strict=True):
-        origin_text = decode_text(origin)
-        first = parse_headers(headers).get(ORIGINAL_HEADER)
-        if origin_text in ids or first == root:
-            found.append(
-                {
-                    "retried_from": origin_text,
-                    "retry_count": entry_int(count, 0),
-                    "partition": entry_int(pid, 0),
-                    "due_at_ms": int(score),
-                }
-            )
-    return found, len(items), int(card or 0) <= RETRY_ITEMS
+def _scheduled(
+    admin: Admin, message: Message, root: str, ids: set[str]
+) -> tuple[list[Any], int, bool]:
+    """Items of the retry set for the chain: the first :data:`RETRY_ITEMS` of the message's
+    partition by due time, read and decoded by the retry browser (Java's Kryo items too)."""
+    page = read_retry_page(
+        admin.client,
+        admin.keys,
+        message.topic,
+        flt=RetryFilter(partition=message.partition),
+        now_ms=now_ms(),
+        limit=RETRY_ITEMS,
+        max_scan=RETRY_ITEMS,
+    )
+    found = [
+        {
+            "item": item.id,
+            "retried_from": item.original_id or "",
+            "retry_count": item.retry_count or 0,
+            "partition": item.partition,
+            "due_at_ms": item.due_ms,
+        }
+        for item in page.items
+        if item.original_id in ids or item.headers.get(ORIGINAL_HEADER) == root
+    ]
+    return found, page.scanned, page.complete
 
 
 def _dead_letters(
@@ -202,7 +206,7 @@ def message_trace(admin: Admin, message: Message) -> MessageTrace:
     ids = {root, message.id, *(r["id"] for r in retries)}
     if previous:
         ids.add(previous)
-    scheduled, scheduled_scanned, scheduled_complete = _scheduled(admin, message.topic, root, ids)
+    scheduled, scheduled_scanned, scheduled_complete = _scheduled(admin, message, root, ids)
     letters, dlq_scanned, dlq_complete = _dead_letters(
         admin, message.topic, message.partition, root, ids
     )

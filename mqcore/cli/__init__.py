@@ -12,7 +12,17 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from mqcore.cli import browse, groups, letters, position, produce, retention, topics, workers
+from mqcore.cli import (
+    browse,
+    groups,
+    letters,
+    position,
+    produce,
+    retention,
+    retries,
+    topics,
+    workers,
+)
 from mqcore.cli.common import Out, Parser, UsageError
 from mqcore.errors import ConnectionLostError, MQError
 
@@ -34,7 +44,7 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (topics, produce, browse, groups, position, letters, retention, workers):
+    for group in (topics, produce, browse, groups, position, letters, retries, retention, workers):
         group.add_parsers(sub.add_parser, common)
     return parser
 
@@ -51,6 +61,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Out], int]] = {
     "dlq": letters.cmd_dlq,
     "consume": workers.cmd_consume,
     "retry-mover": workers.cmd_retry_mover,
+    "retries": retries.cmd_retries,
     "retention": retention.cmd_retention,
     "housekeep": retention.cmd_housekeep,
 }

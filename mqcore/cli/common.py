@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any, NoReturn
 
 from mqcore.config import MQConfig
+from mqcore.csvsafe import csv_line
+from mqcore.export_rows import csv_cell
 
-__all__ = ["AddParser", "Out", "Parser", "UsageError", "config", "jsonable", "table"]
+__all__ = [
+    "AddParser",
+    "Out",
+    "Parser",
+    "UsageError",
+    "add_format",
+    "config",
+    "csv_out",
+    "csv_wanted",
+    "jsonable",
+    "table",
+]
 
 
 class UsageError(Exception):
@@ -73,3 +87,39 @@ class Out:
             print(json.dumps(data, ensure_ascii=False))
         else:
             print(human(data))
+
+
+EXPORT_MAX_ROWS = 50_000  # --all: rows at most, unless --max-rows says otherwise
+
+
+def add_format(p: Parser, *, every: str | None = None) -> None:
+    """``--format table|csv`` (csv: formula-safe, one row per line) and, with ``every``,
+    ``--all`` (every matching row, in bounded reads) and ``--max-rows``."""
+    p.add_argument("--format", choices=["table", "csv"], default="table")
+    if every:
+        p.add_argument("--all", action="store_true", help=every)
+        p.add_argument("--max-rows", type=int, default=EXPORT_MAX_ROWS)
+
+
+def csv_wanted(args: argparse.Namespace) -> bool:
+    """Whether ``--format csv`` was asked (with ``--json`` too: a usage error)."""
+    wanted = getattr(args, "format", "table") == "csv"
+    if wanted and getattr(args, "json", False):
+        raise UsageError("--json and --format csv exclude each other")
+    if getattr(args, "all", False) and not wanted and not getattr(args, "json", False):
+        raise UsageError("--all writes every matching row: add --format csv or --json")
+    if getattr(args, "max_rows", 1) < 1:
+        raise UsageError("--max-rows must be >= 1")
+    return wanted
+
+
+def csv_out(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write the header and the rows to stdout as they come; returns the rows written."""
+    out = sys.stdout
+    out.write(csv_line(columns))
+    n = 0
+    for row in rows:
+        out.write(csv_line([csv_cell(row.get(c)) for c in columns]))
+        n += 1
+    out.flush()
+    return n

@@ -7,7 +7,19 @@ import json
 import os
 from typing import Any
 
-from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, jsonable, table
+from mqcore.cli.common import (
+    AddParser,
+    Out,
+    Parser,
+    UsageError,
+    add_format,
+    config,
+    csv_out,
+    csv_wanted,
+    jsonable,
+    table,
+)
+from mqcore.export_rows import DLQ_COLUMNS, letter_row
 from mqcore.models import DlqLetter
 
 __all__ = ["add_parsers", "cmd_dlq"]
@@ -23,6 +35,7 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--partition", type=int)
     p.add_argument("--key")
     p.add_argument("--text", help="substring of payload or headers (case-insensitive)")
+    add_format(p, every="every matching letter, newest first, page by page")
     p = dsub.add_parser("get", parents=[common])
     p.add_argument("topic")
     p.add_argument("id")
@@ -61,6 +74,8 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
     from mqcore.dlq import DeadLetters
 
     dlq = DeadLetters(config(args))
+    if args.dlq_cmd == "list" and (csv_wanted(args) or args.all):
+        return _dlq_rows(dlq, args, out)
     if args.dlq_cmd == "list":
         page = dlq.page(
             args.topic,
@@ -113,4 +128,35 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
             raise UsageError(f"purging the DLQ of {args.topic!r} removes every letter: add --yes")
         count = dlq.purge(args.topic)
         out.emit({"purged": count, "topic": args.topic}, lambda d: f"purged {d['purged']} letters")
+    return 0
+
+
+def _dlq_rows(dlq: Any, args: argparse.Namespace, out: Out) -> int:
+    """``dlq list --format csv`` (one page) or ``--all`` (every matching letter, pages of
+    200, at most ``--max-rows``): the console's DLQ export rows."""
+    limit = args.max_rows if args.all else args.limit
+
+    def letters() -> Any:
+        before, left = args.before, limit
+        while left > 0:
+            page = dlq.page(
+                args.topic,
+                limit=min(200, left) if args.all else left,
+                before=before,
+                partition=args.partition,
+                key=args.key,
+                text=args.text,
+            )
+            for letter in page.letters[:left]:
+                yield letter_row(letter)
+            left -= len(page.letters)
+            if not args.all or page.next_cursor is None:
+                return
+            before = page.next_cursor
+
+    if csv_wanted(args):
+        csv_out(DLQ_COLUMNS, letters())
+    else:
+        rows = list(letters())
+        out.emit({"letters": rows, "rows": len(rows), "max_rows": limit}, str)
     return 0

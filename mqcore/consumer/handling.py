@@ -22,14 +22,9 @@ from mqcore.clock import now_ms
 from mqcore.consumer.entries import decode_message, stored_fields
 from mqcore.consumer.host import WorkerHost, report_count, report_latency
 from mqcore.consumer.options import Outcome
-from mqcore.errors import FencedError, PayloadRefRefusedError, UnknownMessageError
+from mqcore.errors import FencedError, UnknownMessageError
 from mqcore.models import Message
-from mqcore.payloads import (
-    PAYLOAD_HASH_REF,
-    PAYLOAD_REF_REFUSED,
-    is_out_of_line,
-    load_payload,
-)
+from mqcore.payloads import PAYLOAD_HASH_REF, fetch_payload, is_out_of_line
 
 __all__ = ["DIRECT_RETRY_MS", "handle_entry"]
 
@@ -87,19 +82,12 @@ def _resolve_payload(host: WorkerHost, message: Message, raw_fields: Mapping[Any
     payload_field = raw_fields.get(b"payload", raw_fields.get("payload"))
     if not is_out_of_line(message.headers, payload_field):
         return message
-    headers = dict(message.headers)
-    try:
-        value = load_payload(
-            host.client,
-            message.headers,
-            prefix=host.keys.payload_prefix(message.topic, message.partition),
-        )
-    except PayloadRefRefusedError as exc:  # handed over like a missing payload, with why
-        value = None
-        headers[PAYLOAD_REF_REFUSED] = str(exc)
+    value, headers = fetch_payload(
+        host.client,
+        message.headers,
+        prefix=host.keys.payload_prefix(message.topic, message.partition),
+    )
     if value is None:
-        headers["x-payload-missing"] = "true"
-        headers["x-payload-missing-ref"] = message.headers[PAYLOAD_HASH_REF]
         report_count(host, "payload_missing", message.partition)
         return replace(message, payload="", payload_bytes=None, headers=headers)
     if isinstance(value, bytes):

@@ -1,14 +1,15 @@
 -- Move due retry items back onto their partitions (the retry mover), atomically per item.
 -- KEYS[1] = retry zset of the topic
 -- KEYS[2k], KEYS[2k+1] (k = 1..n) = retry item hash k, target partition stream of item k
--- ARGV[1] = now (epoch ms): only items with score <= now move
+-- ARGV[1] = now (epoch ms): only items with score <= now move; '+inf': any score (retry now)
 -- ARGV[2] = timestamp for the re-added entries (ISO-8601)
 -- ARGV[3] = MAXLEN ~ retention for the XADD (0: none)
 -- ARGV[3+k] = partitionId written for item k, or '' to drop item k (empty topic)
 -- An item is moved only while it is still in the zset and due, so concurrent
 -- movers and a retried call after a timeout re-add every item exactly once.
 -- Returns {moved, dropped}.
-local now = tonumber(ARGV[1])
+local any = ARGV[1] == '+inf'
+local now = any and 0 or tonumber(ARGV[1])
 local maxlen = tonumber(ARGV[3])
 local moved, dropped = 0, 0
 local n = (#KEYS - 1) / 2
@@ -16,7 +17,7 @@ for k = 1, n do
   local item = KEYS[2 * k]
   local stream = KEYS[2 * k + 1]
   local score = redis.call('ZSCORE', KEYS[1], item)
-  if score and tonumber(score) <= now then
+  if score and (any or tonumber(score) <= now) then
     local f = redis.call('HMGET', item, 'topic', 'payload', 'retryCount', 'maxRetries',
       'key', 'headers', 'originalMessageId')
     local topic = f[1]

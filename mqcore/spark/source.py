@@ -8,9 +8,16 @@ recorded by the exactly-once sinks inside their own transaction (Spark calls
 ``commit`` a batch late and skips it on ``Trigger.AvailableNow``).
 
 Options: ``redis_url`` (required), ``topic`` (required), ``group`` (the
-pipeline's consumer group, moved by the sinks; informational here),
+pipeline's consumer group, moved by the sinks: where it sits at a batch's
+start, its lag tells whether the whole backlog fits the read limit, so the
+batch is not counted in Redis),
 ``startingPosition`` (``earliest`` | ``latest`` | a JSON offsets object),
-``maxRecordsPerTrigger`` (admission control via ``ReadMaxRows``),
+``maxRecordsPerTrigger`` (admission control via ``ReadMaxRows``; default
+:data:`DEFAULT_MAX_RECORDS`: a batch takes what arrived since the last one, up to
+that many, so a backlog drains in large batches and a caught-up stream runs in
+small ones; ``all`` for no bound), ``readTasks`` (Spark tasks per batch; the
+partitions' ranges are dealt among them; default one per partition; the
+pipelines pass the cluster's default parallelism),
 ``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for Redis Cluster).
 
 Readers are pickled to executors; Redis clients are created lazily where they
@@ -21,7 +28,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -37,14 +43,16 @@ from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, InvalidIdError, UnknownTopicError
 from mqcore.keys import validate_name
+from mqcore.scripts import call_script
+from mqcore.spark.read import ReadTask, read_task
 
 __all__ = [
-    "PAGE_SIZE",
+    "DEFAULT_MAX_RECORDS",
     "SCHEMA",
     "MQDataSource",
     "MQStreamReader",
     "Offsets",
-    "PartitionRange",
+    "ReadTask",
     "compare_ids",
     "config_from_options",
     "parse_id",
@@ -55,7 +63,8 @@ SCHEMA = (
     "topic string, partition int, id string, key string, payload string, "
     "headers string, timestamp timestamp"
 )
-PAGE_SIZE = 5000  # XRANGE COUNT per round trip (bounded Redis time per command)
+DEFAULT_MAX_RECORDS = 200_000  # entries per batch at most, unless maxRecordsPerTrigger says
+SEEK_PER_CALL = 2000  # entries one planning script call steps over (~2.5 ms of Redis time)
 ZERO_ID = "0-0"
 
 Offsets = dict[str, str]
@@ -150,17 +159,14 @@ def parse_starting_position(value: str, partitions: int) -> Offsets | str:
     return offsets
 
 
-class PartitionRange(InputPartition):
-    """One Spark task: entries of one stream partition in ``(start, end]``."""
-
-    def __init__(self, partition: int, start: str, end: str) -> None:
-        super().__init__(partition)
-        self.partition = partition
-        self.start = start
-        self.end = end
-
-    def __repr__(self) -> str:
-        return f"PartitionRange({self.partition}, {self.start!r}, {self.end!r})"
+def _positive(option: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise InvalidArgumentError(f"{option} must be a positive integer, got {raw!r}")
+    return value
 
 
 class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -174,17 +180,11 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         except ValueError as exc:
             raise InvalidArgumentError(str(exc)) from None
         self.starting_position = options.get("startingPosition", "earliest") or "earliest"
-        raw_max = options.get("maxRecordsPerTrigger")
-        self.max_records: int | None = None
-        if raw_max not in (None, ""):
-            try:
-                self.max_records = int(str(raw_max))
-            except ValueError:
-                self.max_records = 0
-            if self.max_records <= 0:
-                raise InvalidArgumentError(
-                    f"maxRecordsPerTrigger must be a positive integer, got {raw_max!r}"
-                )
+        raw_max = str(options.get("maxRecordsPerTrigger") or DEFAULT_MAX_RECORDS).strip()
+        self.max_records = None if raw_max == "all" else _positive("maxRecordsPerTrigger", raw_max)
+        self.group = str(options.get("group") or "")
+        raw_tasks = str(options.get("readTasks") or "").strip()
+        self.read_tasks = _positive("readTasks", raw_tasks) if raw_tasks else None
         self.target: Offsets | None = None
         self._client: RedisClient | None = None
         # Validate eagerly (clear errors at query start, not in a task).
@@ -252,42 +252,94 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         }
         if not isinstance(limit, ReadMaxRows):
             return ceiling
-        return self._bounded(current, ceiling, max(int(limit.max_rows), 1))
+        budget = max(int(limit.max_rows), 1)
+        waiting = self._lag_bound(current, ceiling)
+        if waiting is not None and waiting <= budget:
+            return ceiling  # all of it fits: no need to count
+        return self._bounded(current, ceiling, budget)
+
+    def _lag_bound(self, start: Offsets, ceiling: Offsets) -> int | None:
+        """Entries after ``start`` in all, from the pipeline group's lag where the group sits
+        exactly at ``start`` (the sinks move it there at each commit); None when unknown."""
+        parts = [p for p in sorted(start, key=int) if compare_ids(ceiling[p], start[p]) > 0]
+        if not self.group or not parts:
+            return 0 if parts == [] else None
+        pipe = self.client.pipeline(transaction=False)
+        for part in parts:
+            pipe.xinfo_groups(self._key(int(part)))
+        total = 0
+        for part, groups in zip(parts, pipe.execute(raise_on_error=False), strict=True):
+            mine = (
+                next((g for g in groups if decode_text(g.get("name")) == self.group), None)
+                if isinstance(groups, list)
+                else None
+            )
+            if mine is None or mine.get("lag") is None:
+                return None
+            if decode_text(mine.get("last-delivered-id")) != start[part]:
+                return None
+            total += int(mine["lag"])
+        return total
 
     def _bounded(self, start: Offsets, ceiling: Offsets, budget: int) -> Offsets:
-        """Advance partitions fairly until ``budget`` entries are covered."""
+        """Advance partitions fairly until ``budget`` entries are covered (counted in Redis)."""
         end = dict(start)
         open_parts = [p for p in sorted(start, key=int) if compare_ids(ceiling[p], start[p]) > 0]
         while budget > 0 and open_parts:
-            share = max(budget // len(open_parts), 1)
-            still_open = []
+            share, left = max(budget // len(open_parts), 1), budget
+            wants: dict[str, int] = {}
             for part in open_parts:
-                if budget <= 0:
+                if left <= 0:
                     break
-                want = min(share, budget, PAGE_SIZE)
-                rows = self.client.xrange(
-                    self._key(int(part)), "(" + end[part], ceiling[part], count=want
-                )
-                if rows:
-                    end[part] = decode_text(rows[-1][0])
-                    budget -= len(rows)
-                if len(rows) == want and compare_ids(end[part], ceiling[part]) < 0:
-                    still_open.append(part)
-            open_parts = still_open
+                wants[part] = min(share, left)
+                left -= wants[part]
+            stepped = self._seek(end, ceiling, wants)
+            budget -= sum(stepped.values())
+            open_parts = [
+                part
+                for part in open_parts
+                if part not in wants
+                or (stepped[part] == wants[part] and compare_ids(end[part], ceiling[part]) < 0)
+            ]
         return end
 
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[PartitionRange]:
+    def _seek(self, end: Offsets, ceiling: Offsets, wants: dict[str, int]) -> dict[str, int]:
+        """Move ``end`` of each partition in ``wants`` over that many entries (fewer at its
+        ceiling); entries stepped over per partition. Bounded script calls (SEEK_PER_CALL)."""
+        stepped = dict.fromkeys(wants, 0)
+        todo = dict(wants)
+        while todo:
+            order = list(todo)
+            args: list[Any] = [SEEK_PER_CALL]
+            for part in order:
+                args += (end[part], ceiling[part], todo[part])
+            replies = call_script(
+                self.client, "stream_seek", [self._key(int(p)) for p in order], args
+            )
+            for part, (last, n, asked) in zip(order, replies, strict=True):
+                n, asked = int(n), int(asked)
+                if last:
+                    end[part] = decode_text(last)
+                stepped[part] += n
+                todo[part] -= n
+                if asked and (n < asked or todo[part] <= 0):
+                    del todo[part]
+        return stepped
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[ReadTask]:
+        """The batch's ranges, dealt round-robin into at most ``readTasks`` Spark tasks."""
         ranges = []
         for part in sorted(end, key=int):
             begin = str(start.get(part, ZERO_ID))
             finish = str(end[part])
             if compare_ids(finish, begin) > 0:
-                ranges.append(PartitionRange(int(part), begin, finish))
-        return ranges
+                ranges.append((int(part), begin, finish))
+        count = min(len(ranges), self.read_tasks or len(ranges))
+        return [ReadTask(i, ranges[i::count]) for i in range(count)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, PartitionRange)
-        yield from read_range(self.client, self.config, self.topic, partition)
+        assert isinstance(partition, ReadTask)
+        yield from read_task(self.client, self.config, self.topic, partition)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing: the sinks ack inside their transaction (see module docstring)."""
@@ -296,73 +348,6 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._client is not None:
             self._client.close()
             self._client = None
-
-
-def _timestamp(raw: Any) -> datetime | None:
-    if raw is None:
-        return None
-    text = decode_text(raw).strip()
-    try:
-        if text.isdigit():
-            return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (ValueError, OverflowError):
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def spark_schema() -> StructType:
-    """The source's schema as a StructType (built without a SparkContext)."""
-    from pyspark.sql.types import IntegerType, StringType, StructField, TimestampType
-
-    return StructType(
-        [
-            StructField("topic", StringType()),
-            StructField("partition", IntegerType()),
-            StructField("id", StringType()),
-            StructField("key", StringType()),
-            StructField("payload", StringType()),
-            StructField("headers", StringType()),
-            StructField("timestamp", TimestampType()),
-        ]
-    )
-
-
-def _arrow_schema() -> Any:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(spark_schema(), timezone="UTC")
-
-
-def read_range(
-    client: RedisClient, config: MQConfig, topic: str, part: PartitionRange
-) -> Iterator[Any]:
-    """Arrow record batches of ``(start, end]`` of one partition, one per XRANGE page."""
-    import pyarrow as pa
-
-    schema = _arrow_schema()
-    key = config.keys.partition(topic, part.partition)
-    cursor = part.start
-    while compare_ids(cursor, part.end) < 0:
-        rows = client.xrange(key, "(" + cursor, part.end, count=PAGE_SIZE)
-        if not rows:
-            return
-        cols: dict[str, list[Any]] = {name: [] for name in schema.names}
-        for raw_id, fields in rows:
-            cols["topic"].append(topic)
-            cols["partition"].append(part.partition)
-            cols["id"].append(decode_text(raw_id))
-            key_value = fields.get(b"key")
-            cols["key"].append(decode_text(key_value) if key_value not in (None, b"") else None)
-            payload = fields.get(b"payload")
-            cols["payload"].append(decode_text(payload) if payload is not None else None)
-            headers = fields.get(b"headers")
-            cols["headers"].append(decode_text(headers) if headers is not None else "{}")
-            cols["timestamp"].append(_timestamp(fields.get(b"timestamp")))
-        yield pa.RecordBatch.from_pydict(cols, schema=schema)
-        cursor = decode_text(rows[-1][0])
-        if len(rows) < PAGE_SIZE:
-            return
 
 
 class MQDataSource(DataSource):

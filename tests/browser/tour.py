@@ -23,6 +23,7 @@ from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
 from mqcore.topics import Topics
+from tests.integration.retry_items import schedule
 
 PASSWORD = "tour-pass-123"
 C = "/clusters/default"
@@ -61,6 +62,11 @@ def seed(settings: Any, r: redis.Redis, cfg: MQConfig) -> dict[str, str]:
     reply = r.xreadgroup("billing", "worker-2", {stream1: ">"}, count=4)
     dead = [entry_id.decode() for entry_id, _ in reply[0][1]]
     Admin(cfg).move_to_dlq("orders", "billing", 1, dead, reason="handler rejected the message")
+    for i in range(3):  # the retry set: two due, one scheduled in an hour
+        schedule(
+            r, cfg.keys, "orders", i % 2, json.dumps({"order": i, "note": "<b>x</b>"}),
+            due_ms=int(time.time() * 1000) + (3_600_000 if i == 2 else -60_000 + i), key=f"k{i}",
+        )  # fmt: skip
     store = CheckpointStore(cfg)
     kw = {"topic": "events", "sink": "redis", "group": PIPE}
     store.record_planned(PIPE, 0, run_id="run-a", **kw)
@@ -122,6 +128,8 @@ def visit_all(
     at("alerts", "/alerts/")
     at("audit", "/audit/")
     at("retention", f"{C}/topics/orders/retention/")
+    at("retries", f"{C}/retries/")
+    at("topic-retries", f"{C}/topics/orders/retries/")
     at("access", "/access/")
     at("access-user", "/access/users/tour-admin/")
     at("not-found", "/no-such-page/")

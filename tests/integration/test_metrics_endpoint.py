@@ -40,6 +40,7 @@ def test_metrics_from_snapshot(client: Client, mq_config: MQConfig, console_r: r
     topic = frozenset({("cluster", "default"), ("topic", "orders")})
     assert samples[("redis_streaming_mq_console_dlq_depth", topic)] == 0.0
     assert samples[("redis_streaming_mq_console_retry_backlog", topic)] == 0.0
+    assert samples[("redis_streaming_mq_console_topic_memory_bytes", topic)] > 0
     ok = frozenset({*topic, ("status", "OK")})
     assert samples[("redis_streaming_mq_console_topic_status", ok)] == 1.0
     assert samples[("opsdash_collector_up", frozenset({("cluster", "default")}))] == 1.0

@@ -47,11 +47,12 @@ def test_topic_page_shows_group_partition_rows_charts_and_drain(
     assert response.status_code == 200
     assert 'data-group="billing"' in html
     assert "window 1/2 partitions complete" in html  # the group's status window completeness
-    assert html.count('<th scope="row" class="num">') == 2  # partitions 0 and 1
+    # partitions 0 and 1, in the group's table and in the partition panel
+    assert html.count('<th scope="row" class="num">') == 4
     assert 'data-drain-state="draining"' in html
     assert "/clusters/default/topics/orders/dlq/" in html
     figures = _chart_data(html)
-    assert set(figures) == {"lag", "lag_ms", "rates", "dlq", "partition_lag"}
+    assert set(figures) == {"lag", "lag_ms", "rates", "dlq", "partition_lag", "memory"}
     assert figures["lag"]["data"][0]["name"] == "billing"
     assert figures["lag"]["data"][0]["y"] == [50.0, 20.0, 5.0]
     assert figures["rates"]["data"][0]["y"] == [5.0, 5.0]  # 600 per 120 s

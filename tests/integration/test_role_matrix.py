@@ -32,7 +32,12 @@ API_ADMIN_WRITE = {**API_R, "Viewer": 403, "Operator": 403, "Admin": 400}  # "{}
 API_OP_OK = {**API_R, "Viewer": 403}
 API_ADMIN_OK = {**API_OP_OK, "Operator": 403}
 READ_OK = {200, 404}  # a read may say "no such thing yet", never 5xx
-QUERY = {"api-pending": "?group=default-group", "pending": "?group=default-group"}
+QUERY = {
+    "api-pending": "?group=default-group",
+    "pending": "?group=default-group",
+    "pending-export": "?group=default-group",
+    "api-pending-export": "?group=default-group",
+}
 
 # name -> (method, expected status per role, POST data builder)
 EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
@@ -182,6 +187,38 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
         {**API_R, "Viewer": 403, "Operator": 200, "Admin": 200},
         lambda ctx, role: {},
     ),
+    # exports are audited reads: every role that may see the topic (streamed answers)
+    "lag-export": ("GET", R, None),
+    "pending-export": ("GET", R, None),
+    "dlq-export-all": ("GET", R, None),
+    "api-lag-export": ("GET", API_R, None),
+    "api-pending-export": ("GET", API_R, None),
+    "api-dlq-export-all": ("GET", API_R, None),
+    # the partition panel: skew from the snapshot, a bounded live hot-key sample
+    "hot-keys": ("GET", R, None),
+    "api-hot-keys": ("GET", API_R, None),
+    "api-topic-partitions": ("GET", API_R, None),
+    # the retry browser: reads for every role, retry now / delete for Operator and Admin
+    "retries": ("GET", R, None),
+    "topic-retries": ("GET", R, None),
+    "api-retries": ("GET", API_R, None),
+    "api-topic-retries": ("GET", API_R, None),
+    "topic-retries-retry": ("POST", OP_WRITE, lambda ctx, role: {"id": [ctx["retry"][role]]}),
+    "topic-retries-delete": (
+        "POST",
+        OP_WRITE,
+        lambda ctx, role: {"id": [ctx["retry"][role]], "reason": "matrix"},
+    ),
+    "api-topic-retries-retry": (
+        "POST",
+        API_OP_OK,
+        lambda ctx, role: {"ids": [ctx["retry"][role]]},
+    ),
+    "api-topic-retries-delete": (
+        "POST",
+        API_OP_OK,
+        lambda ctx, role: {"ids": [ctx["retry"][role]], "reason": "matrix"},
+    ),
 }
 
 
@@ -208,6 +245,14 @@ def ctx(r, mq_config) -> dict[str, Any]:
     key = mq_config.keys.partition("orders", 0)
     pending = {role: r.xadd(key, {"payload": role}).decode() for role in ROLES}
     r.xreadgroup("default-group", "c1", {key: ">"}, count=100)
+    retry = {}
+    for role in ROLES:
+        item = f"{role.lower()}-item"
+        r.hset(
+            mq_config.keys.retry_item("orders", item), mapping={"topic": "orders", "payload": role}
+        )
+        r.zadd(mq_config.keys.retry_zset("orders"), {mq_config.keys.retry_item("orders", item): 1})
+        retry[role] = item
     job = ReplayJob.objects.create(
         cluster="default",
         topic="orders",
@@ -222,7 +267,7 @@ def ctx(r, mq_config) -> dict[str, Any]:
     users = {
         role: role_user(role.lower(), None if role == "nobody" else role) for role in ROLES[1:]
     }
-    return {"letters": letters, "pending": pending, "job": job, "users": users}
+    return {"letters": letters, "pending": pending, "job": job, "users": users, "retry": retry}
 
 
 def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """A pipeline driver for crash tests: order_totals into several sinks in ONE Spark driver.
 
-``python -m tests.spark.driver --url URL [--sinks redis,2pc,sql] [--available-now]``
+``python -m tests.spark.driver --url URL [--sinks redis,2pc,sql] [--available-now]
+[--master local-cluster[2,1,1024]]``
 (checkpoints under $SPARK_CHECKPOINT_DIR, SQL at $PIPELINE_DATABASE_URL). Tests
 kill it with SIGKILL to its process group, or let a sink crash point do it: every
 sink gets :func:`tests.spark.crash.kill_at_armed_point` as its crash hook.
@@ -22,11 +23,12 @@ def main() -> None:
     parser.add_argument("--sinks", default="redis,2pc,sql")
     parser.add_argument("--available-now", action="store_true")
     parser.add_argument("--max-records", type=int, default=200)
+    parser.add_argument("--master", default="local[2]", help="e.g. local-cluster[2,1,1024]")
     parser.add_argument("--baseline", action="store_true")
     args = parser.parse_args()
     config = MQConfig.from_url(args.url)
     os.environ[DRIVER_PGID_ENV] = str(os.getpgrp())  # Spark's Python workers inherit it
-    spark = pipelines.spark_session("local[2]", "mqcore-crash-test")
+    spark = pipelines.spark_session(args.master, "mqcore-crash-test")
     queries = [
         pipelines.start(
             spark,

@@ -36,7 +36,7 @@ def _reader(url: str, **options: str) -> Any:
 def test_offsets_admission_control_and_available_now(mq_config: MQConfig, redis_url: str) -> None:
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-    from mqcore.spark.source import read_range
+    from mqcore.spark.read import read_task
 
     sent = _setup(mq_config, 30)
     reader = pickle.loads(pickle.dumps(_reader(redis_url, maxRecordsPerTrigger="7")))
@@ -52,7 +52,7 @@ def test_offsets_admission_control_and_available_now(mq_config: MQConfig, redis_
             break
         batch = []
         for part in reader.partitions(start, end):
-            for rb in read_range(reader.client, reader.config, "orders", part):
+            for rb in read_task(reader.client, reader.config, "orders", part):
                 batch += list(
                     zip(
                         rb.column("partition").to_pylist(), rb.column("id").to_pylist(), strict=True
@@ -123,3 +123,98 @@ def test_spark_query_reads_arrow_batches_bounded_by_max_records(
     assert json.loads(first["payload"])["customer"].startswith("c")
     assert first["timestamp"] is not None
     assert first["key"].startswith("k")
+
+
+def _read_all(reader: Any) -> list[dict[str, Any]]:
+    from mqcore.spark.read import read_task
+
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    rows: list[dict[str, Any]] = []
+    for task in reader.partitions(start, end):
+        for rb in read_task(reader.client, reader.config, "orders", task):
+            rows += rb.to_pylist()
+    return rows
+
+
+def test_java_entries_out_of_line_payloads_and_odd_values(
+    mq_config: MQConfig, redis_url: str
+) -> None:
+    """Entries written the way Java's redis-streaming writes them (ISO timestamps, headers
+    as a JSON object, large payloads in a payload key named by ``x-payload-*`` headers)
+    read with the payload resolved; odd values never break a batch."""
+    from tests.integration.raw_java import create_topic, partition_fields
+
+    r = mq_config.client()
+    keys = mq_config.keys
+    create_topic(r, keys, "orders", 1, groups=())
+    stream = keys.partition("orders", 0)
+    big = json.dumps({"customer": "java", "amount": 7, "pad": "x" * 70_000})
+    ref = keys.payload("orders", 0, "0f1e2d3c")
+    r.set(ref, json.dumps(big))  # Java stores the payload as JSON text: a JSON string here
+    java_headers = {
+        "x-payload-storage-type": "hash",
+        "x-payload-hash-ref": ref,
+        "x-payload-original-size": str(len(big)),
+    }
+    out_of_line = partition_fields("orders", 0, "", key="java-key", headers=java_headers)
+    del out_of_line["payload"]
+    r.xadd(stream, out_of_line)
+    gone = {**java_headers, "x-payload-hash-ref": keys.payload("orders", 0, "gone")}
+    r.xadd(stream, {**partition_fields("orders", 0, ""), "headers": json.dumps(gone)})
+    forged = {**java_headers, "x-payload-hash-ref": keys.payload("other", 0, "0f1e2d3c")}
+    r.xadd(stream, {**partition_fields("orders", 0, ""), "headers": json.dumps(forged)})
+    odd = partition_fields("orders", 0, b"\xffbad", headers={"n": "1"})
+    odd["timestamp"] = "not a time"
+    odd["headers"] = '{"n":1,"drop":null}'
+    r.xadd(stream, odd)
+    r.xadd(stream, {**partition_fields("orders", 0, "plain"), "headers": "{k=v, k2=v2}"})
+
+    rows = _read_all(_reader(redis_url))
+    assert [row["payload"] for row in rows[:3]] == [big, None, None]
+    first = rows[0]
+    assert first["key"] == "java-key"
+    assert first["timestamp"] is not None  # Java's ISO-8601 instant
+    assert json.loads(first["headers"])["x-payload-hash-ref"] == ref
+    missing = json.loads(rows[1]["headers"])
+    assert missing["x-payload-missing"] == "true"
+    refused = json.loads(rows[2]["headers"])
+    assert "x-payload-ref-refused" in refused
+    assert refused["x-payload-missing"] == "true"
+    assert rows[3]["payload"] == "\ufffdbad"
+    assert rows[3]["timestamp"] is None
+    assert json.loads(rows[3]["headers"]) == {"n": "1"}  # the one header rule
+    assert json.loads(rows[4]["headers"]) == {"k": "v", "k2": "v2"}
+    assert rows[4]["payload"] == "plain"
+
+
+def test_batches_are_planned_in_redis_fairly_and_dealt_to_read_tasks(
+    mq_config: MQConfig, redis_url: str
+) -> None:
+    """maxRecordsPerTrigger is counted by the stream_seek script (no entries sent to the
+    driver), shared fairly across partitions, and the ranges are dealt to readTasks."""
+    Topics(mq_config).create("orders", 3, groups=())
+    producer = Producer(mq_config)
+    for part, n in ((0, 5000), (1, 10), (2, 2500)):
+        producer.send_many("orders", [OutgoingMessage("x", partition=part)] * n)
+    reader = _reader(redis_url, maxRecordsPerTrigger="4500", readTasks="2")
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    tasks = reader.partitions(start, end)
+    assert [sorted(p for p, _s, _e in t.ranges) for t in tasks] == [[0, 2], [1]]
+    rows = [row for t in tasks for rb in _task_rows(reader, t) for row in rb]
+    per_part = {p: sum(1 for row in rows if row["partition"] == p) for p in (0, 1, 2)}
+    assert sum(per_part.values()) == 4500
+    assert per_part[1] == 10
+    assert abs(per_part[0] - per_part[2]) <= 1
+    # The next batch goes on exactly where this one ended; "all" takes everything.
+    rest = _reader(redis_url, maxRecordsPerTrigger="all")
+    final = rest.latestOffset(end, rest.getDefaultReadLimit())
+    seen = sum(len(b) for t in rest.partitions(end, final) for b in _task_rows(rest, t))
+    assert seen == 7510 - 4500
+
+
+def _task_rows(reader: Any, task: Any) -> list[list[dict[str, Any]]]:
+    from mqcore.spark.read import read_task
+
+    return [rb.to_pylist() for rb in read_task(reader.client, reader.config, "orders", task)]

@@ -129,7 +129,7 @@ def hook_url() -> Iterator[str]:
 
 
 def test_webhook_retries_until_delivered(hook_url: str) -> None:
-    from dashboard.alerts import webhook_post
+    from dashboard.collectors.notify import webhook_post
 
     _Hook.fail_first = 2
     ok = webhook_post(hook_url, {"event": "opened", "alert": {"id": "x"}}, backoff_s=0.01)
@@ -138,7 +138,7 @@ def test_webhook_retries_until_delivered(hook_url: str) -> None:
 
 
 def test_webhook_gives_up_and_refuses_other_schemes(hook_url: str) -> None:
-    from dashboard.alerts import webhook_post
+    from dashboard.collectors.notify import webhook_post
 
     _Hook.fail_first = 5
     assert not webhook_post(hook_url, {"event": "resolved"}, attempts=2, backoff_s=0.01)

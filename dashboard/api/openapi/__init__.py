@@ -1,6 +1,6 @@
 """The OpenAPI 3 document of ``/api/v1/``, served at ``/api/v1/openapi.json``.
 
-Built from :data:`routes.ROUTES`; every answer is JSON, errors are
+Built from :data:`routes.ROUTES`; every answer is JSON (exports: CSV or JSON), errors are
 ``{"error": "<message>", "status": <code>}``. Authentication: the session cookie
 (browser; writes need the CSRF token) or ``Authorization: Bearer <token>``.
 """
@@ -51,9 +51,10 @@ def _operation(route: Route) -> dict[str, Any]:
         for name, text in route.query.items()
     ]
     ok = "201" if route.name == "api-dlq-bulk-preview" else "200"
-    responses: dict[str, Any] = {
-        ok: {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}
-    }
+    content: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
+    if route.tag == "exports":  # format=csv (the default) or json, streamed
+        content = {"text/csv": {"schema": {"type": "string"}}, **content}
+    responses: dict[str, Any] = {ok: {"description": "OK", "content": content}}
     for code, text in ERRORS.items():
         responses[code] = {
             "description": text,

@@ -5,9 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["REASON", "Route", "route"]
+__all__ = ["DLQ_FILTERS", "REASON", "Route", "route"]
 
 REASON = ("string", "why (recorded in the audit log)")
+DLQ_FILTERS = {
+    "text": "payload text contains",
+    "partition": "source partition",
+    "key": "message key",
+    "since": "dead-lettered at or after (epoch ms or ISO time)",
+    "until": "dead-lettered before (epoch ms or ISO time)",
+}
 
 
 @dataclass(frozen=True)

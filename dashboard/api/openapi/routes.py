@@ -9,21 +9,16 @@ from __future__ import annotations
 
 from dashboard.api.openapi.access_routes import ACCESS_ROUTES, ACCESS_TWINS
 from dashboard.api.openapi.browse_routes import BROWSE_ROUTES, BROWSE_TWINS
-from dashboard.api.openapi.route import REASON, Route
+from dashboard.api.openapi.retry_routes import RETRY_ROUTES, RETRY_TWINS
+from dashboard.api.openapi.route import DLQ_FILTERS, REASON, Route
 from dashboard.api.openapi.route import route as _r
+from dashboard.api.openapi.tools_routes import TOOLS_ROUTES, TOOLS_TWINS
 
 __all__ = ["PAGE_TWINS", "ROUTES", "Route"]
 
 C = "/api/v1/clusters/{cluster}"
 T = C + "/topics/{topic}"
 LIST = {"limit": "page size", "offset": "rows to skip"}
-DLQ_FILTERS = {
-    "text": "payload text contains",
-    "partition": "source partition",
-    "key": "message key",
-    "since": "dead-lettered at or after (epoch ms or ISO time)",
-    "until": "dead-lettered before (epoch ms or ISO time)",
-}
 TARGET = {
     "force": ("boolean", "replay even when already replayed"),
     "target_topic": ("string", "replay to another topic (Admin)"),
@@ -343,6 +338,8 @@ ROUTES: tuple[Route, ...] = (
     _r("api-audit-verify", "get", "/api/v1/audit/verify", "audit", "Viewer", "Audit chain check"),
     *ACCESS_ROUTES,
     *BROWSE_ROUTES,
+    *TOOLS_ROUTES,
+    *RETRY_ROUTES,
 )
 
 # Page URL name -> its API twin (the suite fails on a page missing here).
@@ -385,4 +382,6 @@ PAGE_TWINS: dict[str, str] = {
     "audit-verify": "api-audit-verify",
     **ACCESS_TWINS,
     **BROWSE_TWINS,
+    **TOOLS_TWINS,
+    **RETRY_TWINS,
 }

@@ -23,7 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--available-now", action="store_true", help="drain and exit")
         parser.add_argument("--master", default="local[*]", help="Spark master URL")
         parser.add_argument("--cluster", default="default", help="MQ deployment name")
-        parser.add_argument("--max-records", type=int, default=pipelines.DEFAULT_MAX_RECORDS)
+        parser.add_argument(
+            "--max-records",
+            type=int,
+            default=None,
+            help="entries per micro-batch at most (default: adaptive, up to 200,000)",
+        )
         parser.add_argument("--database-url", default="", help="SQL sink database URL")
         parser.add_argument("--trigger-ms", type=int, default=500)
 
@@ -33,7 +38,7 @@ class Command(BaseCommand):
             config = cluster_config(options["cluster"])
         except (LookupError, UnknownClusterError) as exc:
             raise CommandError(str(exc)) from None
-        if options["max_records"] <= 0:
+        if options["max_records"] is not None and options["max_records"] <= 0:
             raise CommandError("--max-records must be positive")
         opts = pipelines.RunOptions(
             name=options["name"],

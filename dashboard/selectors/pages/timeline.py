@@ -42,6 +42,8 @@ AUDIT_KINDS: dict[str, tuple[str, ...]] = {
         AuditEventType.PENDING_CLAIM,
         AuditEventType.PENDING_MOVE_TO_DLQ,
         AuditEventType.MESSAGE_PRODUCE,
+        AuditEventType.RETRY_NOW,
+        AuditEventType.RETRY_DELETE,
     ),
 }
 KINDS: tuple[str, ...] = (*COLLECTOR_KINDS, *AUDIT_KINDS)

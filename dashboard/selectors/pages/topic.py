@@ -9,7 +9,7 @@ from dataclasses import asdict
 from typing import Any
 
 from dashboard import charts, clusters, store
-from dashboard.collectors.series import PARTITION_METRIC
+from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
 from dashboard.selectors.pages.overview import overview_row
 from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
@@ -201,6 +201,7 @@ def topic_charts_get(
     )
     produced = store.series_get(cluster, "produced_total", topic, since_ms=since)
     dlq = store.series_get(cluster, "dlq_length", topic, since_ms=since)
+    memory = store.series_get(cluster, MEMORY_METRIC, topic, since_ms=since)
     name = {f"{topic}/{g}": g for g in groups}
     rates: dict[str, list[charts.Point]] = {"produced": charts.rate_from_counter(produced)}
     for entity, pts in consumed.items():
@@ -228,6 +229,12 @@ def topic_charts_get(
         ),
         "dlq": charts.line_figure(
             "DLQ depth", {"dlq": dlq}, y_title="letters", step=True, **window_args
+        ),
+        "memory": charts.line_figure(
+            "Memory of the partition streams (MiB, MEMORY USAGE samples)",
+            {"memory": [(t, v / 2**20) for t, v in memory]},
+            y_title="MiB",
+            **window_args,
         ),
         "partition_lag": charts.line_figure(
             partition_title, per_partition, y_title="messages", **window_args

@@ -40,6 +40,7 @@ CRASH_POINTS = (
     "2pc.after_stage",
     "2pc.before_commit",
     "2pc.after_commit",
+    "sql.after_stage",
     "sql.before_db_commit",
     "sql.after_db_commit",
 )

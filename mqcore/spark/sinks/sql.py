@@ -1,13 +1,21 @@
 """The idempotent SQL sink (``foreachBatch``, SQLite or PostgreSQL).
 
-One database transaction upserts the batch's rows keyed by (pipeline,
-partition, message id) and the pipeline's marker row (:class:`SqlDatabase`);
-then the Redis checkpoint and the group position follow, idempotently
-(marker-checked), so a crash between the two replays only the Redis step.
+The executors write the batch into a staging table keyed by (pipeline, batch
+id, partition, message id), each task its own share in its own transaction
+(a retried task stages the same rows again, which changes nothing), and hand
+the driver only a summary per Redis partition (rows and last id). The driver
+then commits: one database transaction publishes the staged rows, upserted by
+(pipeline, partition, message id), together with the pipeline's marker row,
+and drops the staging rows (:class:`SqlDatabase`). So a batch never has to fit
+in the driver's memory. Then the Redis checkpoint and the group position
+follow, idempotently (marker-checked), so a crash between the two replays only
+the Redis step. SQLite suits executors on one machine (local and
+local-cluster masters); a cluster of machines needs PostgreSQL.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mqcore.checkpoints import CheckpointStore, PlanOutcome
@@ -19,16 +27,58 @@ from mqcore.spark.sinks.protocol import (
     failure_reason,
     no_crash,
 )
-from mqcore.spark.source import compare_ids
+from mqcore.spark.source import compare_ids, max_id
 
-__all__ = ["SqlSink"]
+__all__ = ["SqlSink", "stage_batches"]
+
+STAGE_SUMMARY = "partition int, records long, last_id string"
+
+
+def stage_batches(
+    database_url: str, pipeline: str, batch_id: int
+) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The ``mapInArrow`` function of one batch: stage each Arrow batch of rows
+    ``(id, partition, key, amount)``, then yield one summary row per Redis partition."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        counts: dict[int, int] = {}
+        last: dict[int, str] = {}
+        db = SqlDatabase(database_url)
+        try:
+            for rb in batches:
+                cols = rb.to_pydict()
+                rows = [
+                    (mid, int(part), key, int(amount or 0))
+                    for mid, part, key, amount in zip(
+                        cols["id"], cols["partition"], cols["key"], cols["amount"], strict=True
+                    )
+                ]
+                db.stage_rows(pipeline, batch_id, rows)
+                for mid, part, _key, _amount in rows:
+                    counts[part] = counts.get(part, 0) + 1
+                    last[part] = max_id(last.get(part, "0-0"), mid)
+        finally:
+            db.close()
+        parts = sorted(counts)
+        yield pa.RecordBatch.from_pydict(
+            {
+                "partition": pa.array(parts, pa.int32()),
+                "records": pa.array([counts[p] for p in parts], pa.int64()),
+                "last_id": pa.array([last[p] for p in parts], pa.string()),
+            }
+        )
+
+    return run
 
 
 class SqlSink:
-    """``foreachBatch`` function: upsert by message id + marker row in one DB transaction.
+    """``foreachBatch`` function: executors stage, the driver commits rows + marker.
 
-    ``crash_hook`` is called at ``sql.before_db_commit`` (inside the open
-    transaction) and ``sql.after_db_commit`` (before Redis follows).
+    ``crash_hook`` is called at ``sql.after_stage`` (rows staged, nothing
+    committed), ``sql.before_db_commit`` (inside the open transaction) and
+    ``sql.after_db_commit`` (before Redis follows).
     """
 
     def __init__(
@@ -55,28 +105,31 @@ class SqlSink:
     def __call__(self, df: Any, batch_id: int) -> None:
         if self.ctx.plan(self.store, batch_id) == PlanOutcome.COMMITTED:
             return
+        pipeline = self.ctx.pipeline
         summary = BatchSummary()
-        rows: list[tuple[str, int, str | None, int]] = []
         try:
-            for row in df.select("id", "partition", "key", "amount").collect():
-                amount = int(row["amount"] or 0)
-                summary.add(row["partition"], row["id"], row["key"], amount)
-                rows.append((row["id"], int(row["partition"]), row["key"], amount))
-            previous = self.store.summary(self.ctx.pipeline) or {}
+            staged = (
+                df.select("id", "partition", "key", "amount")
+                .mapInArrow(stage_batches(self.database_url, pipeline, batch_id), STAGE_SUMMARY)
+                .collect()
+            )
+            for row in staged:
+                summary.add(row["partition"], row["last_id"], None, 0, int(row["records"]))
+            self.crash_point("sql.after_stage", batch_id)
+            previous = self.store.summary(pipeline) or {}
             offsets = dict(previous.get("end_offsets") or {})
             for part, entry_id in summary.max_ids.items():
                 if compare_ids(entry_id, offsets.get(part, "0-0")) > 0:
                     offsets[part] = entry_id
-            self.db.write_batch(
-                self.ctx.pipeline,
+            self.db.commit_staged(
+                pipeline,
                 batch_id,
-                rows,
                 offsets,
                 before_commit=lambda: self.crash_point("sql.before_db_commit", batch_id),
             )
         except Exception as exc:
             self.store.record_failed(
-                self.ctx.pipeline, batch_id, run_id=self.ctx.run_id, reason=failure_reason(exc)
+                pipeline, batch_id, run_id=self.ctx.run_id, reason=failure_reason(exc)
             )
             raise
         self.crash_point("sql.after_db_commit", batch_id)

@@ -24,7 +24,7 @@ def grant_operator_and_admin(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0007_manage_access_permission"),
+        ("dashboard", "0009_retry_browser"),
     ]
 
     operations = [
@@ -47,6 +47,7 @@ class Migration(migrations.Migration):
                     ("console_set_position", "Move a consumer group's position"),
                     ("console_silence", "Silence or acknowledge an alert"),
                     ("console_manage_access", "Manage roles, topic scopes and sensitive topics"),
+                    ("console_retry", "Retry or delete items of the retry set"),
                 ],
             },
         ),
@@ -63,11 +64,15 @@ class Migration(migrations.Migration):
                     ("dlq.delete", "delete letter"),
                     ("dlq.purge", "purge DLQ"),
                     ("dlq.export", "export letters"),
+                    ("lag.export", "export lag"),
+                    ("pending.export", "export pending entries"),
                     ("pending.claim", "claim pending entries"),
                     ("pending.move_to_dlq", "move pending entries to DLQ"),
                     ("group.set_position", "move a group's position"),
                     ("message.produce", "produce a test message"),
                     ("retention.trim", "trim partition streams by retention rules"),
+                    ("retry.now", "retry items of the retry set now"),
+                    ("retry.delete", "delete items of the retry set"),
                     ("alert.silence", "silence an alert"),
                     ("alert.ack", "acknowledge an alert"),
                     ("alert.unsilence", "lift an alert's silence or acknowledgement"),

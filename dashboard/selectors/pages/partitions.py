@@ -1,0 +1,141 @@
+"""The topic page's partition view: produce rate, length and memory per partition, how
+skewed they are (the busiest partition against the mean), and the keys of a hot partition.
+
+Rates come from the collector's ``partition_produced_total`` series (1-minute samples),
+lengths from the latest snapshot, memory from the collector's rotating ``MEMORY USAGE``
+samples (``topic["memory"]``); only the hot-key sample reads the MQ Redis live, on
+demand and bounded (:func:`mqcore.admin.partitions.hot_keys`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dashboard import clusters, store
+from dashboard.collectors.series import PARTITION_PRODUCED_METRIC
+from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_choice, parse_int
+from dashboard.selectors.pages.snapshot import (
+    now_ms,
+    num,
+    snapshot_get,
+    snapshot_topic_get,
+    to_int,
+    topic_visible_require,
+)
+from mqcore.admin.partitions import HOT_KEYS_DEFAULT, HOT_KEYS_MAX, hot_keys
+from mqcore.errors import InvalidArgumentError, UnknownTopicError
+
+__all__ = [
+    "RATE_WINDOWS",
+    "SKEW_HOT",
+    "hot_keys_get",
+    "partitions_get",
+    "skew",
+]
+
+RATE_WINDOWS = {"5m": 5 * 60_000, "15m": 15 * 60_000, "1h": 60 * 60_000}
+SKEW_HOT = 2.0  # max / mean at or above this: one partition takes twice its share
+SKEW_UNEVEN = 1.5
+
+
+def skew(values: Sequence[float | None]) -> dict[str, Any] | None:
+    """``{"max", "mean", "ratio", "partition", "level"}`` of the known values (``ratio``:
+    max / mean; ``level``: hot, uneven or even); None with fewer than two known values."""
+    known = [(i, v) for i, v in enumerate(values) if v is not None]
+    if len(known) < 2:
+        return None
+    hottest, top = max(known, key=lambda iv: (iv[1], -iv[0]))
+    mean = sum(v for _, v in known) / len(known)
+    ratio = top / mean if mean > 0 else None
+    level = "even"
+    if ratio is not None and ratio >= SKEW_HOT:
+        level = "hot"
+    elif ratio is not None and ratio >= SKEW_UNEVEN:
+        level = "uneven"
+    return {"max": top, "mean": mean, "ratio": ratio, "partition": hottest, "level": level}
+
+
+def _rate(points: Sequence[tuple[int, float]]) -> float | None:
+    """Entries per second between the first and the last sample (None: not two samples,
+    or the counter went back, e.g. after a restart without persistence)."""
+    if len(points) < 2:
+        return None
+    (t0, v0), (t1, v1) = points[0], points[-1]
+    if t1 <= t0 or v1 < v0:
+        return None
+    return (v1 - v0) * 1000.0 / (t1 - t0)
+
+
+def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -> dict[str, Any]:
+    """Per-partition rate, length and memory of ``topic`` with their skew (from the snapshot
+    and the series); ``collected`` is False before the collector saw the topic."""
+    topic_visible_require(user, cluster, topic)
+    window = parse_choice(window, "window", tuple(RATE_WINDOWS), "5m")
+    data = snapshot_topic_get(snapshot_get(cluster), topic)
+    if data is None:
+        try:
+            clusters.admin(cluster).partition_count(topic)
+        except (UnknownTopicError, InvalidArgumentError):
+            raise NotFoundError(f"unknown topic {topic!r}") from None
+        return {"topic": topic, "collected": False, "window": window, "partitions": []}
+    lengths = list(data.get("partition_lengths") or [])
+    count = max(to_int(data.get("partitions")), len(lengths))
+    raw_memory = data.get("memory")
+    memory: dict[str, Any] = dict(raw_memory) if isinstance(raw_memory, Mapping) else {}
+    sizes = list(memory.get("partitions") or [])
+    since = now_ms() - RATE_WINDOWS[window]
+    entities = [f"{topic}/{p}" for p in range(count)]
+    series = (
+        store.series_many(cluster, PARTITION_PRODUCED_METRIC, entities, since_ms=since)
+        if entities
+        else {}
+    )
+    rows: list[dict[str, Any]] = []
+    for p in range(count):
+        rows.append(
+            {
+                "partition": p,
+                "rate_per_s": _rate(series.get(f"{topic}/{p}") or []),
+                "length": num(lengths[p]) if p < len(lengths) else None,
+                "memory_bytes": num(sizes[p]) if p < len(sizes) else None,
+            }
+        )
+    names = ("rate_per_s", "length", "memory_bytes")
+    skews = {name: skew([r[name] for r in rows]) for name in names}
+    for name, s in skews.items():
+        if s is not None and s["level"] == "hot":
+            rows[s["partition"]][f"hot_{name}"] = True
+    return {
+        "topic": topic,
+        "collected": True,
+        "window": window,
+        "partitions": rows,
+        "skew": skews,
+        "memory": memory or None,
+    }
+
+
+def hot_keys_get(
+    cluster: str, topic: str, partition: int, *, user: Any, count: str | int | None = None
+) -> dict[str, Any]:
+    """The most frequent keys of the newest ``count`` entries of one partition (live)."""
+    topic_visible_require(user, cluster, topic)
+    n = parse_int(
+        None if count is None else str(count),
+        "count",
+        default=HOT_KEYS_DEFAULT,
+        minimum=1,
+        maximum=HOT_KEYS_MAX,
+    )
+    admin = clusters.admin(cluster)
+    try:
+        partitions = admin.partition_count(topic)
+    except (UnknownTopicError, InvalidArgumentError):
+        raise NotFoundError(f"unknown topic {topic!r}") from None
+    if not 0 <= partition < partitions:
+        raise NotFoundError(f"topic {topic!r} has partitions 0..{partitions - 1}")
+    try:
+        return hot_keys(admin.client, admin.keys, topic, partition, count=n or HOT_KEYS_DEFAULT)
+    except InvalidArgumentError as exc:
+        raise ParamError(str(exc)) from None

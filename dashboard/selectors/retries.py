@@ -1,0 +1,160 @@
+"""The retry browser's reads: the topics with retry backlogs, a page of one topic's items.
+
+The topic list comes from the collector's snapshot (retry count, next due); a page of
+items is a live, bounded read of the MQ Redis (:mod:`mqcore.retries`). Everything
+returned is view-ready and *untrusted*: templates escape it. Payloads and header values
+of sensitive topics are masked (:mod:`dashboard.masking`) before they leave this module,
+and a text filter on such a topic is refused; topics the user may not see are absent
+from the list and answer 404 like an unknown topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dashboard import clusters
+from dashboard.masking import MASK, check_text_filter, mask_headers
+from dashboard.permissions import payload_visible, topic_visible
+from dashboard.selectors.dlq import ERROR_HEADER_PREFIXES
+from dashboard.selectors.pages.params import ParamError, parse_choice, parse_int
+from dashboard.selectors.pages.snapshot import snapshot_get, to_int, topic_visible_require
+from mqcore.clock import iso_from_ms
+from mqcore.errors import InvalidArgumentError
+from mqcore.retries import MAX_LIMIT, ORDERS, STATES, RetryFilter, RetryItem
+
+__all__ = [
+    "DETAIL_CHARS",
+    "PAGE_LIMIT",
+    "PREVIEW_CHARS",
+    "filter_from_query",
+    "item_json",
+    "retries_overview_get",
+    "retries_page_get",
+]
+
+PREVIEW_CHARS = 120
+DETAIL_CHARS = 4096
+HEX_BYTES = 64
+PAGE_LIMIT = 50
+MAX_DUE_MS = 253402300799999  # 9999-12-31: a later (or infinite) score is shown as that
+
+
+def filter_from_query(query: Mapping[str, Any]) -> RetryFilter:
+    """The list's filter from query or body values (ParamError on bad input)."""
+
+    def get(name: str) -> str:
+        value = query.get(name)
+        return "" if value is None else str(value).strip()
+
+    partition = parse_int(get("partition"), "partition", default=None, maximum=2**31 - 1)
+    try:
+        return RetryFilter(
+            state=parse_choice(get("state"), "state", STATES, "all"),
+            order=parse_choice(get("order"), "order", ORDERS, "asc"),
+            key=get("key")[:200] or None,
+            text=get("text")[:200] or None,
+            partition=partition,
+        )
+    except InvalidArgumentError as exc:
+        raise ParamError(str(exc)) from None
+
+
+def _raw_filters(query: Mapping[str, Any]) -> dict[str, str]:
+    names = ("state", "order", "key", "text", "partition")
+    return {k: str(query.get(k) or "").strip()[:200] for k in names if query.get(k)}
+
+
+def item_json(item: RetryItem, *, visible: bool, now_ms: int) -> dict[str, Any]:
+    """One item as pages and the API show it (masked for whom it must be): a preview, and
+    the payload up to :data:`DETAIL_CHARS`."""
+    binary = item.payload_bytes is not None
+    text = "" if binary else item.payload
+    headers = mask_headers(item.headers, visible=visible)
+    errors = {k: v for k, v in headers.items() if k.lower().startswith(ERROR_HEADER_PREFIXES)}
+    due = min(max(item.due_ms, 0), MAX_DUE_MS)
+    hexed = item.payload_bytes[:HEX_BYTES].hex(" ") if visible and item.payload_bytes else None
+    return {
+        "id": item.id,
+        "actionable": item.actionable,
+        "due_ms": item.due_ms,
+        "due_at": iso_from_ms(due),
+        "due": item.due_ms <= now_ms,
+        "topic": item.item_topic,
+        "partition": item.partition,
+        "retry_count": item.retry_count,
+        "max_retries": item.max_retries,
+        "key": item.key,
+        "original_id": item.original_id,
+        "headers": headers,
+        "error_headers": errors,
+        "preview": (text[:PREVIEW_CHARS] if visible else MASK),
+        "payload": (text[:DETAIL_CHARS] if visible else MASK),
+        "payload_hex": hexed,
+        "payload_size": item.payload_size,
+        "truncated": visible and (len(text) > DETAIL_CHARS or binary),
+        "binary": binary,
+        "masked": not visible,
+        "encoding": item.encoding,
+        "problem": item.problem,
+    }
+
+
+def retries_overview_get(*, user: Any, cluster: str) -> dict[str, Any]:
+    """The visible topics of the latest snapshot with their retry counts (busiest first)."""
+    snap = snapshot_get(cluster)
+    rows = []
+    for t in (snap or {}).get("topics") or []:
+        if not isinstance(t, Mapping) or not isinstance(t.get("topic"), str):
+            continue
+        name = t["topic"]
+        if not topic_visible(user, cluster, name):
+            continue
+        raw = t.get("retry")
+        retry: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        nxt = retry.get("next_due_at_ms")
+        rows.append(
+            {
+                "topic": name,
+                "count": to_int(retry.get("count")),
+                "next_due_ms": nxt if isinstance(nxt, int) and not isinstance(nxt, bool) else None,
+                "next_due_at": iso_from_ms(min(max(nxt, 0), MAX_DUE_MS))
+                if isinstance(nxt, int)
+                else None,
+            }
+        )
+    rows.sort(key=lambda r: (-r["count"], r["topic"]))
+    return {"topics": rows, "snapshot": snap is not None}
+
+
+def retries_page_get(
+    *, user: Any, cluster: str, topic: str, query: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One page of ``topic``'s retry items for ``query`` (state, order, key, text,
+    partition, limit, cursor, offset)."""
+    topic_visible_require(user, cluster, topic)
+    flt = filter_from_query(query)
+    visible = payload_visible(user, cluster, topic)
+    check_text_filter(flt.text, visible=visible)
+    limit = parse_int(query.get("limit"), "limit", default=PAGE_LIMIT, minimum=1, maximum=MAX_LIMIT)
+    offset = parse_int(query.get("offset"), "offset", default=0, maximum=10_000_000)
+    cursor = str(query.get("cursor") or "").strip() or None
+    try:
+        page = clusters.retry_set(cluster).page(
+            topic, flt=flt, limit=limit or PAGE_LIMIT, cursor=cursor, offset=offset or 0
+        )
+    except InvalidArgumentError as exc:
+        raise ParamError(str(exc)) from None
+    return {
+        "topic": topic,
+        "items": [item_json(i, visible=visible, now_ms=page.now_ms) for i in page.items],
+        "next_cursor": page.next_cursor,
+        "scanned": page.scanned,
+        "complete": page.complete,
+        "total": page.total,
+        "due": page.due,
+        "scheduled": page.total - page.due,
+        "now_ms": page.now_ms,
+        "masked": not visible,
+        "filters": _raw_filters(query),
+    }

@@ -1,0 +1,60 @@
+"""The export buttons of the topic (lag), pending and DLQ pages: "export all matching"
+the page's filters as CSV or JSON (``?format=``), streamed, bounded and audited
+(:mod:`dashboard.services.exports`). Viewers may export; masked data stays masked.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_GET
+
+from dashboard.clusters import cluster_config
+from dashboard.services.audit import origin_from_request
+from dashboard.services.exports import export_response, export_start
+from dashboard.views.errors import html_errors
+
+__all__ = ["urlpatterns"]
+
+
+def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
+    cluster_config(cluster)
+    export = export_start(
+        acting_user=request.user,
+        kind=kind,
+        cluster=cluster,
+        topic=topic,
+        query=request.GET,
+        origin=origin_from_request(request),
+    )
+    return export_response(export)
+
+
+@require_GET
+@login_required
+@html_errors
+def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
+    return _export("lag", request, cluster, topic)
+
+
+@require_GET
+@login_required
+@html_errors
+def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
+    return _export("pending", request, cluster, topic)
+
+
+@require_GET
+@login_required
+@html_errors
+def dlq_export_all(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
+    return _export("dlq", request, cluster, topic)
+
+
+T = "clusters/<str:cluster>/topics/<str:topic>"
+urlpatterns: list[URLPattern] = [
+    path(f"{T}/lag/export/", lag_export, name="lag-export"),
+    path(f"{T}/pending/export/", pending_export, name="pending-export"),
+    path(f"{T}/dlq/export-all/", dlq_export_all, name="dlq-export-all"),
+]

@@ -1,0 +1,111 @@
+"""The rows of an export, one shape for the console's exports and the command line's
+``--format csv``: lag per group and partition, pending entries, dead letters.
+
+Each ``*_COLUMNS`` names the columns in order; each ``*_row`` turns one mqcore value
+into a plain dict with exactly those keys (headers stay a mapping: a CSV writes it as
+compact JSON, see :func:`csv_cell`). Masking is the console's business, not this one's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from mqcore.models import DlqLetter, GroupLag, PendingEntry
+
+__all__ = [
+    "DLQ_COLUMNS",
+    "LAG_COLUMNS",
+    "PENDING_COLUMNS",
+    "csv_cell",
+    "lag_rows",
+    "letter_row",
+    "pending_row",
+]
+
+LAG_COLUMNS = (
+    "group",
+    "partition",
+    "lag",
+    "lag_ms",
+    "pending",
+    "exactness",
+    "lag_reason",
+    "oldest_pending_ms",
+    "entries_read",
+    "length",
+    "last_delivered_id",
+    "last_id",
+)
+PENDING_COLUMNS = ("partition", "id", "consumer", "idle_ms", "deliveries")
+DLQ_COLUMNS = (
+    "id",
+    "partition",
+    "original_topic",
+    "original_id",
+    "key",
+    "retry_count",
+    "max_retries",
+    "failed_at",
+    "timestamp",
+    "headers",
+    "payload",
+    "payload_hex",
+)
+
+
+def lag_rows(groups: Sequence[GroupLag]) -> Iterator[dict[str, Any]]:
+    """One row per group and partition, groups in the order given."""
+    for g in groups:
+        for p in g.partitions:
+            yield {
+                "group": g.group,
+                "partition": p.partition,
+                "lag": p.lag,
+                "lag_ms": p.lag_ms,
+                "pending": p.pending,
+                "exactness": str(p.exactness.value),
+                "lag_reason": p.lag_reason,
+                "oldest_pending_ms": p.oldest_pending_ms,
+                "entries_read": p.entries_read,
+                "length": p.length,
+                "last_delivered_id": p.last_delivered_id,
+                "last_id": p.last_id,
+            }
+
+
+def pending_row(e: PendingEntry) -> dict[str, Any]:
+    return {
+        "partition": e.partition,
+        "id": e.id,
+        "consumer": e.consumer,
+        "idle_ms": e.idle_ms,
+        "deliveries": e.deliveries,
+    }
+
+
+def letter_row(letter: DlqLetter) -> dict[str, Any]:
+    """A letter's row: text payloads as ``payload``, binary ones as ``payload_hex``."""
+    binary = letter.payload_bytes is not None
+    return {
+        "id": letter.id,
+        "partition": letter.partition,
+        "original_topic": letter.original_topic,
+        "original_id": letter.original_id,
+        "key": letter.key,
+        "retry_count": letter.retry_count,
+        "max_retries": letter.max_retries,
+        "failed_at": letter.failed_at,
+        "timestamp": letter.timestamp,
+        "headers": dict(letter.headers),
+        "payload": "" if binary else letter.payload,
+        "payload_hex": letter.payload_bytes.hex() if letter.payload_bytes is not None else None,
+    }
+
+
+def csv_cell(value: Any) -> Any:
+    """A row value as a CSV cell: a mapping (headers) as compact JSON, the rest as is."""
+    if isinstance(value, Mapping):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value

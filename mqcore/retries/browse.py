@@ -1,0 +1,295 @@
+"""A page of a topic's retry set, by due time, with bounded commands only.
+
+Every read is O(log N + page): ``ZCARD`` and ``ZCOUNT`` (the counts, which also give
+the rank where a state's range begins), then the first page ``ZRANGE ... BYSCORE LIMIT
+0 n`` in the same pipeline, or ``ZRANK``/``ZREVRANK`` of a cursor's member (where it
+stands now) and ``ZRANGE`` by rank with a bounded range; never the whole set. The item
+hashes of one chunk are read with one pipeline of ``HGETALL`` (an item is a small hash;
+a chunk is at most :data:`CHUNK`).
+
+Order is the zset's: by due time, ties by member. ``state`` is ``all``, ``due`` (score
+<= now) or ``scheduled`` (score > now). A cursor names the last member looked at and
+its score; the next page starts right after that member, or, when it has left the set
+(retried, deleted, moved), after every member at a lower score (ties of its score
+sort by member, so those up to it are skipped). ``offset`` skips members of the range
+without reading them (rank arithmetic); it is refused with a text, key or partition
+filter, whose answers need the cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from mqcore.boundary import redis_errors
+from mqcore.codec import decode_text
+from mqcore.config import RedisClient
+from mqcore.dlq.browse import TEXT_MATCH_CHARS
+from mqcore.errors import InvalidArgumentError
+from mqcore.keys import KeySpace
+from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of
+
+__all__ = [
+    "CHUNK",
+    "MAX_LIMIT",
+    "MAX_OFFSET",
+    "ORDERS",
+    "STATES",
+    "RetryFilter",
+    "decode_cursor",
+    "encode_cursor",
+    "read_page",
+]
+
+STATES = ("all", "due", "scheduled")
+ORDERS = ("asc", "desc")
+CHUNK = 200
+MAX_LIMIT = 500
+MAX_OFFSET = 10_000_000
+MAX_CURSOR_CHARS = 800
+
+
+@dataclass(frozen=True, slots=True)
+class RetryFilter:
+    """Which members a page shows (validated here: bad input raises before any read)."""
+
+    state: str = "all"
+    order: str = "asc"
+    key: str | None = None
+    text: str | None = None
+    partition: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.state not in STATES:
+            raise InvalidArgumentError(f"state: one of {', '.join(STATES)}, not {self.state!r}")
+        if self.order not in ORDERS:
+            raise InvalidArgumentError(f"order: one of {', '.join(ORDERS)}, not {self.order!r}")
+        if self.partition is not None and (
+            isinstance(self.partition, bool) or not 0 <= self.partition < 2**31
+        ):
+            raise InvalidArgumentError("partition: a number >= 0")
+
+    @property
+    def narrows(self) -> bool:
+        """Whether the filter looks into the items (so only a cursor pages it)."""
+        return bool(self.key) or bool(self.text) or self.partition is not None
+
+    def matches(self, item: RetryItem) -> bool:
+        if self.partition is not None and item.partition != self.partition:
+            return False
+        if self.key and item.key != self.key:
+            return False
+        if self.text:
+            needle, cut = self.text.lower(), TEXT_MATCH_CHARS
+            if needle in item.payload[:cut].lower():
+                return True
+            return any(
+                needle in k[:cut].lower() or needle in v[:cut].lower()
+                for k, v in item.headers.items()
+            )
+        return True
+
+
+def encode_cursor(score: float, member: str) -> str:
+    text = json.dumps([score, member], separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[float, str]:
+    """The (score, member) of a cursor, or InvalidArgumentError."""
+    bad = InvalidArgumentError("invalid cursor: use the next_cursor of a page")
+    if not isinstance(cursor, str) or not 0 < len(cursor) <= MAX_CURSOR_CHARS:
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        score, member = json.loads(raw)
+    except (ValueError, TypeError):
+        raise bad from None
+    if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
+        raise bad
+    if not isinstance(member, str) or not member:
+        raise bad
+    return float(score), member
+
+
+def _redis_score(score: float) -> str:
+    if math.isinf(score):
+        return "+inf" if score > 0 else "-inf"
+    return repr(score)
+
+
+class _Reader:
+    """The zset reads of one page; the first ones go out in one pipeline."""
+
+    def __init__(self, client: RedisClient, zset: str, flt: RetryFilter, now: int) -> None:
+        self.client, self.zset, self.desc = client, zset, flt.order == "desc"
+        self.state, self.now = flt.state, now
+
+    def bounds(self) -> tuple[str, str]:
+        """The state's score range, in the page's order (max first when descending)."""
+        lo = f"({self.now}" if self.state == "scheduled" else "-inf"
+        hi = str(self.now) if self.state == "due" else "+inf"
+        return (hi, lo) if self.desc else (lo, hi)
+
+    def span(self, total: int, due: int) -> tuple[int, int]:
+        """Ranks (in the page's order) of the state's first member and right after its last."""
+        scheduled = total - due
+        if self.state == "due":
+            return (scheduled, total) if self.desc else (0, due)
+        if self.state == "scheduled":
+            return (0, scheduled) if self.desc else (due, total)
+        return 0, total
+
+    def open(self, at: tuple[float, str] | None, first_n: int) -> tuple[int, int, Any, Any, Any]:
+        """One pipeline: (total, due, the cursor's rank, the count of members before its
+        score, the first rows by score). With a cursor the rows start at its score, so
+        the page after it usually needs no further ZRANGE."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zcard(self.zset)
+        pipe.zcount(self.zset, "-inf", self.now)
+        start, end = self.bounds()
+        if at is not None:
+            score, member = at
+            (pipe.zrevrank if self.desc else pipe.zrank)(self.zset, member)
+            s = _redis_score(score)
+            if self.desc:
+                pipe.zcount(self.zset, f"({s}", "+inf")
+                start = s if _before(s, start, desc=True) else start
+            else:
+                pipe.zcount(self.zset, "-inf", f"({s}")
+                start = s if _before(s, start, desc=False) else start
+        if first_n:
+            pipe.zrange(
+                self.zset, start, end, desc=self.desc, withscores=True, byscore=True,
+                offset=0, num=first_n + (at is not None),
+            )  # fmt: skip
+        replies = pipe.execute()
+        total, due = int(replies[0]), int(replies[1])
+        if at is None:
+            return total, due, None, None, replies[2] if first_n else None
+        return total, due, replies[2], replies[3], replies[4] if first_n else None
+
+    def chunk(self, start: int, n: int) -> list[tuple[Any, float]]:
+        return list(
+            self.client.zrange(self.zset, start, start + n - 1, desc=self.desc, withscores=True)
+        )
+
+
+def _before(score: str, bound: str, *, desc: bool) -> bool:
+    """Whether a cursor's ``score`` lies inside the range that starts at ``bound``."""
+    if bound in ("-inf", "+inf"):
+        return True
+    value = float(bound.lstrip("("))
+    return float(score) < value if desc else float(score) > value
+
+
+def _in_state(state: str, score: float, now: int) -> bool:
+    return state == "all" or (score <= now) == (state == "due")
+
+
+def _passed(tie: tuple[float, str] | None, score: float, member: str, desc: bool) -> bool:
+    """Whether ``member`` at ``score`` was already shown before a vanished cursor member."""
+    if tie is None or score != tie[0]:
+        return False
+    return member >= tie[1] if desc else member <= tie[1]
+
+
+def read_page(
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    *,
+    flt: RetryFilter,
+    now_ms: int,
+    limit: int,
+    cursor: str | None = None,
+    offset: int = 0,
+    max_scan: int = 5000,
+) -> RetryPage:
+    """One page of ``topic``'s retry items in due order (see the module's notes)."""
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgumentError(f"limit must be 1..{MAX_LIMIT}")
+    if isinstance(offset, bool) or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidArgumentError(f"offset must be 0..{MAX_OFFSET}")
+    if offset and (cursor or flt.narrows):
+        raise InvalidArgumentError("offset pages an unfiltered list: use the cursor instead")
+    if max_scan < 1:
+        raise InvalidArgumentError("max_scan must be >= 1")
+    at = decode_cursor(cursor) if cursor else None
+    zset, prefix, desc = keys.retry_zset(topic), keys.retry_item_prefix(topic), flt.order == "desc"
+    reader = _Reader(client, zset, flt, now_ms)
+    first_n = 0 if offset else min(CHUNK if flt.narrows else limit, max_scan)
+    items: list[RetryItem] = []
+    scanned, complete, inside, last = 0, False, False, None
+    tie: tuple[float, str] | None = None
+    with redis_errors(f"read the retry set of {topic!r}"):
+        total, due, rank, below, opened = reader.open(at, first_n)
+        start, end = reader.span(total, due)
+        rows: list[tuple[Any, float]] | None = None
+        if at is None:
+            start += offset
+            rows = None if offset else list(opened or [])
+        elif rank is not None and int(rank) + 1 >= start:  # the cursor's member is there
+            start = int(rank) + 1
+            rows = _after_member(opened, at[1]) or None  # else read on by rank
+        else:  # it left (or lies before the range): on after every lower score, skip ties
+            start, tie, rows = max(start, int(below)), at, list(opened or [])
+        while len(items) < limit and scanned < max_scan and not inside:
+            if rows is None:
+                want = min(
+                    CHUNK if flt.narrows else limit - len(items), max_scan - scanned, end - start
+                )
+                rows = reader.chunk(start, want) if want > 0 else []
+            if not rows:
+                complete = True
+                break
+            start += len(rows)
+            members: list[tuple[str, float]] = []
+            for raw_member, score in rows:
+                member = decode_text(raw_member)
+                if not _in_state(flt.state, score, now_ms):  # the set changed meanwhile
+                    complete = True
+                    break
+                if not _passed(tie, score, member, desc):
+                    members.append((member, score))
+            rows = None
+            hashes = _read_hashes(client, [m for m, _ in members]) if members else []
+            for i, ((member, score), raw) in enumerate(zip(members, hashes, strict=True)):
+                scanned += 1
+                last = (score, member)
+                item = item_from_hash(item_id_of(member, prefix), _ms(score), raw)
+                if flt.matches(item):
+                    items.append(item)
+                if len(items) == limit or scanned == max_scan:
+                    inside = i < len(members) - 1
+                    break
+            if complete:
+                break
+    complete = complete or (start >= end and not inside)
+    nxt = encode_cursor(*last) if not complete and last is not None else None
+    return RetryPage(items, nxt, scanned, complete, total, due, now_ms)
+
+
+def _after_member(rows: Any, member: str) -> list[tuple[Any, float]] | None:
+    """The prefetched rows after the cursor's member, or None when it is not among them."""
+    for i, (raw, _score) in enumerate(rows or []):
+        if decode_text(raw) == member:
+            return list(rows[i + 1 :])
+    return None
+
+
+def _ms(score: float) -> int:
+    if math.isinf(score) or math.isnan(score):
+        return 0 if score < 0 else 2**63 - 1
+    return int(score)
+
+
+def _read_hashes(client: RedisClient, members: list[str]) -> list[Any]:
+    """The members' hashes; a member that is no hash (odd data) reads as an error reply."""
+    pipe = client.pipeline(transaction=False)
+    for member in members:
+        pipe.hgetall(member)
+    return list(pipe.execute(raise_on_error=False))
