@@ -12,14 +12,27 @@ on every page, partial, API answer and export:
 
 Searches must not see more than the user does: a text filter over payloads and
 headers is refused for such users (:func:`check_text_filter`), otherwise the
-filter's answers would leak a masked payload one probe at a time.
+filter's answers would leak a masked payload one probe at a time. The message
+browser refuses the same way every filter that reads payloads or header values
+(:func:`check_data_filter`: text, ``NAME=VALUE``, an expression over them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-__all__ = ["MASK", "MaskedSearchError", "check_text_filter", "mask_fields", "mask_headers"]
+from mqcore.models import Message
+
+__all__ = [
+    "MASK",
+    "MaskedSearchError",
+    "check_data_filter",
+    "check_text_filter",
+    "mask_fields",
+    "mask_headers",
+    "mask_message",
+]
 
 MASK = "••• masked (sensitive topic) •••"
 _DATA_FIELDS = frozenset({"payload", "headers"})
@@ -50,3 +63,27 @@ def check_text_filter(text: str | None, *, visible: bool) -> None:
             "text search looks into payloads and headers, which your role may not see on this "
             "sensitive topic; filter by key, partition or time instead"
         )
+
+
+def check_data_filter(reads_data: bool, *, visible: bool) -> None:
+    """Refuse a filter that looks into payloads or header values (a text search, a header
+    value, an expression over ``payload`` or ``headers``) on a topic the user may not read."""
+    if reads_data and not visible:
+        raise MaskedSearchError(
+            "this filter looks into payloads or header values, which your role may not see on "
+            "this sensitive topic; filter by key, header name, partition or time instead"
+        )
+
+
+def mask_message(message: Message, *, visible: bool) -> Message:
+    """A partition entry as the user may see it: payload, its bytes, header values and the raw
+    payload and headers fields masked when not ``visible``."""
+    if visible:
+        return message
+    return dataclasses.replace(
+        message,
+        payload=MASK,
+        payload_bytes=None,
+        headers=mask_headers(message.headers, visible=False),
+        fields=mask_fields(message.fields, visible=False),
+    )

@@ -47,6 +47,7 @@ class Action(StrEnum):
     REPLAY = "replay"  # replay dead letters to their original partition
     CLAIM = "claim"  # claim pending entries to a consumer
     MOVE_TO_DLQ = "move_to_dlq"  # move pending entries to the DLQ
+    PRODUCE = "produce"  # produce a test message to a topic
     FORCE = "force"  # replay an already replayed letter again
     REPLAY_TARGET = "replay_target"  # replay to another topic/partition
     DELETE = "delete"  # delete one dead letter
@@ -73,6 +74,7 @@ ROLES: dict[str, frozenset[Action]] = {
             Action.REPLAY,
             Action.CLAIM,
             Action.MOVE_TO_DLQ,
+            Action.PRODUCE,
             Action.RETRY,
         }
     ),

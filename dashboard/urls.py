@@ -2,6 +2,7 @@
 
 Paths (cluster-scoped pages live under /clusters/<cluster>/):
 pages    /clusters/<c>/, /clusters/<c>/topics/<t>/ (+ pending/, leases/, messages/<p>/<id>/)
+browse   /clusters/<c>/topics/<t>/messages/ (+ produce/)
 dlq      /clusters/<c>/topics/<t>/dlq/ ...     audit  /audit/ ...
 exports  /clusters/<c>/topics/<t>/lag/export/, pending/export/, dlq/export-all/
 partitions /clusters/<c>/topics/<t>/partitions/<p>/hot-keys/ (the topic page's skew panel)
@@ -17,6 +18,7 @@ api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 
 from dashboard.api import access as api_access
 from dashboard.api import alerts as api_alerts
+from dashboard.api import browse as api_browse
 from dashboard.api import dlq as api_dlq
 from dashboard.api import dlq_actions as api_dlq_actions
 from dashboard.api import exports as api_exports
@@ -34,6 +36,7 @@ from dashboard.views import (
     access,
     alert_actions,
     audit,
+    browse,
     checkpoints,
     dlq,
     exports,
@@ -53,6 +56,7 @@ app_name = "dashboard"
 urlpatterns = [
     *health.urlpatterns,
     *pages.urlpatterns,
+    *browse.urlpatterns,
     *partitions.urlpatterns,
     *timeline.urlpatterns,
     *dlq.urlpatterns,
@@ -67,6 +71,7 @@ urlpatterns = [
     *alert_actions.urlpatterns,
     *access.urlpatterns,
     *api_pages.urlpatterns,
+    *api_browse.urlpatterns,
     *api_partitions.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,

@@ -46,7 +46,7 @@ from mqcore.payloads import (
 )
 from mqcore.scripts import script_for
 
-__all__ = ["OutgoingMessage", "Producer", "SendResult"]
+__all__ = ["OutgoingMessage", "Producer", "SendResult", "parse_header_assignment"]
 
 DEFAULT_CACHE_TTL_S = 1.0
 MAX_BATCH_SIZE = 10_000
@@ -75,6 +75,15 @@ class _Plan(NamedTuple):
     stored_payload: bytes | None = None  # set when the payload goes out of line
     payload_key: str = ""
     payload_index: str = ""  # the topic's payload index set
+
+
+def parse_header_assignment(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (the CLI's ``--header``, the console's produce form) -> (name, value);
+    InvalidArgumentError when there is no ``=`` or no name. The producer checks the rest."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise InvalidArgumentError(f"a header is NAME=VALUE, got {text[:80]!r}")
+    return name, value
 
 
 class Producer:

@@ -32,6 +32,7 @@ from dashboard.selectors.pages.messages import (
     MAX_PREVIEW_BYTES,
     PREVIEW_BYTES,
     message_get,
+    message_trace_get,
     payload_preview,
 )
 from dashboard.selectors.pages.overview import overview_get, topic_list
@@ -341,7 +342,8 @@ def message(
     """One entry; binary payloads as ``payload_bytes`` in hex; masked for roles without access.
 
     The payload is cut to ``max_bytes`` (default 64 KiB, at most 4 MiB): ``payload_size``
-    is its full size in bytes and ``payload_truncated`` says whether it was cut."""
+    is its full size in bytes and ``payload_truncated`` says whether it was cut. ``trace``:
+    its delivery state per group, retries and dead letter (bounded lookups)."""
     cluster_config(cluster)
     max_bytes = parse_int(
         request.GET.get("max_bytes"),
@@ -358,6 +360,7 @@ def message(
         payload_masked=not allowed,
         payload_size=preview["size"],
         payload_truncated=preview["truncated"],
+        trace=message_trace_get(cluster, topic, partition, entry_id, user=request.user),
     )
     return JsonResponse(out)
 

@@ -51,6 +51,7 @@ class AuditEventType(models.TextChoices):
     PENDING_CLAIM = "pending.claim", "claim pending entries"
     PENDING_MOVE_TO_DLQ = "pending.move_to_dlq", "move pending entries to DLQ"
     GROUP_SET_POSITION = "group.set_position", "move a group's position"
+    MESSAGE_PRODUCE = "message.produce", "produce a test message"
     RETENTION_TRIM = "retention.trim", "trim partition streams by retention rules"
     RETRY_NOW = "retry.now", "retry items of the retry set now"
     RETRY_DELETE = "retry.delete", "delete items of the retry set"

@@ -27,6 +27,7 @@ class ConsoleAccess(models.Model):
             ("console_replay", "Replay dead letters to their original partition"),
             ("console_claim", "Claim pending entries to a consumer"),
             ("console_move_to_dlq", "Move pending entries to the DLQ"),
+            ("console_produce", "Produce a test message to a topic"),
             ("console_force", "Force replay of an already replayed letter"),
             ("console_replay_target", "Replay to another topic or partition"),
             ("console_delete", "Delete a dead letter"),

@@ -29,7 +29,12 @@ from dashboard.permissions import (
     require_action,
 )
 from dashboard.selectors.pages.leases import leases_get
-from dashboard.selectors.pages.messages import PREVIEW_BYTES, message_get, payload_preview
+from dashboard.selectors.pages.messages import (
+    PREVIEW_BYTES,
+    message_get,
+    message_trace_get,
+    payload_preview,
+)
 from dashboard.selectors.pages.overview import overview_get
 from dashboard.selectors.pages.params import PAGE_SIZE, NotFoundError, Paged, parse_int
 from dashboard.selectors.pages.partitions import partitions_get
@@ -230,6 +235,7 @@ def message_detail(
         "payload_allowed": payload_allowed,
         "group": request.GET.get("group", ""),
         "preview_limit": PREVIEW_BYTES,
+        "trace": message_trace_get(cluster, topic, partition, entry_id, user=request.user),
     }
     return render_page(request, "dashboard/message.html", context)
 

@@ -18,7 +18,7 @@ from mqcore.admin.lag import group_lags
 from mqcore.admin.pending import scan_pending
 from mqcore.admin.position import check_partitions
 from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
-from mqcore.admin.shapes import consumer_infos, lease_info, retry_backlog_of
+from mqcore.admin.shapes import consumer_infos, lease_info, message_of, retry_backlog_of
 from mqcore.boundary import redis_errors
 from mqcore.clock import now_ms
 from mqcore.codec import (
@@ -26,7 +26,6 @@ from mqcore.codec import (
     decode_text,
     parse_headers,
     partition_count_from_meta,
-    payload_text,
     validate_id,
 )
 from mqcore.config import MQConfig, RedisClient
@@ -52,13 +51,6 @@ from mqcore.payloads import is_out_of_line, resolve_payload, stored_payload_limi
 from mqcore.topics import set_members
 
 __all__ = ["Admin", "validate_topic"]
-
-
-def _int(raw: Any, default: int) -> int:
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return default
 
 
 class Admin:
@@ -259,20 +251,7 @@ class Admin:
                 max_bytes=stored_payload_limit(self.config.max_payload_bytes),
                 inline=raw,
             )
-        text, binary = payload_text(raw)
-        return Message(
-            topic=topic,
-            partition=partition,
-            id=decode_text(found[0][0]),
-            payload=text,
-            payload_bytes=binary,
-            key=decode_text(fields["key"]) if fields.get("key") else None,
-            headers=headers,
-            timestamp=decode_text(fields.get("timestamp")),
-            retry_count=_int(fields.get("retryCount"), 0),
-            max_retries=_int(fields.get("maxRetries"), 3),
-            fields={k: decode_text(v) for k, v in fields.items()},
-        )
+        return message_of(topic, partition, decode_text(found[0][0]), fields, headers, raw)
 
     def claim(
         self, topic: str, group: str, partition: int, ids: Sequence[str], consumer: str

@@ -1,12 +1,51 @@
-"""The dataclasses of the lease, consumer and retry views, built from their snapshot shapes."""
+"""The dataclasses of the lease, consumer, retry and message views, built from their shapes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from mqcore.models import ConsumerInfo, LeaseInfo, RetryBacklog
+from mqcore.codec import decode_text, payload_text
+from mqcore.models import ConsumerInfo, LeaseInfo, Message, RetryBacklog
 
-__all__ = ["consumer_infos", "lease_info", "retry_backlog_of"]
+__all__ = ["consumer_infos", "entry_int", "lease_info", "message_of", "retry_backlog_of"]
+
+
+def entry_int(raw: Any, default: int) -> int:
+    """An integer entry field (``retryCount``, ``maxRetries``), ``default`` when unreadable."""
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return default
+
+
+def message_of(
+    topic: str,
+    partition: int,
+    entry_id: str,
+    fields: Mapping[str, bytes],
+    headers: dict[str, str],
+    raw_payload: bytes | None,
+    *,
+    with_fields: bool = True,
+) -> Message:
+    """A partition entry as a :class:`Message` from its decoded ``fields`` and ``headers``
+    (``raw_payload``: the stored or resolved payload); ``with_fields`` keeps every raw field."""
+    text, binary = payload_text(raw_payload)
+    key = fields.get("key")
+    return Message(
+        topic=topic,
+        partition=partition,
+        id=entry_id,
+        payload=text,
+        payload_bytes=binary,
+        key=decode_text(key) if key else None,
+        headers=headers,
+        timestamp=decode_text(fields.get("timestamp")),
+        retry_count=entry_int(fields.get("retryCount"), 0),
+        max_retries=entry_int(fields.get("maxRetries"), 3),
+        fields={k: decode_text(v) for k, v in fields.items()} if with_fields else {},
+    )
 
 
 def lease_info(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> LeaseInfo:

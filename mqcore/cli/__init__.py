@@ -12,7 +12,17 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from mqcore.cli import groups, letters, position, produce, retention, retries, topics, workers
+from mqcore.cli import (
+    browse,
+    groups,
+    letters,
+    position,
+    produce,
+    retention,
+    retries,
+    topics,
+    workers,
+)
 from mqcore.cli.common import Out, Parser, UsageError
 from mqcore.errors import ConnectionLostError, MQError
 
@@ -34,7 +44,7 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (topics, produce, groups, position, letters, retries, retention, workers):
+    for group in (topics, produce, browse, groups, position, letters, retries, retention, workers):
         group.add_parsers(sub.add_parser, common)
     return parser
 
@@ -42,6 +52,8 @@ def build_parser() -> Parser:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Out], int]] = {
     "topic": topics.cmd_topic,
     "produce": produce.cmd_produce,
+    "browse": browse.cmd_browse,
+    "message": browse.cmd_message,
     "lag": groups.cmd_lag,
     "pending": groups.cmd_pending,
     "leases": groups.cmd_leases,

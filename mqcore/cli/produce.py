@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mqcore.cli.common import AddParser, Out, Parser, UsageError, config
+from mqcore.cli.common import AddParser, Out, Parser, config
 
 __all__ = ["add_parsers", "cmd_produce"]
 
@@ -18,17 +18,10 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--partition", type=int)
 
 
-def _header(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise UsageError(f"--header takes NAME=VALUE, got {text!r}")
-    return name, value
-
-
 def cmd_produce(args: argparse.Namespace, out: Out) -> int:
-    from mqcore.producer import Producer
+    from mqcore.producer import Producer, parse_header_assignment
 
-    headers = dict(_header(h) for h in args.header or [])
+    headers = dict(parse_header_assignment(h) for h in args.header or [])
     with Producer(config(args)) as producer:
         res = producer.send(
             args.topic,

@@ -6,7 +6,7 @@ reports how much it read; the time range maps to an id range.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -44,15 +44,17 @@ def _matches(
     if key is not None and letter.key != key:
         return False
     if text:
-        # bounded: the first TEXT_MATCH_CHARS of the payload and of each header value
-        needle, cut = text.lower(), TEXT_MATCH_CHARS
-        if needle in letter.payload[:cut].lower():
-            return True
-        return any(
-            needle in k[:cut].lower() or needle in v[:cut].lower()
-            for k, v in letter.headers.items()
-        )
+        return text_matches(letter.payload, letter.headers, text)
     return True
+
+
+def text_matches(payload: str, headers: Mapping[str, str], text: str) -> bool:
+    """The one text filter rule (DLQ pages, bulk selections, the topic browser): ``text``,
+    case-insensitive, in the first TEXT_MATCH_CHARS of the payload or of a header name or value."""
+    needle, cut = text.lower(), TEXT_MATCH_CHARS
+    if needle in payload[:cut].lower():
+        return True
+    return any(needle in k[:cut].lower() or needle in v[:cut].lower() for k, v in headers.items())
 
 
 def _ms(value: int) -> int:

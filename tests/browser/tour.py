@@ -111,6 +111,7 @@ def visit_all(
     at("pending", f"{C}/topics/orders/pending/?group=billing")
     at("leases", f"{C}/topics/orders/leases/")
     at("message", paths["message"])
+    at("browse", f"{C}/topics/orders/messages/?where=payload.order+%3E+2&limit=5")
     at("dlq", f"{C}/topics/orders/dlq/")
     at("dlq-letter", paths["letter"])
     page.goto(base + f"{C}/topics/orders/dlq/")

@@ -84,6 +84,15 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
             "reason": "matrix",
         },
     ),
+    # the message browser (read) and produce a test message (Operator)
+    "topic-browse": ("GET", R, None),
+    "api-topic-browse": ("GET", API_R, None),
+    "topic-produce": ("POST", OP_WRITE, lambda ctx, role: {"payload": "matrix"}),
+    "api-topic-produce": (
+        "POST",
+        {**API_OP_OK, "Operator": 201, "Admin": 201},
+        lambda ctx, role: {"payload": "matrix"},
+    ),
     "group-position": ("GET", ADMIN_READ, None),
     "group-position-plan": ("GET", ADMIN_READ, None),
     "group-position-move": (

@@ -8,6 +8,7 @@ step with the URL patterns; the suite fails on a route missing here.
 from __future__ import annotations
 
 from dashboard.api.openapi.access_routes import ACCESS_ROUTES, ACCESS_TWINS
+from dashboard.api.openapi.browse_routes import BROWSE_ROUTES, BROWSE_TWINS
 from dashboard.api.openapi.retry_routes import RETRY_ROUTES, RETRY_TWINS
 from dashboard.api.openapi.route import DLQ_FILTERS, REASON, Route
 from dashboard.api.openapi.route import route as _r
@@ -125,7 +126,7 @@ ROUTES: tuple[Route, ...] = (
         "topics",
         "Viewer",
         "One message (payload masked without the right to see it; cut to max_bytes: "
-        "payload_size, payload_truncated)",
+        "payload_size, payload_truncated) and its trace: delivery per group, retries, DLQ",
         {"max_bytes": "payload bytes returned (default 65536, at most 4194304)"},
     ),
     _r(
@@ -336,6 +337,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     _r("api-audit-verify", "get", "/api/v1/audit/verify", "audit", "Viewer", "Audit chain check"),
     *ACCESS_ROUTES,
+    *BROWSE_ROUTES,
     *TOOLS_ROUTES,
     *RETRY_ROUTES,
 )
@@ -379,6 +381,7 @@ PAGE_TWINS: dict[str, str] = {
     "audit-export-json": "api-audit",
     "audit-verify": "api-audit-verify",
     **ACCESS_TWINS,
+    **BROWSE_TWINS,
     **TOOLS_TWINS,
     **RETRY_TWINS,
 }

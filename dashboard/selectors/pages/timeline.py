@@ -41,6 +41,7 @@ AUDIT_KINDS: dict[str, tuple[str, ...]] = {
         AuditEventType.DLQ_PURGE,
         AuditEventType.PENDING_CLAIM,
         AuditEventType.PENDING_MOVE_TO_DLQ,
+        AuditEventType.MESSAGE_PRODUCE,
         AuditEventType.RETRY_NOW,
         AuditEventType.RETRY_DELETE,
     ),

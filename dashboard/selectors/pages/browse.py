@@ -1,0 +1,87 @@
+"""The topic message browser (page and API): query parameters in, a masked page out.
+
+Parameters (the page's form and the API's query string alike): ``partition`` (empty:
+all), ``order`` (newest, oldest), ``from_id`` or ``from_time`` (epoch ms, or an
+ISO-8601 instant / the ``datetime-local`` value of the form, UTC), ``limit``,
+``max_scan``, ``cursor``, and the filters ``key``, ``header`` (NAME or NAME=VALUE),
+``text`` and ``where`` (the expression, :mod:`mqcore.browse.expr`); ``max_bytes`` of
+payload per row. The scan is live from the MQ Redis and bounded (:mod:`mqcore.browse.scan`).
+Users who may not see the topic's payloads get them masked, and filters that look into
+payloads or header values are refused for them (as the DLQ's text search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dashboard import clusters
+from dashboard.masking import check_data_filter, mask_message
+from dashboard.permissions import payload_visible
+from dashboard.selectors.pages.params import ParamError, parse_choice, parse_int
+from dashboard.selectors.pages.snapshot import topic_visible_require
+from mqcore.browse import BrowseQuery, Filters, browse_topic
+from mqcore.browse.rows import ROW_PREVIEW_BYTES, page_dict, parse_start_time
+from mqcore.browse.scan import DEFAULT_MAX_SCAN, MAX_LIMIT, MAX_SCAN, ORDERS
+
+__all__ = ["BROWSE_PARAMS", "MAX_ROW_BYTES", "browse_get"]
+
+MAX_ROW_BYTES = 64 * 1024  # the most payload bytes per row an API caller may ask for
+PAGE_LIMIT = 50
+BROWSE_PARAMS = (
+    "partition", "order", "from_id", "from_time", "limit", "max_scan", "cursor",
+    "key", "header", "text", "where", "max_bytes",
+)  # fmt: skip
+
+
+def _text(params: Mapping[str, Any], name: str, limit: int = 1000) -> str | None:
+    value = (params.get(name) or "").strip()
+    if len(value) > limit:
+        raise ParamError(f"{name} is longer than {limit} characters")
+    return value or None
+
+
+def _bounded(params: Mapping[str, Any], name: str, default: int, maximum: int) -> int:
+    value = parse_int(params.get(name), name, default=default, minimum=1, maximum=maximum)
+    return value or default
+
+
+def _query(params: Mapping[str, Any]) -> tuple[BrowseQuery, Filters | None, int]:
+    partition = parse_int(params.get("partition"), "partition", default=None, minimum=0)
+    from_time = _text(params, "from_time", 40)
+    try:
+        from_ms = parse_start_time(from_time) if from_time else None
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    query = BrowseQuery(
+        partitions=None if partition is None else [partition],
+        order=parse_choice(params.get("order"), "order", ORDERS, "newest"),
+        from_id=_text(params, "from_id", 60),
+        from_ms=from_ms,
+        limit=_bounded(params, "limit", PAGE_LIMIT, MAX_LIMIT),
+        max_scan=_bounded(params, "max_scan", DEFAULT_MAX_SCAN, MAX_SCAN),
+        cursor=_text(params, "cursor", 64 * 1024),
+    )
+    filters = Filters.of(
+        key=_text(params, "key"),
+        header=_text(params, "header"),
+        text=_text(params, "text"),
+        expression=_text(params, "where"),
+    )
+    max_bytes = parse_int(
+        params.get("max_bytes"), "max_bytes", default=ROW_PREVIEW_BYTES, minimum=1,
+        maximum=MAX_ROW_BYTES,
+    )  # fmt: skip
+    return query, filters, max_bytes or ROW_PREVIEW_BYTES
+
+
+def browse_get(cluster: str, topic: str, params: Mapping[str, Any], *, user: Any) -> dict[str, Any]:
+    """One page of the topic as the ``--json`` document of ``mqcore browse`` (masked for
+    users who may not see payloads; ``payload_masked`` says so)."""
+    topic_visible_require(user, cluster, topic)
+    query, filters, max_bytes = _query(params)
+    visible = payload_visible(user, cluster, topic)
+    check_data_filter(filters is not None and filters.reads_data, visible=visible)
+    page = browse_topic(clusters.admin(cluster), topic, query, filters)
+    shown = [mask_message(m, visible=visible) for m in page.messages]
+    return {**page_dict(page, max_bytes, shown), "payload_masked": not visible}

@@ -1,0 +1,154 @@
+"""The browser's filters over one message: key, header, text and an expression (all must hold).
+
+- ``key``: the message key, exactly;
+- ``header``: ``NAME=VALUE`` (that header with exactly that value) or ``NAME`` (present);
+- ``text``: the DLQ pages' text rule (:func:`mqcore.dlq.browse.text_matches`: case-insensitive,
+  in the first 64 KiB of the payload or of a header name or value);
+- ``expression``: :mod:`mqcore.browse.expr` over the payload read as JSON (the first
+  :data:`JSON_PAYLOAD_BYTES`; a payload that is not JSON is its text, a binary one null),
+  the headers, key, id, partition and timestamp.
+
+Filters run on entries as Redis sent them and decode only what they look at (a scan
+looks at up to 100,000 entries per request); the scan builds a message for matches only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mqcore.browse.expr import Expression, compile_expression
+from mqcore.codec import decode_text, parse_headers, payload_text
+from mqcore.dlq.browse import text_matches
+from mqcore.errors import InvalidArgumentError
+
+__all__ = ["JSON_PAYLOAD_BYTES", "Filters", "RawEntry", "parse_header_filter"]
+
+JSON_PAYLOAD_BYTES = 1024 * 1024  # a longer payload is not parsed for an expression
+
+
+def parse_header_filter(text: str) -> tuple[str, str | None]:
+    """``NAME=VALUE`` -> (name, value); ``NAME`` -> (name, None); InvalidArgumentError if empty."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not name:
+        raise InvalidArgumentError(f"header filter takes NAME or NAME=VALUE, got {text[:80]!r}")
+    return name, value if sep else None
+
+
+RawEntry = tuple[str, int, Mapping[bytes, Any]]  # (id, partition, fields as redis-py sends them)
+
+
+def _payload_value(raw: bytes | None) -> Any:
+    """The payload as an expression sees it: its JSON value, else its text (None: binary)."""
+    if raw is None:
+        return ""
+    if len(raw) <= JSON_PAYLOAD_BYTES:
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's depth
+            pass
+    text, binary = payload_text(raw)
+    return None if binary is not None else text
+
+
+class _View(dict[str, Any]):
+    """What an expression sees of one raw entry (:data:`mqcore.browse.expr.ROOTS`), each
+    root decoded when the expression first asks for it."""
+
+    def __init__(self, entry: RawEntry, headers: Callable[[], dict[str, str]]) -> None:
+        super().__init__()
+        self.entry, self.headers = entry, headers
+
+    def __missing__(self, root: str) -> Any:
+        entry_id, partition, fields = self.entry
+        if root == "payload":
+            value: Any = _payload_value(fields.get(b"payload"))
+        elif root == "headers":
+            value = self.headers()
+        elif root == "key":
+            raw = fields.get(b"key")
+            value = decode_text(raw) if raw else None
+        elif root == "id":
+            value = entry_id
+        elif root == "partition":
+            value = partition
+        elif root == "timestamp":
+            value = decode_text(fields.get(b"timestamp"))
+        else:
+            raise KeyError(root)
+        self[root] = value
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+@dataclass(frozen=True)
+class Filters:
+    key: str | None = None
+    header: tuple[str, str | None] | None = None
+    text: str | None = None
+    expression: Expression | None = None
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        key: str | None = None,
+        header: str | None = None,
+        text: str | None = None,
+        expression: str | None = None,
+    ) -> Filters | None:
+        """Filters from user input (empty values are no filter); None when there are none.
+        A bad header filter or expression raises InvalidArgumentError (ExpressionError)."""
+        built = cls(
+            key=key or None,
+            header=parse_header_filter(header) if header else None,
+            text=text or None,
+            expression=compile_expression(expression) if expression else None,
+        )
+        return built if built.active else None
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.key, self.header, self.text, self.expression))
+
+    @property
+    def reads_data(self) -> bool:
+        """Whether the filters look into payloads or header values (masking refuses them)."""
+        header_value = self.header is not None and self.header[1] is not None
+        expr = self.expression is not None and bool(self.expression.roots & {"payload", "headers"})
+        return bool(self.text) or header_value or expr
+
+    def matches(self, entry: RawEntry) -> bool:
+        """Whether one raw entry passes every filter; only what a filter needs is decoded."""
+        fields = entry[2]
+        if self.key is not None:
+            raw = fields.get(b"key")
+            if not raw or decode_text(raw) != self.key:
+                return False
+        parsed: list[dict[str, str]] = []
+
+        def headers() -> dict[str, str]:
+            if not parsed:
+                parsed.append(parse_headers(fields.get(b"headers")))
+            return parsed[0]
+
+        if self.header is not None:
+            name, value = self.header
+            found = headers().get(name)
+            if found is None or (value is not None and found != value):
+                return False
+        if self.text:
+            text = payload_text(fields.get(b"payload"))[0]
+            if not text_matches(text, headers(), self.text):
+                return False
+        if self.expression is not None:
+            return self.expression.matches(_View(entry, headers))
+        return True

@@ -1,0 +1,335 @@
+"""Browse a topic: its partitions merged by id, newest or oldest first, filtered, paged.
+
+Each partition is read with ``XRANGE``/``XREVRANGE`` pages (one pipeline round trip
+refills every partition whose buffer ran dry). A read asks for at most
+:data:`MAX_COUNT` entries and is sized from the bytes per entry seen so far so
+that one reply stays near :data:`READ_BYTES` (a command over big payloads stays
+well under 5 ms). Entries are merged across partitions by id (equal ids by
+partition: newest first is exactly the reverse of oldest first); every merged
+entry counts as scanned, and the scan stops at ``max_scan`` entries, saying so
+(``stopped_at_bound``), with a cursor to go on.
+
+The cursor encodes each partition's position (the last entry consumed from it,
+exclusive next time) and the partitions that reached their end; it is opaque
+text (base64 of a small JSON document) handed back with the same query.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import heapq
+import json
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mqcore.admin.shapes import message_of
+from mqcore.boundary import redis_errors
+from mqcore.codec import U64, decode_fields, parse_headers, validate_id
+from mqcore.errors import InvalidArgumentError, UnknownPartitionError
+from mqcore.models import Message
+
+if TYPE_CHECKING:
+    from mqcore.admin import Admin
+    from mqcore.browse.filters import Filters
+
+__all__ = [
+    "DEFAULT_MAX_SCAN",
+    "MAX_COUNT",
+    "MAX_LIMIT",
+    "MAX_SCAN",
+    "READ_BYTES",
+    "BrowsePage",
+    "BrowseQuery",
+    "ForwardReader",
+    "browse_topic",
+    "decode_cursor",
+    "encode_cursor",
+]
+
+MAX_LIMIT = 500  # messages per page
+DEFAULT_MAX_SCAN = 10_000  # entries scanned per request unless asked otherwise
+MAX_SCAN = 100_000  # the most a request may scan
+MAX_COUNT = 250  # entries per XRANGE read
+PROBE_COUNT = 8  # entries of a stream's first read, before its entry size is known
+READ_BYTES = 128 * 1024  # target size of one read's reply
+ORDERS = ("newest", "oldest")
+
+
+@dataclass(frozen=True)
+class BrowseQuery:
+    """What to browse: ``partitions`` (None: all), ``order``, a start (``from_id`` or
+    ``from_ms``, inclusive; none: the newest or oldest end), the page size, the bound."""
+
+    partitions: list[int] | None = None
+    order: str = "newest"
+    from_id: str | None = None
+    from_ms: int | None = None
+    limit: int = 50
+    max_scan: int = DEFAULT_MAX_SCAN
+    cursor: str | None = None
+
+    def check(self) -> None:
+        if self.order not in ORDERS:
+            raise InvalidArgumentError(f"order must be 'newest' or 'oldest', not {self.order!r}")
+        if not isinstance(self.limit, int) or not 1 <= self.limit <= MAX_LIMIT:
+            raise InvalidArgumentError(f"limit must be 1..{MAX_LIMIT}")
+        if not isinstance(self.max_scan, int) or not 1 <= self.max_scan <= MAX_SCAN:
+            raise InvalidArgumentError(f"max_scan must be 1..{MAX_SCAN}")
+        if self.from_id is not None and self.from_ms is not None:
+            raise InvalidArgumentError("start from an id or from a time, not both")
+        if self.from_id is not None:
+            validate_id(self.from_id)
+        if self.from_ms is not None and (not isinstance(self.from_ms, int) or self.from_ms < 0):
+            raise InvalidArgumentError("the start time is epoch milliseconds >= 0")
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    """One page: ``messages`` in order, ``next_cursor`` (None: every partition reached its
+    end), ``scanned`` entries looked at, ``stopped_at_bound`` when ``max_scan`` ended it."""
+
+    topic: str
+    order: str
+    partitions: list[int]
+    messages: list[Message]
+    next_cursor: str | None
+    scanned: int
+    max_scan: int
+    stopped_at_bound: bool
+    positions: dict[int, str | None] = field(default_factory=dict)  # None: at its end
+    partition_count: int = 0  # of the topic
+
+
+def encode_cursor(order: str, positions: dict[int, str | None]) -> str:
+    doc = {"v": 1, "o": order, "p": {str(p): pos for p, pos in sorted(positions.items())}}
+    raw = json.dumps(doc, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, order: str, partitions: list[int]) -> dict[int, str | None]:
+    """Per-partition positions of ``cursor`` (InvalidArgumentError when it is not one of
+    ours, or was made for another order or other partitions)."""
+    bad = InvalidArgumentError("invalid cursor: pass back the next_cursor of the same query")
+    if not isinstance(cursor, str) or len(cursor) > 64 * 1024:
+        raise bad
+    try:
+        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, binascii.Error):
+        raise bad from None
+    if not isinstance(doc, dict) or doc.get("v") != 1 or not isinstance(doc.get("p"), dict):
+        raise bad
+    if doc.get("o") != order:
+        raise InvalidArgumentError("the cursor was made for the other order")
+    out: dict[int, str | None] = {}
+    for p, pos in doc["p"].items():
+        if not (isinstance(p, str) and p.isdigit()) or int(p) not in partitions:
+            raise InvalidArgumentError("the cursor was made for other partitions")
+        if pos is not None:
+            if not isinstance(pos, str):
+                raise bad
+            validate_id(pos)
+        out[int(p)] = pos
+    return out
+
+
+@dataclass
+class _Part:
+    partition: int
+    key: str
+    bound: str  # the next read starts here (inclusive, or "(" + id exclusive)
+    buffer: deque[tuple[tuple[int, int, int], str, Any]] = field(default_factory=deque)
+    last_read: bool = False  # the previous read reached the partition's end
+    consumed: str | None = None  # last entry id merged from this partition
+    reads: int = 0
+    read_entries: int = 0
+    read_bytes: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.last_read and not self.buffer
+
+    def count(self) -> int:
+        if not self.read_entries:
+            return PROBE_COUNT
+        per_entry = max(1, self.read_bytes // self.read_entries)
+        return max(1, min(MAX_COUNT, READ_BYTES // per_entry))
+
+
+def _entry_bytes(entry_id: Any, fields: Any) -> int:
+    size = len(entry_id)
+    if isinstance(fields, dict):
+        for k, v in fields.items():
+            size += len(k) + (len(v) if isinstance(v, bytes | str) else 8)
+    return size
+
+
+def _sample_bytes(entries: list[Any]) -> int:
+    """Bytes of a reply, from at most 8 entries spread over it (a read sizes the next one)."""
+    step = max(1, len(entries) // 8)
+    sample = entries[::step]
+    return sum(_entry_bytes(e, f) for e, f in sample) * len(entries) // len(sample)
+
+
+class ForwardReader:
+    """``XRANGE`` pages of one stream from ``lo`` on, oldest first, each sized from the bytes
+    per entry seen so far (the first asks for :data:`PROBE_COUNT`; then at most
+    :data:`MAX_COUNT`, about :data:`READ_BYTES`), until the end or ``max_entries``.
+    After iterating, ``scanned`` says how many entries were read and ``ended`` whether
+    the stream's end was reached."""
+
+    def __init__(self, client: Any, key: str, lo: str, max_entries: int, what: str) -> None:
+        self.client, self.key, self.lo = client, key, lo
+        self.max_entries, self.what = max_entries, what
+        self.scanned, self.ended, self._bytes = 0, False, 0
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        while self.scanned < self.max_entries:
+            per_entry = self._bytes // self.scanned if self.scanned else 0
+            count = min(MAX_COUNT, READ_BYTES // per_entry) if per_entry else PROBE_COUNT
+            count = max(1, min(count, self.max_entries - self.scanned))
+            with redis_errors(self.what):
+                entries = self.client.xrange(self.key, self.lo, "+", count) or []
+            self.scanned += len(entries)
+            if entries:
+                self._bytes += _sample_bytes(entries)
+                yield entries
+            if len(entries) < count:
+                self.ended = True
+                return
+            last = entries[-1][0]
+            self.lo = "(" + (last.decode() if isinstance(last, bytes) else str(last))
+
+
+def _start_bound(query: BrowseQuery) -> str:
+    newest = query.order == "newest"
+    if query.from_id is not None:
+        return query.from_id
+    if query.from_ms is not None:
+        return f"{query.from_ms}-{U64}" if newest else f"{query.from_ms}-0"
+    return "+" if newest else "-"
+
+
+def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
+    """One round trip: the next read of every partition of ``parts`` whose buffer ran dry.
+
+    Buffered entries are ``(sort key, id, fields)``; the sort key orders the merge (ids,
+    then partitions; negated newest first, so the smallest key is always next)."""
+    todo = [p for p in parts if not p.buffer and not p.last_read]
+    if not todo:
+        return
+    with redis_errors(f"browse {topic}"):
+        pipe = admin.client.pipeline(transaction=False)
+        counts = []
+        for part in todo:
+            count = part.count()
+            counts.append(count)
+            if newest:
+                pipe.xrevrange(part.key, part.bound, "-", count)
+            else:
+                pipe.xrange(part.key, part.bound, "+", count)
+        replies = pipe.execute()
+    sign = -1 if newest else 1
+    for part, count, entries in zip(todo, counts, replies, strict=True):
+        entries = entries or []
+        part.reads += 1
+        if entries:
+            part.read_entries += len(entries)
+            part.read_bytes += _sample_bytes(entries)
+        p = sign * part.partition
+        for raw_id, fields in entries:
+            entry_id = raw_id.decode() if raw_id.__class__ is bytes else str(raw_id)
+            ms, _, seq = entry_id.partition("-")
+            part.buffer.append(((sign * int(ms), sign * int(seq or 0), p), entry_id, fields))
+        if len(entries) < count:
+            part.last_read = True
+        if entries:
+            part.bound = "(" + part.buffer[-1][1]
+
+
+def browse_topic(
+    admin: Admin, topic: str, query: BrowseQuery, filters: Filters | None = None
+) -> BrowsePage:
+    """One page of ``topic`` (see the module docstring); UnknownTopicError,
+    UnknownPartitionError and InvalidArgumentError on bad input (nothing is read)."""
+    query.check()
+    count = admin.partition_count(topic)
+    if query.partitions is None:
+        chosen = list(range(count))
+    else:
+        chosen = sorted(set(query.partitions))
+        for p in chosen:
+            if not isinstance(p, int) or not 0 <= p < count:
+                raise UnknownPartitionError(
+                    f"topic {topic!r} has partitions 0..{count - 1}, not {p!r}"
+                )
+    newest = query.order == "newest"
+    positions = decode_cursor(query.cursor, query.order, chosen) if query.cursor else {}
+    start = _start_bound(query)
+    parts: list[_Part] = []
+    for p in chosen:
+        part = _Part(p, admin.keys.partition(topic, p), start)
+        if p in positions:
+            pos = positions[p]
+            if pos is None:
+                part.last_read = True
+            else:
+                part.bound, part.consumed = "(" + pos, pos
+        parts.append(part)
+    messages: list[Message] = []
+    scanned = 0
+    heads: list[tuple[tuple[int, int, int], int]] = []
+    dry = list(range(len(parts)))  # partitions to read before the next pick
+    while len(messages) < query.limit and scanned < query.max_scan:
+        if dry:  # one round trip for every partition that ran dry (read lazily)
+            _refill(admin, topic, [parts[i] for i in dry], newest)
+            for i in dry:
+                if parts[i].buffer:
+                    heapq.heappush(heads, (parts[i].buffer[0][0], i))
+            dry = []
+        if not heads:
+            break
+        _key, i = heapq.heappop(heads)
+        head = parts[i]
+        _key, entry_id, raw = head.buffer.popleft()
+        head.consumed = entry_id
+        scanned += 1
+        if head.buffer:
+            heapq.heappush(heads, (head.buffer[0][0], i))
+        elif not head.last_read:
+            dry.append(i)
+        if filters is None or filters.matches((entry_id, head.partition, raw)):
+            fields = decode_fields(raw)
+            headers = parse_headers(fields.get("headers"))
+            payload = fields.get("payload")
+            message = message_of(
+                topic, head.partition, entry_id, fields, headers, payload, with_fields=False
+            )
+            messages.append(message)
+    out_positions: dict[int, str | None] = {}
+    for part in parts:
+        if part.done:
+            out_positions[part.partition] = None
+        elif part.consumed is not None:
+            out_positions[part.partition] = part.consumed
+    finished = all(part.done for part in parts)
+    if not finished and all(part.done or not part.buffer for part in parts):
+        _refill(admin, topic, parts, newest)  # the dry partitions may have ended exactly here
+        finished = all(part.done for part in parts)
+        for part in parts:
+            if part.done:
+                out_positions[part.partition] = None
+    return BrowsePage(
+        topic=topic,
+        order=query.order,
+        partitions=chosen,
+        messages=messages,
+        next_cursor=None if finished else encode_cursor(query.order, out_positions),
+        scanned=scanned,
+        max_scan=query.max_scan,
+        stopped_at_bound=scanned >= query.max_scan and not finished,
+        positions=out_positions,
+        partition_count=count,
+    )
