@@ -187,7 +187,8 @@ def run(ctx: BenchContext) -> list[Result]:
     with ctx.fresh_redis() as (_server, client, config):
         spark = pipelines.spark_session("local[2]", "bench-p10")
         try:
-            _drain(spark, config, client, 20_000)  # warm-up (JVM, Python workers)
+            for _ in range(2):  # warm-up: the JVM's JIT, Python workers
+                _drain(spark, config, client, min(n, 100_000))
             ctx.measuring()
             raw = interleaved(
                 lambda _: _raw_loop(client, config, n),

@@ -27,7 +27,7 @@ class Command(BaseCommand):
             "--max-records",
             type=int,
             default=None,
-            help="entries per micro-batch at most (default: adaptive, up to 200,000)",
+            help="entries per micro-batch at most (default: adaptive, up to 500,000)",
         )
         parser.add_argument("--database-url", default="", help="SQL sink database URL")
         parser.add_argument("--trigger-ms", type=int, default=500)
