@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dashboard.status import Status
+from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
 
 __all__ = [
     "RULES",
@@ -37,7 +38,7 @@ RULES = {
     "redis_restart": "Redis restarted without persistence: groups vanished",
     "retention_risk": "a retention rule that ignores a group would delete its unread entries",
     "redis_eviction": "Redis may evict keys (maxmemory-policy not noeviction), or did",
-    "redis_memory": "Redis uses 90% or more of its maxmemory",
+    "redis_memory": f"Redis uses {MEMORY_SHARE_RISK:.0%} or more of its maxmemory",
     "memory_growth": "a topic's partition streams grew in memory (MEMORY USAGE) over the window",
 }
 TOPIC_RULES = frozenset(
@@ -220,8 +221,9 @@ def _redis_conditions(probe: Any) -> list[Condition]:
     if not isinstance(probe, Mapping) or probe.get("cluster"):
         return []
     out = []
+    risks = health_risks(probe)
     policy, evicted = probe.get("maxmemory_policy"), int(probe.get("evicted_keys") or 0)
-    if probe.get("evicting_policy") or evicted:
+    if "eviction" in risks:
         out.append(
             Condition(
                 "redis_eviction",
@@ -233,7 +235,7 @@ def _redis_conditions(probe: Any) -> list[Condition]:
             )
         )
     share = probe.get("memory_share")
-    if isinstance(share, int | float) and share >= 0.9:
+    if "memory" in risks and isinstance(share, int | float):
         out.append(
             Condition(
                 "redis_memory",

@@ -1,5 +1,5 @@
-"""Per-partition looks at a topic's streams: the keys of a hot partition and the memory
-each partition stream takes, both bounded.
+"""Per-partition looks at a topic's streams: the keys of a hot partition, the memory
+each partition stream takes, both bounded, and how skewed the partitions are.
 
 - :func:`hot_keys` counts the message keys of the newest ``count`` entries of one
   partition (``XREVRANGE`` pieces, n at most :data:`HOT_KEYS_MAX` entries and about
@@ -9,12 +9,16 @@ each partition stream takes, both bounded.
   some topics, in one pipeline
   (s at most :data:`MEMORY_SAMPLES_MAX`; Redis samples that many nodes of the stream
   and extrapolates, so the cost does not grow with the stream).
+- :func:`partition_rows` is length, last id and memory of each partition of one topic
+  (``XINFO STREAM`` without ``FULL``, and :func:`topic_memory`), with their skew.
+- :func:`skew` measures the busiest partition against the mean (the console's partition
+  panel and ``mqcore topic partitions`` both use it); :func:`mark_skew` marks hot rows.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import islice
 from typing import Any
 
@@ -31,7 +35,12 @@ __all__ = [
     "HOT_KEYS_MAX",
     "MEMORY_SAMPLES",
     "MEMORY_SAMPLES_MAX",
+    "SKEW_HOT",
+    "SKEW_UNEVEN",
     "hot_keys",
+    "mark_skew",
+    "partition_rows",
+    "skew",
     "topic_memory",
 ]
 
@@ -42,6 +51,35 @@ HOT_KEYS_BYTES = 2 * 2**20  # of entries read per sample, about (big payloads: f
 HOT_KEYS_FIRST = 16  # entries of the first read, before their size is known
 MEMORY_SAMPLES = 5  # Redis's own default for MEMORY USAGE
 MEMORY_SAMPLES_MAX = 50
+SKEW_HOT = 2.0  # max / mean at or above this: one partition takes twice its share
+SKEW_UNEVEN = 1.5
+
+
+def skew(values: Sequence[float | None]) -> dict[str, Any] | None:
+    """``{"max", "mean", "ratio", "partition", "level"}`` of the known values (``ratio``:
+    max / mean; ``level``: hot, uneven or even); None with fewer than two known values."""
+    known = [(i, v) for i, v in enumerate(values) if v is not None]
+    if len(known) < 2:
+        return None
+    hottest, top = max(known, key=lambda iv: (iv[1], -iv[0]))
+    mean = sum(v for _, v in known) / len(known)
+    ratio = top / mean if mean > 0 else None
+    level = "even"
+    if ratio is not None and ratio >= SKEW_HOT:
+        level = "hot"
+    elif ratio is not None and ratio >= SKEW_UNEVEN:
+        level = "uneven"
+    return {"max": top, "mean": mean, "ratio": ratio, "partition": hottest, "level": level}
+
+
+def mark_skew(rows: list[dict[str, Any]], names: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+    """The :func:`skew` of each named column of ``rows`` (one row per partition, in order);
+    the hottest row of a ``hot`` column gets ``hot_<name>: True``."""
+    skews = {name: skew([r.get(name) for r in rows]) for name in names}
+    for name, s in skews.items():
+        if s is not None and s["level"] == "hot":
+            rows[s["partition"]][f"hot_{name}"] = True
+    return skews
 
 
 def _entry_bytes(entry: Any) -> int:
@@ -135,4 +173,44 @@ def topic_memory(
     return {
         topic: [r if isinstance(r, int) else None for r in islice(replies, max(0, partitions))]
         for topic, partitions in topics
+    }
+
+
+def partition_rows(
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    partitions: int,
+    *,
+    samples: int = MEMORY_SAMPLES,
+) -> dict[str, Any]:
+    """Per partition of ``topic``: ``length``, ``last_id`` (the last id the stream gave, None
+    for a missing stream) and ``memory_bytes`` (``MEMORY USAGE ... SAMPLES samples``), with
+    the ``skew`` of length and memory (:func:`mark_skew`). Two pipelines, each call O(1)
+    in the stream's size but for the bounded sampling of ``MEMORY USAGE``."""
+    memory = topic_memory(client, keys, [(topic, partitions)], samples=samples)[topic]
+    infos = pipeline_lenient(
+        client, [("xinfo_stream", (keys.partition(topic, p),)) for p in range(partitions)]
+    )
+    rows: list[dict[str, Any]] = []
+    for p, info in enumerate(infos):
+        stream: Mapping[str, Any] = info if isinstance(info, Mapping) else {}
+        last = stream.get("last-generated-id")
+        rows.append(
+            {
+                "partition": p,
+                "length": int(stream.get("length") or 0),
+                "last_id": decode_text(last) if last is not None else None,
+                "memory_bytes": memory[p] if p < len(memory) else None,
+            }
+        )
+    skews = mark_skew(rows, ("length", "memory_bytes"))
+    known = [r["memory_bytes"] for r in rows if r["memory_bytes"] is not None]
+    return {
+        "topic": topic,
+        "samples": samples,
+        "partitions": rows,
+        "length": sum(r["length"] for r in rows),
+        "memory_bytes": sum(known) if known else None,
+        "skew": skews,
     }

@@ -2,12 +2,15 @@
 and its slow log. One bounded read (``INFO``, ``CONFIG GET appendfsync``, ``SLOWLOG GET``).
 
 Streams are evicted like any other key under an eviction policy other than
-``noeviction``: messages then vanish. Managed Redis services often rename ``CONFIG``;
+``noeviction``: messages then vanish. :func:`health_risks` names what in a reading can
+lose messages (the console's ``redis_eviction`` / ``redis_memory`` alerts and the exit
+code of ``mqcore health`` both ask it). Managed Redis services often rename ``CONFIG``;
 the fsync policy is then reported as unknown.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import redis
@@ -16,9 +19,10 @@ from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 
-__all__ = ["SLOWLOG_SAMPLE", "redis_health"]
+__all__ = ["MEMORY_SHARE_RISK", "SLOWLOG_SAMPLE", "health_risks", "redis_health"]
 
 SLOWLOG_SAMPLE = 32  # newest slow-log entries read per probe
+MEMORY_SHARE_RISK = 0.9  # of maxmemory used at or above this: writes soon fail (or evict)
 _ARG_CHARS = 120  # of a slow command's arguments kept (they may hold payloads)
 
 
@@ -72,3 +76,18 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
             for e in slow
         ],
     }
+
+
+def health_risks(health: Mapping[str, Any]) -> list[str]:
+    """What in a :func:`redis_health` reading can lose messages: ``"eviction"`` (a policy
+    other than ``noeviction``, or keys were evicted since Redis started) and ``"memory"``
+    (``memory_share`` at or above :data:`MEMORY_SHARE_RISK`). Empty for Redis Cluster."""
+    if health.get("cluster"):
+        return []
+    out = []
+    if health.get("evicting_policy") or int(health.get("evicted_keys") or 0):
+        out.append("eviction")
+    share = health.get("memory_share")
+    if isinstance(share, int | float) and share >= MEMORY_SHARE_RISK:
+        out.append("memory")
+    return out

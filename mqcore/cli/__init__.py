@@ -2,7 +2,8 @@
 
 Human tables by default, ``--json`` for scripts (field names are a contract: add,
 never rename). Unknown topic, bad id or bad arguments: exit code 2 and one line
-on stderr, never a traceback. Redis unreachable: exit code 1, one line.
+on stderr, never a traceback. Redis unreachable: exit code 1, one line; so is a
+health check that fails (``mqcore health``: Redis can lose messages).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 from mqcore.cli import (
     browse,
     groups,
+    health,
     letters,
     position,
     produce,
@@ -44,7 +46,18 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (topics, produce, browse, groups, position, letters, retries, retention, workers):
+    for group in (
+        topics,
+        produce,
+        browse,
+        groups,
+        position,
+        letters,
+        retries,
+        retention,
+        workers,
+        health,
+    ):
         group.add_parsers(sub.add_parser, common)
     return parser
 
@@ -64,6 +77,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Out], int]] = {
     "retries": retries.cmd_retries,
     "retention": retention.cmd_retention,
     "housekeep": retention.cmd_housekeep,
+    "health": health.cmd_health,
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, table
+from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, plain, table
 
 __all__ = ["add_parsers", "cmd_browse", "cmd_message"]
 
@@ -85,7 +85,7 @@ def cmd_message(args: argparse.Namespace, out: Out) -> int:
 
 def _human_message(data: dict[str, Any]) -> str:
     trace = data["trace"]
-    lines = [f"partition {data['partition']} id {data['id']} key {data['key'] or '-'}"]
+    lines = [f"partition {data['partition']} id {data['id']} key {plain(data['key'] or '-')}"]
     lines.append(table(trace["groups"], ["group", "state", "consumer", "deliveries"]))
     retries = [r["id"] for r in trace["retries"]] + [
         f"scheduled (retry {s['retry_count']})" for s in trace["scheduled"]
@@ -93,7 +93,7 @@ def _human_message(data: dict[str, Any]) -> str:
     lines.append("retries: " + (", ".join(retries) or "none found"))
     letters = [d["id"] for d in trace["dead_letters"]]
     lines.append("dead letter: " + (", ".join(letters) or "none found"))
-    lines.append("payload: " + data["payload"])
+    lines.append("payload: " + plain(data["payload"]))
     return "\n".join(lines)
 
 

@@ -22,9 +22,18 @@ __all__ = [
     "config",
     "csv_out",
     "csv_wanted",
+    "human_bytes",
     "jsonable",
+    "plain",
     "table",
 ]
+
+# what a terminal could take for a command: C0/C1 controls, DEL, and the bidi overrides
+# that reorder what is shown (keys, payloads, slow-log arguments are anyone's data)
+_SHOWN = {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+_UNSAFE = [*range(0x00, 0x20), *range(0x7F, 0xA0), 0x200E, 0x200F, 0x2028, 0x2029]
+_UNSAFE += [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_PLAIN = {c: _SHOWN.get(c, f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _UNSAFE}
 
 
 class UsageError(Exception):
@@ -60,12 +69,30 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def plain(value: Any) -> str:
+    """``value`` as text a terminal shows as data: control characters (escape sequences,
+    newlines) and bidi overrides become visible escapes such as ``\\x1b``, ``\\n``."""
+    return str(value).translate(_PLAIN)
+
+
+def human_bytes(n: Any) -> str:
+    """A byte count as ``12.3 MiB`` (``-`` for None)."""
+    if not isinstance(n, int | float):
+        return "-"
+    size, unit = float(n), "B"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            break
+        size /= 1024
+    return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
 def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A plain text table: upper-case headings, cells cut at 60 characters."""
+    """A plain text table: upper-case headings, cells as :func:`plain` text cut at 60
+    characters."""
 
     def cell(v: Any) -> str:
-        text = "-" if v is None else str(v)
-        text = text.replace("\n", "\\n")
+        text = "-" if v is None else plain(v)
         return text if len(text) <= 60 else text[:57] + "..."
 
     cells = [[cell(r.get(c)) for c in columns] for r in rows]

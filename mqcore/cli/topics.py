@@ -1,16 +1,19 @@
-"""``mqcore topic``: create, list, describe, grow, delete, trim topics."""
+"""``mqcore topic``: create, list, describe, grow, delete, trim topics; ``partitions``:
+length, last id and memory per partition with their skew (max vs mean), and with
+``--hot-keys P`` the most frequent keys of partition P's newest entries (bounded samples)."""
 
 from __future__ import annotations
 
 import argparse
 
 from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, table
+from mqcore.cli.partitions import cmd_partitions
 
 __all__ = ["add_parsers", "cmd_topic"]
 
 
 def add_parsers(add: AddParser, common: Parser) -> None:
-    topic = add("topic", help="create, list, describe, grow, delete, trim topics")
+    topic = add("topic", help="create, list, describe, grow, delete, trim topics; partitions")
     tsub = topic.add_subparsers(dest="topic_cmd", required=True, parser_class=Parser)
     p = tsub.add_parser("create", parents=[common])
     p.add_argument("name")
@@ -30,10 +33,22 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--maxlen", type=int)
     p.add_argument("--min-age-ms", type=int)
     p.add_argument("--dlq", action="store_true", help="trim the DLQ instead of the partitions")
+    p = tsub.add_parser(
+        "partitions", parents=[common], help="length, last id, memory and skew per partition"
+    )
+    p.add_argument("name")
+    p.add_argument("--samples", type=int, help="MEMORY USAGE SAMPLES (default 5, at most 50)")
+    p.add_argument(
+        "--hot-keys", type=int, metavar="P", help="the top keys of partition P (a sample)"
+    )
+    p.add_argument("--count", type=int, help="newest entries sampled for --hot-keys (1..2000)")
 
 
 def cmd_topic(args: argparse.Namespace, out: Out) -> int:
     from mqcore.topics import Topics
+
+    if args.topic_cmd == "partitions":
+        return cmd_partitions(args, out)
 
     topics = Topics(config(args))
     cols = ["topic", "partitions", "length", "dlq_length", "groups"]

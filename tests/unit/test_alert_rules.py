@@ -144,3 +144,22 @@ def test_webhook_gives_up_and_refuses_other_schemes(hook_url: str) -> None:
     assert not webhook_post(hook_url, {"event": "resolved"}, attempts=2, backoff_s=0.01)
     with pytest.raises(ValueError, match="http"):
         webhook_post("file:///etc/passwd", {})
+
+
+def test_redis_alerts_and_the_cli_share_one_risk_rule() -> None:
+    from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
+
+    calm = {"maxmemory_policy": "noeviction", "evicting_policy": False, "evicted_keys": 0,
+            "memory_share": MEMORY_SHARE_RISK - 0.01}  # fmt: skip
+    assert health_risks(calm) == []
+    assert alert_conditions(None, {"redis": calm}, TH) == []
+    full = {**calm, "memory_share": MEMORY_SHARE_RISK}
+    assert health_risks(full) == ["memory"]
+    assert [c.rule for c in alert_conditions(None, {"redis": full}, TH)] == ["redis_memory"]
+    evicted = {**calm, "evicted_keys": 3}  # noeviction now, but keys went before
+    assert health_risks(evicted) == ["eviction"]
+    lru = {**calm, "maxmemory_policy": "allkeys-lru", "evicting_policy": True}
+    assert health_risks(lru) == ["eviction"]
+    assert [c.rule for c in alert_conditions(None, {"redis": lru}, TH)] == ["redis_eviction"]
+    assert health_risks({"cluster": True}) == []
+    assert health_risks({**calm, "memory_share": None}) == []

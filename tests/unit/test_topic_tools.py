@@ -8,8 +8,8 @@ import io
 
 from dashboard.collectors.memory import memory_mark, memory_pass, memory_pick
 from dashboard.collectors.series import partition_points, partition_produced
-from dashboard.selectors.pages.partitions import skew
 from dashboard.services.exports import export_filename
+from mqcore.admin.partitions import skew
 from mqcore.csvsafe import csv_lines
 
 
@@ -117,3 +117,25 @@ def test_export_filename_keeps_safe_characters_and_names_the_limit() -> None:
         "pending-orders-g_1_.._x-max10.csv"
     )
     assert export_filename("dlq", "o", None, "json", 5) == "dlq-o-max5.json"
+
+
+def test_mark_skew_marks_the_hot_row_only() -> None:
+    from mqcore.admin.partitions import mark_skew
+
+    rows = [{"length": 90, "memory_bytes": 10}, {"length": 5, "memory_bytes": 9},
+            {"length": 5, "memory_bytes": None}]  # fmt: skip
+    skews = mark_skew(rows, ("length", "memory_bytes"))
+    assert [(s or {}).get("level") for s in skews.values()] == ["hot", "even"]
+    assert [r.get("hot_length") for r in rows] == [True, None, None]
+    assert not any("hot_memory_bytes" in r for r in rows)
+
+
+def test_cli_prints_control_characters_as_escapes() -> None:
+    from mqcore.cli.common import human_bytes, plain, table
+
+    text = "a\x1b[2Jb\nc\td\x07\x9b\u202ee\u2066f é ✓"
+    assert plain(text) == "a\\x1b[2Jb\\nc\\td\\x07\\x9b\\u202ee\\u2066f é ✓"
+    shown = table([{"key": text}], ["key"])
+    assert not {"\x1b", "\u202e"} & set(shown)
+    assert (human_bytes(None), human_bytes(680), human_bytes(10_124)) == ("-", "680 B", "9.9 KiB")
+    assert human_bytes(3 * 2**30) == "3.0 GiB"

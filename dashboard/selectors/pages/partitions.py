@@ -1,5 +1,6 @@
 """The topic page's partition view: produce rate, length and memory per partition, how
-skewed they are (the busiest partition against the mean), and the keys of a hot partition.
+skewed they are (the busiest partition against the mean: :func:`mqcore.admin.partitions.skew`,
+which ``mqcore topic partitions`` uses too), and the keys of a hot partition.
 
 Rates come from the collector's ``partition_produced_total`` series (1-minute samples),
 lengths from the latest snapshot, memory from the collector's rotating ``MEMORY USAGE``
@@ -23,37 +24,12 @@ from dashboard.selectors.pages.snapshot import (
     to_int,
     topic_visible_require,
 )
-from mqcore.admin.partitions import HOT_KEYS_DEFAULT, HOT_KEYS_MAX, hot_keys
+from mqcore.admin.partitions import HOT_KEYS_DEFAULT, HOT_KEYS_MAX, hot_keys, mark_skew
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 
-__all__ = [
-    "RATE_WINDOWS",
-    "SKEW_HOT",
-    "hot_keys_get",
-    "partitions_get",
-    "skew",
-]
+__all__ = ["RATE_WINDOWS", "hot_keys_get", "partitions_get"]
 
 RATE_WINDOWS = {"5m": 5 * 60_000, "15m": 15 * 60_000, "1h": 60 * 60_000}
-SKEW_HOT = 2.0  # max / mean at or above this: one partition takes twice its share
-SKEW_UNEVEN = 1.5
-
-
-def skew(values: Sequence[float | None]) -> dict[str, Any] | None:
-    """``{"max", "mean", "ratio", "partition", "level"}`` of the known values (``ratio``:
-    max / mean; ``level``: hot, uneven or even); None with fewer than two known values."""
-    known = [(i, v) for i, v in enumerate(values) if v is not None]
-    if len(known) < 2:
-        return None
-    hottest, top = max(known, key=lambda iv: (iv[1], -iv[0]))
-    mean = sum(v for _, v in known) / len(known)
-    ratio = top / mean if mean > 0 else None
-    level = "even"
-    if ratio is not None and ratio >= SKEW_HOT:
-        level = "hot"
-    elif ratio is not None and ratio >= SKEW_UNEVEN:
-        level = "uneven"
-    return {"max": top, "mean": mean, "ratio": ratio, "partition": hottest, "level": level}
 
 
 def _rate(points: Sequence[tuple[int, float]]) -> float | None:
@@ -101,11 +77,7 @@ def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -
                 "memory_bytes": num(sizes[p]) if p < len(sizes) else None,
             }
         )
-    names = ("rate_per_s", "length", "memory_bytes")
-    skews = {name: skew([r[name] for r in rows]) for name in names}
-    for name, s in skews.items():
-        if s is not None and s["level"] == "hot":
-            rows[s["partition"]][f"hot_{name}"] = True
+    skews = mark_skew(rows, ("rate_per_s", "length", "memory_bytes"))
     return {
         "topic": topic,
         "collected": True,
