@@ -13,6 +13,8 @@ data is built, so that the population's own bulk commands are not counted.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import statistics
 import tempfile
 import time
@@ -123,6 +125,17 @@ class SlowWatch:
 _WATCHES: list[SlowWatch] = []  # of the servers running now
 
 
+def _favour(server: EmbeddedRedis) -> None:
+    """Run the server under test at a higher CPU priority (nice -10) than the benchmark's
+    own load (a Spark JVM, client loops): on this 2-core machine they would otherwise
+    preempt Redis in the middle of a command, and SLOWLOG would count that wait as the
+    command's time. A production Redis has its cores to itself; SLOWLOG should measure
+    the work a command does. Without the right to raise a priority, nothing changes."""
+    if server.process is not None:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, server.process.pid, -10)
+
+
 @dataclass
 class BenchContext:
     quick: bool
@@ -145,6 +158,7 @@ class BenchContext:
         with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
             server = EmbeddedRedis(Path(tmp))
             server.start()
+            _favour(server)
             client = redis.Redis(host=server.host, port=server.port, socket_timeout=30)
             watch = SlowWatch(client, role)
             watch.arm()
@@ -159,6 +173,19 @@ class BenchContext:
                 _WATCHES.remove(watch)
                 client.close()
                 server.stop()
+
+    @contextmanager
+    def unwatched(self) -> Iterator[None]:
+        """A raw baseline's own commands are not ours to bound (e.g. the plain loop of
+        P10 reads pages of 5,000 as its issue defines it): fold what SLOWLOG holds so far
+        into the watch, run the block, and forget what it logged."""
+        for watch in _WATCHES:
+            watch.sweep()
+        try:
+            yield
+        finally:
+            for watch in _WATCHES:
+                watch.client.slowlog_reset()
 
     def measuring(self) -> None:
         """The benchmark's data is built: watch the running servers' SLOWLOG from here on."""

@@ -31,7 +31,7 @@ from mqcore.wire import Wire
 
 __all__ = ["PAGE_SIZE", "ReadTask", "arrow_schema", "read_task", "spark_schema"]
 
-PAGE_SIZE = 2000  # XRANGE COUNT per partition and round trip (about 1 ms of Redis time)
+PAGE_SIZE = 1000  # XRANGE COUNT per partition and round trip (under 1 ms of Redis time)
 _REF_MARK = PAYLOAD_HASH_REF.encode()
 _EMPTY_HEADERS = "{}"
 
