@@ -180,3 +180,81 @@ def test_issue17_cli_on_odd_data(
             if not json_flag:
                 assert "\x1b" not in out, (args, out[:300])
                 assert "\u202e" not in out, (args, out[:300])
+
+
+def test_issue17_topic_scope_on_every_new_url(odd: dict[str, str], mq_config: MQConfig) -> None:
+    """An Operator scoped to other topics reaches none of this topic's new pages, APIs,
+    exports or actions (403 or 404, and nothing is written)."""
+    from django.contrib.auth.models import Group
+
+    from dashboard.models import GroupTopicScope
+
+    make_topic(mq_config, "payments", 1)
+    scoped = Group.objects.create(name="payments-operators")
+    scoped.permissions.set(Group.objects.get(name="Operator").permissions.all())
+    GroupTopicScope.objects.create(group=scoped, cluster="default", pattern="payments*")
+    user = role_user("scoped", None)
+    user.groups.add(scoped)
+    client = Client(raise_request_exception=True)
+    client.force_login(user)
+    leaked = []
+    for url, params in _urls(odd):
+        if "/odd" not in url:
+            continue
+        status = _get(client, url, params)
+        if status not in (400, 403, 404):
+            leaked.append(f"GET {url} {params}: {status}")
+    posts = [
+        (f"{T}/messages/produce/", {"payload": "x"}),
+        (f"{T}/retries/retry/", {"one": "weird", "reason": "r"}),
+        (f"{T}/retries/delete/", {"one": "weird", "reason": "r"}),
+    ]
+    for url, data in posts:
+        status = client.post(url, data).status_code
+        if status not in (400, 403, 404):
+            leaked.append(f"POST {url}: {status}")
+    api_posts = [
+        (f"{A}/messages/produce", {"payload": "x"}),
+        (f"{A}/retries/retry", {"ids": ["weird"], "reason": "r"}),
+        (f"{A}/retries/delete", {"ids": ["weird"], "reason": "r"}),
+    ]
+    for url, body in api_posts:
+        status = client.post(url, json.dumps(body), content_type="application/json").status_code
+        if status not in (400, 403, 404):
+            leaked.append(f"POST {url}: {status}")
+    index = client.get("/api/v1/clusters/default/retries").json()
+    assert "odd" not in json.dumps(index)
+    assert not leaked, "\n".join(leaked)
+
+
+def test_issue17_masking_on_every_new_read_path(
+    odd: dict[str, str], r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """A Viewer of a sensitive topic never sees a payload or header value: not on the
+    browser, the message page and its trace, the retry browser, the exports or hot keys
+    (keys stay visible: the policy masks payloads and header values only)."""
+    from dashboard.models import SensitiveTopic
+
+    secret = "4111-1111-SECRET"
+    ks = mq_config.keys
+    data = {"payload": f'{{"card": "{secret}"}}', "headers": json.dumps({"x-card": secret})}
+    sid = r.xadd(ks.partition("odd", 0), {**data, "key": "k-visible"}).decode()
+    item = ks.retry_item("odd", "secret")
+    r.hset(item, mapping={**data, "key": "k-visible", "partitionId": "0", "retryCount": "1"})
+    r.zadd(ks.retry_zset("odd"), {item: 6})
+    r.xadd(ks.dlq("odd"), {**data, "key": "k-visible", "partitionId": "0"})
+    SensitiveTopic.objects.create(cluster="default", pattern="odd")
+    client = Client(raise_request_exception=True)
+    client.force_login(role_user("viewer", "Viewer"))
+    urls = [*_urls(odd), (f"{T}/messages/0/{sid}/", {}), (f"{A}/messages/0/{sid}", {})]
+    for base, sep in ((T, "/"), (A, "")):
+        urls += [(f"{base}/dlq/export-all{sep}", {"format": f}) for f in ("csv", "json")]
+    leaks = []
+    for url, params in urls:
+        resp = client.get(url, params)
+        body = (
+            b"".join(resp.streaming_content) if getattr(resp, "streaming", False) else resp.content
+        )
+        if secret.encode() in body:
+            leaks.append(f"{url} {params}")
+    assert not leaks, "\n".join(leaks)
