@@ -24,7 +24,7 @@ from typing import Any
 
 from mqcore.admin.calls import pipeline_lenient
 from mqcore.boundary import redis_errors
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, entry_bytes
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
@@ -82,11 +82,6 @@ def mark_skew(rows: list[dict[str, Any]], names: Sequence[str]) -> dict[str, dic
     return skews
 
 
-def _entry_bytes(entry: Any) -> int:
-    entry_id, fields = entry
-    return len(entry_id) + sum(len(k) + len(v) for k, v in (fields or {}).items())
-
-
 def hot_keys(
     client: RedisClient,
     keys: KeySpace,
@@ -124,7 +119,7 @@ def hot_keys(
         with redis_errors(f"sample partition {partition} of {topic}"):
             piece = client.xrevrange(stream, hi, "-", count=want)
         entries.extend(piece)
-        read += sum(_entry_bytes(e) for e in piece)
+        read += sum(entry_bytes(e) for e in piece)
         if len(piece) < want:
             break
         hi = "(" + decode_text(piece[-1][0])

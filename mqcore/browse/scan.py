@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
-from mqcore.codec import U64, decode_fields, parse_headers, validate_id
+from mqcore.codec import U64, decode_fields, entry_bytes, parse_headers, validate_id
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
 
@@ -158,19 +158,11 @@ class _Part:
         return max(1, min(MAX_COUNT, READ_BYTES // per_entry))
 
 
-def _entry_bytes(entry_id: Any, fields: Any) -> int:
-    size = len(entry_id)
-    if isinstance(fields, dict):
-        for k, v in fields.items():
-            size += len(k) + (len(v) if isinstance(v, bytes | str) else 8)
-    return size
-
-
 def _sample_bytes(entries: list[Any]) -> int:
     """Bytes of a reply, from at most 8 entries spread over it (a read sizes the next one)."""
     step = max(1, len(entries) // 8)
     sample = entries[::step]
-    return sum(_entry_bytes(e, f) for e, f in sample) * len(entries) // len(sample)
+    return sum(entry_bytes(e) for e in sample) * len(entries) // len(sample)
 
 
 class ForwardReader:
