@@ -27,7 +27,7 @@ from typing import Any
 from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
-from mqcore.dlq.browse import TEXT_MATCH_CHARS
+from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of
@@ -83,13 +83,7 @@ class RetryFilter:
         if self.key and item.key != self.key:
             return False
         if self.text:
-            needle, cut = self.text.lower(), TEXT_MATCH_CHARS
-            if needle in item.payload[:cut].lower():
-                return True
-            return any(
-                needle in k[:cut].lower() or needle in v[:cut].lower()
-                for k, v in item.headers.items()
-            )
+            return text_matches(item.payload, item.headers, self.text)
         return True
 
 
