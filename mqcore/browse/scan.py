@@ -16,10 +16,7 @@ text (base64 of a small JSON document) handed back with the same query.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import heapq
-import json
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
 from mqcore.codec import U64, decode_fields, entry_bytes, parse_headers, validate_id
+from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
 
@@ -56,6 +54,7 @@ MAX_COUNT = 250  # entries per XRANGE read
 PROBE_COUNT = 8  # entries of a stream's first read, before its entry size is known
 READ_BYTES = 128 * 1024  # target size of one read's reply
 ORDERS = ("newest", "oldest")
+MAX_CURSOR_CHARS = 64 * 1024  # a cursor of this many partitions
 
 
 @dataclass(frozen=True)
@@ -105,20 +104,14 @@ class BrowsePage:
 
 def encode_cursor(order: str, positions: dict[int, str | None]) -> str:
     doc = {"v": 1, "o": order, "p": {str(p): pos for p, pos in sorted(positions.items())}}
-    raw = json.dumps(doc, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return pack_cursor(doc)
 
 
-def decode_cursor(cursor: str, order: str, partitions: list[int]) -> dict[int, str | None]:
+def decode_cursor(text: str, order: str, partitions: list[int]) -> dict[int, str | None]:
     """Per-partition positions of ``cursor`` (InvalidArgumentError when it is not one of
     ours, or was made for another order or other partitions)."""
     bad = InvalidArgumentError("invalid cursor: pass back the next_cursor of the same query")
-    if not isinstance(cursor, str) or len(cursor) > 64 * 1024:
-        raise bad
-    try:
-        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, binascii.Error):
-        raise bad from None
+    doc = unpack_cursor(text, max_chars=MAX_CURSOR_CHARS, bad=bad)
     if not isinstance(doc, dict) or doc.get("v") != 1 or not isinstance(doc.get("p"), dict):
         raise bad
     if doc.get("o") != order:

@@ -18,8 +18,6 @@ filter, whose answers need the cursor.
 
 from __future__ import annotations
 
-import base64
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +25,7 @@ from typing import Any
 from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
+from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
@@ -88,20 +87,16 @@ class RetryFilter:
 
 
 def encode_cursor(score: float, member: str) -> str:
-    text = json.dumps([score, member], separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    return pack_cursor([score, member])
 
 
-def decode_cursor(cursor: str) -> tuple[float, str]:
+def decode_cursor(text: str) -> tuple[float, str]:
     """The (score, member) of a cursor, or InvalidArgumentError."""
     bad = InvalidArgumentError("invalid cursor: use the next_cursor of a page")
-    if not isinstance(cursor, str) or not 0 < len(cursor) <= MAX_CURSOR_CHARS:
+    doc = unpack_cursor(text, max_chars=MAX_CURSOR_CHARS, bad=bad)
+    if not isinstance(doc, list) or len(doc) != 2:
         raise bad
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        score, member = json.loads(raw)
-    except (ValueError, TypeError):
-        raise bad from None
+    score, member = doc
     if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
         raise bad
     if not isinstance(member, str) or not member:
