@@ -10,8 +10,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any, NoReturn
 
 from mqcore.config import MQConfig
-from mqcore.csvsafe import csv_line
-from mqcore.export_rows import csv_cell
+from mqcore.export_rows import csv_row_lines
 
 __all__ = [
     "AddParser",
@@ -152,10 +151,11 @@ def csv_wanted(args: argparse.Namespace) -> bool:
 def csv_out(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> int:
     """Write the header and the rows to stdout as they come; returns the rows written."""
     out = sys.stdout
-    out.write(csv_line(columns))
+    lines = csv_row_lines(columns, rows)
+    out.write(next(lines))  # the header
     n = 0
-    for row in rows:
-        out.write(csv_line([csv_cell(row.get(c)) for c in columns]))
+    for line in lines:
+        out.write(line)
         n += 1
     out.flush()
     return n
