@@ -258,3 +258,28 @@ def test_issue17_masking_on_every_new_read_path(
         if secret.encode() in body:
             leaks.append(f"{url} {params}")
     assert not leaks, "\n".join(leaks)
+
+
+def test_issue17_pages_on_keys_of_the_wrong_type(r: redis.Redis, mq_config: MQConfig) -> None:
+    """A partition that is a string, a retry set that is a hash, a DLQ that is a list:
+    answers, never a crash: the error table's 503 ("could not read", as every page answers
+    a Redis error reply) at worst, never a 500 or an exception."""
+    make_topic(mq_config, "odd", 2)
+    ks = mq_config.keys
+    r.delete(ks.partition("odd", 1))
+    r.set(ks.partition("odd", 1), "not a stream")
+    r.hset(ks.retry_zset("odd"), "a", "b")
+    r.rpush(ks.dlq("odd"), "not a stream")
+    r.xadd(ks.partition("odd", 0), {"payload": "p", "key": "k"})
+    client = Client(raise_request_exception=True)
+    client.force_login(role_user("viewer", "Viewer"))
+    failures = []
+    for url, params in [*_urls({"x": "1-0"}), (f"{T}/dlq/", {}), (f"{T}/pending/", {})]:
+        try:
+            status = _get(client, url, params)
+        except Exception as exc:  # every crash listed, not just the first
+            failures.append(f"{url} {params}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        if status >= 500 and status != 503:
+            failures.append(f"{url} {params}: {status}")
+    assert not failures, "\n".join(failures)
