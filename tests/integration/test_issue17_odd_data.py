@@ -58,6 +58,8 @@ def odd(r: redis.Redis, mq_config: MQConfig) -> dict[str, str]:
         },
     )
     r.zadd(zset, {item: 4})
+    r.rpush(ks.retry_item("odd", "listy"), "not a hash")
+    r.zadd(zset, {ks.retry_item("odd", "listy"): 7})
     esc = ks.retry_item("odd", "esc")
     r.hset(esc, mapping={"payload": ESC, "key": ESC, "headers": json.dumps({ESC: ESC})})
     r.zadd(zset, {esc: 5})
@@ -168,6 +170,7 @@ def test_issue17_cli_on_odd_data(
         ["retries", "list", "odd", "--order", "desc"], ["retries", "list", "odd", "--text", "x"],
         ["retries", "list", "odd", "--cursor", "!!!"], ["retries", "get", "odd", "weird"],
         ["retries", "get", "odd", "esc"], ["retries", "get", "odd", "../x"],
+        ["retries", "get", "odd", "listy"], ["retries", "retry", "odd", "listy"],
         ["dlq", "get", "odd", odd["letter"]], ["topic", "partitions", "odd"],
         ["topic", "partitions", "odd", "--hot-keys", "0"], ["health"],
     ]  # fmt: skip

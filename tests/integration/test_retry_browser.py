@@ -287,3 +287,21 @@ def test_page_of_big_items_is_byte_bounded_and_its_cursor_goes_on(
             break
     assert seen == ids
     assert pages >= 2
+
+
+def test_retry_now_leaves_an_item_that_is_no_hash_and_moves_the_rest(
+    rs: RetrySet, r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """Odd data: an item key that is a list (not a hash) is skipped, left in place; the
+    other items of the same batch are retried (it failed the whole batch before)."""
+    ks = mq_config.keys
+    good = schedule(r, ks, "orders", 1, "again", due_ms=NOW)
+    odd = ks.retry_item("orders", "listy")
+    r.rpush(odd, "not a hash")
+    r.zadd(ks.retry_zset("orders"), {odd: NOW})
+    out = rs.retry_now("orders", [_id(good), "listy"])
+    assert (out.requested, out.retried, out.skipped, out.missing) == (2, 1, 1, 0)
+    assert r.xlen("stream:topic:orders:p:1") == 1
+    assert r.zrange(ks.retry_zset("orders"), 0, -1) == [odd.encode()]
+    every = rs.retry_matching("orders", RetryFilter(), now_ms=NOW)
+    assert (every.retried, every.skipped) == (0, 1)
