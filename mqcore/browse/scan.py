@@ -6,7 +6,8 @@ refills every partition whose buffer ran dry). A read asks for at most
 that one reply stays near :data:`READ_BYTES` (a command over big payloads stays
 well under 5 ms). Entries are merged across partitions by id (equal ids by
 partition: newest first is exactly the reverse of oldest first); every merged
-entry counts as scanned, and the scan stops at ``max_scan`` entries, saying so
+entry counts as scanned, and the scan stops at ``max_scan`` entries or after reading
+about ``max_scan_bytes`` (:data:`SCAN_BYTES`: big payloads), saying so
 (``stopped_at_bound``), with a cursor to go on.
 
 The cursor encodes each partition's position (the last entry consumed from it,
@@ -53,6 +54,7 @@ MAX_SCAN = 100_000  # the most a request may scan
 MAX_COUNT = 250  # entries per XRANGE read
 PROBE_COUNT = 8  # entries of a stream's first read, before its entry size is known
 READ_BYTES = 128 * 1024  # target size of one read's reply
+SCAN_BYTES = 64 * 1024 * 1024  # of entries one page (or one trace reader) reads, about
 ORDERS = ("newest", "oldest")
 MAX_CURSOR_CHARS = 64 * 1024  # a cursor of this many partitions
 
@@ -69,6 +71,7 @@ class BrowseQuery:
     limit: int = 50
     max_scan: int = DEFAULT_MAX_SCAN
     cursor: str | None = None
+    max_scan_bytes: int = SCAN_BYTES
 
     def check(self) -> None:
         if self.order not in ORDERS:
@@ -77,6 +80,8 @@ class BrowseQuery:
             raise InvalidArgumentError(f"limit must be 1..{MAX_LIMIT}")
         if not isinstance(self.max_scan, int) or not 1 <= self.max_scan <= MAX_SCAN:
             raise InvalidArgumentError(f"max_scan must be 1..{MAX_SCAN}")
+        if not isinstance(self.max_scan_bytes, int) or self.max_scan_bytes < 1:
+            raise InvalidArgumentError("max_scan_bytes must be >= 1")
         if self.from_id is not None and self.from_ms is not None:
             raise InvalidArgumentError("start from an id or from a time, not both")
         if self.from_id is not None:
@@ -161,17 +166,25 @@ def _sample_bytes(entries: list[Any]) -> int:
 class ForwardReader:
     """``XRANGE`` pages of one stream from ``lo`` on, oldest first, each sized from the bytes
     per entry seen so far (the first asks for :data:`PROBE_COUNT`; then at most
-    :data:`MAX_COUNT`, about :data:`READ_BYTES`), until the end or ``max_entries``.
-    After iterating, ``scanned`` says how many entries were read and ``ended`` whether
-    the stream's end was reached."""
+    :data:`MAX_COUNT`, about :data:`READ_BYTES`), until the end, ``max_entries`` or about
+    ``max_bytes`` read. After iterating, ``scanned`` says how many entries were read and
+    ``ended`` whether the stream's end was reached."""
 
-    def __init__(self, client: Any, key: str, lo: str, max_entries: int, what: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        key: str,
+        lo: str,
+        max_entries: int,
+        what: str,
+        max_bytes: int = SCAN_BYTES,
+    ) -> None:
         self.client, self.key, self.lo = client, key, lo
-        self.max_entries, self.what = max_entries, what
+        self.max_entries, self.what, self.max_bytes = max_entries, what, max_bytes
         self.scanned, self.ended, self._bytes = 0, False, 0
 
     def __iter__(self) -> Iterator[list[Any]]:
-        while self.scanned < self.max_entries:
+        while self.scanned < self.max_entries and self._bytes < self.max_bytes:
             per_entry = self._bytes // self.scanned if self.scanned else 0
             count = min(MAX_COUNT, READ_BYTES // per_entry) if per_entry else PROBE_COUNT
             count = max(1, min(count, self.max_entries - self.scanned))
@@ -267,9 +280,13 @@ def browse_topic(
     scanned = 0
     heads: list[tuple[tuple[int, int, int], int]] = []
     dry = list(range(len(parts)))  # partitions to read before the next pick
+    read_bytes = 0
     while len(messages) < query.limit and scanned < query.max_scan:
         if dry:  # one round trip for every partition that ran dry (read lazily)
+            if read_bytes >= query.max_scan_bytes:  # big payloads: stop here, the cursor goes on
+                break
             _refill(admin, topic, [parts[i] for i in dry], newest)
+            read_bytes = sum(part.read_bytes for part in parts)
             for i in dry:
                 if parts[i].buffer:
                     heapq.heappush(heads, (parts[i].buffer[0][0], i))
@@ -314,7 +331,8 @@ def browse_topic(
         next_cursor=None if finished else encode_cursor(query.order, out_positions),
         scanned=scanned,
         max_scan=query.max_scan,
-        stopped_at_bound=scanned >= query.max_scan and not finished,
+        stopped_at_bound=(scanned >= query.max_scan or read_bytes >= query.max_scan_bytes)
+        and not finished,
         positions=out_positions,
         partition_count=count,
     )
