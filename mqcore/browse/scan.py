@@ -1,14 +1,13 @@
 """Browse a topic: its partitions merged by id, newest or oldest first, filtered, paged.
 
 Each partition is read with ``XRANGE``/``XREVRANGE`` pages (one pipeline round trip
-refills every partition whose buffer ran dry). A read asks for at most
-:data:`MAX_COUNT` entries and is sized from the bytes per entry seen so far so
-that one reply stays near :data:`READ_BYTES` (a command over big payloads stays
-well under 5 ms). Entries are merged across partitions by id (equal ids by
-partition: newest first is exactly the reverse of oldest first); every merged
-entry counts as scanned, and the scan stops at ``max_scan`` entries or after reading
-about ``max_scan_bytes`` (:data:`SCAN_BYTES`: big payloads), saying so
-(``stopped_at_bound``), with a cursor to go on.
+refills every partition whose buffer ran dry). A read is sized as every byte-bounded
+read is (:mod:`mqcore.range_reader`: at most :data:`MAX_COUNT` entries, one reply near
+:data:`READ_BYTES`, so a command over big payloads stays well under 5 ms). Entries are
+merged across partitions by id (equal ids by partition: newest first is exactly the
+reverse of oldest first); every merged entry counts as scanned, and the scan stops at
+``max_scan`` entries or after reading about ``max_scan_bytes`` (:data:`SCAN_BYTES`: big
+payloads), saying so (``stopped_at_bound``), with a cursor to go on.
 
 The cursor encodes each partition's position (the last entry consumed from it,
 exclusive next time) and the partitions that reached their end; it is opaque
@@ -19,16 +18,16 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
-from mqcore.codec import U64, decode_fields, entry_bytes, parse_headers, validate_id
+from mqcore.codec import U64, decode_fields, parse_headers, validate_id
 from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
+from mqcore.range_reader import MAX_COUNT, READ_BYTES, SCAN_BYTES, next_count, sample_bytes
 
 if TYPE_CHECKING:
     from mqcore.admin import Admin
@@ -42,7 +41,6 @@ __all__ = [
     "READ_BYTES",
     "BrowsePage",
     "BrowseQuery",
-    "ForwardReader",
     "browse_topic",
     "decode_cursor",
     "encode_cursor",
@@ -51,10 +49,6 @@ __all__ = [
 MAX_LIMIT = 500  # messages per page
 DEFAULT_MAX_SCAN = 10_000  # entries scanned per request unless asked otherwise
 MAX_SCAN = 100_000  # the most a request may scan
-MAX_COUNT = 250  # entries per XRANGE read
-PROBE_COUNT = 8  # entries of a stream's first read, before its entry size is known
-READ_BYTES = 128 * 1024  # target size of one read's reply
-SCAN_BYTES = 64 * 1024 * 1024  # of entries one page (or one trace reader) reads, about
 ORDERS = ("newest", "oldest")
 MAX_CURSOR_CHARS = 64 * 1024  # a cursor of this many partitions
 
@@ -150,55 +144,7 @@ class _Part:
         return self.last_read and not self.buffer
 
     def count(self) -> int:
-        if not self.read_entries:
-            return PROBE_COUNT
-        per_entry = max(1, self.read_bytes // self.read_entries)
-        return max(1, min(MAX_COUNT, READ_BYTES // per_entry))
-
-
-def _sample_bytes(entries: list[Any]) -> int:
-    """Bytes of a reply, from at most 8 entries spread over it (a read sizes the next one)."""
-    step = max(1, len(entries) // 8)
-    sample = entries[::step]
-    return sum(entry_bytes(e) for e in sample) * len(entries) // len(sample)
-
-
-class ForwardReader:
-    """``XRANGE`` pages of one stream from ``lo`` on, oldest first, each sized from the bytes
-    per entry seen so far (the first asks for :data:`PROBE_COUNT`; then at most
-    :data:`MAX_COUNT`, about :data:`READ_BYTES`), until the end, ``max_entries`` or about
-    ``max_bytes`` read. After iterating, ``scanned`` says how many entries were read and
-    ``ended`` whether the stream's end was reached."""
-
-    def __init__(
-        self,
-        client: Any,
-        key: str,
-        lo: str,
-        max_entries: int,
-        what: str,
-        max_bytes: int = SCAN_BYTES,
-    ) -> None:
-        self.client, self.key, self.lo = client, key, lo
-        self.max_entries, self.what, self.max_bytes = max_entries, what, max_bytes
-        self.scanned, self.ended, self._bytes = 0, False, 0
-
-    def __iter__(self) -> Iterator[list[Any]]:
-        while self.scanned < self.max_entries and self._bytes < self.max_bytes:
-            per_entry = self._bytes // self.scanned if self.scanned else 0
-            count = min(MAX_COUNT, READ_BYTES // per_entry) if per_entry else PROBE_COUNT
-            count = max(1, min(count, self.max_entries - self.scanned))
-            with redis_errors(self.what):
-                entries = self.client.xrange(self.key, self.lo, "+", count) or []
-            self.scanned += len(entries)
-            if entries:
-                self._bytes += _sample_bytes(entries)
-                yield entries
-            if len(entries) < count:
-                self.ended = True
-                return
-            last = entries[-1][0]
-            self.lo = "(" + (last.decode() if isinstance(last, bytes) else str(last))
+        return next_count(self.read_entries, self.read_bytes)
 
 
 def _start_bound(query: BrowseQuery) -> str:
@@ -235,7 +181,7 @@ def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
         part.reads += 1
         if entries:
             part.read_entries += len(entries)
-            part.read_bytes += _sample_bytes(entries)
+            part.read_bytes += sample_bytes(entries)
         p = sign * part.partition
         for raw_id, fields in entries:
             entry_id = raw_id.decode() if raw_id.__class__ is bytes else str(raw_id)

@@ -318,7 +318,7 @@ def test_big_payloads_stop_a_page_at_its_byte_bound_and_the_cursor_goes_on(
     """A filter that matches nothing over big entries: the page stops after about
     max_scan_bytes (not max_scan entries of them), says so, and its cursors walk every
     entry exactly once; the trace's readers stop the same way (not complete)."""
-    from mqcore.browse.scan import ForwardReader
+    from mqcore.range_reader import RangeReader
 
     create_topic(r, mq_config.keys, "t", 2, groups=("g",))
     big = "x" * (64 * 1024)
@@ -340,6 +340,6 @@ def test_big_payloads_stop_a_page_at_its_byte_bound_and_the_cursor_goes_on(
         if cursor is None:
             break
     assert seen == ids
-    reader = ForwardReader(r, mq_config.keys.partition("t", 0), "-", 1000, "read", 2**20)
+    reader = RangeReader(r, mq_config.keys.partition("t", 0), "-", 1000, "read", max_bytes=2**20)
     assert sum(len(entries) for entries in reader) < 30
     assert not reader.ended
