@@ -10,6 +10,10 @@ on every page, partial, API answer and export:
   since they describe the shape of the message, not its data;
 - the raw ``payload`` and ``headers`` fields replaced by :data:`MASK`.
 
+Message *keys* stay visible everywhere (the browser, the message page, DLQ and retry
+pages, exports, the hot-keys sample of the partitions view): like header names they
+route and describe messages; a filter by key is allowed. Keep secrets out of keys.
+
 Searches must not see more than the user does: a text filter over payloads and
 headers is refused for such users (:func:`check_text_filter`), otherwise the
 filter's answers would leak a masked payload one probe at a time. The message

@@ -9,9 +9,10 @@ compact JSON, see :func:`csv_cell`). Masking is the console's business, not this
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from mqcore.csvsafe import csv_lines
 from mqcore.models import DlqLetter, GroupLag, PendingEntry
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "LAG_COLUMNS",
     "PENDING_COLUMNS",
     "csv_cell",
+    "csv_row_lines",
     "lag_rows",
     "letter_row",
     "pending_row",
@@ -109,3 +111,9 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, Mapping):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return value
+
+
+def csv_row_lines(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """The CSV of export rows, line by line (a generator): the header, then each row's
+    ``columns`` as :func:`csv_cell` values through the formula-safe writer."""
+    return csv_lines(columns, ([csv_cell(row.get(c)) for c in columns] for row in rows))

@@ -9,24 +9,13 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
-from dashboard.clusters import cluster_config
-from dashboard.services.audit import origin_from_request
-from dashboard.services.exports import export_response, export_start
+from dashboard.services.exports import export_download
 
 __all__ = ["urlpatterns"]
 
 
 def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    export = export_start(
-        acting_user=request.user,
-        kind=kind,
-        cluster=cluster,
-        topic=topic,
-        query=request.GET,
-        origin=origin_from_request(request),
-    )
-    return export_response(export)  # type: ignore[return-value]
+    return export_download(request, kind, cluster, topic)  # type: ignore[return-value]
 
 
 @api_view("GET")

@@ -27,7 +27,7 @@ from dashboard.permissions import payload_visible
 from dashboard.selectors.dlq import DlqFilterError, DlqFilters
 from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_int
 from dashboard.selectors.pages.snapshot import topic_visible_require
-from dashboard.selectors.pages.topic import group_list, lag_get
+from dashboard.selectors.pages.topic import lag_get
 from mqcore.admin.export import PendingRows
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.export_rows import (
@@ -98,8 +98,6 @@ def _pending(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> E
     group = str(query.get("group") or "").strip()
     if not group:
         raise ParamError("group is required")
-    if group not in group_list(cluster, topic):
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
     partition = parse_int(query.get("partition"), "partition", default=None)
     min_idle_ms = parse_int(query.get("min_idle_ms"), "min_idle_ms", default=None)
     min_idle_s = parse_int(query.get("min_idle_s"), "min_idle_s", default=None)
@@ -117,6 +115,8 @@ def _pending(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> E
         raise ParamError(str(exc)) from None
     if partition is not None and partition >= count:
         raise ParamError(f"partition {partition} does not exist")
+    if group not in admin.groups(topic, count):  # live: a group newer than the snapshot too
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
     filters = {
         "group": group,
         "consumer": consumer,

@@ -32,6 +32,7 @@ from dashboard.models.audit import GENESIS_HASH
 __all__ = [
     "AuditReasonError",
     "ChainReport",
+    "ConfirmationError",
     "Origin",
     "audit_begin",
     "audit_complete",
@@ -49,6 +50,11 @@ MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not cop
 
 class AuditReasonError(ValueError):
     """Raised when a bulk or destructive action comes without a reason or ticket."""
+
+
+class ConfirmationError(ValueError):
+    """Raised when a destructive action comes without its target's name typed exactly
+    (purge a DLQ, trim a topic, move a group, delete every matching retry item)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from dashboard.masking import MASK, mask_headers
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, payload_visible, require_action
 from dashboard.services.audit import (
+    ConfirmationError,
     Origin,
     audit_begin,
     audit_complete,
@@ -44,10 +45,6 @@ __all__ = [
 
 class TargetError(ValueError):
     """A replay target (topic or partition) the cluster does not have; nothing was written."""
-
-
-class ConfirmationError(ValueError):
-    """Raised when a destructive action's typed confirmation does not match."""
 
 
 def _replay_event(force: bool, target: bool) -> AuditEventType:

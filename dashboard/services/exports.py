@@ -18,18 +18,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
+from dashboard.clusters import cluster_config
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.exports import EXPORT_FORMATS, ExportSource, export_source
 from dashboard.selectors.pages.params import parse_choice
-from dashboard.services.audit import Origin, audit_begin, audit_complete
-from mqcore.csvsafe import csv_line
-from mqcore.export_rows import csv_cell
+from dashboard.services.audit import Origin, audit_begin, audit_complete, origin_from_request
+from mqcore.export_rows import csv_row_lines
 
-__all__ = ["Export", "export_filename", "export_response", "export_start"]
+__all__ = ["Export", "export_download", "export_filename", "export_response", "export_start"]
 
 EVENTS = {
     "lag": AuditEventType.LAG_EXPORT,
@@ -60,12 +60,6 @@ def export_filename(kind: str, topic: str, group: str | None, fmt: str, max_rows
     and the row limit, so a cut file says so in its name."""
     parts = [kind, _safe(topic)] + ([_safe(group)] if group else [])
     return f"{'-'.join(parts)}-max{max_rows}.{fmt}"
-
-
-def _csv(src: ExportSource) -> Iterator[str]:
-    yield csv_line(src.columns)
-    for row in src.rows:
-        yield csv_line([csv_cell(row.get(c)) for c in src.columns])
 
 
 def _json(src: ExportSource, head: Mapping[str, Any]) -> Iterator[str]:
@@ -153,7 +147,7 @@ def export_start(
         "max_rows": src.max_rows,
         "masked": src.masked,
     }
-    chunks = _csv(src) if fmt == "csv" else _json(src, head)
+    chunks = csv_row_lines(src.columns, src.rows) if fmt == "csv" else _json(src, head)
     return Export(
         chunks=_audited(chunks, src, intent),
         filename=export_filename(kind, topic, group, fmt, src.max_rows),
@@ -171,3 +165,19 @@ def export_response(export: Export) -> StreamingHttpResponse:
     response["X-Export-Max-Rows"] = str(export.max_rows)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def export_download(
+    request: HttpRequest, kind: str, cluster: str, topic: str
+) -> StreamingHttpResponse:
+    """The page's and the API's export: ``request``'s user, query and origin, one download."""
+    cluster_config(cluster)
+    export = export_start(
+        acting_user=request.user,
+        kind=kind,
+        cluster=cluster,
+        topic=topic,
+        query=request.GET,
+        origin=origin_from_request(request),
+    )
+    return export_response(export)

@@ -17,6 +17,7 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.position import parse_partitions, plan_json, position_target
 from dashboard.services.audit import (
+    ConfirmationError,
     Origin,
     audit_begin,
     audit_complete,
@@ -25,10 +26,6 @@ from dashboard.services.audit import (
 )
 
 __all__ = ["ConfirmationError", "set_group_position"]
-
-
-class ConfirmationError(ValueError):
-    """Raised when the typed confirmation is not the exact group name."""
 
 
 def set_group_position(

@@ -59,6 +59,8 @@ def produce_message(
     count = mq.partition_count(topic)  # an unknown topic is refused before the audit row
     if partition is not None and not 0 <= partition < count:
         raise ValueError(f"partition: {topic} has partitions 0..{count - 1}")
+    producer = Producer(mq.config, mq.client)
+    producer.check(topic, payload, key=key, headers=headers or None, partition=partition)
     intent = audit_begin(
         acting_user=acting_user,
         event_type=AuditEventType.MESSAGE_PRODUCE,
@@ -73,7 +75,6 @@ def produce_message(
         },
     )
     with audit_failure(intent):
-        producer = Producer(mq.config, mq.client)
         res = producer.send(topic, payload, key=key, headers=headers or None, partition=partition)
     audit_complete(
         intent,

@@ -17,6 +17,7 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.services.audit import (
+    ConfirmationError,
     Origin,
     audit_begin,
     audit_complete,
@@ -26,10 +27,6 @@ from dashboard.services.audit import (
 from mqcore.retention import PartitionTrim, RetentionPolicy, housekeep
 
 __all__ = ["ConfirmationError", "housekeep_cluster", "trim_topic"]
-
-
-class ConfirmationError(ValueError):
-    """Raised when the typed confirmation is not the exact topic name."""
 
 
 def _summary(done: list[PartitionTrim]) -> tuple[dict[str, int], list[dict[str, Any]]]:

@@ -22,6 +22,7 @@ from dashboard.permissions import Action, payload_visible, require_action
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.selectors.retries import filter_from_query
 from dashboard.services.audit import (
+    ConfirmationError,
     Origin,
     audit_begin,
     audit_complete,
@@ -34,10 +35,6 @@ from mqcore.retries.browse import decode_cursor
 __all__ = ["ACTIONS", "ConfirmationError", "retries_act"]
 
 ACTIONS = ("retry", "delete")
-
-
-class ConfirmationError(ValueError):
-    """Raised when deleting all matching items comes without the topic name typed."""
 
 
 def _ids(ids: list[str]) -> list[str]:

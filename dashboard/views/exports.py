@@ -10,25 +10,14 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET
 
-from dashboard.clusters import cluster_config
-from dashboard.services.audit import origin_from_request
-from dashboard.services.exports import export_response, export_start
+from dashboard.services.exports import export_download
 from dashboard.views.errors import html_errors
 
 __all__ = ["urlpatterns"]
 
 
 def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
-    cluster_config(cluster)
-    export = export_start(
-        acting_user=request.user,
-        kind=kind,
-        cluster=cluster,
-        topic=topic,
-        query=request.GET,
-        origin=origin_from_request(request),
-    )
-    return export_response(export)
+    return export_download(request, kind, cluster, topic)
 
 
 @require_GET

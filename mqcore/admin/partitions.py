@@ -23,11 +23,11 @@ from itertools import islice
 from typing import Any
 
 from mqcore.admin.calls import pipeline_lenient
-from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
+from mqcore.range_reader import RangeReader
 
 __all__ = [
     "HOT_KEYS_BYTES",
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 HOT_KEYS_DEFAULT = 500
-HOT_KEYS_MAX = 2000  # entries of one XREVRANGE: well under a millisecond of Redis time
+HOT_KEYS_MAX = 2000  # entries of one sample (read in pieces of at most 250)
 HOT_KEYS_TOP = 20
 HOT_KEYS_BYTES = 2 * 2**20  # of entries read per sample, about (big payloads: fewer entries)
 HOT_KEYS_FIRST = 16  # entries of the first read, before their size is known
@@ -82,11 +82,6 @@ def mark_skew(rows: list[dict[str, Any]], names: Sequence[str]) -> dict[str, dic
     return skews
 
 
-def _entry_bytes(entry: Any) -> int:
-    entry_id, fields = entry
-    return len(entry_id) + sum(len(k) + len(v) for k, v in (fields or {}).items())
-
-
 def hot_keys(
     client: RedisClient,
     keys: KeySpace,
@@ -100,34 +95,28 @@ def hot_keys(
     """The ``top`` message keys of the newest ``count`` entries of one partition.
 
     Entries are read newest first in ``XREVRANGE`` pieces sized from the bytes seen so
-    far, about ``max_bytes`` in all (big payloads: fewer entries, ``bytes_bound`` True),
-    so no read sends Redis much more than that. ``sampled`` entries were read (from
-    ``first_id``, the oldest, to ``last_id``); ``keys`` are ``{"key", "count", "share"}``,
-    most frequent first (ties by key); ``keyless`` entries carried no key.
+    far (:class:`mqcore.range_reader.RangeReader`), about ``max_bytes`` in all (big
+    payloads: fewer entries, ``bytes_bound`` True), so no read sends much more than that.
+    ``sampled`` entries were read (from ``first_id``, the oldest, to ``last_id``); ``keys``
+    are ``{"key", "count", "share"}``, most frequent first (ties by key); ``keyless``
+    entries carried no key.
     """
     if not 1 <= count <= HOT_KEYS_MAX:
         raise InvalidArgumentError(f"count must be 1..{HOT_KEYS_MAX}")
     if not 1 <= top <= 100 or max_bytes < 1:
         raise InvalidArgumentError("top must be 1..100 and max_bytes >= 1")
-    stream = keys.partition(topic, partition)
-    entries: list[Any] = []
-    read = 0
-    hi = "+"
-    bound = False
-    while len(entries) < count:
-        if read >= max_bytes:
-            bound = True
-            break
-        per_entry = read // len(entries) if entries else 0
-        budget = (max_bytes - read) // per_entry if per_entry else HOT_KEYS_FIRST
-        want = max(1, min(count - len(entries), budget))
-        with redis_errors(f"sample partition {partition} of {topic}"):
-            piece = client.xrevrange(stream, hi, "-", count=want)
-        entries.extend(piece)
-        read += sum(_entry_bytes(e) for e in piece)
-        if len(piece) < want:
-            break
-        hi = "(" + decode_text(piece[-1][0])
+    reader = RangeReader(
+        client,
+        keys.partition(topic, partition),
+        "+",
+        count,
+        f"sample partition {partition} of {topic}",
+        max_bytes=max_bytes,
+        reverse=True,
+        first=HOT_KEYS_FIRST,
+    )
+    entries = [entry for piece in reader for entry in piece]
+    read, bound = reader.bytes_read, not reader.ended and len(entries) < count
     counts: Counter[str] = Counter()
     keyless = 0
     for _, fields in entries:

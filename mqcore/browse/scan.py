@@ -1,13 +1,13 @@
 """Browse a topic: its partitions merged by id, newest or oldest first, filtered, paged.
 
 Each partition is read with ``XRANGE``/``XREVRANGE`` pages (one pipeline round trip
-refills every partition whose buffer ran dry). A read asks for at most
-:data:`MAX_COUNT` entries and is sized from the bytes per entry seen so far so
-that one reply stays near :data:`READ_BYTES` (a command over big payloads stays
-well under 5 ms). Entries are merged across partitions by id (equal ids by
-partition: newest first is exactly the reverse of oldest first); every merged
-entry counts as scanned, and the scan stops at ``max_scan`` entries, saying so
-(``stopped_at_bound``), with a cursor to go on.
+refills every partition whose buffer ran dry). A read is sized as every byte-bounded
+read is (:mod:`mqcore.range_reader`: at most :data:`MAX_COUNT` entries, one reply near
+:data:`READ_BYTES`, so a command over big payloads stays well under 5 ms). Entries are
+merged across partitions by id (equal ids by partition: newest first is exactly the
+reverse of oldest first); every merged entry counts as scanned, and the scan stops at
+``max_scan`` entries or after reading about ``max_scan_bytes`` (:data:`SCAN_BYTES`: big
+payloads), saying so (``stopped_at_bound``), with a cursor to go on.
 
 The cursor encodes each partition's position (the last entry consumed from it,
 exclusive next time) and the partitions that reached their end; it is opaque
@@ -16,20 +16,18 @@ text (base64 of a small JSON document) handed back with the same query.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import heapq
-import json
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
 from mqcore.codec import U64, decode_fields, parse_headers, validate_id
+from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
+from mqcore.range_reader import MAX_COUNT, READ_BYTES, SCAN_BYTES, next_count, sample_bytes
 
 if TYPE_CHECKING:
     from mqcore.admin import Admin
@@ -43,7 +41,6 @@ __all__ = [
     "READ_BYTES",
     "BrowsePage",
     "BrowseQuery",
-    "ForwardReader",
     "browse_topic",
     "decode_cursor",
     "encode_cursor",
@@ -52,10 +49,8 @@ __all__ = [
 MAX_LIMIT = 500  # messages per page
 DEFAULT_MAX_SCAN = 10_000  # entries scanned per request unless asked otherwise
 MAX_SCAN = 100_000  # the most a request may scan
-MAX_COUNT = 250  # entries per XRANGE read
-PROBE_COUNT = 8  # entries of a stream's first read, before its entry size is known
-READ_BYTES = 128 * 1024  # target size of one read's reply
 ORDERS = ("newest", "oldest")
+MAX_CURSOR_CHARS = 64 * 1024  # a cursor of this many partitions
 
 
 @dataclass(frozen=True)
@@ -70,6 +65,7 @@ class BrowseQuery:
     limit: int = 50
     max_scan: int = DEFAULT_MAX_SCAN
     cursor: str | None = None
+    max_scan_bytes: int = SCAN_BYTES
 
     def check(self) -> None:
         if self.order not in ORDERS:
@@ -78,6 +74,8 @@ class BrowseQuery:
             raise InvalidArgumentError(f"limit must be 1..{MAX_LIMIT}")
         if not isinstance(self.max_scan, int) or not 1 <= self.max_scan <= MAX_SCAN:
             raise InvalidArgumentError(f"max_scan must be 1..{MAX_SCAN}")
+        if not isinstance(self.max_scan_bytes, int) or self.max_scan_bytes < 1:
+            raise InvalidArgumentError("max_scan_bytes must be >= 1")
         if self.from_id is not None and self.from_ms is not None:
             raise InvalidArgumentError("start from an id or from a time, not both")
         if self.from_id is not None:
@@ -105,20 +103,14 @@ class BrowsePage:
 
 def encode_cursor(order: str, positions: dict[int, str | None]) -> str:
     doc = {"v": 1, "o": order, "p": {str(p): pos for p, pos in sorted(positions.items())}}
-    raw = json.dumps(doc, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return pack_cursor(doc)
 
 
-def decode_cursor(cursor: str, order: str, partitions: list[int]) -> dict[int, str | None]:
+def decode_cursor(text: str, order: str, partitions: list[int]) -> dict[int, str | None]:
     """Per-partition positions of ``cursor`` (InvalidArgumentError when it is not one of
     ours, or was made for another order or other partitions)."""
     bad = InvalidArgumentError("invalid cursor: pass back the next_cursor of the same query")
-    if not isinstance(cursor, str) or len(cursor) > 64 * 1024:
-        raise bad
-    try:
-        doc = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, binascii.Error):
-        raise bad from None
+    doc = unpack_cursor(text, max_chars=MAX_CURSOR_CHARS, bad=bad)
     if not isinstance(doc, dict) or doc.get("v") != 1 or not isinstance(doc.get("p"), dict):
         raise bad
     if doc.get("o") != order:
@@ -152,55 +144,7 @@ class _Part:
         return self.last_read and not self.buffer
 
     def count(self) -> int:
-        if not self.read_entries:
-            return PROBE_COUNT
-        per_entry = max(1, self.read_bytes // self.read_entries)
-        return max(1, min(MAX_COUNT, READ_BYTES // per_entry))
-
-
-def _entry_bytes(entry_id: Any, fields: Any) -> int:
-    size = len(entry_id)
-    if isinstance(fields, dict):
-        for k, v in fields.items():
-            size += len(k) + (len(v) if isinstance(v, bytes | str) else 8)
-    return size
-
-
-def _sample_bytes(entries: list[Any]) -> int:
-    """Bytes of a reply, from at most 8 entries spread over it (a read sizes the next one)."""
-    step = max(1, len(entries) // 8)
-    sample = entries[::step]
-    return sum(_entry_bytes(e, f) for e, f in sample) * len(entries) // len(sample)
-
-
-class ForwardReader:
-    """``XRANGE`` pages of one stream from ``lo`` on, oldest first, each sized from the bytes
-    per entry seen so far (the first asks for :data:`PROBE_COUNT`; then at most
-    :data:`MAX_COUNT`, about :data:`READ_BYTES`), until the end or ``max_entries``.
-    After iterating, ``scanned`` says how many entries were read and ``ended`` whether
-    the stream's end was reached."""
-
-    def __init__(self, client: Any, key: str, lo: str, max_entries: int, what: str) -> None:
-        self.client, self.key, self.lo = client, key, lo
-        self.max_entries, self.what = max_entries, what
-        self.scanned, self.ended, self._bytes = 0, False, 0
-
-    def __iter__(self) -> Iterator[list[Any]]:
-        while self.scanned < self.max_entries:
-            per_entry = self._bytes // self.scanned if self.scanned else 0
-            count = min(MAX_COUNT, READ_BYTES // per_entry) if per_entry else PROBE_COUNT
-            count = max(1, min(count, self.max_entries - self.scanned))
-            with redis_errors(self.what):
-                entries = self.client.xrange(self.key, self.lo, "+", count) or []
-            self.scanned += len(entries)
-            if entries:
-                self._bytes += _sample_bytes(entries)
-                yield entries
-            if len(entries) < count:
-                self.ended = True
-                return
-            last = entries[-1][0]
-            self.lo = "(" + (last.decode() if isinstance(last, bytes) else str(last))
+        return next_count(self.read_entries, self.read_bytes)
 
 
 def _start_bound(query: BrowseQuery) -> str:
@@ -237,7 +181,7 @@ def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
         part.reads += 1
         if entries:
             part.read_entries += len(entries)
-            part.read_bytes += _sample_bytes(entries)
+            part.read_bytes += sample_bytes(entries)
         p = sign * part.partition
         for raw_id, fields in entries:
             entry_id = raw_id.decode() if raw_id.__class__ is bytes else str(raw_id)
@@ -282,9 +226,13 @@ def browse_topic(
     scanned = 0
     heads: list[tuple[tuple[int, int, int], int]] = []
     dry = list(range(len(parts)))  # partitions to read before the next pick
+    read_bytes = 0
     while len(messages) < query.limit and scanned < query.max_scan:
         if dry:  # one round trip for every partition that ran dry (read lazily)
+            if read_bytes >= query.max_scan_bytes:  # big payloads: stop here, the cursor goes on
+                break
             _refill(admin, topic, [parts[i] for i in dry], newest)
+            read_bytes = sum(part.read_bytes for part in parts)
             for i in dry:
                 if parts[i].buffer:
                     heapq.heappush(heads, (parts[i].buffer[0][0], i))
@@ -329,7 +277,8 @@ def browse_topic(
         next_cursor=None if finished else encode_cursor(query.order, out_positions),
         scanned=scanned,
         max_scan=query.max_scan,
-        stopped_at_bound=scanned >= query.max_scan and not finished,
+        stopped_at_bound=(scanned >= query.max_scan or read_bytes >= query.max_scan_bytes)
+        and not finished,
         positions=out_positions,
         partition_count=count,
     )

@@ -12,7 +12,7 @@ Every lookup is bounded and says whether it saw everything:
   id; the retry set's first :data:`RETRY_ITEMS` items of its partition (read by the
   retry browser, :mod:`mqcore.retries.browse`) and at
   most :data:`RETRY_SCAN` entries of the partition after the message (``XRANGE``
-  pages sized by bytes, :class:`mqcore.browse.scan.ForwardReader`) are searched;
+  pages sized by bytes, :class:`mqcore.range_reader.RangeReader`) are searched;
 - dead letters: at most :data:`DLQ_SCAN` letters of the topic's DLQ from the root's
   time on (a letter is always newer than its message), matched by their
   ``originalMessageId`` (an id of the chain) or ``x-original-message-id`` header
@@ -28,12 +28,12 @@ import redis
 
 from mqcore.admin.shapes import entry_int
 from mqcore.boundary import redis_errors
-from mqcore.browse.scan import ForwardReader
 from mqcore.clock import now_ms
 from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers, validate_id
 from mqcore.dlq.letters import letter_from_entry
 from mqcore.errors import InvalidIdError
 from mqcore.models import Message
+from mqcore.range_reader import RangeReader
 from mqcore.retries.browse import RetryFilter
 from mqcore.retries.browse import read_page as read_retry_page
 
@@ -127,7 +127,7 @@ def _group_states(admin: Admin, key: str, entry_id: str) -> tuple[list[dict[str,
 
 def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[Any], int, bool]:
     found: list[dict[str, Any]] = []
-    reader = ForwardReader(admin.client, key, "(" + message.id, RETRY_SCAN, "read retries")
+    reader = RangeReader(admin.client, key, "(" + message.id, RETRY_SCAN, "read retries")
     for entries in reader:
         for entry_id, raw in entries:
             fields = decode_fields(raw)
@@ -179,7 +179,7 @@ def _dead_letters(
 ) -> tuple[list[Any], int, bool]:
     found: list[dict[str, Any]] = []
     dlq = admin.keys.dlq(topic)
-    reader = ForwardReader(admin.client, dlq, f"{id_ms(root)}-0", DLQ_SCAN, "read the DLQ")
+    reader = RangeReader(admin.client, dlq, f"{id_ms(root)}-0", DLQ_SCAN, "read the DLQ")
     for entries in reader:
         for entry_id, raw in entries:
             letter = letter_from_entry(entry_id, raw)

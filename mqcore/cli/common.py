@@ -10,8 +10,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any, NoReturn
 
 from mqcore.config import MQConfig
-from mqcore.csvsafe import csv_line
-from mqcore.export_rows import csv_cell
+from mqcore.export_rows import csv_row_lines
 
 __all__ = [
     "AddParser",
@@ -23,6 +22,7 @@ __all__ = [
     "csv_out",
     "csv_wanted",
     "human_bytes",
+    "human_json",
     "jsonable",
     "plain",
     "table",
@@ -34,6 +34,8 @@ _SHOWN = {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
 _UNSAFE = [*range(0x00, 0x20), *range(0x7F, 0xA0), 0x200E, 0x200F, 0x2028, 0x2029]
 _UNSAFE += [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 _PLAIN = {c: _SHOWN.get(c, f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _UNSAFE}
+# JSON escapes C0 controls inside strings itself; the rest of _UNSAFE as JSON escapes
+_JSON_PLAIN = {c: f"\\u{c:04x}" for c in _UNSAFE if c >= 0x7F}
 
 
 class UsageError(Exception):
@@ -73,6 +75,12 @@ def plain(value: Any) -> str:
     """``value`` as text a terminal shows as data: control characters (escape sequences,
     newlines) and bidi overrides become visible escapes such as ``\\x1b``, ``\\n``."""
     return str(value).translate(_PLAIN)
+
+
+def human_json(value: Any) -> str:
+    """``value`` as indented JSON a terminal shows as data: still valid JSON, non-ASCII
+    text kept, but DEL, C1 controls and bidi overrides written as ``\\uXXXX`` escapes."""
+    return json.dumps(value, indent=2, ensure_ascii=False).translate(_JSON_PLAIN)
 
 
 def human_bytes(n: Any) -> str:
@@ -143,10 +151,11 @@ def csv_wanted(args: argparse.Namespace) -> bool:
 def csv_out(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> int:
     """Write the header and the rows to stdout as they come; returns the rows written."""
     out = sys.stdout
-    out.write(csv_line(columns))
+    lines = csv_row_lines(columns, rows)
+    out.write(next(lines))  # the header
     n = 0
-    for row in rows:
-        out.write(csv_line([csv_cell(row.get(c)) for c in columns]))
+    for line in lines:
+        out.write(line)
         n += 1
     out.flush()
     return n

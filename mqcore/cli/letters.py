@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
 
@@ -16,6 +15,7 @@ from mqcore.cli.common import (
     config,
     csv_out,
     csv_wanted,
+    human_json,
     jsonable,
     table,
 )
@@ -96,7 +96,7 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
     elif args.dlq_cmd == "get":
         letter = dlq.get(args.topic, args.id)
         data = {**_letter_row(letter), "replays": jsonable(letter.replays)}
-        out.emit(data, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
+        out.emit(data, human_json)
     elif args.dlq_cmd == "replay":
         res = dlq.replay(
             args.topic,

@@ -10,10 +10,18 @@ run again). Deleting every matching item asks for ``--yes``.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, jsonable, table
+from mqcore.cli.common import (
+    AddParser,
+    Out,
+    Parser,
+    UsageError,
+    config,
+    human_json,
+    jsonable,
+    table,
+)
 from mqcore.retries import RetryFilter, RetryItem, RetryOutcome
 
 __all__ = ["add_parsers", "cmd_retries"]
@@ -103,7 +111,7 @@ def cmd_retries(args: argparse.Namespace, out: Out) -> int:
         out.emit(data, lambda d: table(d["items"], COLUMNS))
     elif args.retries_cmd == "get":
         data = item_row(rs.get(args.topic, args.id))
-        out.emit(data, lambda d: json.dumps(d, indent=2, ensure_ascii=False))
+        out.emit(data, human_json)
     else:
         deleting = args.retries_cmd == "delete"
         if args.all_matching:

@@ -17,6 +17,7 @@ __all__ = [
     "U64",
     "decode_fields",
     "decode_text",
+    "entry_bytes",
     "id_ms",
     "id_tuple",
     "parse_headers",
@@ -57,6 +58,15 @@ def decode_text(raw: Any) -> str:
         except UnicodeDecodeError:
             return raw.decode("utf-8", "replace")
     return "" if raw is None else str(raw)
+
+
+def entry_bytes(entry: Any) -> int:
+    """Bytes of one raw stream entry (its id and fields, a map or a flat list) as Redis sent
+    it: the one measure by which byte-bounded reads size their next ``COUNT``."""
+    entry_id, fields = entry[0], entry[1] or ()
+    items = [*fields.keys(), *fields.values()] if isinstance(fields, dict) else fields
+    size = len(entry_id) if isinstance(entry_id, bytes | str) else 0
+    return size + sum(len(v) for v in items if isinstance(v, bytes | str))
 
 
 def decode_fields(raw: Any) -> dict[str, bytes]:

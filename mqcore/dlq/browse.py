@@ -14,7 +14,7 @@ import redis
 from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
 from mqcore.codec import U64 as _U64
-from mqcore.codec import decode_text, id_tuple, validate_id
+from mqcore.codec import decode_text, entry_bytes, id_tuple, validate_id
 from mqcore.config import RedisClient
 from mqcore.dlq.letters import (
     REPLAY_SEQ_HEADER,
@@ -49,8 +49,9 @@ def _matches(
 
 
 def text_matches(payload: str, headers: Mapping[str, str], text: str) -> bool:
-    """The one text filter rule (DLQ pages, bulk selections, the topic browser): ``text``,
-    case-insensitive, in the first TEXT_MATCH_CHARS of the payload or of a header name or value."""
+    """The one text filter rule (DLQ pages, bulk selections, the topic and retry browsers):
+    ``text``, case-insensitive, in the first TEXT_MATCH_CHARS of the payload or of a header
+    name or value."""
     needle, cut = text.lower(), TEXT_MATCH_CHARS
     if needle in payload[:cut].lower():
         return True
@@ -61,13 +62,6 @@ def _ms(value: int) -> int:
     if not isinstance(value, int) or value < 0:
         raise InvalidArgumentError(f"times are epoch milliseconds >= 0, not {value!r}")
     return value
-
-
-def _entry_bytes(entry: Any) -> int:
-    """Bytes of one raw stream entry (its id and field list) as Redis sent it."""
-    entry_id, fields = entry[0], entry[1] or ()
-    items = [*fields.keys(), *fields.values()] if isinstance(fields, dict) else fields
-    return len(entry_id) + sum(len(v) for v in items if isinstance(v, bytes | str))
 
 
 def read_page(
@@ -127,7 +121,7 @@ def read_page(
                 raise entries
         scanned += len(entries)
         if max_scan_bytes is not None:
-            scanned_bytes += sum(_entry_bytes(entry) for entry in entries)
+            scanned_bytes += sum(entry_bytes(entry) for entry in entries)
         for letter in letters_from_entries(entries):
             last_scanned = letter.id
             if not filtering or _matches(letter, partition, key, text):
@@ -181,7 +175,7 @@ def matching_ids(
         with redis_errors(f"read DLQ of {topic}"):
             entries = client.xrange(dlq, lo, hi, _SCAN_PAGE)
         if text:
-            scanned_bytes += sum(_entry_bytes(entry) for entry in entries)
+            scanned_bytes += sum(entry_bytes(entry) for entry in entries)
             if scanned_bytes > budget and len(entries) == _SCAN_PAGE:
                 raise InvalidArgumentError(
                     f"the text filter read {scanned_bytes // (1024 * 1024)} MB of dead letters "

@@ -5,7 +5,10 @@ the rank where a state's range begins), then the first page ``ZRANGE ... BYSCORE
 0 n`` in the same pipeline, or ``ZRANK``/``ZREVRANK`` of a cursor's member (where it
 stands now) and ``ZRANGE`` by rank with a bounded range; never the whole set. The item
 hashes of one chunk are read with one pipeline of ``HGETALL`` (an item is a small hash;
-a chunk is at most :data:`CHUNK`).
+a chunk is at most :data:`CHUNK`; its hashes are read :data:`FIRST_HASHES` first, then
+about :data:`READ_BYTES` a round trip by the size seen). A page reads about
+:data:`SCAN_BYTES` of items at most (big payloads): then it stops, not complete, and its
+cursor goes on.
 
 Order is the zset's: by due time, ties by member. ``state`` is ``all``, ``due`` (score
 <= now) or ``scheduled`` (score > now). A cursor names the last member looked at and
@@ -18,16 +21,15 @@ filter, whose answers need the cursor.
 
 from __future__ import annotations
 
-import base64
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, entry_bytes
 from mqcore.config import RedisClient
-from mqcore.dlq.browse import TEXT_MATCH_CHARS
+from mqcore.cursor import pack_cursor, unpack_cursor
+from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of
@@ -50,6 +52,9 @@ CHUNK = 200
 MAX_LIMIT = 500
 MAX_OFFSET = 10_000_000
 MAX_CURSOR_CHARS = 800
+READ_BYTES = 1024 * 1024  # of item hashes one round trip reads, once their size is known
+FIRST_HASHES = 64  # item hashes of the first round trip, before their size is known
+SCAN_BYTES = 64 * 1024 * 1024  # of item hashes one page reads at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,31 +88,21 @@ class RetryFilter:
         if self.key and item.key != self.key:
             return False
         if self.text:
-            needle, cut = self.text.lower(), TEXT_MATCH_CHARS
-            if needle in item.payload[:cut].lower():
-                return True
-            return any(
-                needle in k[:cut].lower() or needle in v[:cut].lower()
-                for k, v in item.headers.items()
-            )
+            return text_matches(item.payload, item.headers, self.text)
         return True
 
 
 def encode_cursor(score: float, member: str) -> str:
-    text = json.dumps([score, member], separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    return pack_cursor([score, member])
 
 
-def decode_cursor(cursor: str) -> tuple[float, str]:
+def decode_cursor(text: str) -> tuple[float, str]:
     """The (score, member) of a cursor, or InvalidArgumentError."""
     bad = InvalidArgumentError("invalid cursor: use the next_cursor of a page")
-    if not isinstance(cursor, str) or not 0 < len(cursor) <= MAX_CURSOR_CHARS:
+    doc = unpack_cursor(text, max_chars=MAX_CURSOR_CHARS, bad=bad)
+    if not isinstance(doc, list) or len(doc) != 2:
         raise bad
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        score, member = json.loads(raw)
-    except (ValueError, TypeError):
-        raise bad from None
+    score, member = doc
     if isinstance(score, bool) or not isinstance(score, int | float) or math.isnan(score):
         raise bad
     if not isinstance(member, str) or not member:
@@ -208,6 +203,7 @@ def read_page(
     cursor: str | None = None,
     offset: int = 0,
     max_scan: int = 5000,
+    max_scan_bytes: int = SCAN_BYTES,
 ) -> RetryPage:
     """One page of ``topic``'s retry items in due order (see the module's notes)."""
     if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
@@ -216,14 +212,14 @@ def read_page(
         raise InvalidArgumentError(f"offset must be 0..{MAX_OFFSET}")
     if offset and (cursor or flt.narrows):
         raise InvalidArgumentError("offset pages an unfiltered list: use the cursor instead")
-    if max_scan < 1:
-        raise InvalidArgumentError("max_scan must be >= 1")
+    if max_scan < 1 or max_scan_bytes < 1:
+        raise InvalidArgumentError("max_scan and max_scan_bytes must be >= 1")
     at = decode_cursor(cursor) if cursor else None
     zset, prefix, desc = keys.retry_zset(topic), keys.retry_item_prefix(topic), flt.order == "desc"
     reader = _Reader(client, zset, flt, now_ms)
     first_n = 0 if offset else min(CHUNK if flt.narrows else limit, max_scan)
     items: list[RetryItem] = []
-    scanned, complete, inside, last = 0, False, False, None
+    scanned, complete, inside, last, read_bytes = 0, False, False, None, 0
     tie: tuple[float, str] | None = None
     with redis_errors(f"read the retry set of {topic!r}"):
         total, due, rank, below, opened = reader.open(at, first_n)
@@ -238,6 +234,8 @@ def read_page(
         else:  # it left (or lies before the range): on after every lower score, skip ties
             start, tie, rows = max(start, int(below)), at, list(opened or [])
         while len(items) < limit and scanned < max_scan and not inside:
+            if read_bytes >= max_scan_bytes:  # big items: the page stops, its cursor goes on
+                break
             if rows is None:
                 want = min(
                     CHUNK if flt.narrows else limit - len(items), max_scan - scanned, end - start
@@ -255,16 +253,26 @@ def read_page(
                     break
                 if not _passed(tie, score, member, desc):
                     members.append((member, score))
-            rows = None
-            hashes = _read_hashes(client, [m for m, _ in members]) if members else []
-            for i, ((member, score), raw) in enumerate(zip(members, hashes, strict=True)):
-                scanned += 1
-                last = (score, member)
-                item = item_from_hash(item_id_of(member, prefix), _ms(score), raw)
-                if flt.matches(item):
-                    items.append(item)
+            rows, done = None, 0
+            while done < len(members) and not inside:
+                if read_bytes >= max_scan_bytes:  # big items: the page stops, its cursor goes on
+                    inside = True
+                    break
+                n = max(1, READ_BYTES * scanned // read_bytes) if read_bytes else FIRST_HASHES
+                part = members[done : done + n]
+                hashes = _read_hashes(client, [m for m, _ in part])
+                read_bytes += sum(entry_bytes(("", h)) for h in hashes if isinstance(h, dict))
+                done += len(part)
+                for i, ((member, score), raw) in enumerate(zip(part, hashes, strict=True)):
+                    scanned += 1
+                    last = (score, member)
+                    item = item_from_hash(item_id_of(member, prefix), _ms(score), raw)
+                    if flt.matches(item):
+                        items.append(item)
+                    if len(items) == limit or scanned == max_scan:
+                        inside = done - len(part) + i < len(members) - 1
+                        break
                 if len(items) == limit or scanned == max_scan:
-                    inside = i < len(members) - 1
                     break
             if complete:
                 break

@@ -149,10 +149,17 @@ class RetrySet:
             for member in members:
                 pipe.hlen(member)
                 pipe.hexists(member, "topic")
-            replies = pipe.execute()
+            replies = pipe.execute(raise_on_error=False)
         # a hash without a plain "topic" field (Kryo-written) would be dropped by the move
-        # as Java's mover drops it; an operator's retry leaves it for a look instead
-        plain = [m for k, m in enumerate(members) if not replies[2 * k] or replies[2 * k + 1]]
+        # as Java's mover drops it; an operator's retry leaves it for a look instead, and
+        # a key that is no hash at all (odd data: an error reply) too
+        plain = [
+            m
+            for k, m in enumerate(members)
+            if not isinstance(replies[2 * k], Exception)
+            and not isinstance(replies[2 * k + 1], Exception)
+            and (not replies[2 * k] or replies[2 * k + 1])
+        ]
         mover = RetryMover(self.config, self.client, batch=BATCH)
         stats = mover.move_items(topic, plain, force=True)
         skipped = stats.skipped + len(members) - len(plain)

@@ -236,3 +236,26 @@ def test_odd_retry_fields_never_break_the_message_page(
     assert api["trace"]["root_id"] == odd
     assert api["trace"]["previous_id"] is None
     assert api["trace"]["retries"][0]["retry_count"] == 0
+
+
+def test_produce_refuses_what_the_producer_refuses_before_any_audit_row(
+    orders: list[str], r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """A payload over the limit, an empty header name, text that is not valid: 400, and
+    neither a message nor an audit row is written (bad input writes nothing)."""
+    operator = client("Operator")
+    api = API + "/produce"
+    events = AuditEvent.objects.count()
+    lengths = [r.xlen(mq_config.keys.partition("orders", p)) for p in (0, 1)]
+    for body in (
+        {"payload": "x" * (mq_config.max_payload_bytes + 1)},
+        {"payload": "x", "headers": {"": "1"}},
+        {"payload": "\ud800"},
+        {"payload": "x", "key": "\udfff"},
+    ):
+        resp = operator.post(api, json.dumps(body), content_type="application/json")
+        assert resp.status_code == 400, (str(body)[:60], resp.content[:200])
+    page = operator.post(PAGE + "produce/", {"payload": "x", "headers": "=v"})
+    assert page.status_code == 400
+    assert AuditEvent.objects.count() == events
+    assert [r.xlen(mq_config.keys.partition("orders", p)) for p in (0, 1)] == lengths

@@ -251,3 +251,57 @@ def test_odd_members_are_listed_never_fail(
         rs.page("orders", flt=RetryFilter(state="scheduled"), now_ms=NOW).items[-1].id == "forever"
     )
     assert rs.delete("orders", ["a-string", "forever"]).deleted == 2
+
+
+def test_page_of_big_items_is_byte_bounded_and_its_cursor_goes_on(
+    rs: RetrySet, r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """Big payloads: a page stops after about max_scan_bytes of items (not the whole
+    max_scan of them), not complete, and its cursors walk every item exactly once."""
+    from mqcore.retries.browse import read_page
+
+    big = "x" * (64 * 1024)
+    ids = [
+        _id(schedule(r, mq_config.keys, "orders", 0, f"{i} {big}", due_ms=NOW + i))
+        for i in range(100)
+    ]
+    flt = RetryFilter(text="no such text")
+    first = read_page(
+        r, mq_config.keys, "orders", flt=flt, now_ms=NOW, limit=10, max_scan_bytes=2**20
+    )
+    assert first.items == []
+    assert first.scanned < 100
+    assert not first.complete
+    assert first.next_cursor
+    seen: list[str] = []
+    cursor, pages = None, 0
+    while True:
+        page = read_page(
+            r, mq_config.keys, "orders", flt=RetryFilter(text="x"), now_ms=NOW, limit=500,
+            cursor=cursor, max_scan_bytes=2**20,
+        )  # fmt: skip
+        seen += [i.id for i in page.items]
+        pages += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == ids
+    assert pages >= 2
+
+
+def test_retry_now_leaves_an_item_that_is_no_hash_and_moves_the_rest(
+    rs: RetrySet, r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """Odd data: an item key that is a list (not a hash) is skipped, left in place; the
+    other items of the same batch are retried (it failed the whole batch before)."""
+    ks = mq_config.keys
+    good = schedule(r, ks, "orders", 1, "again", due_ms=NOW)
+    odd = ks.retry_item("orders", "listy")
+    r.rpush(odd, "not a hash")
+    r.zadd(ks.retry_zset("orders"), {odd: NOW})
+    out = rs.retry_now("orders", [_id(good), "listy"])
+    assert (out.requested, out.retried, out.skipped, out.missing) == (2, 1, 1, 0)
+    assert r.xlen("stream:topic:orders:p:1") == 1
+    assert r.zrange(ks.retry_zset("orders"), 0, -1) == [odd.encode()]
+    every = rs.retry_matching("orders", RetryFilter(), now_ms=NOW)
+    assert (every.retried, every.skipped) == (0, 1)
