@@ -239,7 +239,7 @@ def test_all_sinks_exactly_once_across_driver_crashes(
     finally:
         producer.halt.set()
         producer.join(10)
-    drain = _driver(env, redis_url, "--available-now")
+    drain = _driver(env, redis_url, "--available-now", "--max-records", "100000")  # one batch
     assert drain.wait(240) == 0, _tail(drain)
 
     assert_exact(mq_config, store, db_url, producer.sent)

@@ -63,7 +63,9 @@ def test_local_cluster_kill_9_mid_stream_is_exact(
     finally:
         producer.halt.set()
         producer.join(10)
-    drain = _driver(env, redis_url, "--master", MASTER, "--available-now")
+    drain = _driver(
+        env, redis_url, "--master", MASTER, "--available-now", "--max-records", "100000"
+    )
     assert drain.wait(300) == 0, _tail(drain)
     assert_exact(mq_config, store, db_url, producer.sent)
 
