@@ -262,8 +262,10 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Entries after ``start`` in all, from the pipeline group's lag where the group sits
         exactly at ``start`` (the sinks move it there at each commit); None when unknown."""
         parts = [p for p in sorted(start, key=int) if compare_ids(ceiling[p], start[p]) > 0]
-        if not self.group or not parts:
-            return 0 if parts == [] else None
+        if not parts:
+            return 0
+        if not self.group:
+            return None
         pipe = self.client.pipeline(transaction=False)
         for part in parts:
             pipe.xinfo_groups(self._key(int(part)))
