@@ -8,7 +8,8 @@ a whole phase with hiredis' ``pack_command``, sends it with redis-py's
 ``read_response`` (hiredis parses them): replies come back as Redis sends them,
 without response callbacks, and an error reply stays in the list as an
 exception. Redis keeps reading while its replies wait, so up to ``WIRE_CHUNK``
-commands go out per round trip.
+commands go out per round trip, written ``WIRE_STEP`` at a time one step ahead of
+the replies read: Redis runs the next step while the replies of the last are parsed.
 
 Any other client (Redis Cluster, a client with client-side caching) goes through
 an ordinary non-transactional pipeline, ``batch`` commands per round trip, with
@@ -32,6 +33,7 @@ from mqcore.boundary import redis_errors
 __all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
 
 WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
+WIRE_STEP = 1_000  # commands per write inside a round trip (one step is written ahead)
 Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
 
 _TYPED: dict[str, Callable[[Any, Command], Any]] = {
@@ -112,14 +114,20 @@ class Wire:
         own = client.connection is None  # a single_connection_client keeps its connection
         conn = pool.get_connection() if own else client.connection
         try:
-            conn.send_packed_command([b"".join([pack(cmd) for cmd in chunk])])
+            steps = range(0, len(chunk), WIRE_STEP)
+            send = conn.send_packed_command
+            send([b"".join([pack(cmd) for cmd in chunk[:WIRE_STEP]])])
             out: list[Any] = []
             append, read = out.append, conn.read_response
-            for _ in range(len(chunk)):
-                try:
-                    append(read(disable_decoding=True))
-                except redis.ResponseError as exc:  # one command failed: the others stand
-                    append(exc)
+            for start in steps:
+                ahead = start + WIRE_STEP
+                if ahead < len(chunk):  # no health check: replies are still due
+                    send([b"".join([pack(cmd) for cmd in chunk[ahead : ahead + WIRE_STEP]])], False)
+                for _ in range(min(WIRE_STEP, len(chunk) - start)):
+                    try:
+                        append(read(disable_decoding=True))
+                    except redis.ResponseError as exc:  # one command failed: the others stand
+                        append(exc)
             return out
         finally:
             if own:
