@@ -16,6 +16,10 @@ an ordinary non-transactional pipeline, ``batch`` commands per round trip, with
 the typed redis-py method of each command; its replies are redis-py's parsed
 shapes. The snapshot reads both shapes (see the contract test).
 
+:meth:`Wire.send` writes a round trip now and reads its replies when asked, so that
+the caller's own work meanwhile overlaps Redis's (the console store's series writes
+run while the pass encodes its snapshot).
+
 Connection errors and timeouts raise ``ConnectionLostError`` naming ``what``.
 """
 
@@ -97,6 +101,39 @@ class Wire:
             self.commands += len(chunk)
         return out
 
+    def send(self, cmds: list[Command], *, step: int | None = None) -> Callable[[], list[Any]]:
+        """Write the first round trip of ``cmds`` now; the returned function reads its
+        replies, runs the rest (:meth:`run`) and returns the replies of all. Call it
+        (in a ``finally``): until then the connection is held, its replies unread."""
+        if step is None:
+            step = max(self.batch, WIRE_CHUNK) if self.direct else self.batch
+        if not self.direct or not cmds:
+            return lambda: self.run(cmds, step=step)
+        head, rest = cmds[:step], cmds[step:]
+        guard = redis_errors if self.translate else _untranslated
+        pool = self.client.connection_pool
+        own = self.client.connection is None
+        conn = pool.get_connection() if own else self.client.connection
+        try:
+            with guard(self.what):
+                conn.send_packed_command([b"".join([pack(cmd) for cmd in head])])
+        except BaseException:
+            if own:
+                pool.release(conn)
+            raise
+
+        def replies() -> list[Any]:
+            try:
+                with guard(self.what):
+                    out = self._read(conn, len(head))
+            finally:
+                if own:
+                    pool.release(conn)
+            self.commands += len(head)
+            return out + self.run(rest, step=step) if rest else out
+
+        return replies
+
     def _pipeline(self, chunk: list[Command]) -> list[Any]:
         pipe = self.client.pipeline(transaction=False)
         for cmd in chunk:
@@ -118,17 +155,28 @@ class Wire:
             send = conn.send_packed_command
             send([b"".join([pack(cmd) for cmd in chunk[:WIRE_STEP]])])
             out: list[Any] = []
-            append, read = out.append, conn.read_response
             for start in steps:
                 ahead = start + WIRE_STEP
                 if ahead < len(chunk):  # no health check: replies are still due
                     send([b"".join([pack(cmd) for cmd in chunk[ahead : ahead + WIRE_STEP]])], False)
-                for _ in range(min(WIRE_STEP, len(chunk) - start)):
-                    try:
-                        append(read(disable_decoding=True))
-                    except redis.ResponseError as exc:  # one command failed: the others stand
-                        append(exc)
+                out += self._read(conn, min(WIRE_STEP, len(chunk) - start))
             return out
         finally:
             if own:
                 pool.release(conn)
+
+    @staticmethod
+    def _read(conn: Any, n: int) -> list[Any]:
+        """The next ``n`` replies on ``conn``; an error reply stays in the list, a lost
+        connection or timeout is raised."""
+        out: list[Any] = []
+        append, read = out.append, conn.read_response
+        for _ in range(n):
+            try:
+                append(read(disable_decoding=True))
+            except redis.ResponseError as exc:  # one command failed: the others stand
+                append(exc)
+        for reply in out:
+            if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
+                raise reply
+        return out

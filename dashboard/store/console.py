@@ -196,11 +196,15 @@ class ConsoleStore:
         """
         keys = self.keys
         history_max = int(settings.ALERT_HISTORY_MAX)
-        snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
-        state_raw = values.dumps(state)
-        lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         index = bool(rollups) or not self.series.indexed(cluster)
-        lengths = self.series.append(cluster, points, now_ms, index=index)
+        # the store runs the series writes while this process encodes the values
+        appended = self.series.append_sent(cluster, points, now_ms, index=index)
+        try:
+            snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
+            state_raw = values.dumps(state)
+            lease_raw = values.dumps(lease_state) if lease_state is not None else b""
+        finally:
+            lengths = appended()
         if rollups:
             raw = points.get("raw") or ()
             lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))

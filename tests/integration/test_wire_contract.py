@@ -138,3 +138,27 @@ def test_wire_steps_keep_replies_in_order(r: redis.Redis, monkeypatch: pytest.Mo
     ]
     assert runner.run(cmds[:3]) == [b"OK", b"0", b"OK"]
     assert runner.commands == 103
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_wire_send_writes_now_and_reads_later(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, direct: bool
+) -> None:
+    """``Wire.send`` writes its first round trip at once (Redis runs it before the replies
+    are asked for), the rest when they are; the connection goes back to the pool after."""
+    if not direct:
+        monkeypatch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+    runner = mqcore.wire.Wire(r, 3)
+    cmds: list[tuple[Any, ...]] = [("INCR", "n") for _ in range(7)]
+    replies = runner.send(cmds, step=3)
+    if direct:
+        deadline = time.monotonic() + 5
+        while r.get("n") != b"3" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert r.get("n") == b"3"  # written, not yet read
+    else:
+        assert r.get("n") is None  # a pipeline runs when the replies are asked for
+    assert replies() == list(range(1, 8))
+    assert runner.commands == 7
+    assert r.incr("n") == 8  # the pooled connection has no replies left unread
+    assert runner.send([])() == []
