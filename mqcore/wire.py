@@ -39,6 +39,7 @@ __all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
 WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
 WIRE_STEP = 1_000  # commands per write inside a round trip (one step is written ahead)
 Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
+_LOST = (redis.ConnectionError, redis.TimeoutError)
 
 _TYPED: dict[str, Callable[[Any, Command], Any]] = {
     "HGET": lambda p, a: p.hget(a[1], a[2]),
@@ -93,10 +94,8 @@ class Wire:
         for start in range(0, len(cmds), step):
             chunk = cmds[start : start + step]
             with guard(self.what):
+                # the direct path raises a lost connection as it reads; a pipeline lists it
                 replies = self._direct(chunk) if self.direct else self._pipeline(chunk)
-                for reply in replies:
-                    if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                        raise reply
             out.extend(replies)
             self.commands += len(chunk)
         return out
@@ -143,6 +142,9 @@ class Wire:
             else:
                 pipe.execute_command(*cmd)
         replies: list[Any] = pipe.execute(raise_on_error=False)
+        for reply in replies:
+            if isinstance(reply, _LOST):
+                raise reply
         return replies
 
     def _direct(self, chunk: list[Command]) -> list[Any]:
@@ -168,7 +170,7 @@ class Wire:
     @staticmethod
     def _read(conn: Any, n: int) -> list[Any]:
         """The next ``n`` replies on ``conn``; an error reply stays in the list, a lost
-        connection or timeout is raised."""
+        connection or timeout is raised (by redis-py's ``read_response``)."""
         out: list[Any] = []
         append, read = out.append, conn.read_response
         for _ in range(n):
@@ -176,7 +178,4 @@ class Wire:
                 append(read(disable_decoding=True))
             except redis.ResponseError as exc:  # one command failed: the others stand
                 append(exc)
-        for reply in out:
-            if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                raise reply
         return out

@@ -162,3 +162,23 @@ def test_wire_send_writes_now_and_reads_later(
     assert runner.commands == 7
     assert r.incr("n") == 8  # the pooled connection has no replies left unread
     assert runner.send([])() == []
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_wire_raises_a_lost_connection_named(
+    redis_server: Any, monkeypatch: pytest.MonkeyPatch, direct: bool
+) -> None:
+    """A reply that does not come in time raises ConnectionLostError naming the reader, on
+    the direct path (redis-py raises as it reads) and through a pipeline (listed reply)."""
+    from mqcore.errors import ConnectionLostError
+
+    if not direct:
+        monkeypatch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+    client = redis.Redis(host=redis_server.host, port=redis_server.port, socket_timeout=0.2)
+    try:
+        runner = mqcore.wire.Wire(client, 10)
+        with pytest.raises(ConnectionLostError, match="snapshot"):
+            runner.run([("PING",), ("BLPOP", "wire-test-nothing", 2), ("PING",)])
+        assert runner.run([("PING",)]) == [b"PONG" if direct else True]
+    finally:
+        client.close()
