@@ -6,8 +6,11 @@ collection interval, fetch the admin snapshot and pipeline checkpoints, evaluate
 statuses (:mod:`dashboard.status`), diff leases and the rest into the incident
 timeline (:mod:`dashboard.collectors.incidents`), evaluate
 alerts (:mod:`dashboard.alerts`) and write everything in one transaction
-(:mod:`dashboard.store`). Any failure is recorded in collector health for that
-cluster only; the caller moves on to the next cluster.
+(:mod:`dashboard.store`). The series points go to the store as soon as the statuses
+are known: the store appends them while the pass diffs, evaluates and encodes the
+rest, and the pass reads their replies before its transaction. Any failure is
+recorded in collector health for that cluster only; the caller moves on to the next
+cluster.
 """
 
 from __future__ import annotations
