@@ -8,8 +8,7 @@ a whole phase with hiredis' ``pack_command``, sends it with redis-py's
 ``read_response`` (hiredis parses them): replies come back as Redis sends them,
 without response callbacks, and an error reply stays in the list as an
 exception. Redis keeps reading while its replies wait, so up to ``WIRE_CHUNK``
-commands go out per round trip, written ``WIRE_STEP`` at a time one step ahead of
-the replies read: Redis runs the next step while the replies of the last are parsed.
+commands go out per round trip.
 
 Any other client (Redis Cluster, a client with client-side caching) goes through
 an ordinary non-transactional pipeline, ``batch`` commands per round trip, with
@@ -37,7 +36,6 @@ from mqcore.boundary import redis_errors
 __all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
 
 WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
-WIRE_STEP = 1_000  # commands per write inside a round trip (one step is written ahead)
 Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
 _LOST = (redis.ConnectionError, redis.TimeoutError)
 
@@ -153,16 +151,8 @@ class Wire:
         own = client.connection is None  # a single_connection_client keeps its connection
         conn = pool.get_connection() if own else client.connection
         try:
-            steps = range(0, len(chunk), WIRE_STEP)
-            send = conn.send_packed_command
-            send([b"".join([pack(cmd) for cmd in chunk[:WIRE_STEP]])])
-            out: list[Any] = []
-            for start in steps:
-                ahead = start + WIRE_STEP
-                if ahead < len(chunk):  # no health check: replies are still due
-                    send([b"".join([pack(cmd) for cmd in chunk[ahead : ahead + WIRE_STEP]])], False)
-                out += self._read(conn, min(WIRE_STEP, len(chunk) - start))
-            return out
+            conn.send_packed_command([b"".join([pack(cmd) for cmd in chunk])])
+            return self._read(conn, len(chunk))
         finally:
             if own:
                 pool.release(conn)

@@ -121,17 +121,16 @@ def test_cluster_snapshot_is_the_same_with_resp2_and_resp3(cluster_config: MQCon
     assert orders["groups"][1]["pending"] == 7
 
 
-def test_wire_steps_keep_replies_in_order(r: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replies of a round trip written in steps (one step ahead) come back in command order,
-    an error reply in place; a round trip of fewer commands than a step too."""
-    monkeypatch.setattr(mqcore.wire, "WIRE_STEP", 7)
+def test_wire_round_trips_keep_replies_in_order(r: redis.Redis) -> None:
+    """Replies over several round trips come back in command order, an error reply in
+    place; a round trip of fewer commands than its step too."""
     r.set("s", "text")
     cmds: list[tuple[Any, ...]] = []
     for i in range(50):
         cmds.append(("INCR", "s") if i == 23 else ("SET", f"k{i}", i))
         cmds.append(("GET", f"k{i}"))
     runner = mqcore.wire.Wire(r, 1000)
-    replies = runner.run(cmds)
+    replies = runner.run(cmds, step=7)
     assert isinstance(replies[46], redis.ResponseError)
     assert [replies[2 * i + 1] for i in range(50) if i != 23] == [
         str(i).encode() for i in range(50) if i != 23
