@@ -6,6 +6,9 @@ Every client mqcore creates has socket timeouts, so no call can hang forever
 
 from __future__ import annotations
 
+# socket.getaddrinfo encodes a host name with the idna codec, imported on first use: that
+# would be inside a fresh process's first collector pass (its first connection), ~1 ms
+import encodings.idna  # noqa: F401
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any

@@ -15,6 +15,10 @@ an ordinary non-transactional pipeline, ``batch`` commands per round trip, with
 the typed redis-py method of each command; its replies are redis-py's parsed
 shapes. The snapshot reads both shapes (see the contract test).
 
+:meth:`Wire.send` writes a round trip now and reads its replies when asked, so that
+the caller's own work meanwhile overlaps Redis's (the console store's series writes
+run while the pass encodes its snapshot).
+
 Connection errors and timeouts raise ``ConnectionLostError`` naming ``what``.
 """
 
@@ -33,6 +37,7 @@ __all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
 
 WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
 Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
+_LOST = (redis.ConnectionError, redis.TimeoutError)
 
 _TYPED: dict[str, Callable[[Any, Command], Any]] = {
     "HGET": lambda p, a: p.hget(a[1], a[2]),
@@ -87,13 +92,44 @@ class Wire:
         for start in range(0, len(cmds), step):
             chunk = cmds[start : start + step]
             with guard(self.what):
+                # the direct path raises a lost connection as it reads; a pipeline lists it
                 replies = self._direct(chunk) if self.direct else self._pipeline(chunk)
-                for reply in replies:
-                    if isinstance(reply, redis.ConnectionError | redis.TimeoutError):
-                        raise reply
             out.extend(replies)
             self.commands += len(chunk)
         return out
+
+    def send(self, cmds: list[Command], *, step: int | None = None) -> Callable[[], list[Any]]:
+        """Write the first round trip of ``cmds`` now; the returned function reads its
+        replies, runs the rest (:meth:`run`) and returns the replies of all. Call it
+        (in a ``finally``): until then the connection is held, its replies unread."""
+        if step is None:
+            step = max(self.batch, WIRE_CHUNK) if self.direct else self.batch
+        if not self.direct or not cmds:
+            return lambda: self.run(cmds, step=step)
+        head, rest = cmds[:step], cmds[step:]
+        guard = redis_errors if self.translate else _untranslated
+        pool = self.client.connection_pool
+        own = self.client.connection is None
+        conn = pool.get_connection() if own else self.client.connection
+        try:
+            with guard(self.what):
+                conn.send_packed_command([b"".join([pack(cmd) for cmd in head])])
+        except BaseException:
+            if own:
+                pool.release(conn)
+            raise
+
+        def replies() -> list[Any]:
+            try:
+                with guard(self.what):
+                    out = self._read(conn, len(head))
+            finally:
+                if own:
+                    pool.release(conn)
+            self.commands += len(head)
+            return out + self.run(rest, step=step) if rest else out
+
+        return replies
 
     def _pipeline(self, chunk: list[Command]) -> list[Any]:
         pipe = self.client.pipeline(transaction=False)
@@ -104,6 +140,9 @@ class Wire:
             else:
                 pipe.execute_command(*cmd)
         replies: list[Any] = pipe.execute(raise_on_error=False)
+        for reply in replies:
+            if isinstance(reply, _LOST):
+                raise reply
         return replies
 
     def _direct(self, chunk: list[Command]) -> list[Any]:
@@ -113,14 +152,20 @@ class Wire:
         conn = pool.get_connection() if own else client.connection
         try:
             conn.send_packed_command([b"".join([pack(cmd) for cmd in chunk])])
-            out: list[Any] = []
-            append, read = out.append, conn.read_response
-            for _ in range(len(chunk)):
-                try:
-                    append(read(disable_decoding=True))
-                except redis.ResponseError as exc:  # one command failed: the others stand
-                    append(exc)
-            return out
+            return self._read(conn, len(chunk))
         finally:
             if own:
                 pool.release(conn)
+
+    @staticmethod
+    def _read(conn: Any, n: int) -> list[Any]:
+        """The next ``n`` replies on ``conn``; an error reply stays in the list, a lost
+        connection or timeout is raised (by redis-py's ``read_response``)."""
+        out: list[Any] = []
+        append, read = out.append, conn.read_response
+        for _ in range(n):
+            try:
+                append(read(disable_decoding=True))
+            except redis.ResponseError as exc:  # one command failed: the others stand
+                append(exc)
+        return out

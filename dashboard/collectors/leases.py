@@ -25,18 +25,25 @@ def lease_diff(
                 if key.split("\x1f", 1)[0] == topic["topic"]:
                     state[key] = value
             continue
+        name = topic["topic"]
         for lease in topic.get("leases") or []:
-            key = f"{topic['topic']}\x1f{lease['group']}\x1f{lease['partition']}"
             ttl = lease.get("ttl_ms")
-            state[key] = [lease.get("owner"), int(lease.get("epoch") or 0), now_ms + int(ttl or 0)]
+            state[f"{name}\x1f{lease['group']}\x1f{lease['partition']}"] = [
+                lease.get("owner"),
+                int(lease.get("epoch") or 0),
+                now_ms + int(ttl or 0),
+            ]
     if previous is None:
         return events, state
-    changed = []
-    for key in set(previous) | set(state):
-        old, new = previous.get(key), state.get(key)
-        if old is not None and new is not None and old[0] == new[0] and old[1] == new[1]:
-            continue  # same owner, same epoch: nothing happened
-        changed.append(key)
+    # a lease without an owner then and now changes nothing: only owners are compared
+    changed = [key for key in previous if key not in state]
+    for key, new in state.items():
+        old = previous.get(key)
+        if old is None:
+            if new[0] is not None:
+                changed.append(key)
+        elif old[0] != new[0] or old[1] != new[1]:
+            changed.append(key)
     for key in sorted(changed):
         old_owner, old_epoch, old_expiry = previous.get(key) or [None, 0, 0]
         new_owner, new_epoch, _ = state.get(key) or [None, old_epoch, 0]

@@ -6,16 +6,20 @@ collection interval, fetch the admin snapshot and pipeline checkpoints, evaluate
 statuses (:mod:`dashboard.status`), diff leases and the rest into the incident
 timeline (:mod:`dashboard.collectors.incidents`), evaluate
 alerts (:mod:`dashboard.alerts`) and write everything in one transaction
-(:mod:`dashboard.store`). Any failure is recorded in collector health for that
-cluster only; the caller moves on to the next cluster.
+(:mod:`dashboard.store`). The series points go to the store as soon as the statuses
+are known: the store appends them while the pass diffs, evaluates and encodes the
+rest, and the pass reads their replies before its transaction. Any failure is
+recorded in collector health for that cluster only; the caller moves on to the next
+cluster.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +50,7 @@ from dashboard.collectors.sources import (
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
 from dashboard.store import ConsoleStore, default_store, tiers
+from dashboard.store.series_write import Lengths
 from mqcore import clock
 from mqcore.config import redact_urls
 from mqcore.errors import MQError
@@ -217,21 +222,6 @@ def collect_cluster(
     retention_risk_mark(snap, retention_policy(cluster), java_retention(cluster))
     new_state: dict[str, Any] = {**state, **windows}
     new_state.update(_restart_check(state, snap, health, now_ms) or {})
-    lease_changes, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
-    restart = health.get("redis_restart") or {}
-    incidents, new_state["incidents"] = incident_diff(
-        state.get("incidents"),
-        snap,
-        lease_changes,
-        now_ms=now_ms,
-        previous_run_id=state.get("run_id"),
-        last_success_ms=prev["health"].get("last_success_ms"),
-        interval_ms=interval * 1000,
-        dlq_burst=int(settings.INCIDENT_DLQ_BURST),
-        missing_groups=(restart.get("missing_groups") or [])
-        if restart.get("at_ms") == now_ms
-        else [],
-    )
     triples = series_points(snap)
     minute = now_ms // PARTITION_SAMPLE_MS
     if state.get("partition_sample") != minute:
@@ -249,6 +239,55 @@ def collect_cluster(
     memory_mark(snap, new_state.get("memory") or {})
     points, new_state["buckets"], rollups = tier_points(
         triples, state.get("buckets") or {}, now_ms, tiers()
+    )
+    # the store appends the points while the rest of the pass runs (read by pass_write)
+    appended = store.points_send(cluster, points, now_ms, rollups=rollups) if write else None
+    try:
+        return _finish(
+            cluster, store, snap, prev, state, new_state, health, points, rollups, appended,
+            started=started, now_ms=now_ms, interval=interval, slot=slot, claim=claim,
+        )  # fmt: skip
+    finally:
+        if appended is not None:
+            with contextlib.suppress(Exception):  # the pass failed before pass_write read it
+                appended()
+
+
+def _finish(
+    cluster: str,
+    store: ConsoleStore,
+    snap: dict[str, Any],
+    prev: Mapping[str, Any],
+    state: Mapping[str, Any],
+    new_state: dict[str, Any],
+    health: dict[str, Any],
+    points: dict[str, list[tuple[str, str, float]]],
+    rollups: dict[str, int],
+    appended: Callable[[], Lengths] | None,
+    *,
+    started: float,
+    now_ms: int,
+    interval: int,
+    slot: int,
+    claim: bool,
+) -> PassResult:
+    """The rest of a pass once its points are sent: lease and incident diffs, health,
+    alerts, the store write (nothing stored without ``appended``: another run's slot)."""
+    write = appended is not None
+    lease_changes, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
+    restart = health.get("redis_restart") or {}
+    incidents, new_state["incidents"] = incident_diff(
+        state.get("incidents"),
+        snap,
+        lease_changes,
+        now_ms=now_ms,
+        previous_run_id=state.get("run_id"),
+        last_success_ms=prev["health"].get("last_success_ms"),
+        interval_ms=interval * 1000,
+        dlq_burst=int(settings.INCIDENT_DLQ_BURST),
+        missing_groups=(restart.get("missing_groups") or [])
+        if restart.get("at_ms") == now_ms
+        else [],
     )
     elapsed = (time.perf_counter() - started) * 1000
     health.update(
@@ -295,6 +334,7 @@ def collect_cluster(
         alerts_resolved=transition.resolved,
         slot=slot if claim else None,
         rollups=rollups,
+        appended=appended,
     )
     return PassResult(
         cluster,

@@ -176,17 +176,15 @@ def _rewind(series: Sequence[object]) -> tuple[object, object] | None:
     """
     # fast paths (every partition, every pass): a window that never moved, entries-read
     # that never went down, ids of the same digit counts (text order is id order) in order
-    if all(p == series[0] for p in series):
+    if not series or series.count(series[0]) == len(series):
         return None
     numbers = [p for p in series if isinstance(p, int)]
-    if len(numbers) == len(series) and all(a <= b for a, b in pairwise(numbers)):
+    if len(numbers) == len(series) and numbers == sorted(numbers):
         return None
     texts = [p for p in series if isinstance(p, str)]
     if len(texts) == len(series):
         size, dash = len(texts[0]), texts[0].find("-")
-        if all(len(t) == size and t.find("-") == dash for t in texts) and all(
-            a <= b for a, b in pairwise(texts)
-        ):
+        if all(len(t) == size and t.find("-") == dash for t in texts) and texts == sorted(texts):
             return None
     keys = [_order(p) for p in series]
     for i, (a, b) in enumerate(pairwise(keys), start=1):
@@ -235,12 +233,12 @@ def _rules(
             f"position went back from {back[0]} to {back[1]} and has not come back"
             f" within the last {n} samples (lag {latest})",
         )
-    was = next((lag for lag in reversed(lags) if _caught_up(lag, allowed)), None)
+    was = next((lag for lag in reversed(lags) if lag is not None and lag <= allowed), None)
     if was is not None:
         return Status.OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
     if n < 2:
         return Status.OK, "one sample so far; the rules need two"
-    if all(p == positions[-1] for p in positions):
+    if positions.count(positions[-1]) == len(positions):
         return Status.STALL, f"position not moving over {n} samples while lag is {latest}"
     known = [lag for lag in lags if lag is not None]
     if n >= thresholds.window_samples and len(known) > 1 and all(b > a for a, b in pairwise(known)):

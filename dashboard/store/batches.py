@@ -14,7 +14,7 @@ Replies are then Redis's own (``SET`` answers ``b"OK"``, not ``True``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import redis
@@ -29,6 +29,7 @@ __all__ = [
     "chunks",
     "first_error",
     "run_batched",
+    "send_batched",
 ]
 
 MEMBERS_PER_COMMAND = 500  # keys of one script call, members of one ZADD
@@ -63,6 +64,15 @@ def run_batched(
     """
     step = max(1, per_execute)
     return Wire(client, step, WHAT, translate=translate).run(list(commands), step=step)
+
+
+def send_batched(
+    client: redis.Redis, commands: Sequence[Command], *, per_execute: int = COMMANDS_PER_EXECUTE
+) -> Callable[[], list[Any]]:
+    """:func:`run_batched` (translated errors), its first round trip written now: the
+    returned function (call it, in a ``finally``) gives the replies of all."""
+    step = max(1, per_execute)
+    return Wire(client, step, WHAT).send(list(commands), step=step)
 
 
 def first_error(replies: Sequence[Any]) -> Exception | None:

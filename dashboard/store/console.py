@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import redis
@@ -21,7 +21,7 @@ from dashboard.store.incidents import IncidentPage, incidents_queue, incidents_r
 from dashboard.store.pieces import read_pieces
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
-from dashboard.store.series_write import SeriesWriter
+from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
 from mqcore.keys import ConsoleKeys
 
@@ -181,6 +181,7 @@ class ConsoleStore:
         alerts_resolved: Sequence[dict[str, Any]],
         slot: int | None,
         rollups: Mapping[str, int] | None = None,
+        appended: Callable[[], Lengths] | None = None,
     ) -> None:
         """Write one pass: series points first, then everything else in one MULTI/EXEC.
 
@@ -190,17 +191,21 @@ class ConsoleStore:
         pass: the raw points of that bucket of every series in ``points["raw"]``
         become one point of the tier (see :func:`dashboard.store.rollup_value`).
         A worker killed in between leaves at most this pass's points without its
-        snapshot; the claim is marked done only with the snapshot.
+        snapshot; the claim is marked done only with the snapshot. ``appended``: these
+        ``points`` already sent by :meth:`points_send`.
         A lost connection while writing the points raises
         :class:`mqcore.errors.ConnectionLostError`.
         """
         keys = self.keys
         history_max = int(settings.ALERT_HISTORY_MAX)
-        snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
-        state_raw = values.dumps(state)
-        lease_raw = values.dumps(lease_state) if lease_state is not None else b""
-        index = bool(rollups) or not self.series.indexed(cluster)
-        lengths = self.series.append(cluster, points, now_ms, index=index)
+        if appended is None:
+            appended = self.points_send(cluster, points, now_ms, rollups=rollups)
+        try:  # the store runs the series writes while this process encodes the values
+            snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
+            state_raw = values.dumps(state)
+            lease_raw = values.dumps(lease_state) if lease_state is not None else b""
+        finally:
+            lengths = appended()
         if rollups:
             raw = points.get("raw") or ()
             lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
@@ -229,6 +234,30 @@ class ConsoleStore:
             values.remember(("lease", cluster), lease_raw, lease_state)
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
+
+    def points_send(
+        self,
+        cluster: str,
+        points: Mapping[str, Sequence[tuple[str, str, float]]],
+        now_ms: int,
+        *,
+        rollups: Mapping[str, int] | None = None,
+    ) -> Callable[[], Lengths]:
+        """Send a pass's series points (see :meth:`pass_write`) and return at once: the
+        store appends them while the caller works. The returned function waits for the
+        appends and gives the series near their cap; pass it to :meth:`pass_write` as
+        ``appended``, or call it (in a ``finally``) when the pass stops before: until then
+        a store connection is held with its replies unread. Later calls give the same."""
+        index = bool(rollups) or not self.series.indexed(cluster)
+        waiting = [self.series.append_sent(cluster, points, now_ms, index=index)]
+        done: list[Lengths] = []
+
+        def lengths() -> Lengths:
+            if waiting:
+                done.append(waiting.pop()())
+            return done[0] if done else {}
+
+        return lengths
 
     def health_write(self, cluster: str, health: Mapping[str, Any]) -> None:
         self.r.hset(self.keys.collector_health(), cluster, values.dumps(health))

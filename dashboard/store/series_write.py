@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from dashboard.store.batches import (
     Command,
     chunks,
     run_batched,
+    send_batched,
 )
 from dashboard.store.points import (
     Tier,
@@ -56,6 +57,9 @@ Lengths = dict[str, tuple[int, Tier, struct.Struct]]
 _CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[Any, Any], set[str]]]] = (
     weakref.WeakKeyDictionary()
 )
+# store clients on which this process made sure of the scripts (a fresh store does not have
+# them: the first pass's calls would all come back NOSCRIPT and go out again)
+_SCRIPTS_LOADED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def index_member(metric: str, entity: str) -> str:
@@ -109,6 +113,18 @@ class SeriesWriter:
         ``index``: also refresh the series index (last write per metric/entity);
         once a minute is plenty for a 90-day horizon. NaN and None values are skipped.
         """
+        return self.append_sent(cluster, points, now_ms, index=index)()
+
+    def append_sent(
+        self,
+        cluster: str,
+        points: Mapping[str, Sequence[tuple[str, str, float]]],
+        now_ms: int,
+        *,
+        index: bool = True,
+    ) -> Callable[[], Lengths]:
+        """:meth:`append`, its first round trip written now: the returned function (call
+        it, in a ``finally``) waits for the writes and returns what :meth:`append` does."""
         tier_map = {t.name: t for t in tiers()}
         stamp = now_ms // 1000
         series_keys: list[str] = []
@@ -146,9 +162,14 @@ class SeriesWriter:
                     add_packed(pack_point(fmt[0], stamp, float(value)))
                 if index:
                     members.append(index_member(metric, entity))
-        lengths = self._write(cluster, series_keys, kinds, kind_of, packed, members, now_ms)
-        if index:
-            self._indexed.add(cluster)
+        written = self._write_sent(series_keys, kinds, kind_of, packed, members, cluster, now_ms)
+
+        def lengths() -> Lengths:
+            done = written()
+            if index:
+                self._indexed.add(cluster)
+            return done
+
         return lengths
 
     def rollup(
@@ -188,20 +209,21 @@ class SeriesWriter:
                     series_keys.append(self.series_key(cluster, name, metric, entity))
                     kind_of.append(kinds.index((tier, point)))
                     packed.append(pack_point(point, lo // 1000, rollup_value(metric, values)))
-        return self._write(cluster, series_keys, kinds, kind_of, packed, [], 0)
+        return self._write_sent(series_keys, kinds, kind_of, packed, [], cluster, 0)()
 
-    def _write(
+    def _write_sent(
         self,
-        cluster: str,
         series_keys: list[str],
         kinds: list[tuple[Tier, struct.Struct]],
         kind_of: list[int],
         packed: list[bytes],
         members: list[str],
+        cluster: str,
         now_ms: int,
-    ) -> Lengths:
+    ) -> Callable[[], Lengths]:
         """APPEND ``packed[i]`` to ``series_keys[i]`` (a series of ``kinds[kind_of[i]]``)
-        and index ``members``; the series near their cap."""
+        and index ``members`` (first round trip written now); the returned function
+        gives the series near their cap."""
         sha = self._append_sha
         cmds: list[Command] = [
             ("EVALSHA", sha, len(keys), *keys, *args)
@@ -216,20 +238,39 @@ class SeriesWriter:
                 zadd.append(member)
             cmds.append(tuple(zadd))
         if not cmds:
-            return {}
-        replies = self._run(cmds)
-        sizes = [n for reply in replies[:appends] for n in reply]
-        if not sizes:
-            return {}
-        # only series near their cap matter to the trim: skip the rest in one C-speed pass
-        floor = min(tier_limits(t, p)[1] for t, p in kinds)
-        near = [i for i, n in enumerate(sizes) if n >= floor]
-        return {series_keys[i]: (sizes[i], *kinds[kind_of[i]]) for i in near}
+            return lambda: {}
+        sent = self._sent(cmds)
+
+        def lengths() -> Lengths:
+            replies = sent()
+            sizes = [n for reply in replies[:appends] for n in reply]
+            if not sizes:
+                return {}
+            # only series near their cap matter to the trim: skip the rest in one C-speed pass
+            floor = min(tier_limits(t, p)[1] for t, p in kinds)
+            near = [i for i, n in enumerate(sizes) if n >= floor]
+            return {series_keys[i]: (sizes[i], *kinds[kind_of[i]]) for i in near}
+
+        return lengths
 
     def _run(self, cmds: list[Command]) -> list[Any]:
-        """Run the commands, :data:`BULK_PER_EXECUTE` per round trip; scripts the store
-        forgot (restart, flush) are loaded and their calls rerun. Error replies raise."""
-        replies = run_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE)
+        return self._sent(cmds)()
+
+    def _sent(self, cmds: list[Command]) -> Callable[[], list[Any]]:
+        """Run the commands, :data:`BULK_PER_EXECUTE` per round trip, the first written now
+        (the returned function gives the replies); scripts the store forgot (restart,
+        flush) are loaded and their calls rerun. Error replies raise."""
+        if self.r not in _SCRIPTS_LOADED:
+            with redis_errors(WHAT):
+                known = self.r.script_exists(self._append_sha, self._tail_sha)
+                for script, loaded in zip((APPEND_LUA, TAIL_LUA), known, strict=True):
+                    if not loaded:
+                        self.r.script_load(script)
+            _SCRIPTS_LOADED.add(self.r)
+        sent = send_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE)
+        return lambda: self._replies(cmds, sent())
+
+    def _replies(self, cmds: list[Command], replies: list[Any]) -> list[Any]:
         missing = [i for i, reply in enumerate(replies) if _noscript(reply)]
         if missing:
             with redis_errors(WHAT):

@@ -8,12 +8,14 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
 2. per partition: ``XINFO GROUPS`` and ``XLEN``; per topic with retries:
    ``ZRANGE 0 0`` and ``ZRANGEBYSCORE now +inf LIMIT 0 1``; per pipeline:
    ``HGETALL`` of its checkpoint meta;
-3. per group x partition: ``MGET lease epoch`` (same slot), ``XPENDING - + 1``
+3. per group x partition: ``XPENDING - + 1``
    only when something is pending, ``XRANGE (last-delivered + COUNT 1`` only when
    lag > 0 (lag in time) or ``COUNT 1000`` when Redis reports NULL lag (bounded
    count, marked APPROXIMATE when the page is full); per group: ``HGETALL`` of
    the heartbeat hash; per partition whose last id no caught-up group tells
    (a group with lag 0 has delivered the last entry): ``XREVRANGE + - COUNT 1``;
+   per topic: ``MGET`` of the lease and epoch keys of all its group x partition pairs
+   (one slot; at most 500 keys per command);
 4. ``PTTL`` of the leases that have an owner.
 
 The pass builds plain dicts (the JSON form of :class:`~mqcore.models.ClusterSnapshot`,
@@ -63,6 +65,7 @@ class Admin(Protocol):
 __all__ = ["Admin", "gc_paused", "take_snapshot", "take_snapshot_dict"]
 
 _Cmd = Command
+LEASE_KEYS_PER_MGET = 500  # lease and epoch keys of one topic per MGET
 # Per client, from the previous pass: stream key -> (fingerprint, last id) and
 # (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
 _CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any], dict[Any, Any]]] = (
@@ -154,8 +157,8 @@ def _take_snapshot_dict(
     r2 = runner.run(cmds)
 
     # 3. per group x partition; a record per group: [name, pending, last-delivered,
-    # entries-read, lag, lease reply index, XPENDING index, XRANGE index, cached first id,
-    # fingerprint]
+    # entries-read, lag, record number (its lease and epoch keys are lease_keys[2n:2n+2]),
+    # XPENDING index, XRANGE index, cached first id, fingerprint]
     cluster = bool(admin.config.cluster)
     old_last, old_first, old_lkeys = _CACHE.get(client) or ({}, {}, {})
     new_last: dict[str, tuple[Any, str]] = {}
@@ -165,9 +168,12 @@ def _take_snapshot_dict(
     cmds = []
     add = cmds.append
     beat_at: dict[tuple[int, str], int] = {}
+    lease_keys: list[str] = []  # per record: its lease key, then its epoch key
+    lease_at: list[tuple[int, int, int]] = []  # (reply index, first key, keys) of each read
     i = 0
     for t, name in enumerate(names):
         t_parts = []
+        t_first = len(lease_keys)
         for p, key in enumerate(streams[t]):
             infos, length = r2[i], r2[i + 1]
             i += 2
@@ -195,13 +201,9 @@ def _take_snapshot_dict(
                 if lkeys is None:
                     lkeys = (keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
                 new_lkeys[ident] = lkeys
-                rec: list[Any] = [gname, pending, last, read, lag, len(cmds), -1, -1, None, None]
-                if cluster:  # cluster pipelines refuse MGET: two GETs (same slot, same node)
-                    add(("GET", lkeys[0]))
-                    add(("GET", lkeys[1]))
-                else:
-                    add(("MGET", *lkeys))
-                add(("PTTL", lkeys[0]))
+                rec: list[Any] = [gname, pending, last, read, lag, len(lease_keys) // 2, -1, -1]
+                rec += (None, None)
+                lease_keys += lkeys
                 if pending > 0:
                     rec[6] = len(cmds)
                     add(("XPENDING", key, gname, "-", "+", 1))
@@ -240,7 +242,24 @@ def _take_snapshot_dict(
                     new_last[key] = (mark_l, last_id or "")
             t_parts.append((length, recs, last_id, last_at))
         parts.append(t_parts)
+        # the topic's leases and epochs in MGETs (cluster pipelines refuse MGET: GETs, as
+        # all the keys of a topic share its slot)
+        for first in range(t_first, len(lease_keys), 1 if cluster else LEASE_KEYS_PER_MGET):
+            got = 1 if cluster else min(LEASE_KEYS_PER_MGET, len(lease_keys) - first)
+            lease_at.append((len(cmds), first, got))
+            last_key = first + got
+            add(("GET", lease_keys[first]) if cluster else ("MGET", *lease_keys[first:last_key]))
     r3 = runner.run(cmds)
+    leases = _lease_values(r3, lease_at, len(lease_keys))
+    # 4. PTTL of the leases that have an owner
+    cmds = []
+    ttl_at = [-1] * (len(lease_keys) // 2)
+    for rec_n, owner in enumerate(leases[::2]):
+        if owner is not None and not isinstance(owner, Exception):
+            ttl_at[rec_n] = len(cmds)
+            cmds.append(("PTTL", lease_keys[2 * rec_n]))
+    r4 = runner.run(cmds)
+    ttls = [r4[at] if at >= 0 else None for at in ttl_at]
 
     def fetch_after(key: str) -> Callable[[str], list[str]]:
         """The next pages of a NULL-lag count (rare: a full first page), outside the batches."""
@@ -257,8 +276,8 @@ def _take_snapshot_dict(
         if t not in errors:
             try:
                 snap = topic_dict(
-                    t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t],
-                    r2, retry_at.get(t), r3, beat_at, new_first, new_last, cluster, fetch_after,
+                    t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t], r2,
+                    retry_at.get(t), r3, beat_at, new_first, new_last, leases, ttls, fetch_after,
                 )  # fmt: skip
             except (KeyError, ValueError, TypeError, IndexError, redis.RedisError) as exc:
                 errors.setdefault(t, f"{type(exc).__name__}: {exc}")
@@ -292,6 +311,22 @@ def _take_snapshot_dict(
         "commands": runner.commands + 1,
         "pipelines": pipelines,
     }
+
+
+def _lease_values(replies: list[Any], reads: list[tuple[int, int, int]], n: int) -> list[Any]:
+    """Per lease key read (``reads``: reply index, first key, keys), its value, or the error
+    reply of its read."""
+    out: list[Any] = [None] * n
+    for at, first, count in reads:
+        reply = replies[at]
+        if reply.__class__ is list and len(reply) == count:
+            out[first : first + count] = reply
+        elif count == 1 and not isinstance(reply, list | tuple):
+            out[first] = reply  # a GET
+        else:
+            error = reply if isinstance(reply, Exception) else ValueError(f"MGET: {reply!r}")
+            out[first : first + count] = [error] * count
+    return out
 
 
 def _run_id(client: Any) -> str:

@@ -18,10 +18,27 @@ __all__ = [
 ]
 
 
+_GROUP_FIELDS = [b"name", b"consumers", b"pending", b"last-delivered-id", b"entries-read", b"lag"]
+
+
 def parse_groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None]]:
     """XINFO GROUPS -> (name, pending, last-delivered-id, entries-read, lag) per group."""
     out: list[tuple[str, int, str, int | None, int | None]] = []
     for g in reply or ():
+        if g.__class__ is list and len(g) == 12 and g[::2] == _GROUP_FIELDS:
+            # RESP2 of Redis 7 (name, consumers, pending, last-delivered-id, entries-read,
+            # lag): read by position, the common case of every partition of every pass
+            read, lag = g[9], g[11]
+            out.append(
+                (
+                    decode_text(g[1]),
+                    g[5] if g[5].__class__ is int else int(g[5] or 0),
+                    decode_text(g[7]),
+                    read if read is None or read.__class__ is int else int(read),
+                    lag if lag is None or lag.__class__ is int else int(lag),
+                )
+            )
+            continue
         if not isinstance(g, dict):  # RESP2: a flat list of name, value, ...
             pairs = iter(g)
             g = dict(zip(pairs, pairs, strict=False))

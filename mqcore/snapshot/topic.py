@@ -29,7 +29,8 @@ def topic_dict(
     beat_at: dict[tuple[int, str], int],
     new_first: dict[tuple[str, str], tuple[Any, str]],
     new_last: dict[str, tuple[Any, str]],
-    cluster: bool,
+    lease_values: list[Any],
+    ttls: list[Any],
     fetch_after: Callable[[str], Callable[[str], list[str]]],
 ) -> dict[str, Any]:
     """Topic ``t``'s snapshot dict from the replies of phases 2 and 3 (``r2``, ``r3``).
@@ -37,7 +38,9 @@ def topic_dict(
     ``t_parts`` holds per partition its length, its group records (see
     :func:`mqcore.snapshot.plan.take_snapshot_dict`), its last id when known and the
     index of its ``XREVRANGE`` reply; first and last ids read here are written to
-    ``new_first`` / ``new_last`` for the next pass. Reply errors mark the topic in ``errors``.
+    ``new_first`` / ``new_last`` for the next pass. Record ``n``'s lease owner and epoch are
+    ``lease_values[2n]`` and ``lease_values[2n + 1]``, its lease's ``PTTL`` ``ttls[n]`` (None
+    when not read: no owner). Reply errors mark the topic in ``errors``.
     """
     lengths = [x[0] for x in t_parts]
     part_ids: list[str] = []
@@ -59,7 +62,7 @@ def topic_dict(
             last,
             entries_read,
             lag,
-            lease_at,
+            rec_n,
             pend_at,
             range_at,
             first_id,
@@ -105,18 +108,12 @@ def topic_dict(
                     last_id=last_id,
                 )
             )
-            if cluster:
-                a, b = r3[lease_at], r3[lease_at + 1]
-                failed = next((x for x in (a, b) if isinstance(x, Exception)), None)
-                lease_reply: Any = failed if failed is not None else [a, b]
-                ttl = r3[lease_at + 2]
-            else:
-                lease_reply, ttl = r3[lease_at], r3[lease_at + 1]
-            if lease_reply.__class__ is list:
-                owner, epoch = lease_reply
-            else:
-                owner, epoch = ok(lease_reply, errors, t, None) or (None, None)
-            if ttl.__class__ is not int:
+            owner, epoch = lease_values[2 * rec_n], lease_values[2 * rec_n + 1]
+            if isinstance(owner, Exception) or isinstance(epoch, Exception):
+                failed = owner if isinstance(owner, Exception) else epoch
+                owner, epoch = ok(failed, errors, t, None) or (None, None)
+            ttl = ttls[rec_n]
+            if ttl.__class__ is not int and ttl is not None:
                 ttl = ok(ttl, errors, t, -2)
             if owner is not None and ttl.__class__ is int and ttl != -2:
                 owner_s = decode_text(owner)

@@ -138,3 +138,26 @@ def test_recreated_stream_with_the_same_counts_is_read_again(
     assert topic["partition_last_ids"] == [new[-1]]
     part = topic["groups"][0]["partitions"][0]
     assert part["lag_ms"] <= int(time.time() * 1000) - int(new[0].split("-")[0])
+
+
+def test_leases_are_read_per_topic_and_ttls_only_when_owned(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """One MGET of a topic's lease and epoch keys; PTTL only of the leases that have an owner."""
+    keys = mq_config.keys
+    create_topic(r, keys, "t", 4, groups=("g", "h"))
+    r.set(keys.lease("t", "g", 1), "c1", px=60_000)
+    r.set(keys.lease("t", "h", 3), "c2")  # no TTL (Java's SETNX before EXPIRE)
+    r.set(keys.lease_epoch("t", "h", 2), 5)
+    r.config_resetstat()
+    topic = Admin(mq_config, r).snapshot_dict()["topics"][0]
+    stats = r.info("commandstats")
+    assert stats["cmdstat_mget"]["calls"] == 1
+    assert stats["cmdstat_pttl"]["calls"] == 2
+    assert "cmdstat_get" not in stats
+    leases = {(x["group"], x["partition"]): x for x in topic["leases"]}
+    assert len(leases) == 8
+    assert (leases["g", 1]["owner"], leases["g", 1]["ttl_ms"] > 0) == ("c1", True)
+    assert (leases["h", 3]["owner"], leases["h", 3]["ttl_ms"]) == ("c2", None)
+    assert (leases["h", 2]["owner"], leases["h", 2]["epoch"]) == (None, 5)
+    assert [x["owner"] for x in topic["leases"]].count(None) == 6

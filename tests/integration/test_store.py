@@ -164,6 +164,42 @@ def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: red
     assert collect_cluster("default", claim=False).stored
 
 
+def test_points_are_appended_while_the_pass_runs_on(
+    mq_config: MQConfig, console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store appends a pass's points while the pass diffs leases and incidents; a pass
+    that fails after sending them leaves the store connection clean (replies read)."""
+    import dashboard.collectors.passes as passes
+
+    Topics(mq_config).create("orders", 1, groups=["billing"])
+    Producer(mq_config).send("orders", "m", key="k")
+    key = console_keys().series("default", "raw", "length", "orders")
+    seen: list[bool] = []
+    diff = passes.lease_diff
+
+    def lease_diff(*args, **kwargs):  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + 5
+        while not console_r.exists(key) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        seen.append(bool(console_r.exists(key)))
+        return diff(*args, **kwargs)
+
+    monkeypatch.setattr(passes, "lease_diff", lease_diff)
+    assert collect_cluster("default", claim=False).stored
+    assert seen == [True]
+
+    def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+    incidents = passes.incident_diff
+    monkeypatch.setattr(passes, "incident_diff", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        collect_cluster("default", claim=False)
+    monkeypatch.setattr(passes, "incident_diff", incidents)
+    assert store.series_get("default", "length", "orders", since_ms=0)
+    assert collect_cluster("default", claim=False).stored
+
+
 def test_redis_restart_without_persistence_is_reported(
     mq_config: MQConfig, r: redis.Redis, console_r: redis.Redis
 ) -> None:

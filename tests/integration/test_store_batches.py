@@ -75,6 +75,21 @@ def test_pass_after_script_flush_still_writes(cs: ConsoleStore, console_r: redis
     ]
 
 
+def test_first_pass_on_a_fresh_store_loads_the_scripts_first(console_r: redis.Redis) -> None:
+    """A store without the scripts (new, restarted) gets them before the first calls: no
+    call of the first pass comes back NOSCRIPT to go out again."""
+    console_r.script_flush()
+    kwargs = console_r.connection_pool.connection_kwargs
+    fresh = redis.Redis(host=kwargs["host"], port=kwargs["port"], db=kwargs["db"])
+    try:
+        console_r.config_resetstat()
+        _pass(ConsoleStore(fresh, console_keys()), int(time.time()) * 1000, [("lag", "t", 1.0)])
+        stats = console_r.info("commandstats")["cmdstat_evalsha"]
+        assert (stats["calls"], stats["failed_calls"], stats["rejected_calls"]) == (2, 0, 0)
+    finally:
+        fresh.close()
+
+
 @override_settings(SERIES_RAW_RETENTION_S=10, COLLECT_INTERVAL_S=1)
 def test_trim_in_batches_keeps_every_series_in_retention(
     cs: ConsoleStore, console_r: redis.Redis

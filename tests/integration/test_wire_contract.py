@@ -119,3 +119,65 @@ def test_cluster_snapshot_is_the_same_with_resp2_and_resp3(cluster_config: MQCon
     orders = next(t for t in snaps[0][0]["topics"] if t["topic"] == "orders")
     assert orders["error"] is None
     assert orders["groups"][1]["pending"] == 7
+
+
+def test_wire_round_trips_keep_replies_in_order(r: redis.Redis) -> None:
+    """Replies over several round trips come back in command order, an error reply in
+    place; a round trip of fewer commands than its step too."""
+    r.set("s", "text")
+    cmds: list[tuple[Any, ...]] = []
+    for i in range(50):
+        cmds.append(("INCR", "s") if i == 23 else ("SET", f"k{i}", i))
+        cmds.append(("GET", f"k{i}"))
+    runner = mqcore.wire.Wire(r, 1000)
+    replies = runner.run(cmds, step=7)
+    assert isinstance(replies[46], redis.ResponseError)
+    assert [replies[2 * i + 1] for i in range(50) if i != 23] == [
+        str(i).encode() for i in range(50) if i != 23
+    ]
+    assert runner.run(cmds[:3]) == [b"OK", b"0", b"OK"]
+    assert runner.commands == 103
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_wire_send_writes_now_and_reads_later(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, direct: bool
+) -> None:
+    """``Wire.send`` writes its first round trip at once (Redis runs it before the replies
+    are asked for), the rest when they are; the connection goes back to the pool after."""
+    if not direct:
+        monkeypatch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+    runner = mqcore.wire.Wire(r, 3)
+    cmds: list[tuple[Any, ...]] = [("INCR", "n") for _ in range(7)]
+    replies = runner.send(cmds, step=3)
+    if direct:
+        deadline = time.monotonic() + 5
+        while r.get("n") != b"3" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert r.get("n") == b"3"  # written, not yet read
+    else:
+        assert r.get("n") is None  # a pipeline runs when the replies are asked for
+    assert replies() == list(range(1, 8))
+    assert runner.commands == 7
+    assert r.incr("n") == 8  # the pooled connection has no replies left unread
+    assert runner.send([])() == []
+
+
+@pytest.mark.parametrize("direct", [True, False])
+def test_wire_raises_a_lost_connection_named(
+    redis_server: Any, monkeypatch: pytest.MonkeyPatch, direct: bool
+) -> None:
+    """A reply that does not come in time raises ConnectionLostError naming the reader, on
+    the direct path (redis-py raises as it reads) and through a pipeline (listed reply)."""
+    from mqcore.errors import ConnectionLostError
+
+    if not direct:
+        monkeypatch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+    client = redis.Redis(host=redis_server.host, port=redis_server.port, socket_timeout=0.2)
+    try:
+        runner = mqcore.wire.Wire(client, 10)
+        with pytest.raises(ConnectionLostError, match="snapshot"):
+            runner.run([("PING",), ("BLPOP", "wire-test-nothing", 2), ("PING",)])
+        assert runner.run([("PING",)]) == [b"PONG" if direct else True]
+    finally:
+        client.close()
