@@ -25,7 +25,6 @@ import statistics
 import tempfile
 import threading
 import time
-from datetime import datetime
 from typing import Any
 
 from bench.common import BenchContext, Result, interleaved
@@ -120,13 +119,11 @@ def _drain(spark: Any, config: MQConfig, client: Any, n: int, *, baseline: bool 
     totals = config.keys.sink_output("order_totals.redis", "totals")
     if client.hgetall(totals) != _expected(n):
         raise AssertionError("P10: the pipeline's totals differ from the input's")
-    first = _instant(progress[0].timestamp)
-    last = _instant(progress[-1].timestamp) + progress[-1].durationMs["triggerExecution"] / 1000
-    return n / (last - first)
+    from mqcore.spark.listener import iso_to_ms
 
-
-def _instant(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    first = iso_to_ms(progress[0].timestamp)
+    last = iso_to_ms(progress[-1].timestamp) + progress[-1].durationMs["triggerExecution"]
+    return n / ((last - first) / 1000)
 
 
 def _latency(spark: Any, config: MQConfig, client: Any) -> tuple[float, float, int]:

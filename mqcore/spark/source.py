@@ -159,6 +159,11 @@ def parse_starting_position(value: str, partitions: int) -> Offsets | str:
     return offsets
 
 
+def _open_parts(start: Offsets, ceiling: Offsets) -> list[str]:
+    """Partitions with entries after ``start`` up to ``ceiling``, in partition order."""
+    return [p for p in sorted(start, key=int) if compare_ids(ceiling[p], start[p]) > 0]
+
+
 def _positive(option: str, raw: str) -> int:
     try:
         value = int(raw)
@@ -261,7 +266,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _lag_bound(self, start: Offsets, ceiling: Offsets) -> int | None:
         """Entries after ``start`` in all, from the pipeline group's lag where the group sits
         exactly at ``start`` (the sinks move it there at each commit); None when unknown."""
-        parts = [p for p in sorted(start, key=int) if compare_ids(ceiling[p], start[p]) > 0]
+        parts = _open_parts(start, ceiling)
         if not parts:
             return 0
         if not self.group:
@@ -286,7 +291,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _bounded(self, start: Offsets, ceiling: Offsets, budget: int) -> Offsets:
         """Advance partitions fairly until ``budget`` entries are covered (counted in Redis)."""
         end = dict(start)
-        open_parts = [p for p in sorted(start, key=int) if compare_ids(ceiling[p], start[p]) > 0]
+        open_parts = _open_parts(start, ceiling)
         while budget > 0 and open_parts:
             share, left = max(budget // len(open_parts), 1), budget
             wants: dict[str, int] = {}
