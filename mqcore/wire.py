@@ -3,12 +3,13 @@
 A snapshot sends tens of thousands of small read commands. redis-py's pipeline
 builds a command object, a callback and a parsed reply per command, which costs
 more than Redis spends on them. On a plain client the :class:`Wire` instead packs
-a whole phase with hiredis' ``pack_command``, sends it with redis-py's
-``Connection.send_packed_command`` on one pooled connection and reads the replies with
-``read_response`` (hiredis parses them): replies come back as Redis sends them,
-without response callbacks, and an error reply stays in the list as an
-exception. Redis keeps reading while its replies wait, so up to ``WIRE_CHUNK``
-commands go out per round trip.
+a whole phase with hiredis' ``pack_command`` and sends it on a socket of its own
+(:mod:`mqcore.wire_link`: one ``hiredis.Reader`` fed a ``recv`` at a time); for TLS,
+a credential provider or a single-connection client, on a pooled redis-py connection
+(``Connection.send_packed_command``, then ``read_response`` per reply). Replies come
+back as Redis sends them, without response callbacks, and an error reply stays in
+the list as an exception. Redis keeps reading while its replies wait, so up to
+``WIRE_CHUNK`` commands go out per round trip.
 
 Any other client (Redis Cluster, a client with client-side caching) goes through
 an ordinary non-transactional pipeline, ``batch`` commands per round trip, with
@@ -32,6 +33,7 @@ import redis
 from hiredis import pack_command as pack
 
 from mqcore.boundary import redis_errors
+from mqcore.wire_link import give_back, link_capable, take_link
 
 __all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
 
@@ -81,6 +83,7 @@ class Wire:
         self.translate = translate  # False: redis-py's own connection errors propagate
         self.commands = 0
         self.direct = wire_capable(client)
+        self.linked = self.direct and link_capable(client)  # the wire's own sockets
 
     def run(self, cmds: list[Command], *, step: int | None = None) -> list[Any]:
         """The replies of ``cmds`` in order (error replies as exception instances);
@@ -108,6 +111,19 @@ class Wire:
             return lambda: self.run(cmds, step=step)
         head, rest = cmds[:step], cmds[step:]
         guard = redis_errors if self.translate else _untranslated
+        if self.linked:
+            with guard(self.what):
+                link = take_link(self.client)
+                link.send(b"".join([pack(cmd) for cmd in head]))
+
+            def linked() -> list[Any]:
+                with guard(self.what):
+                    out = link.read(len(head))
+                give_back(self.client, link)
+                self.commands += len(head)
+                return out + self.run(rest, step=step) if rest else out
+
+            return linked
         pool = self.client.connection_pool
         own = self.client.connection is None
         conn = pool.get_connection() if own else self.client.connection
@@ -147,6 +163,12 @@ class Wire:
 
     def _direct(self, chunk: list[Command]) -> list[Any]:
         client = self.client
+        if self.linked:
+            link = take_link(client)
+            link.send(b"".join([pack(cmd) for cmd in chunk]))
+            out = link.read(len(chunk))
+            give_back(client, link)
+            return out
         pool = client.connection_pool
         own = client.connection is None  # a single_connection_client keeps its connection
         conn = pool.get_connection() if own else client.connection

@@ -1,10 +1,11 @@
 """Contract: the snapshot through the wire path equals the snapshot through a plain pipeline.
 
-The wire (``mqcore.wire``) reads replies as Redis sends them; the pipeline path
-reads redis-py's parsed replies. On the same data both must give the same
-snapshot, field for field, with RESP2 and RESP3 clients, on a first pass and on
-a second one (which reuses what the first learnt); on the Cluster fixture the
-snapshot is the same with both protocols.
+The wire (``mqcore.wire``) reads replies as Redis sends them, on a socket of its
+own (``mqcore.wire_link``) or on redis-py's connection; the pipeline path reads
+redis-py's parsed replies. On the same data all three must give the same
+snapshot, field for field, with RESP2 and RESP3 clients, on a first pass and on a
+second one (which reuses what the first learnt); on the Cluster fixture the snapshot
+is the same with both protocols.
 """
 
 from __future__ import annotations
@@ -67,12 +68,23 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {a!r} != {b!r}"]
 
 
-def _snapshot(cfg: MQConfig, *, wire: bool, passes: int = 2) -> list[dict[str, Any]]:
+PATHS = ["link", "connection", "pipeline"]
+
+
+def _take_path(patch: pytest.MonkeyPatch, path: str) -> None:
+    """Send the wire down one of its paths: its own socket (the default on a plain
+    client), redis-py's connection (TLS, a credential provider), or a pipeline."""
+    if path != "link":
+        patch.setattr(mqcore.wire, "link_capable", lambda _client: False)
+    if path == "pipeline":
+        patch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+
+
+def _snapshot(cfg: MQConfig, *, path: str, passes: int = 2) -> list[dict[str, Any]]:
     client = cfg.client()
     try:
         with pytest.MonkeyPatch.context() as patch:
-            if not wire:
-                patch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+            _take_path(patch, path)
             patch.setattr(mqcore.snapshot.plan.time, "time", lambda: 1_900_000_000.0)
             out = []
             for _ in range(passes):
@@ -92,9 +104,9 @@ def test_wire_and_pipeline_give_the_same_snapshot(
     _populate(r, mq_config)
     cfg = mq_config.with_(client_options={"protocol": protocol})
     assert mqcore.wire.wire_capable(cfg.client())
-    wire = _snapshot(cfg, wire=True)
-    pipeline = _snapshot(cfg, wire=False)
-    assert _diff(wire, pipeline) == []
+    wire = _snapshot(cfg, path="link")
+    assert _diff(wire, _snapshot(cfg, path="connection")) == []
+    assert _diff(wire, _snapshot(cfg, path="pipeline")) == []
     assert _diff(wire[0], wire[1]) == []
     orders = next(t for t in wire[0]["topics"] if t["topic"] == "orders")
     assert orders["error"] is None
@@ -112,7 +124,7 @@ def test_cluster_snapshot_is_the_same_with_resp2_and_resp3(cluster_config: MQCon
     finally:
         client.close()
     snaps = [
-        _snapshot(cluster_config.with_(client_options={"protocol": p}), wire=True) for p in (2, 3)
+        _snapshot(cluster_config.with_(client_options={"protocol": p}), path="link") for p in (2, 3)
     ]
     assert _diff(snaps[0], snaps[1]) == []
     assert not mqcore.wire.wire_capable(cluster_config.client())
@@ -121,9 +133,13 @@ def test_cluster_snapshot_is_the_same_with_resp2_and_resp3(cluster_config: MQCon
     assert orders["groups"][1]["pending"] == 7
 
 
-def test_wire_round_trips_keep_replies_in_order(r: redis.Redis) -> None:
+@pytest.mark.parametrize("path", ["link", "connection"])
+def test_wire_round_trips_keep_replies_in_order(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
     """Replies over several round trips come back in command order, an error reply in
     place; a round trip of fewer commands than its step too."""
+    _take_path(monkeypatch, path)
     r.set("s", "text")
     cmds: list[tuple[Any, ...]] = []
     for i in range(50):
@@ -139,14 +155,14 @@ def test_wire_round_trips_keep_replies_in_order(r: redis.Redis) -> None:
     assert runner.commands == 103
 
 
-@pytest.mark.parametrize("direct", [True, False])
+@pytest.mark.parametrize("path", PATHS)
 def test_wire_send_writes_now_and_reads_later(
-    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, direct: bool
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     """``Wire.send`` writes its first round trip at once (Redis runs it before the replies
     are asked for), the rest when they are; the connection goes back to the pool after."""
-    if not direct:
-        monkeypatch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+    _take_path(monkeypatch, path)
+    direct = path != "pipeline"
     runner = mqcore.wire.Wire(r, 3)
     cmds: list[tuple[Any, ...]] = [("INCR", "n") for _ in range(7)]
     replies = runner.send(cmds, step=3)
@@ -163,16 +179,16 @@ def test_wire_send_writes_now_and_reads_later(
     assert runner.send([])() == []
 
 
-@pytest.mark.parametrize("direct", [True, False])
+@pytest.mark.parametrize("path", PATHS)
 def test_wire_raises_a_lost_connection_named(
-    redis_server: Any, monkeypatch: pytest.MonkeyPatch, direct: bool
+    redis_server: Any, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
     """A reply that does not come in time raises ConnectionLostError naming the reader, on
     the direct path (redis-py raises as it reads) and through a pipeline (listed reply)."""
     from mqcore.errors import ConnectionLostError
 
-    if not direct:
-        monkeypatch.setattr(mqcore.wire, "wire_capable", lambda _client: False)
+    _take_path(monkeypatch, path)
+    direct = path != "pipeline"
     client = redis.Redis(host=redis_server.host, port=redis_server.port, socket_timeout=0.2)
     try:
         runner = mqcore.wire.Wire(client, 10)

@@ -1,0 +1,227 @@
+"""The wire path's own sockets: RESP2 over a plain TCP or Unix socket, parsed by hiredis.
+
+redis-py reads a reply through a chain of Python calls (connection, retry guard,
+parser, health bookkeeping) that costs more than hiredis spends parsing it: at
+20,000 small replies a collector pass, a third of the read time. A :class:`Link`
+is a socket of the wire's own that feeds whole ``recv`` buffers to one
+``hiredis.Reader`` and takes the replies out in a loop.
+
+Links are made from the client's public ``connection_pool.connection_kwargs``
+(host or path, port, username, password, db, client name, timeouts, keepalive) for
+a pool of plain ``redis.Connection`` or ``redis.UnixDomainSocketConnection``
+without a credential provider; :func:`link_capable` says so. Any other client
+(TLS, credential providers, a single-connection client) keeps redis-py's
+connection (see :mod:`mqcore.wire`).
+
+Idle links are kept per client (at most ``IDLE_LINKS``) and checked as redis-py
+checks a pooled connection before use: a link that shows data or an end of file is
+dropped. A link is dropped as well after any error, and in a forked child.
+
+Replies are RESP2 whatever the client's protocol. An error reply is an exception in
+the list, of the redis-py class its code maps to (NOSCRIPT: ``NoScriptError``); a
+lost connection or a timeout raises redis-py's ``ConnectionError`` or ``TimeoutError``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import weakref
+from typing import Any
+
+import hiredis
+import redis
+from hiredis import pack_command as pack
+
+__all__ = ["IDLE_LINKS", "Link", "give_back", "link_capable", "take_link"]
+
+IDLE_LINKS = 4  # idle links kept per client
+READ_SIZE = 1 << 18  # bytes per recv
+_PLAIN = (redis.Connection, redis.UnixDomainSocketConnection)
+# Error reply codes to redis-py's exception classes, as redis-py's own parser maps them
+# (the code is cut from the message of a mapped class); any other code: ResponseError.
+_ERROR_CLASSES: dict[str, type[redis.RedisError]] = {
+    "ERR": redis.ResponseError,
+    "OOM": redis.exceptions.OutOfMemoryError,
+    "WRONGPASS": redis.AuthenticationError,
+    "EXECABORT": redis.exceptions.ExecAbortError,
+    "LOADING": redis.exceptions.BusyLoadingError,
+    "NOSCRIPT": redis.exceptions.NoScriptError,
+    "READONLY": redis.exceptions.ReadOnlyError,
+    "NOAUTH": redis.AuthenticationError,
+    "NOPERM": redis.exceptions.NoPermissionError,
+    "ASK": redis.exceptions.AskError,
+    "TRYAGAIN": redis.exceptions.TryAgainError,
+    "MOVED": redis.exceptions.MovedError,
+    "CLUSTERDOWN": redis.exceptions.ClusterDownError,
+    "CROSSSLOT": redis.exceptions.ClusterCrossSlotError,
+    "MASTERDOWN": redis.exceptions.MasterDownError,
+}
+_Idle = tuple[int, list["Link"], threading.Lock]  # pid, idle links, lock
+_IDLE: weakref.WeakKeyDictionary[Any, _Idle] = weakref.WeakKeyDictionary()
+_IDLE_LOCK = threading.Lock()
+
+
+def link_capable(client: Any) -> bool:
+    """Whether the wire can open links of its own to ``client``'s server."""
+    pool = getattr(client, "connection_pool", None)
+    if pool is None or client.connection is not None or pool.connection_class not in _PLAIN:
+        return False
+    kwargs = pool.connection_kwargs
+    return kwargs.get("credential_provider") is None and kwargs.get("redis_connect_func") is None
+
+
+class Link:
+    """One socket to Redis; a caller sends packed commands, then reads their replies."""
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        timeout = kwargs.get("socket_timeout")
+        connect_timeout = kwargs.get("socket_connect_timeout") or timeout
+        self.where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+        try:
+            if kwargs.get("path"):
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(connect_timeout)
+                sock.connect(kwargs["path"])
+            else:
+                address = (kwargs.get("host") or "localhost", int(kwargs.get("port") or 6379))
+                sock = socket.create_connection(address, connect_timeout)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if kwargs.get("socket_keepalive"):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                    options = kwargs.get("socket_keepalive_options")
+                    for k, v in (options if isinstance(options, dict) else {}).items():
+                        sock.setsockopt(socket.IPPROTO_TCP, k, v)
+        except OSError as exc:
+            raise redis.ConnectionError(f"Error connecting to {self.where}: {exc}") from exc
+        sock.settimeout(timeout)
+        self.sock = sock
+        self.pid = os.getpid()
+        self.reader = hiredis.Reader(replyError=_reply_error)
+        self.buffer = bytearray(READ_SIZE)
+        self._handshake(kwargs)
+
+    def _handshake(self, kwargs: dict[str, Any]) -> None:
+        cmds: list[tuple[Any, ...]] = []
+        password, username = kwargs.get("password"), kwargs.get("username")
+        if password is not None:
+            cmds.append(("AUTH", username, password) if username else ("AUTH", password))
+        if kwargs.get("client_name"):
+            cmds.append(("CLIENT", "SETNAME", kwargs["client_name"]))
+        if int(kwargs.get("db") or 0):
+            cmds.append(("SELECT", int(kwargs["db"])))
+        if not cmds:
+            return
+        self.send(b"".join([pack(c) for c in cmds]))
+        for reply in self.read(len(cmds)):
+            if isinstance(reply, Exception):  # WRONGPASS comes as an AuthenticationError
+                self.close()
+                if isinstance(reply, redis.ConnectionError):
+                    raise reply
+                raise redis.ConnectionError(f"{self.where}: {reply}")
+
+    def send(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except TimeoutError as exc:
+            self.close()
+            raise redis.TimeoutError(f"Timeout writing to {self.where}") from exc
+        except OSError as exc:
+            self.close()
+            raise redis.ConnectionError(f"Error writing to {self.where}: {exc}") from exc
+
+    def read(self, n: int) -> list[Any]:
+        """The next ``n`` replies (error replies as exception instances)."""
+        out: list[Any] = []
+        append = out.append
+        gets, feed = self.reader.gets, self.reader.feed
+        recv, buffer = self.sock.recv_into, self.buffer
+        try:
+            while n:
+                reply = gets()
+                if reply is False:
+                    got = recv(buffer)
+                    if not got:
+                        raise redis.ConnectionError(f"{self.where}: connection closed by server")
+                    feed(buffer, 0, got)  # type: ignore[arg-type]  # any buffer will do
+                    continue
+                append(reply)
+                n -= 1
+        except TimeoutError as exc:
+            self.close()
+            raise redis.TimeoutError(f"Timeout reading from {self.where}") from exc
+        except (OSError, hiredis.ProtocolError, redis.ConnectionError) as exc:
+            self.close()
+            if isinstance(exc, redis.ConnectionError):
+                raise
+            raise redis.ConnectionError(f"Error reading from {self.where}: {exc}") from exc
+        return out
+
+    def idle_ok(self) -> bool:
+        """Nothing to read and not closed: what redis-py checks of a pooled connection."""
+        if self.pid != os.getpid() or self.sock.fileno() < 0:
+            return False
+        timeout = self.sock.gettimeout()
+        self.sock.settimeout(0.0)  # a socket with a timeout would wait for the peek
+        try:
+            self.sock.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            self.sock.settimeout(timeout)
+        return False  # b"": closed by the server; data: out of step
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _reply_error(message: str) -> redis.RedisError:
+    code = message.split(" ", 1)[0]
+    cls = _ERROR_CLASSES.get(code)
+    if cls is None:
+        return redis.ResponseError(message)
+    return cls(message[len(code) + 1 :], status_code=code)
+
+
+def take_link(client: Any) -> Link:
+    """An idle link to ``client``'s server that passes the idle check, or a new one."""
+    idle = _idle(client)
+    while True:
+        with idle[2]:
+            link = idle[1].pop() if idle[1] else None
+        if link is None:
+            return Link(dict(client.connection_pool.connection_kwargs))
+        if link.idle_ok():
+            return link
+        link.close()
+
+
+def give_back(client: Any, link: Link) -> None:
+    """Keep a link whose replies were all read (at most ``IDLE_LINKS`` per client)."""
+    idle = _idle(client)
+    with idle[2]:
+        if len(idle[1]) < IDLE_LINKS and link.sock.fileno() >= 0:
+            idle[1].append(link)
+            return
+    link.close()
+
+
+def _close_all(links: list[Link]) -> None:
+    for link in links:
+        link.close()
+
+
+def _idle(client: Any) -> _Idle:
+    pid = os.getpid()
+    idle = _IDLE.get(client)
+    if idle is None or idle[0] != pid:  # a forked child never uses its parent's sockets
+        with _IDLE_LOCK:
+            idle = _IDLE.get(client)
+            if idle is None or idle[0] != pid:
+                idle = (pid, [], threading.Lock())
+                _IDLE[client] = idle
+                weakref.finalize(client, _close_all, idle[1])
+    return idle
