@@ -1,5 +1,7 @@
 """Batched reads for the collector's snapshot, on redis-py's public connection API.
 
+The producer's ``send_many`` writes its batches of XADD the same way.
+
 A snapshot sends tens of thousands of small read commands. redis-py's pipeline
 builds a command object, a callback and a parsed reply per command, which costs
 more than Redis spends on them. On a plain client the :class:`Wire` instead packs
