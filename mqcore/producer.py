@@ -45,6 +45,7 @@ from mqcore.payloads import (
     encode_stored_payload,
 )
 from mqcore.scripts import script_for
+from mqcore.wire import Wire
 
 __all__ = ["OutgoingMessage", "Producer", "SendResult", "parse_header_assignment"]
 
@@ -71,7 +72,7 @@ class _Plan(NamedTuple):
     """One validated message, ready to write."""
 
     partition: int
-    args: list[Any]  # the full XADD command (with NOMKSTREAM)
+    args: tuple[Any, ...]  # the full XADD command (with NOMKSTREAM)
     stored_payload: bytes | None = None  # set when the payload goes out of line
     payload_key: str = ""
     payload_index: str = ""  # the topic's payload index set
@@ -153,11 +154,13 @@ class Producer:
     def send_many(
         self, topic: str, messages: Iterable[OutgoingMessage], *, batch_size: int = 1000
     ) -> list[SendResult]:
-        """Append many messages, pipelined ``batch_size`` at a time, in order.
+        """Append many messages, ``batch_size`` XADDs per round trip, in order.
 
         Every message is validated before the first write, so bad input writes
         nothing. The entries of one call share one ``timestamp``. Out-of-line
-        payloads are written one script call each.
+        payloads are written one script call each. A batch goes out through
+        :mod:`mqcore.wire` and is never re-sent: a lost connection raises
+        ``ConnectionLostError`` (the batch may be partly written).
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int):
             raise InvalidArgumentError(f"batch_size must be an integer, got {batch_size!r}")
@@ -293,14 +296,12 @@ class Producer:
         )  # fmt: skip
         if stored is None:
             if key is None:
-                return _Plan(part, [*prefix, "payload", payload, *tail, "headers", header_json])
+                return _Plan(part, (*prefix, "payload", payload, *tail, "headers", header_json))
             return _Plan(
-                part, [*prefix, "payload", payload, *tail, "key", key, "headers", header_json]
+                part, (*prefix, "payload", payload, *tail, "key", key, "headers", header_json)
             )
-        args: list[Any] = [*prefix, *tail]
-        if key is not None:
-            args += ("key", key)
-        args += ("headers", header_json)
+        keyed = () if key is None else ("key", key)
+        args = (*prefix, *tail, *keyed, "headers", header_json)
         return _Plan(part, args, stored, payload_key, self.keys.payload_index(topic))
 
     @staticmethod
@@ -324,7 +325,7 @@ class Producer:
 
     # --- writes ---------------------------------------------------------------
     def _xadd(self, client: Any, plan: _Plan, *, nomkstream: bool = True) -> Any:
-        args = plan.args if nomkstream else [a for a in plan.args if a != "NOMKSTREAM"]
+        args = plan.args if nomkstream else tuple(a for a in plan.args if a != "NOMKSTREAM")
         if plan.stored_payload is None:
             return client.execute_command(*args)
         script = script_for(self.client, "add_entry_with_payload")
@@ -357,24 +358,22 @@ class Producer:
         return self._xadd(self.client, plan, nomkstream=False)
 
     def _write_batch(self, topic: str, batch: list[_Plan]) -> list[str]:
-        ids: list[Any]
-        with self._boundary(f"send to {topic!r}"):
-            pipe = self.client.pipeline(transaction=False)
-            if all(p.stored_payload is None for p in batch):
-                for p in batch:
-                    pipe.execute_command(*p.args)
-                ids = pipe.execute()
-            else:
-                ids = [None] * len(batch)
-                inline = [i for i, p in enumerate(batch) if p.stored_payload is None]
-                for i in inline:
-                    pipe.execute_command(*batch[i].args)
-                if inline:
-                    for i, reply in zip(inline, pipe.execute(), strict=True):
-                        ids[i] = reply
-                for i, p in enumerate(batch):
-                    if p.stored_payload is not None:
-                        ids[i] = self._xadd(self.client, p)
+        """The inline XADDs in one round trip (:mod:`mqcore.wire`: packed by hiredis,
+        replies unparsed), then one script call per out-of-line payload."""
+        what = f"send to {topic!r}"
+        with self._boundary(what):
+            inline = [p.args for p in batch if p.stored_payload is None]
+            ids = Wire(self.client, len(batch), what).run(inline)
+            out_of_line = len(inline) < len(batch)
+            if out_of_line:
+                replies = iter(ids)
+                ids = [None if p.stored_payload is not None else next(replies) for p in batch]
+            failed = next((i for i in ids if isinstance(i, Exception)), None)
+            if failed is not None:  # an error reply: the other commands stand
+                raise translate(failed, what) from failed
+            for i, p in enumerate(batch if out_of_line else ()):
+                if p.stored_payload is not None:
+                    ids[i] = self._xadd(self.client, p)
             if None in ids:
                 for i, entry_id in enumerate(ids):
                     if entry_id is None:

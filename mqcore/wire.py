@@ -1,4 +1,4 @@
-"""Batched reads for the collector's snapshot, on redis-py's public connection API.
+"""Batched commands: the collector's snapshot reads, the producer's ``send_many`` writes.
 
 A snapshot sends tens of thousands of small read commands. redis-py's pipeline
 builds a command object, a callback and a parsed reply per command, which costs

@@ -7,6 +7,7 @@ import redis
 from mqcore.config import MQConfig
 from mqcore.errors import (
     InvalidArgumentError,
+    MQError,
     PayloadTooLargeError,
     UnknownPartitionError,
     UnknownTopicError,
@@ -187,3 +188,50 @@ def test_send_many_validates_everything_first(producer: Producer, r: redis.Redis
     with pytest.raises(InvalidArgumentError):
         producer.send_many("orders", messages, batch_size=10)
     assert sum(r.xlen(f"stream:topic:orders:p:{i}") for i in range(3)) == 0
+
+
+def test_send_many_out_of_line_in_the_middle_of_a_batch(producer: Producer, r: redis.Redis) -> None:
+    big = b"\xff" * 70_000
+    messages = [OutgoingMessage(f"m{i}", key="a") for i in range(5)]
+    messages[2] = OutgoingMessage(big, key="a")
+    results = producer.send_many("orders", messages)
+    part = partition_for_key("a", 3)
+    assert {res.partition for res in results} == {part}
+    prefix = "streaming:mq:payload:orders:p:"
+    for i, res in enumerate(results):
+        fields = _entry(r, part, res.id)
+        if i == 2:
+            headers = json.loads(fields["headers"])
+            assert load_payload(r, headers, prefix=f"{prefix}{part}:") == big
+        else:
+            assert fields["payload"] == f"m{i}"
+
+
+def test_send_many_to_a_java_topic_without_streams_yet(mq_config: MQConfig, r: redis.Redis) -> None:
+    r.sadd("streaming:mq:topics:registry", "lazy")
+    r.hset("streaming:mq:topic:lazy:meta", "partitionCount", "2")
+    with Producer(mq_config) as producer:
+        results = producer.send_many("lazy", [OutgoingMessage(f"m{i}") for i in range(6)])
+    for res in results:
+        [(_, fields)] = r.xrange(f"stream:topic:lazy:p:{res.partition}", res.id, res.id)
+        assert fields[b"partitionId"] == str(res.partition).encode()
+    assert r.xlen("stream:topic:lazy:p:0") + r.xlen("stream:topic:lazy:p:1") == 6
+
+
+def test_send_many_to_a_deleted_topic_is_refused(
+    producer: Producer, mq_config: MQConfig, r: redis.Redis
+) -> None:
+    producer.send("orders", "warm the cache")
+    Topics(mq_config).delete("orders")
+    with pytest.raises(UnknownTopicError):
+        producer.send_many("orders", [OutgoingMessage(f"m{i}") for i in range(10)])
+    assert r.dbsize() == 0
+
+
+def test_send_many_reports_a_redis_error_as_mq_error(producer: Producer, r: redis.Redis) -> None:
+    r.delete("stream:topic:orders:p:1")
+    r.set("stream:topic:orders:p:1", "not a stream")
+    messages = [OutgoingMessage(f"m{i}", partition=i % 3) for i in range(9)]
+    with pytest.raises(MQError, match=r"send to 'orders'.*WRONGTYPE"):
+        producer.send_many("orders", messages)
+    assert r.xlen("stream:topic:orders:p:0") == 3  # the other commands of the round trip stand
