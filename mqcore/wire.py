@@ -165,8 +165,7 @@ class Wire:
         client = self.client
         if self.linked:
             link = take_link(client)
-            link.send(b"".join([pack(cmd) for cmd in chunk]))
-            out = link.read(len(chunk))
+            out = link.exchange(b"".join([pack(cmd) for cmd in chunk]), len(chunk))
             give_back(client, link)
             return out
         pool = client.connection_pool

@@ -4,7 +4,9 @@ redis-py reads a reply through a chain of Python calls (connection, retry guard,
 parser, health bookkeeping) that costs more than hiredis spends parsing it: at
 20,000 small replies a collector pass, a third of the read time. A :class:`Link`
 is a socket of the wire's own that feeds whole ``recv`` buffers to one
-``hiredis.Reader`` and takes the replies out in a loop.
+``hiredis.Reader`` and takes the replies out in a loop. A round trip larger than
+the socket buffers is written while the replies that have come back are parsed
+(:meth:`Link.exchange`): Redis runs the rest of the commands meanwhile.
 
 Links are made from the client's public ``connection_pool.connection_kwargs``
 (host or path, port, username, password, db, client name, timeouts, keepalive) for
@@ -25,9 +27,12 @@ lost connection or a timeout raises redis-py's ``ConnectionError`` or ``TimeoutE
 from __future__ import annotations
 
 import os
+import select
 import socket
 import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import hiredis
@@ -121,15 +126,56 @@ class Link:
                     raise reply
                 raise redis.ConnectionError(f"{self.where}: {reply}")
 
-    def send(self, data: bytes) -> None:
+    @contextmanager
+    def _io(self, doing: str) -> Iterator[None]:
+        """redis-py's errors for a lost socket or a timeout; the link is closed."""
         try:
-            self.sock.sendall(data)
+            yield
         except TimeoutError as exc:
             self.close()
-            raise redis.TimeoutError(f"Timeout writing to {self.where}") from exc
-        except OSError as exc:
+            raise redis.TimeoutError(f"Timeout {doing} {self.where}") from exc
+        except (OSError, hiredis.ProtocolError, redis.ConnectionError) as exc:
             self.close()
-            raise redis.ConnectionError(f"Error writing to {self.where}: {exc}") from exc
+            if isinstance(exc, redis.ConnectionError):
+                raise
+            raise redis.ConnectionError(f"Error {doing} {self.where}: {exc}") from exc
+
+    def send(self, data: bytes) -> None:
+        with self._io("writing to"):
+            self.sock.sendall(data)
+
+    def exchange(self, data: bytes, n: int) -> list[Any]:
+        """Send ``data`` and read its ``n`` replies. While the send is under way (Redis
+        reads a large round trip as it runs it), the replies come in are parsed: Redis
+        runs the rest of the commands meanwhile, on its own core."""
+        out: list[Any] = []
+        sock, view, sent = self.sock, memoryview(data), 0
+        timeout = sock.gettimeout()
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLOUT)
+        wait = -1 if timeout is None else int(timeout * 1000)
+        gets, feed, buffer = self.reader.gets, self.reader.feed, self.buffer
+        with self._io("talking to"):
+            sock.setblocking(False)
+            try:
+                while sent < len(view):
+                    ready = poller.poll(wait)
+                    if not ready:
+                        raise TimeoutError
+                    if ready[0][1] & select.POLLOUT:
+                        with suppress(BlockingIOError):
+                            sent += sock.send(view[sent:])
+                    if ready[0][1] & ~select.POLLOUT:  # replies, or an error or hang-up
+                        got = sock.recv_into(buffer)
+                        if not got:
+                            raise redis.ConnectionError("connection closed by server")
+                        feed(buffer, 0, got)  # type: ignore[arg-type]  # any buffer will do
+                        while len(out) < n and (reply := gets()) is not False:
+                            out.append(reply)
+            finally:
+                if sock.fileno() >= 0:
+                    sock.settimeout(timeout)
+        return out + self.read(n - len(out)) if len(out) < n else out
 
     def read(self, n: int) -> list[Any]:
         """The next ``n`` replies (error replies as exception instances)."""
@@ -137,25 +183,17 @@ class Link:
         append = out.append
         gets, feed = self.reader.gets, self.reader.feed
         recv, buffer = self.sock.recv_into, self.buffer
-        try:
+        with self._io("reading from"):
             while n:
                 reply = gets()
                 if reply is False:
                     got = recv(buffer)
                     if not got:
-                        raise redis.ConnectionError(f"{self.where}: connection closed by server")
+                        raise redis.ConnectionError("connection closed by server")
                     feed(buffer, 0, got)  # type: ignore[arg-type]  # any buffer will do
                     continue
                 append(reply)
                 n -= 1
-        except TimeoutError as exc:
-            self.close()
-            raise redis.TimeoutError(f"Timeout reading from {self.where}") from exc
-        except (OSError, hiredis.ProtocolError, redis.ConnectionError) as exc:
-            self.close()
-            if isinstance(exc, redis.ConnectionError):
-                raise
-            raise redis.ConnectionError(f"Error reading from {self.where}: {exc}") from exc
         return out
 
     def idle_ok(self) -> bool:

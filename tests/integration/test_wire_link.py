@@ -159,3 +159,16 @@ def test_other_clients_keep_redis_pys_connection(redis_url: str) -> None:
         assert wire.run([("PING",)]) == [b"PONG"]
     finally:
         single.close()
+
+
+def test_a_round_trip_larger_than_the_socket_buffers_reads_replies_while_it_sends(
+    r: redis.Redis,
+) -> None:
+    """20 MB of commands in one round trip: Redis answers the first ones before the last
+    are written, and the link parses those replies while it sends the rest."""
+    value = "v" * 1000
+    cmds = [("SET", f"big:{i}", value) if i % 2 else ("INCR", "big:n") for i in range(20_000)]
+    replies = _linked(r).run(cmds, step=20_000)
+    assert replies[0::2] == list(range(1, 10_001))
+    assert replies[1::2] == [b"OK"] * 10_000
+    assert _linked(r).run([("GET", "big:19999"), ("STRLEN", "big:1")]) == [value.encode(), 1000]
