@@ -64,9 +64,12 @@ def entry_bytes(entry: Any) -> int:
     """Bytes of one raw stream entry (its id and fields, a map or a flat list) as Redis sent
     it: the one measure by which byte-bounded reads size their next ``COUNT``."""
     entry_id, fields = entry[0], entry[1] or ()
-    items = [*fields.keys(), *fields.values()] if isinstance(fields, dict) else fields
     size = len(entry_id) if isinstance(entry_id, bytes | str) else 0
-    return size + sum(len(v) for v in items if isinstance(v, bytes | str))
+    parts = (fields.keys(), fields.values()) if isinstance(fields, dict) else (fields,)
+    try:  # the usual reply, bytes or text only: summed at C speed
+        return size + sum([sum(map(len, part)) for part in parts])
+    except TypeError:  # a value that is no string (e.g. a number) does not count
+        return size + sum(len(v) for part in parts for v in part if isinstance(v, bytes | str))
 
 
 def decode_fields(raw: Any) -> dict[str, bytes]:

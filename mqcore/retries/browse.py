@@ -33,6 +33,7 @@ from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of
+from mqcore.wire import Wire
 
 __all__ = [
     "CHUNK",
@@ -296,8 +297,16 @@ def _ms(score: float) -> int:
 
 
 def _read_hashes(client: RedisClient, members: list[str]) -> list[Any]:
-    """The members' hashes; a member that is no hash (odd data) reads as an error reply."""
-    pipe = client.pipeline(transaction=False)
-    for member in members:
-        pipe.hgetall(member)
-    return list(pipe.execute(raise_on_error=False))
+    """The members' hashes (dicts) in one round trip; a member that is no hash (odd data)
+    reads as an error reply. On the wire (no redis-py command objects, callbacks or parsed
+    replies per hash) a hash comes as its flat field list."""
+    replies = Wire(client, len(members), translate=False).run(
+        [("HGETALL", member) for member in members], step=len(members)
+    )
+    hashes: list[Any] = []
+    for reply in replies:
+        if reply.__class__ is list:
+            fields = iter(reply)
+            reply = dict(zip(fields, fields, strict=True))
+        hashes.append(reply)
+    return hashes

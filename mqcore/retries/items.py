@@ -29,12 +29,7 @@ __all__ = [
 ]
 
 ITEM_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")  # mqcore: uuid4().hex; Java: UUID.toString()
-_FOREIGN = "~"
-_FIELDS = ("topic", "partitionId", "payload", "key", "headers", "retryCount", "maxRetries",
-           "originalMessageId")  # fmt: skip
-_NAMES = tuple(
-    (name, name.encode()) for name in _FIELDS
-)  # id of a zset member that is not a retry item key of the topic
+_FOREIGN = "~"  # id of a zset member that is not a retry item key of the topic
 
 
 def validate_item_id(item_id: str) -> str:
@@ -123,6 +118,11 @@ def _kryo_fields(raw: dict[Any, Any]) -> tuple[dict[str, Any], str | None]:
 def item_from_hash(item_id: str, due_ms: int, raw: Any) -> RetryItem:
     """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text;
     an error reply when the key is not a hash)."""
+    if raw.__class__ is dict and b"topic" in raw:  # the usual reply: bytes names, looked up
+        get = raw.get
+        return _item(item_id, due_ms, get(b"topic"), get(b"partitionId"), get(b"payload"),
+                     get(b"key"), get(b"headers"), get(b"retryCount"), get(b"maxRetries"),
+                     get(b"originalMessageId"), "plain", None)  # fmt: skip
     if isinstance(raw, Exception):  # e.g. WRONGTYPE: the member names a key of another type
         why = f"not a retry item hash: {str(raw)[:120]}"
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing",
@@ -130,40 +130,43 @@ def item_from_hash(item_id: str, due_ms: int, raw: Any) -> RetryItem:
     if not raw:
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing")
     encoding, problem = "plain", cast(str | None, None)
-    if b"topic" in raw:  # the usual reply: bytes names, looked up, not all decoded
-        fields: dict[str, Any] = {name: raw.get(b) for name, b in _NAMES}
-    else:
-        fields = {_text(k): v for k, v in raw.items()}
+    fields = {_text(k): v for k, v in raw.items()}
     if "topic" not in fields and all(isinstance(k, bytes) and looks_kryo(k) for k in raw):
         fields, problem = _kryo_fields(raw)
         encoding = "java-kryo"
-    headers_raw = fields.get("headers")
+    get = fields.get
+    return _item(item_id, due_ms, get("topic"), get("partitionId"), get("payload"), get("key"),
+                 get("headers"), get("retryCount"), get("maxRetries"), get("originalMessageId"),
+                 encoding, problem)  # fmt: skip
+
+
+def _item(
+    item_id: str,
+    due_ms: int,
+    topic: Any,
+    partition: Any,
+    raw_payload: Any,
+    key: Any,
+    headers_raw: Any,
+    retry_count: Any,
+    max_retries: Any,
+    original: Any,
+    encoding: str,
+    problem: str | None,
+) -> RetryItem:
+    """A RetryItem from the values of its hash fields (bytes, text, or Kryo-decoded)."""
     if isinstance(headers_raw, dict):
         headers = {str(k): str(v) for k, v in headers_raw.items() if v is not None}
     else:
         headers = parse_headers(headers_raw if isinstance(headers_raw, bytes | str) else None)
-    raw_payload = fields.get("payload")
     if isinstance(raw_payload, bytes):
         text, not_utf8 = payload_text(raw_payload)
         size = len(raw_payload)
     else:
         text = "" if raw_payload is None else str(raw_payload)
         not_utf8, size = None, len(text.encode())
-    key = _text(fields.get("key")) or None
-    original = _text(fields.get("originalMessageId")) or None
     return RetryItem(
-        id=item_id,
-        due_ms=due_ms,
-        item_topic=_text(fields.get("topic")),
-        partition=_int(fields.get("partitionId")),
-        retry_count=_int(fields.get("retryCount")),
-        max_retries=_int(fields.get("maxRetries")),
-        key=key,
-        original_id=original,
-        headers=headers,
-        payload=text,
-        payload_bytes=not_utf8,
-        payload_size=size,
-        encoding=encoding,
-        problem=problem,
-    )
+        item_id, due_ms, _text(topic), _int(partition), _int(retry_count), _int(max_retries),
+        _text(key) or None, _text(original) or None, headers, text, not_utf8, size, encoding,
+        problem,
+    )  # fmt: skip

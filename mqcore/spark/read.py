@@ -2,11 +2,12 @@
 
 One Spark task reads several partitions (:class:`ReadTask`): every round trip
 asks each open partition for its next XRANGE page at once (mqcore.wire: raw
-replies, no per-entry redis-py callbacks), and each page becomes one Arrow
-record batch built column by column. Arrow validates the UTF-8 of whole
-columns and parses the timestamps (epoch ms as mqcore writes them, ISO-8601 as
-Java does); only a column with odd values is decoded value by value, the way
-the rest of mqcore decodes text (invalid bytes replaced).
+replies, no per-entry redis-py callbacks), and every :data:`BATCH_ROWS` entries
+of a partition (two pages) become one Arrow record batch built column by column.
+Arrow validates the UTF-8 of whole columns and parses the timestamps (epoch ms
+as mqcore writes them, ISO-8601 as Java does); only a column with odd values is
+decoded value by value, the way the rest of mqcore decodes text (invalid bytes
+replaced).
 
 Headers go through the one header rule (:func:`mqcore.codec.parse_headers`)
 and are handed over as compact JSON. An out-of-line payload (Java's
@@ -29,9 +30,10 @@ from mqcore.config import MQConfig, RedisClient
 from mqcore.payloads import PAYLOAD_HASH_REF, fetch_payload, is_out_of_line
 from mqcore.wire import Wire
 
-__all__ = ["PAGE_SIZE", "ReadTask", "arrow_schema", "read_task", "spark_schema"]
+__all__ = ["BATCH_ROWS", "PAGE_SIZE", "ReadTask", "arrow_schema", "read_task", "spark_schema"]
 
-PAGE_SIZE = 1000  # XRANGE COUNT per partition and round trip (under 1 ms of Redis time)
+PAGE_SIZE = 500  # XRANGE COUNT per partition and round trip: ~0.45 ms of Redis time (1000: ~0.9)
+BATCH_ROWS = 1000  # entries of one Arrow batch (a partition's pages are joined up to this)
 _REF_MARK = PAYLOAD_HASH_REF.encode()
 _EMPTY_HEADERS = "{}"
 
@@ -78,6 +80,7 @@ def read_task(client: RedisClient, config: MQConfig, topic: str, task: ReadTask)
     cursors = {p: start for p, start, _e in task.ranges}
     ends = {p: end for p, _s, end in task.ranges}
     builder = _Columns(client, config, topic)
+    held: dict[int, list[Any]] = {}  # pages of a partition not yet in a batch
     while cursors:
         order = list(cursors)
         replies = wire.run(
@@ -87,10 +90,13 @@ def read_task(client: RedisClient, config: MQConfig, topic: str, task: ReadTask)
             if isinstance(rows, Exception):
                 raise rows
             if rows:
-                yield builder.batch(schema, part, rows)
+                held.setdefault(part, []).extend(rows)
                 cursors[part] = decode_text(rows[-1][0])
-            if len(rows) < PAGE_SIZE or cursors[part] == ends[part]:
+            done = len(rows) < PAGE_SIZE or cursors[part] == ends[part]
+            if done:
                 del cursors[part]
+            if part in held and (done or len(held[part]) >= BATCH_ROWS):
+                yield builder.batch(schema, part, held.pop(part))
 
 
 class _Columns:

@@ -218,3 +218,31 @@ def _task_rows(reader: Any, task: Any) -> list[list[dict[str, Any]]]:
     from mqcore.spark.read import read_task
 
     return [rb.to_pylist() for rb in read_task(reader.client, reader.config, "orders", task)]
+
+
+def test_pages_of_a_partition_are_joined_into_batches(mq_config: MQConfig, redis_url: str) -> None:
+    """Entries are read in XRANGE pages of PAGE_SIZE (each a bounded command) and handed
+    over in Arrow batches of BATCH_ROWS per partition, in order, none lost or repeated."""
+    from mqcore.spark.read import BATCH_ROWS, PAGE_SIZE, read_task
+
+    Topics(mq_config).create("orders", 2, groups=())
+    producer = Producer(mq_config)
+    counts = {0: 2 * BATCH_ROWS + PAGE_SIZE // 2, 1: BATCH_ROWS + 1}
+    sent = {
+        part: [
+            s.id for s in producer.send_many("orders", [OutgoingMessage("x", partition=part)] * n)
+        ]
+        for part, n in counts.items()
+    }
+    reader = _reader(redis_url, readTasks="1")
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    sizes: dict[int, list[int]] = {0: [], 1: []}
+    got: dict[int, list[str]] = {0: [], 1: []}
+    for task in reader.partitions(start, end):
+        for rb in read_task(reader.client, reader.config, "orders", task):
+            part = rb.column("partition")[0].as_py()
+            sizes[part].append(rb.num_rows)
+            got[part] += rb.column("id").to_pylist()
+    assert sizes == {0: [BATCH_ROWS, BATCH_ROWS, PAGE_SIZE // 2], 1: [BATCH_ROWS, 1]}
+    assert got == sent
