@@ -1,9 +1,10 @@
 """Writing series points: this pass's APPENDs, the series index and bucket roll-ups.
 
 Points go out through ``dashboard/scripts/append_points.lua``: one call APPENDs
-one packed point to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND`
-series and answers their new lengths, which tell the caller the series that
-outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
+one point to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND`
+series of one tier and point format (their points packed back to back in one
+argument) and answers the new lengths of the series that reached their cap: the
+series that outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
 The series index (a sorted set of ``metric<US>entity`` scored by the last write)
 is refreshed in ZADDs of at most as many members; it lets series of vanished
 entities be deleted (:func:`dashboard.store.retention.forget_vanished`).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import struct
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from django.conf import settings
 
 from dashboard.store.batches import (
     BULK_PER_EXECUTE,
+    MEMBERS_PER_COMMAND,
     WHAT,
     Command,
     chunks,
@@ -33,7 +36,7 @@ from dashboard.store.batches import (
 from dashboard.store.points import (
     Tier,
     decode_points,
-    pack_point,
+    pack_points,
     point_struct,
     rollup_value,
     tier_limits,
@@ -60,6 +63,18 @@ _CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[Any, Any], s
 # store clients on which this process made sure of the scripts (a fresh store does not have
 # them: the first pass's calls would all come back NOSCRIPT and go out again)
 _SCRIPTS_LOADED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Points of one tier and point format, all stamped ``stamp`` (epoch s): ``values[i]``
+    goes to ``keys[i]``."""
+
+    tier: Tier
+    point: struct.Struct
+    stamp: int
+    keys: list[str]
+    values: list[float]
 
 
 def index_member(metric: str, entity: str) -> str:
@@ -127,42 +142,37 @@ class SeriesWriter:
         it, in a ``finally``) waits for the writes and returns what :meth:`append` does."""
         tier_map = {t.name: t for t in tiers()}
         stamp = now_ms // 1000
-        series_keys: list[str] = []
-        kinds: list[tuple[Tier, struct.Struct]] = []  # the (tier, point format) pairs seen
-        kind_of: list[int] = []  # per point, its index in ``kinds``
-        packed: list[bytes] = []
+        groups: list[_Group] = []
         members: list[str] = []
-        add_key, add_kind, add_packed = series_keys.append, kind_of.append, packed.append
         for tier_name, triples in points.items():
             tier = tier_map[tier_name]
             cache = self._series_keys.setdefault((cluster, tier_name), {})
             if len(cache) > _KEY_CACHE_MAX:
                 cache.clear()
-            # metric -> (point format, its pack, kind index), per tier
-            formats: dict[str, tuple[struct.Struct, Any, int]] = {}
+            # metric -> (keys, values) of its point format in this tier
+            by_metric: dict[str, tuple[list[str], list[float]]] = {}
+            by_point: dict[struct.Struct, tuple[list[str], list[float]]] = {}
             for metric, entity, value in triples:
                 if value is None or value != value:  # NaN
                     continue
-                fmt = formats.get(metric)
-                if fmt is None:
+                group = by_metric.get(metric)
+                if group is None:
                     point = point_struct(metric)
-                    if (tier, point) not in kinds:
-                        kinds.append((tier, point))
-                    fmt = formats[metric] = (point, point.pack, kinds.index((tier, point)))
+                    group = by_point.get(point)
+                    if group is None:
+                        group = by_point[point] = ([], [])
+                        groups.append(_Group(tier, point, stamp, *group))
+                    by_metric[metric] = group
                 key = cache.get((metric, entity))
                 if key is None:
                     key = cache[metric, entity] = self.keys.series(
                         cluster, tier_name, metric, entity
                     )
-                add_key(key)
-                add_kind(fmt[2])
-                try:
-                    add_packed(fmt[1](stamp, value))
-                except (OverflowError, struct.error):
-                    add_packed(pack_point(fmt[0], stamp, float(value)))
+                group[0].append(key)
+                group[1].append(value)
                 if index:
                     members.append(index_member(metric, entity))
-        written = self._write_sent(series_keys, kinds, kind_of, packed, members, cluster, now_ms)
+        written = self._write_sent(groups, members, cluster, now_ms)
 
         def lengths() -> Lengths:
             done = written()
@@ -191,10 +201,7 @@ class SeriesWriter:
             for keys, args in zip(chunks(raw_keys), chunks(starts), strict=True)
         ]
         tails = [tail for reply in self._run(cmds) for tail in reply]
-        series_keys: list[str] = []
-        kinds: list[tuple[Tier, struct.Struct]] = []
-        kind_of: list[int] = []
-        packed: list[bytes] = []
+        groups: dict[tuple[str, struct.Struct], _Group] = {}
         for name, bucket in closed.items():
             tier = tier_map[name]
             lo, hi = bucket * tier.bucket_s * 1000, (bucket + 1) * tier.bucket_s * 1000
@@ -204,32 +211,29 @@ class SeriesWriter:
                 point = point_struct(metric)
                 values = [v for t, v in decode_points(tail, point) if lo <= t < hi]
                 if values:
-                    if (tier, point) not in kinds:
-                        kinds.append((tier, point))
-                    series_keys.append(self.series_key(cluster, name, metric, entity))
-                    kind_of.append(kinds.index((tier, point)))
-                    packed.append(pack_point(point, lo // 1000, rollup_value(metric, values)))
-        return self._write_sent(series_keys, kinds, kind_of, packed, [], cluster, 0)()
+                    group = groups.get((name, point))
+                    if group is None:
+                        group = groups[name, point] = _Group(tier, point, lo // 1000, [], [])
+                    group.keys.append(self.series_key(cluster, name, metric, entity))
+                    group.values.append(rollup_value(metric, values))
+        return self._write_sent(list(groups.values()), [], cluster, 0)()
 
     def _write_sent(
-        self,
-        series_keys: list[str],
-        kinds: list[tuple[Tier, struct.Struct]],
-        kind_of: list[int],
-        packed: list[bytes],
-        members: list[str],
-        cluster: str,
-        now_ms: int,
+        self, groups: Sequence[_Group], members: list[str], cluster: str, now_ms: int
     ) -> Callable[[], Lengths]:
-        """APPEND ``packed[i]`` to ``series_keys[i]`` (a series of ``kinds[kind_of[i]]``)
-        and index ``members`` (first round trip written now); the returned function
-        gives the series near their cap."""
+        """APPEND each group's points to its keys and index ``members`` (first round trip
+        written now); the returned function gives the series near their cap."""
         sha = self._append_sha
-        cmds: list[Command] = [
-            ("EVALSHA", sha, len(keys), *keys, *args)
-            for keys, args in zip(chunks(series_keys), chunks(packed), strict=True)
-        ]
-        appends = len(cmds)
+        cmds: list[Command] = []
+        calls: list[tuple[_Group, int]] = []  # per script call: its group, its first key
+        for group in groups:
+            size, floor = group.point.size, tier_limits(group.tier, group.point)[1]
+            for start in range(0, len(group.keys), MEMBERS_PER_COMMAND):
+                keys = group.keys[start : start + MEMBERS_PER_COMMAND]
+                values = group.values[start : start + MEMBERS_PER_COMMAND]
+                blob = pack_points(group.point, group.stamp, values)
+                cmds.append(("EVALSHA", sha, len(keys), *keys, blob, size, floor))
+                calls.append((group, start))
         index_key = self.keys.series_index(cluster)
         for part in chunks(list(dict.fromkeys(members))):
             zadd: list[Any] = ["ZADD", index_key]
@@ -243,13 +247,12 @@ class SeriesWriter:
 
         def lengths() -> Lengths:
             replies = sent()
-            sizes = [n for reply in replies[:appends] for n in reply]
-            if not sizes:
-                return {}
-            # only series near their cap matter to the trim: skip the rest in one C-speed pass
-            floor = min(tier_limits(t, p)[1] for t, p in kinds)
-            near = [i for i, n in enumerate(sizes) if n >= floor]
-            return {series_keys[i]: (sizes[i], *kinds[kind_of[i]]) for i in near}
+            near: Lengths = {}
+            for (group, start), reply in zip(calls, replies, strict=False):
+                keys, tier, point = group.keys, group.tier, group.point
+                for j in range(0, len(reply), 2):
+                    near[keys[start + reply[j] - 1]] = (reply[j + 1], tier, point)
+            return near
 
         return lengths
 
