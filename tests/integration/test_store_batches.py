@@ -13,7 +13,13 @@ from django.test import override_settings
 from dashboard import store
 from dashboard.clusters import console_keys, console_redis
 from dashboard.store import POINT, ConsoleStore
-from dashboard.store.batches import BULK_PER_EXECUTE, MEMBERS_PER_COMMAND, chunks
+from dashboard.store.batches import (
+    BIG_ARGUMENT,
+    BULK_PER_EXECUTE,
+    MEMBERS_PER_COMMAND,
+    chunks,
+    run_transaction,
+)
 
 pytestmark = [pytest.mark.redis]
 
@@ -104,3 +110,31 @@ def test_trim_in_batches_keeps_every_series_in_retention(
         assert raw is not None
         assert len(raw) // POINT.size <= 13  # 11 points in retention + slack of 2
     assert store.series_get("big", "lag", f"t{n - 1}", since_ms=now - 3000)[-1] == (now, 29.0)
+
+
+def test_transaction_sends_a_big_value_as_it_is(console_r: redis.Redis) -> None:
+    big = bytes(range(256)) * (BIG_ARGUMENT // 128)  # any bytes, CR LF included
+    replies = run_transaction(
+        console_redis(),
+        [
+            ("SET", "tx:big", big),
+            ("SET", "tx:small", b"x"),
+            ("HSET", "tx:h", "f", big),
+            ("DEL", "z"),
+        ],
+    )
+    assert replies == [b"OK", b"OK", 1, 0]
+    assert console_r.get("tx:big") == big
+    assert console_r.get("tx:small") == b"x"
+    assert console_r.hget("tx:h", "f") == big
+
+
+def test_transaction_refused_in_part_writes_nothing(console_r: redis.Redis) -> None:
+    client = console_redis()
+    with pytest.raises(redis.ResponseError):
+        run_transaction(client, [("SET", "tx:a", b"1" * BIG_ARGUMENT), ("SET",), ("SET", "b", 1)])
+    assert console_r.exists("tx:a", "b") == 0
+    with pytest.raises(redis.ResponseError):  # fails as it runs: the others stand, as in Redis
+        run_transaction(client, [("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
+    assert console_r.mget("tx:s", "tx:t") == [b"v", b"w"]
+    assert client.ping()  # the connection went back to the pool in step
