@@ -18,6 +18,7 @@ not copied into a packed buffer first.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -77,9 +78,33 @@ def send_batched(
     client: redis.Redis, commands: Sequence[Command], *, per_execute: int = COMMANDS_PER_EXECUTE
 ) -> Callable[[], list[Any]]:
     """:func:`run_batched` (translated errors), its first round trip written now: the
-    returned function (call it, in a ``finally``) gives the replies of all."""
+    returned function (call it, in a ``finally``) gives the replies of all.
+
+    The write runs in a thread of its own: a round trip of a pass's points is most of a
+    megabyte, more than the socket takes at once, and the caller would otherwise wait
+    while Redis works through it."""
     step = max(1, per_execute)
-    return Wire(client, step, WHAT).send(list(commands), step=step)
+    wire = Wire(client, step, WHAT)
+    cmds = list(commands)
+    sent: list[Callable[[], list[Any]]] = []
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            sent.append(wire.send(cmds, step=step))
+        except BaseException as exc:  # raised to the caller by the returned function
+            failed.append(exc)
+
+    writer = threading.Thread(target=write, name="store-send", daemon=True)
+    writer.start()
+
+    def replies() -> list[Any]:
+        writer.join()
+        if failed:
+            raise failed[0]
+        return sent[0]()
+
+    return replies
 
 
 def first_error(replies: Sequence[Any]) -> Exception | None:
