@@ -150,19 +150,28 @@ class ConsoleStore:
         return holder is not None and holder.decode() == token
 
     def state_get(self, cluster: str) -> dict[str, Any]:
-        """Everything a pass needs from the previous one (the big values in pieces)."""
+        """Everything a pass needs from the previous one (the big values in pieces).
+
+        The state this process wrote last is not read again while its version stands."""
         keys = self.keys
-        _v, (state, lease_state) = read_pieces(
-            self.r, [keys.collector_state(cluster), keys.lease_state(cluster)],
-            keys.collector_state_version(cluster),
-        )  # fmt: skip
         pipe = self.r.pipeline(transaction=False)
+        pipe.get(keys.collector_state_version(cluster))
         pipe.hget(keys.collector_health(), cluster)
         pipe.hgetall(keys.alerts(cluster))
-        health, alerts = pipe.execute()
+        version, health, alerts = pipe.execute()
+        written = values.versioned_get(("state", cluster), version)
+        if written is None:
+            _v, (state, lease_state) = read_pieces(
+                self.r, [keys.collector_state(cluster), keys.lease_state(cluster)],
+                keys.collector_state_version(cluster),
+            )  # fmt: skip
+            written = (
+                values.loads_cached(("state", cluster), state),
+                values.loads_cached(("lease", cluster), lease_state),
+            )
         return {
-            "state": dict(values.loads_cached(("state", cluster), state) or {}),
-            "lease_state": values.loads_cached(("lease", cluster), lease_state),
+            "state": dict(written[0] or {}),
+            "lease_state": written[1],
             "health": values.loads(health) or {},
             "alerts": {k.decode(): json.loads(v) for k, v in alerts.items()},
         }
@@ -228,6 +237,9 @@ class ConsoleStore:
         values.remember(("state", cluster), state_raw, state)
         if lease_state is not None:
             values.remember(("lease", cluster), lease_raw, lease_state)
+            values.versioned_put(("state", cluster), version.encode(), (state, lease_state))
+        else:  # the lease state stored is an older one
+            values.versioned_put(("state", cluster), None, None)
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
 
@@ -276,6 +288,7 @@ class ConsoleStore:
         cmds.append(("SET", keys.collector_state(cluster), values.dumps(state)))
         cmds.append(("SET", keys.collector_state_version(cluster), _version(at)))
         run_transaction(self.r, cmds)
+        values.versioned_put(("state", cluster), None, None)
 
 
 def _alerts_commands(
