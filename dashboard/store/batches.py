@@ -75,17 +75,25 @@ def run_batched(
 
 
 def send_batched(
-    client: redis.Redis, commands: Sequence[Command], *, per_execute: int = COMMANDS_PER_EXECUTE
+    client: redis.Redis,
+    commands: Sequence[Command],
+    *,
+    per_execute: int = COMMANDS_PER_EXECUTE,
+    background: bool = False,
 ) -> Callable[[], list[Any]]:
     """:func:`run_batched` (translated errors), its first round trip written now: the
     returned function (call it, in a ``finally``) gives the replies of all.
 
-    The write runs in a thread of its own: a round trip of a pass's points is most of a
-    megabyte, more than the socket takes at once, and the caller would otherwise wait
-    while Redis works through it."""
+    ``background``: write it from a thread of its own, so that the caller goes on while
+    Redis reads what does not fit the socket at once (a pass's points, most of a
+    megabyte). That thread takes the GIL again after every partial write, only as often
+    as the busy caller gives it up (every few milliseconds): worth it for a round trip
+    of up to a megabyte or so, not for several."""
     step = max(1, per_execute)
     wire = Wire(client, step, WHAT)
     cmds = list(commands)
+    if not background:
+        return wire.send(cmds, step=step)
     sent: list[Callable[[], list[Any]]] = []
     failed: list[BaseException] = []
 

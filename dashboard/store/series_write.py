@@ -172,7 +172,9 @@ class SeriesWriter:
                 group[1].append(value)
                 if index:
                     members.append(index_member(metric, entity))
-        written = self._write_sent(groups, members, cluster, now_ms)
+        # a pass's points alone go out from a thread; with the index (a process's first
+        # pass: three times the bytes) that thread would wait on the GIL longer than on Redis
+        written = self._write_sent(groups, members, cluster, now_ms, background=not members)
 
         def lengths() -> Lengths:
             done = written()
@@ -219,10 +221,18 @@ class SeriesWriter:
         return self._write_sent(list(groups.values()), [], cluster, 0)()
 
     def _write_sent(
-        self, groups: Sequence[_Group], members: list[str], cluster: str, now_ms: int
+        self,
+        groups: Sequence[_Group],
+        members: list[str],
+        cluster: str,
+        now_ms: int,
+        *,
+        background: bool = False,
     ) -> Callable[[], Lengths]:
         """APPEND each group's points to its keys and index ``members`` (first round trip
-        written now); the returned function gives the series near their cap."""
+        written now, from a thread with ``background``: see
+        :func:`~dashboard.store.batches.send_batched`); the returned function gives the
+        series near their cap."""
         sha = self._append_sha
         cmds: list[Command] = []
         calls: list[tuple[_Group, int]] = []  # per script call: its group, its first key
@@ -243,7 +253,7 @@ class SeriesWriter:
             cmds.append(tuple(zadd))
         if not cmds:
             return lambda: {}
-        sent = self._sent(cmds)
+        sent = self._sent(cmds, background=background)
 
         def lengths() -> Lengths:
             replies = sent()
@@ -259,7 +269,7 @@ class SeriesWriter:
     def _run(self, cmds: list[Command]) -> list[Any]:
         return self._sent(cmds)()
 
-    def _sent(self, cmds: list[Command]) -> Callable[[], list[Any]]:
+    def _sent(self, cmds: list[Command], *, background: bool = False) -> Callable[[], list[Any]]:
         """Run the commands, :data:`BULK_PER_EXECUTE` per round trip, the first written now
         (the returned function gives the replies); scripts the store forgot (restart,
         flush) are loaded and their calls rerun. Error replies raise."""
@@ -270,7 +280,7 @@ class SeriesWriter:
                     if not loaded:
                         self.r.script_load(script)
             _SCRIPTS_LOADED.add(self.r)
-        sent = send_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE)
+        sent = send_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE, background=background)
         return lambda: self._replies(cmds, sent())
 
     def _replies(self, cmds: list[Command], replies: list[Any]) -> list[Any]:

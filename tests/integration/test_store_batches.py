@@ -4,11 +4,14 @@ carries more than ``MEMBERS_PER_COMMAND`` members, and batched trims keep every 
 from __future__ import annotations
 
 import math
+import socket
 import time
 
 import pytest
 import redis
 from django.test import override_settings
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from dashboard import store
 from dashboard.clusters import console_keys, console_redis
@@ -19,7 +22,9 @@ from dashboard.store.batches import (
     MEMBERS_PER_COMMAND,
     chunks,
     run_transaction,
+    send_batched,
 )
+from mqcore.errors import ConnectionLostError
 
 pytestmark = [pytest.mark.redis]
 
@@ -138,3 +143,15 @@ def test_transaction_refused_in_part_writes_nothing(console_r: redis.Redis) -> N
         run_transaction(client, [("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
     assert console_r.mget("tx:s", "tx:t") == [b"v", b"w"]
     assert client.ping()  # the connection went back to the pool in step
+
+
+def test_a_background_send_to_a_lost_store_raises_when_read(console_r: redis.Redis) -> None:
+    assert send_batched(console_redis(), [("SET", "bg", "1")], background=True)() == [b"OK"]
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    gone = redis.Redis(host="127.0.0.1", port=port, retry=Retry(NoBackoff(), 0))
+    replies = send_batched(gone, [("SET", "bg", "2")], background=True)
+    with pytest.raises((ConnectionLostError, redis.ConnectionError)):  # as a send now would
+        replies()
+    assert console_r.get("bg") == b"1"
