@@ -246,11 +246,9 @@ class SeriesWriter:
                 calls.append((group, start))
         index_key = self.keys.series_index(cluster)
         for part in chunks(list(dict.fromkeys(members))):
-            zadd: list[Any] = ["ZADD", index_key]
-            for member in part:
-                zadd.append(now_ms)
-                zadd.append(member)
-            cmds.append(tuple(zadd))
+            scored: list[Any] = [now_ms] * (2 * len(part))
+            scored[1::2] = part
+            cmds.append(("ZADD", index_key, *scored))
         if not cmds:
             return lambda: {}
         sent = self._sent(cmds, background=background)
