@@ -51,7 +51,7 @@ _SCRIPTS = Path(__file__).parent.parent / "scripts"
 APPEND_LUA = (_SCRIPTS / "append_points.lua").read_text()
 TAIL_LUA = (_SCRIPTS / "tail_points.lua").read_text()
 _SEP = "\x1f"
-_KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier)
+_KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier, metric)
 
 # series key -> (bytes after this pass, tier, point format), for the series near their cap
 Lengths = dict[str, tuple[int, Tier, struct.Struct]]
@@ -101,7 +101,8 @@ class SeriesWriter:
         if per_client is None:
             per_client = _CLIENT_CACHES[client] = {}
         caches = per_client.setdefault(keys.prefix, ({}, set()))
-        self._series_keys: dict[tuple[str, str], dict[tuple[str, str], str]] = caches[0]
+        # (cluster, tier) -> metric -> entity -> series key
+        self._series_keys: dict[tuple[str, str], dict[str, dict[str, str]]] = caches[0]
         self._indexed: set[str] = caches[1]  # clusters whose series index was refreshed
 
     def indexed(self, cluster: str) -> bool:
@@ -109,11 +110,18 @@ class SeriesWriter:
         return cluster in self._indexed
 
     def series_key(self, cluster: str, tier: str, metric: str, entity: str) -> str:
-        cache = self._series_keys.setdefault((cluster, tier), {})
-        key = cache.get((metric, entity))
+        by_entity = self._keys_of(cluster, tier, metric)
+        key = by_entity.get(entity)
         if key is None:
-            key = cache[metric, entity] = self.keys.series(cluster, tier, metric, entity)
+            key = by_entity[entity] = self.keys.series(cluster, tier, metric, entity)
         return key
+
+    def _keys_of(self, cluster: str, tier: str, metric: str) -> dict[str, str]:
+        """The series keys remembered for ``metric`` (entity -> key), a bounded cache."""
+        by_entity = self._series_keys.setdefault((cluster, tier), {}).setdefault(metric, {})
+        if len(by_entity) > _KEY_CACHE_MAX:
+            by_entity.clear()
+        return by_entity
 
     def append(
         self,
@@ -146,30 +154,29 @@ class SeriesWriter:
         members: list[str] = []
         for tier_name, triples in points.items():
             tier = tier_map[tier_name]
-            cache = self._series_keys.setdefault((cluster, tier_name), {})
-            if len(cache) > _KEY_CACHE_MAX:
-                cache.clear()
-            # metric -> (keys, values) of its point format in this tier
-            by_metric: dict[str, tuple[list[str], list[float]]] = {}
-            by_point: dict[struct.Struct, tuple[list[str], list[float]]] = {}
+            by_point: dict[struct.Struct, _Group] = {}
+            # metric -> (add a key, add a value, its keys per entity), per tier
+            by_metric: dict[
+                str, tuple[Callable[[str], None], Callable[[float], None], dict[str, str]]
+            ] = {}
             for metric, entity, value in triples:
                 if value is None or value != value:  # NaN
                     continue
-                group = by_metric.get(metric)
-                if group is None:
+                adds = by_metric.get(metric)
+                if adds is None:
                     point = point_struct(metric)
                     group = by_point.get(point)
                     if group is None:
-                        group = by_point[point] = ([], [])
-                        groups.append(_Group(tier, point, stamp, *group))
-                    by_metric[metric] = group
-                key = cache.get((metric, entity))
+                        group = by_point[point] = _Group(tier, point, stamp, [], [])
+                        groups.append(group)
+                    by_entity = self._keys_of(cluster, tier_name, metric)
+                    adds = by_metric[metric] = (group.keys.append, group.values.append, by_entity)
+                add_key, add_value, by_entity = adds
+                key = by_entity.get(entity)
                 if key is None:
-                    key = cache[metric, entity] = self.keys.series(
-                        cluster, tier_name, metric, entity
-                    )
-                group[0].append(key)
-                group[1].append(value)
+                    key = by_entity[entity] = self.keys.series(cluster, tier_name, metric, entity)
+                add_key(key)
+                add_value(value)
                 if index:
                     members.append(index_member(metric, entity))
         # a pass's points alone go out from a thread; with the index (a process's first
