@@ -1,10 +1,18 @@
 -- KEYS[1..n] = time series keys of the console store (opsdash:ts:<cluster>:<tier>:<metric>:<entity>)
--- ARGV[1..n] = one packed point for the key at the same index (uint32 seconds + float32 value,
---   8 bytes, for gauges; uint32 seconds + float64, 12 bytes, for *_total counters)
--- APPENDs ARGV[i] to KEYS[i]; returns the new byte length of every key in KEYS order
--- (the caller rewrites keys that outgrew their retention).
-local lengths = {}
+-- ARGV[1] = n packed points of ARGV[2] bytes each, one per key in KEYS order (uint32 seconds +
+--   float32 value, 8 bytes, for gauges; uint32 seconds + float64, 12 bytes, for *_total counters)
+-- ARGV[3] = a length in bytes
+-- APPENDs the i-th point to KEYS[i]; returns {i, new byte length, ...} of the keys whose new
+-- length reached ARGV[3] (the caller rewrites keys that outgrew their retention).
+local points, size, floor = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local near = {}
+local at = 1
 for i = 1, #KEYS do
-  lengths[i] = redis.call('APPEND', KEYS[i], ARGV[i])
+  local n = redis.call('APPEND', KEYS[i], string.sub(points, at, at + size - 1))
+  if n >= floor then
+    near[#near + 1] = i
+    near[#near + 1] = n
+  end
+  at = at + size
 end
-return lengths
+return near

@@ -11,16 +11,22 @@ a pass costs one round trip per batch, not one per key. They go through
 connection of a plain client (redis-py's pipeline packer costs more than Redis
 spends on a script call of 250 keys), an ordinary pipeline on any other client.
 Replies are then Redis's own (``SET`` answers ``b"OK"``, not ``True``).
+
+:func:`run_transaction` runs commands in one MULTI/EXEC the same way; a big
+argument (a pass's snapshot, megabytes of JSON) goes to the socket as it is,
+not copied into a packed buffer first.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import redis
+from hiredis import pack_command as pack
 
-from mqcore.wire import Wire
+from mqcore.wire import Wire, wire_capable
 
 __all__ = [
     "BULK_PER_EXECUTE",
@@ -30,12 +36,14 @@ __all__ = [
     "chunks",
     "first_error",
     "run_batched",
+    "run_transaction",
     "send_batched",
 ]
 
 MEMBERS_PER_COMMAND = 250  # keys of one script call, members of one ZADD
 COMMANDS_PER_EXECUTE = 1000  # small commands (one key, a few bytes) per round trip
 BULK_PER_EXECUTE = 100  # commands of MEMBERS_PER_COMMAND members, or big values, per round trip
+BIG_ARGUMENT = 1 << 16  # bytes from which a transaction's last argument is sent as it is
 WHAT = "console store"  # names the store in translated connection errors
 
 T = TypeVar("T")
@@ -68,12 +76,44 @@ def run_batched(
 
 
 def send_batched(
-    client: redis.Redis, commands: Sequence[Command], *, per_execute: int = COMMANDS_PER_EXECUTE
+    client: redis.Redis,
+    commands: Sequence[Command],
+    *,
+    per_execute: int = COMMANDS_PER_EXECUTE,
+    background: bool = False,
 ) -> Callable[[], list[Any]]:
     """:func:`run_batched` (translated errors), its first round trip written now: the
-    returned function (call it, in a ``finally``) gives the replies of all."""
+    returned function (call it, in a ``finally``) gives the replies of all.
+
+    ``background``: write it from a thread of its own, so that the caller goes on while
+    Redis reads what does not fit the socket at once (a pass's points, most of a
+    megabyte). That thread takes the GIL again after every partial write, only as often
+    as the busy caller gives it up (every few milliseconds): worth it for a round trip
+    of up to a megabyte or so, not for several."""
     step = max(1, per_execute)
-    return Wire(client, step, WHAT).send(list(commands), step=step)
+    wire = Wire(client, step, WHAT)
+    cmds = list(commands)
+    if not background:
+        return wire.send(cmds, step=step)
+    sent: list[Callable[[], list[Any]]] = []
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            sent.append(wire.send(cmds, step=step))
+        except BaseException as exc:  # raised to the caller by the returned function
+            failed.append(exc)
+
+    writer = threading.Thread(target=write, name="store-send", daemon=True)
+    writer.start()
+
+    def replies() -> list[Any]:
+        writer.join()
+        if failed:
+            raise failed[0]
+        return sent[0]()
+
+    return replies
 
 
 def first_error(replies: Sequence[Any]) -> Exception | None:
@@ -82,3 +122,58 @@ def first_error(replies: Sequence[Any]) -> Exception | None:
         if isinstance(reply, Exception):
             return reply
     return None
+
+
+def run_transaction(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
+    """Run ``commands`` in one MULTI/EXEC, one round trip; their replies (the first error
+    reply raises). Connection errors are redis-py's own, retried as its pipelines are."""
+    if not wire_capable(client):
+        pipe: Any = client.pipeline(transaction=True)
+        for cmd in commands:
+            pipe.execute_command(*cmd)
+        return pipe.execute()  # type: ignore[no-any-return]
+    packed = _packed([("MULTI",), *commands, ("EXEC",)])
+    pool = client.connection_pool
+    conn: Any = pool.get_connection()
+    try:
+        return conn.retry.call_with_retry(  # type: ignore[no-any-return]
+            lambda: _exec(conn, packed, len(commands)), lambda _error: conn.disconnect()
+        )
+    finally:
+        pool.release(conn)
+
+
+def _packed(commands: Sequence[Command]) -> list[bytes]:
+    """The commands packed by hiredis, a big last argument left out of the packing."""
+    out: list[bytes] = []
+    small: list[bytes] = []
+    for cmd in commands:
+        last = cmd[-1]
+        if isinstance(last, bytes) and len(last) >= BIG_ARGUMENT:
+            head = pack((*cmd[:-1], b""))  # ends with the empty argument: b"$0\r\n\r\n"
+            small.append(head[:-6])
+            small.append(b"$%d\r\n" % len(last))
+            out.append(b"".join(small))
+            out.append(last)
+            small = [b"\r\n"]
+        else:
+            small.append(pack(cmd))
+    out.append(b"".join(small))
+    return out
+
+
+def _exec(conn: Any, packed: list[bytes], queued: int) -> list[Any]:
+    conn.send_packed_command(packed)
+    errors: list[Exception] = []
+    replies: Any = None
+    for _ in range(queued + 2):  # MULTI's OK, a QUEUED per command, EXEC's replies
+        try:
+            replies = conn.read_response(disable_decoding=True)
+        except redis.ResponseError as exc:  # a command refused: EXEC aborts the lot
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+    error = first_error(replies)
+    if error is not None:
+        raise error
+    return list(replies)

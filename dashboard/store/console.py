@@ -17,7 +17,8 @@ import redis
 from django.conf import settings
 
 from dashboard.store import values
-from dashboard.store.incidents import IncidentPage, incidents_queue, incidents_read
+from dashboard.store.batches import Command, run_transaction
+from dashboard.store.incidents import IncidentPage, incidents_commands, incidents_read
 from dashboard.store.pieces import read_pieces
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
@@ -149,19 +150,28 @@ class ConsoleStore:
         return holder is not None and holder.decode() == token
 
     def state_get(self, cluster: str) -> dict[str, Any]:
-        """Everything a pass needs from the previous one (the big values in pieces)."""
+        """Everything a pass needs from the previous one (the big values in pieces).
+
+        The state this process wrote last is not read again while its version stands."""
         keys = self.keys
-        _v, (state, lease_state) = read_pieces(
-            self.r, [keys.collector_state(cluster), keys.lease_state(cluster)],
-            keys.collector_state_version(cluster),
-        )  # fmt: skip
         pipe = self.r.pipeline(transaction=False)
+        pipe.get(keys.collector_state_version(cluster))
         pipe.hget(keys.collector_health(), cluster)
         pipe.hgetall(keys.alerts(cluster))
-        health, alerts = pipe.execute()
+        version, health, alerts = pipe.execute()
+        written = values.versioned_get(("state", cluster), version)
+        if written is None:
+            _v, (state, lease_state) = read_pieces(
+                self.r, [keys.collector_state(cluster), keys.lease_state(cluster)],
+                keys.collector_state_version(cluster),
+            )  # fmt: skip
+            written = (
+                values.loads_cached(("state", cluster), state),
+                values.loads_cached(("lease", cluster), lease_state),
+            )
         return {
-            "state": dict(values.loads_cached(("state", cluster), state) or {}),
-            "lease_state": values.loads_cached(("lease", cluster), lease_state),
+            "state": dict(written[0] or {}),
+            "lease_state": written[1],
             "health": values.loads(health) or {},
             "alerts": {k.decode(): json.loads(v) for k, v in alerts.items()},
         }
@@ -209,29 +219,27 @@ class ConsoleStore:
         if rollups:
             raw = points.get("raw") or ()
             lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
-        pipe = self.r.pipeline(transaction=True)
+        version = _version(now_ms)
+        cmds: list[Command] = []
         if snapshot_raw is not None:
-            pipe.set(keys.snapshot(cluster), snapshot_raw)
-            pipe.set(keys.snapshot_version(cluster), _version(now_ms))
-        pipe.set(keys.collector_state(cluster), state_raw)
+            cmds.append(("SET", keys.snapshot(cluster), snapshot_raw))
+            cmds.append(("SET", keys.snapshot_version(cluster), version))
+        cmds.append(("SET", keys.collector_state(cluster), state_raw))
         if lease_state is not None:
-            pipe.set(keys.lease_state(cluster), lease_raw)
-        pipe.set(keys.collector_state_version(cluster), _version(now_ms))
-        incidents_queue(pipe, keys, cluster, incidents, now_ms)
-        pipe.hset(keys.collector_health(), cluster, values.dumps(health))
-        alerts_key = keys.alerts(cluster)
-        pipe.delete(alerts_key)
-        if alerts_open:
-            pipe.hset(alerts_key, mapping={k: values.dumps(v) for k, v in alerts_open.items()})
-        if alerts_resolved:
-            pipe.lpush(keys.alert_history(cluster), *[values.dumps(a) for a in alerts_resolved])
-            pipe.ltrim(keys.alert_history(cluster), 0, history_max - 1)
+            cmds.append(("SET", keys.lease_state(cluster), lease_raw))
+        cmds.append(("SET", keys.collector_state_version(cluster), version))
+        cmds += incidents_commands(keys, cluster, incidents, now_ms)
+        cmds.append(("HSET", keys.collector_health(), cluster, values.dumps(health)))
+        cmds += _alerts_commands(keys, cluster, alerts_open, alerts_resolved, history_max)
         if slot is not None:
-            pipe.set(keys.slot_claim(cluster, slot), "done", xx=True, keepttl=True)
-        pipe.execute()
+            cmds.append(("SET", keys.slot_claim(cluster, slot), "done", "XX", "KEEPTTL"))
+        run_transaction(self.r, cmds)
         values.remember(("state", cluster), state_raw, state)
         if lease_state is not None:
             values.remember(("lease", cluster), lease_raw, lease_state)
+            values.versioned_put(("state", cluster), version.encode(), (state, lease_state))
+        else:  # the lease state stored is an older one
+            values.versioned_put(("state", cluster), None, None)
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
 
@@ -273,21 +281,34 @@ class ConsoleStore:
     ) -> None:
         """Alert state (and incident events) of a failed pass (no snapshot), in one transaction."""
         keys = self.keys
-        pipe = self.r.pipeline(transaction=True)
-        if incidents:
-            at = written_ms if written_ms is not None else now_ms()
-            incidents_queue(pipe, keys, cluster, incidents, at)
-        pipe.delete(keys.alerts(cluster))
-        if alerts_open:
-            pipe.hset(
-                keys.alerts(cluster), mapping={k: values.dumps(v) for k, v in alerts_open.items()}
-            )
-        if alerts_resolved:
-            pipe.lpush(keys.alert_history(cluster), *[values.dumps(a) for a in alerts_resolved])
-            pipe.ltrim(keys.alert_history(cluster), 0, int(settings.ALERT_HISTORY_MAX) - 1)
-        pipe.set(keys.collector_state(cluster), values.dumps(state))
-        pipe.set(keys.collector_state_version(cluster), _version(written_ms or now_ms()))
-        pipe.execute()
+        at = written_ms if written_ms is not None else now_ms()
+        cmds = incidents_commands(keys, cluster, incidents, at) if incidents else []
+        history_max = int(settings.ALERT_HISTORY_MAX)
+        cmds += _alerts_commands(keys, cluster, alerts_open, alerts_resolved, history_max)
+        cmds.append(("SET", keys.collector_state(cluster), values.dumps(state)))
+        cmds.append(("SET", keys.collector_state_version(cluster), _version(at)))
+        run_transaction(self.r, cmds)
+        values.versioned_put(("state", cluster), None, None)
+
+
+def _alerts_commands(
+    keys: ConsoleKeys,
+    cluster: str,
+    alerts_open: Mapping[str, dict[str, Any]],
+    alerts_resolved: Sequence[dict[str, Any]],
+    history_max: int,
+) -> list[Command]:
+    """The open alerts in place of the stored ones, the resolved ones onto the history."""
+    alerts_key, history_key = keys.alerts(cluster), keys.alert_history(cluster)
+    cmds: list[Command] = [("DEL", alerts_key)]
+    if alerts_open:
+        cmds.append(
+            ("HSET", alerts_key, *[x for k, v in alerts_open.items() for x in (k, values.dumps(v))])
+        )
+    if alerts_resolved:
+        cmds.append(("LPUSH", history_key, *[values.dumps(a) for a in alerts_resolved]))
+        cmds.append(("LTRIM", history_key, 0, history_max - 1))
+    return cmds
 
 
 def _version(now_ms: int) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from dashboard.store import values
+from dashboard.store.batches import Command
 from dashboard.store.points import tiers
 from mqcore.keys import ConsoleKeys
 
@@ -29,7 +30,7 @@ __all__ = [
     "SCAN_CHUNKS",
     "IncidentPage",
     "event_key",
-    "incidents_queue",
+    "incidents_commands",
     "incidents_read",
     "retention_ms",
 ]
@@ -54,10 +55,10 @@ def event_key(event_id: str) -> tuple[int, str]:
     return int(at), tag
 
 
-def incidents_queue(
-    pipe: Any, keys: ConsoleKeys, cluster: str, events: Sequence[Mapping[str, Any]], now_ms: int
-) -> None:
-    """Queue the writes of this pass's ``events`` (and the trims) on ``pipe`` (MULTI/EXEC)."""
+def incidents_commands(
+    keys: ConsoleKeys, cluster: str, events: Sequence[Mapping[str, Any]], now_ms: int
+) -> list[Command]:
+    """The writes of this pass's ``events`` (and the trims), for one MULTI/EXEC."""
     horizon = now_ms - retention_ms()
     cap = max(1, int(settings.INCIDENT_TIMELINE_MAX))
     ttl_s = max(1, retention_ms() // 1000)
@@ -72,14 +73,17 @@ def incidents_queue(
             by_key.setdefault(keys.incidents_topic(cluster, str(e["topic"])), []).append(
                 (member, at)
             )
+    cmds: list[Command] = []
     for key, members in by_key.items():
         for i in range(0, len(members), CHUNK):
-            pipe.zadd(key, dict(members[i : i + CHUNK]))
+            scored = dict(members[i : i + CHUNK])
+            cmds.append(("ZADD", key, *[x for m, at in scored.items() for x in (at, m)]))
     for key in {keys.incidents(cluster), *by_key}:
-        pipe.zremrangebyscore(key, "-inf", horizon)
-        pipe.zremrangebyrank(key, 0, -(cap + 1))
+        cmds.append(("ZREMRANGEBYSCORE", key, "-inf", horizon))
+        cmds.append(("ZREMRANGEBYRANK", key, 0, -(cap + 1)))
         if key in by_key:
-            pipe.expire(key, ttl_s)
+            cmds.append(("EXPIRE", key, ttl_s))
+    return cmds
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ __all__ = [
     "decode_points",
     "encode_points",
     "pack_point",
+    "pack_points",
     "point_struct",
     "rollup_value",
     "series_bytes",
@@ -72,6 +73,26 @@ def pack_point(point: struct.Struct, stamp_s: int, value: float) -> bytes:
     if point is GAUGE and not -_F32_MAX <= value <= _F32_MAX:
         value = math.copysign(_F32_MAX, value)
     return point.pack(stamp_s, value)
+
+
+_PACK_MANY: dict[tuple[str, int], struct.Struct] = {}  # (point format, count) -> their Struct
+
+
+def pack_points(point: struct.Struct, stamp_s: int, values: Sequence[float]) -> bytes:
+    """``values`` as points all stamped ``stamp_s``, back to back, in one call for the lot
+    (a finite gauge beyond float32 range clamped as :func:`pack_point` does)."""
+    n = len(values)
+    many = _PACK_MANY.get((point.format, n))
+    if many is None:
+        if len(_PACK_MANY) > 256:
+            _PACK_MANY.clear()
+        many = _PACK_MANY[point.format, n] = struct.Struct("<" + point.format[1:] * n)
+    flat: list[float] = [stamp_s] * (2 * n)
+    flat[1::2] = values
+    try:
+        return many.pack(*flat)
+    except (OverflowError, struct.error):  # a gauge beyond float32 range: clamp it
+        return b"".join([pack_point(point, stamp_s, float(v)) for v in values])
 
 
 def decode_points(data: bytes | None, point: struct.Struct = POINT) -> list[tuple[int, float]]:

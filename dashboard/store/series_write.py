@@ -1,9 +1,10 @@
 """Writing series points: this pass's APPENDs, the series index and bucket roll-ups.
 
 Points go out through ``dashboard/scripts/append_points.lua``: one call APPENDs
-one packed point to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND`
-series and answers their new lengths, which tell the caller the series that
-outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
+one point to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND`
+series of one tier and point format (their points packed back to back in one
+argument) and answers the new lengths of the series that reached their cap: the
+series that outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
 The series index (a sorted set of ``metric<US>entity`` scored by the last write)
 is refreshed in ZADDs of at most as many members; it lets series of vanished
 entities be deleted (:func:`dashboard.store.retention.forget_vanished`).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import struct
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from django.conf import settings
 
 from dashboard.store.batches import (
     BULK_PER_EXECUTE,
+    MEMBERS_PER_COMMAND,
     WHAT,
     Command,
     chunks,
@@ -33,7 +36,7 @@ from dashboard.store.batches import (
 from dashboard.store.points import (
     Tier,
     decode_points,
-    pack_point,
+    pack_points,
     point_struct,
     rollup_value,
     tier_limits,
@@ -48,7 +51,7 @@ _SCRIPTS = Path(__file__).parent.parent / "scripts"
 APPEND_LUA = (_SCRIPTS / "append_points.lua").read_text()
 TAIL_LUA = (_SCRIPTS / "tail_points.lua").read_text()
 _SEP = "\x1f"
-_KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier)
+_KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier, metric)
 
 # series key -> (bytes after this pass, tier, point format), for the series near their cap
 Lengths = dict[str, tuple[int, Tier, struct.Struct]]
@@ -60,6 +63,18 @@ _CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[Any, Any], s
 # store clients on which this process made sure of the scripts (a fresh store does not have
 # them: the first pass's calls would all come back NOSCRIPT and go out again)
 _SCRIPTS_LOADED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Points of one tier and point format, all stamped ``stamp`` (epoch s): ``values[i]``
+    goes to ``keys[i]``."""
+
+    tier: Tier
+    point: struct.Struct
+    stamp: int
+    keys: list[str]
+    values: list[float]
 
 
 def index_member(metric: str, entity: str) -> str:
@@ -86,7 +101,8 @@ class SeriesWriter:
         if per_client is None:
             per_client = _CLIENT_CACHES[client] = {}
         caches = per_client.setdefault(keys.prefix, ({}, set()))
-        self._series_keys: dict[tuple[str, str], dict[tuple[str, str], str]] = caches[0]
+        # (cluster, tier) -> metric -> entity -> series key
+        self._series_keys: dict[tuple[str, str], dict[str, dict[str, str]]] = caches[0]
         self._indexed: set[str] = caches[1]  # clusters whose series index was refreshed
 
     def indexed(self, cluster: str) -> bool:
@@ -94,11 +110,18 @@ class SeriesWriter:
         return cluster in self._indexed
 
     def series_key(self, cluster: str, tier: str, metric: str, entity: str) -> str:
-        cache = self._series_keys.setdefault((cluster, tier), {})
-        key = cache.get((metric, entity))
+        by_entity = self._keys_of(cluster, tier, metric)
+        key = by_entity.get(entity)
         if key is None:
-            key = cache[metric, entity] = self.keys.series(cluster, tier, metric, entity)
+            key = by_entity[entity] = self.keys.series(cluster, tier, metric, entity)
         return key
+
+    def _keys_of(self, cluster: str, tier: str, metric: str) -> dict[str, str]:
+        """The series keys remembered for ``metric`` (entity -> key), a bounded cache."""
+        by_entity = self._series_keys.setdefault((cluster, tier), {}).setdefault(metric, {})
+        if len(by_entity) > _KEY_CACHE_MAX:
+            by_entity.clear()
+        return by_entity
 
     def append(
         self,
@@ -127,42 +150,38 @@ class SeriesWriter:
         it, in a ``finally``) waits for the writes and returns what :meth:`append` does."""
         tier_map = {t.name: t for t in tiers()}
         stamp = now_ms // 1000
-        series_keys: list[str] = []
-        kinds: list[tuple[Tier, struct.Struct]] = []  # the (tier, point format) pairs seen
-        kind_of: list[int] = []  # per point, its index in ``kinds``
-        packed: list[bytes] = []
+        groups: list[_Group] = []
         members: list[str] = []
-        add_key, add_kind, add_packed = series_keys.append, kind_of.append, packed.append
         for tier_name, triples in points.items():
             tier = tier_map[tier_name]
-            cache = self._series_keys.setdefault((cluster, tier_name), {})
-            if len(cache) > _KEY_CACHE_MAX:
-                cache.clear()
-            # metric -> (point format, its pack, kind index), per tier
-            formats: dict[str, tuple[struct.Struct, Any, int]] = {}
+            by_point: dict[struct.Struct, _Group] = {}
+            # metric -> (add a key, add a value, its keys per entity), per tier
+            by_metric: dict[
+                str, tuple[Callable[[str], None], Callable[[float], None], dict[str, str]]
+            ] = {}
             for metric, entity, value in triples:
                 if value is None or value != value:  # NaN
                     continue
-                fmt = formats.get(metric)
-                if fmt is None:
+                adds = by_metric.get(metric)
+                if adds is None:
                     point = point_struct(metric)
-                    if (tier, point) not in kinds:
-                        kinds.append((tier, point))
-                    fmt = formats[metric] = (point, point.pack, kinds.index((tier, point)))
-                key = cache.get((metric, entity))
+                    group = by_point.get(point)
+                    if group is None:
+                        group = by_point[point] = _Group(tier, point, stamp, [], [])
+                        groups.append(group)
+                    by_entity = self._keys_of(cluster, tier_name, metric)
+                    adds = by_metric[metric] = (group.keys.append, group.values.append, by_entity)
+                add_key, add_value, by_entity = adds
+                key = by_entity.get(entity)
                 if key is None:
-                    key = cache[metric, entity] = self.keys.series(
-                        cluster, tier_name, metric, entity
-                    )
+                    key = by_entity[entity] = self.keys.series(cluster, tier_name, metric, entity)
                 add_key(key)
-                add_kind(fmt[2])
-                try:
-                    add_packed(fmt[1](stamp, value))
-                except (OverflowError, struct.error):
-                    add_packed(pack_point(fmt[0], stamp, float(value)))
+                add_value(value)
                 if index:
                     members.append(index_member(metric, entity))
-        written = self._write_sent(series_keys, kinds, kind_of, packed, members, cluster, now_ms)
+        # a pass's points alone go out from a thread; with the index (a process's first
+        # pass: three times the bytes) that thread would wait on the GIL longer than on Redis
+        written = self._write_sent(groups, members, cluster, now_ms, background=not members)
 
         def lengths() -> Lengths:
             done = written()
@@ -191,10 +210,7 @@ class SeriesWriter:
             for keys, args in zip(chunks(raw_keys), chunks(starts), strict=True)
         ]
         tails = [tail for reply in self._run(cmds) for tail in reply]
-        series_keys: list[str] = []
-        kinds: list[tuple[Tier, struct.Struct]] = []
-        kind_of: list[int] = []
-        packed: list[bytes] = []
+        groups: dict[tuple[str, struct.Struct], _Group] = {}
         for name, bucket in closed.items():
             tier = tier_map[name]
             lo, hi = bucket * tier.bucket_s * 1000, (bucket + 1) * tier.bucket_s * 1000
@@ -204,59 +220,61 @@ class SeriesWriter:
                 point = point_struct(metric)
                 values = [v for t, v in decode_points(tail, point) if lo <= t < hi]
                 if values:
-                    if (tier, point) not in kinds:
-                        kinds.append((tier, point))
-                    series_keys.append(self.series_key(cluster, name, metric, entity))
-                    kind_of.append(kinds.index((tier, point)))
-                    packed.append(pack_point(point, lo // 1000, rollup_value(metric, values)))
-        return self._write_sent(series_keys, kinds, kind_of, packed, [], cluster, 0)()
+                    group = groups.get((name, point))
+                    if group is None:
+                        group = groups[name, point] = _Group(tier, point, lo // 1000, [], [])
+                    group.keys.append(self.series_key(cluster, name, metric, entity))
+                    group.values.append(rollup_value(metric, values))
+        return self._write_sent(list(groups.values()), [], cluster, 0)()
 
     def _write_sent(
         self,
-        series_keys: list[str],
-        kinds: list[tuple[Tier, struct.Struct]],
-        kind_of: list[int],
-        packed: list[bytes],
+        groups: Sequence[_Group],
         members: list[str],
         cluster: str,
         now_ms: int,
+        *,
+        background: bool = False,
     ) -> Callable[[], Lengths]:
-        """APPEND ``packed[i]`` to ``series_keys[i]`` (a series of ``kinds[kind_of[i]]``)
-        and index ``members`` (first round trip written now); the returned function
-        gives the series near their cap."""
+        """APPEND each group's points to its keys and index ``members`` (first round trip
+        written now, from a thread with ``background``: see
+        :func:`~dashboard.store.batches.send_batched`); the returned function gives the
+        series near their cap."""
         sha = self._append_sha
-        cmds: list[Command] = [
-            ("EVALSHA", sha, len(keys), *keys, *args)
-            for keys, args in zip(chunks(series_keys), chunks(packed), strict=True)
-        ]
-        appends = len(cmds)
+        cmds: list[Command] = []
+        calls: list[tuple[_Group, int]] = []  # per script call: its group, its first key
+        for group in groups:
+            size, floor = group.point.size, tier_limits(group.tier, group.point)[1]
+            for start in range(0, len(group.keys), MEMBERS_PER_COMMAND):
+                keys = group.keys[start : start + MEMBERS_PER_COMMAND]
+                values = group.values[start : start + MEMBERS_PER_COMMAND]
+                blob = pack_points(group.point, group.stamp, values)
+                cmds.append(("EVALSHA", sha, len(keys), *keys, blob, size, floor))
+                calls.append((group, start))
         index_key = self.keys.series_index(cluster)
         for part in chunks(list(dict.fromkeys(members))):
-            zadd: list[Any] = ["ZADD", index_key]
-            for member in part:
-                zadd.append(now_ms)
-                zadd.append(member)
-            cmds.append(tuple(zadd))
+            scored: list[Any] = [now_ms] * (2 * len(part))
+            scored[1::2] = part
+            cmds.append(("ZADD", index_key, *scored))
         if not cmds:
             return lambda: {}
-        sent = self._sent(cmds)
+        sent = self._sent(cmds, background=background)
 
         def lengths() -> Lengths:
             replies = sent()
-            sizes = [n for reply in replies[:appends] for n in reply]
-            if not sizes:
-                return {}
-            # only series near their cap matter to the trim: skip the rest in one C-speed pass
-            floor = min(tier_limits(t, p)[1] for t, p in kinds)
-            near = [i for i, n in enumerate(sizes) if n >= floor]
-            return {series_keys[i]: (sizes[i], *kinds[kind_of[i]]) for i in near}
+            near: Lengths = {}
+            for (group, start), reply in zip(calls, replies, strict=False):
+                keys, tier, point = group.keys, group.tier, group.point
+                for j in range(0, len(reply), 2):
+                    near[keys[start + reply[j] - 1]] = (reply[j + 1], tier, point)
+            return near
 
         return lengths
 
     def _run(self, cmds: list[Command]) -> list[Any]:
         return self._sent(cmds)()
 
-    def _sent(self, cmds: list[Command]) -> Callable[[], list[Any]]:
+    def _sent(self, cmds: list[Command], *, background: bool = False) -> Callable[[], list[Any]]:
         """Run the commands, :data:`BULK_PER_EXECUTE` per round trip, the first written now
         (the returned function gives the replies); scripts the store forgot (restart,
         flush) are loaded and their calls rerun. Error replies raise."""
@@ -267,7 +285,7 @@ class SeriesWriter:
                     if not loaded:
                         self.r.script_load(script)
             _SCRIPTS_LOADED.add(self.r)
-        sent = send_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE)
+        sent = send_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE, background=background)
         return lambda: self._replies(cmds, sent())
 
     def _replies(self, cmds: list[Command], replies: list[Any]) -> list[Any]:

@@ -211,6 +211,7 @@ def test_redis_restart_without_persistence_is_reported(
     state = json.loads(console_r.get(state_key))
     state["run_id"] = "0" * 40  # as if the last pass saw another server instance
     console_r.set(state_key, json.dumps(state))
+    console_r.set(console_keys().collector_state_version("default"), "1:edited")  # as writers do
     r.flushdb()  # the restarted server came back empty: groups are gone
     assert collect_cluster("default", claim=False).stored
     health = store.collector_health_get()["default"]

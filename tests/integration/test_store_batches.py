@@ -4,16 +4,27 @@ carries more than ``MEMBERS_PER_COMMAND`` members, and batched trims keep every 
 from __future__ import annotations
 
 import math
+import socket
 import time
 
 import pytest
 import redis
 from django.test import override_settings
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from dashboard import store
 from dashboard.clusters import console_keys, console_redis
 from dashboard.store import POINT, ConsoleStore
-from dashboard.store.batches import BULK_PER_EXECUTE, MEMBERS_PER_COMMAND, chunks
+from dashboard.store.batches import (
+    BIG_ARGUMENT,
+    BULK_PER_EXECUTE,
+    MEMBERS_PER_COMMAND,
+    chunks,
+    run_transaction,
+    send_batched,
+)
+from mqcore.errors import ConnectionLostError
 
 pytestmark = [pytest.mark.redis]
 
@@ -104,3 +115,43 @@ def test_trim_in_batches_keeps_every_series_in_retention(
         assert raw is not None
         assert len(raw) // POINT.size <= 13  # 11 points in retention + slack of 2
     assert store.series_get("big", "lag", f"t{n - 1}", since_ms=now - 3000)[-1] == (now, 29.0)
+
+
+def test_transaction_sends_a_big_value_as_it_is(console_r: redis.Redis) -> None:
+    big = bytes(range(256)) * (BIG_ARGUMENT // 128)  # any bytes, CR LF included
+    replies = run_transaction(
+        console_redis(),
+        [
+            ("SET", "tx:big", big),
+            ("SET", "tx:small", b"x"),
+            ("HSET", "tx:h", "f", big),
+            ("DEL", "z"),
+        ],
+    )
+    assert replies == [b"OK", b"OK", 1, 0]
+    assert console_r.get("tx:big") == big
+    assert console_r.get("tx:small") == b"x"
+    assert console_r.hget("tx:h", "f") == big
+
+
+def test_transaction_refused_in_part_writes_nothing(console_r: redis.Redis) -> None:
+    client = console_redis()
+    with pytest.raises(redis.ResponseError):
+        run_transaction(client, [("SET", "tx:a", b"1" * BIG_ARGUMENT), ("SET",), ("SET", "b", 1)])
+    assert console_r.exists("tx:a", "b") == 0
+    with pytest.raises(redis.ResponseError):  # fails as it runs: the others stand, as in Redis
+        run_transaction(client, [("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
+    assert console_r.mget("tx:s", "tx:t") == [b"v", b"w"]
+    assert client.ping()  # the connection went back to the pool in step
+
+
+def test_a_background_send_to_a_lost_store_raises_when_read(console_r: redis.Redis) -> None:
+    assert send_batched(console_redis(), [("SET", "bg", "1")], background=True)() == [b"OK"]
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    gone = redis.Redis(host="127.0.0.1", port=port, retry=Retry(NoBackoff(), 0))
+    replies = send_batched(gone, [("SET", "bg", "2")], background=True)
+    with pytest.raises((ConnectionLostError, redis.ConnectionError)):  # as a send now would
+        replies()
+    assert console_r.get("bg") == b"1"

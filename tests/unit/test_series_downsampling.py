@@ -16,6 +16,7 @@ from dashboard.store import (
     tier_for,
     trim_points,
 )
+from dashboard.store.points import pack_point, pack_points
 
 TIERS = (Tier("raw", 0, 86_400), Tier("1m", 60, 7 * 86_400), Tier("10m", 600, 90 * 86_400))
 NOW = 1_800_000_000_000
@@ -38,6 +39,18 @@ def test_gauges_in_8_bytes_counters_exact_in_12() -> None:
     # a gauge keeps ~7 significant digits
     [(_, approx)] = decode_points(encode_points([(NOW, 123456789012.0)]))
     assert abs(approx - 123456789012.0) / 123456789012.0 < 1e-7
+
+
+def test_points_of_one_stamp_pack_in_one_call_as_one_by_one() -> None:
+    stamp = NOW // 1000
+    for point, values in (
+        (GAUGE, [1.0, 2, 0.5]),
+        (GAUGE, [1.0, 1e39, -1e39]),  # beyond float32: clamped, as pack_point does
+        (COUNTER, [123456789012.0, 2.0**53, 0]),
+    ):
+        one_by_one = b"".join(pack_point(point, stamp, float(v)) for v in values)
+        assert pack_points(point, stamp, values) == one_by_one
+    assert pack_points(GAUGE, stamp, []) == b""
 
 
 def test_bytes_per_series_per_tier() -> None:
