@@ -176,16 +176,28 @@ def _rewind(series: Sequence[object]) -> tuple[object, object] | None:
     """
     # fast paths (every partition, every pass): a window that never moved, entries-read
     # that never went down, ids of the same digit counts (text order is id order) in order
-    if not series or series.count(series[0]) == len(series):
+    if not series:
         return None
-    numbers = [p for p in series if isinstance(p, int)]
-    if len(numbers) == len(series) and numbers == sorted(numbers):
+    first = series[0]
+    if series.count(first) == len(series):
         return None
-    texts = [p for p in series if isinstance(p, str)]
-    if len(texts) == len(series):
-        size, dash = len(texts[0]), texts[0].find("-")
-        if all(len(t) == size and t.find("-") == dash for t in texts) and texts == sorted(texts):
+    if type(first) is str:
+        size, dash, before = len(first), first.find("-"), first
+        for text in series:
+            if type(text) is not str or len(text) != size or text.find("-") != dash:
+                break
+            if text < before:
+                break
+            before = text
+        else:
             return None
+    elif type(first) is int:
+        numbers: Any = series
+        try:  # numbers only (a number and a text do not compare): do they never go down?
+            if sorted(numbers) == numbers:
+                return None
+        except TypeError:
+            pass
     keys = [_order(p) for p in series]
     for i, (a, b) in enumerate(pairwise(keys), start=1):
         if a is None or b is None or a[0] != b[0] or b >= a:
@@ -233,9 +245,9 @@ def _rules(
             f"position went back from {back[0]} to {back[1]} and has not come back"
             f" within the last {n} samples (lag {latest})",
         )
-    was = next((lag for lag in reversed(lags) if lag is not None and lag <= allowed), None)
-    if was is not None:
-        return Status.OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
+    for was in reversed(lags):
+        if was is not None and was <= allowed:
+            return Status.OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
     if n < 2:
         return Status.OK, "one sample so far; the rules need two"
     if positions.count(positions[-1]) == len(positions):
