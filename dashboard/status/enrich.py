@@ -11,7 +11,10 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from dashboard.status.rules import (
+    _ERR,
+    _OK,
     _SEVERITY,
+    _UNKNOWN,
     _VALUE,
     Status,
     Thresholds,
@@ -97,7 +100,7 @@ def _group_status(
     g_new: list[Any] = []
     n_old, size, allowed = len(g_old), th.window_samples, th.allowed_lag
     count = full = 0
-    top_severity, top = -1, (Status.UNKNOWN, "", 0)  # the first worst partition
+    top_severity, top = -1, (_UNKNOWN, "", 0)  # the first worst partition
     for part in group.get("partitions") or ():
         pid = int(part["partition"])
         entries_read = part.get("entries_read")
@@ -136,11 +139,11 @@ def _group_status(
         if severity > top_severity:
             top_severity, top = severity, (status, reason, pid)
     if topic_error:
-        g_status, g_reason = Status.ERR, f"cannot read: {topic_error}"
+        g_status, g_reason = _ERR, f"cannot read: {topic_error}"
     elif count:
         g_status, g_reason = top[0], f"partition {top[2]}: {top[1]}"
     else:
-        g_status, g_reason = Status.UNKNOWN, "no partitions"
+        g_status, g_reason = _UNKNOWN, "no partitions"
     group["status"], group["status_reason"] = _VALUE[g_status], g_reason
     # Burrow's completeness: the share of partitions whose window is full
     if count and full != count:
@@ -186,7 +189,7 @@ def snapshot_enrich(
         t_new: dict[str, list[Any]] = {}
         windows[name] = t_new
         groups = topic.get("groups") or ()
-        top_severity, top = -1, (Status.OK, "", "")  # the first worst group
+        top_severity, top = -1, (_OK, "", "")  # the first worst group
         for group in groups:
             gname = group["group"]
             g_old = t_old.get(gname)
@@ -202,11 +205,11 @@ def snapshot_enrich(
             if severity > top_severity:
                 top_severity, top = severity, (g_status, gname, g_reason)
         if topic_error:
-            t_status, t_reason = Status.ERR, f"cannot read: {topic_error}"
+            t_status, t_reason = _ERR, f"cannot read: {topic_error}"
         elif groups:
             t_status, t_reason = top[0], f"group {top[1]}, {top[2]}"
         else:
-            t_status, t_reason = Status.OK, "no consumer groups"
+            t_status, t_reason = _OK, "no consumer groups"
         topic["status"], topic["status_reason"] = _VALUE[t_status], t_reason
         topic.update(topic_totals(groups))
         hist, growth = dlq_history_step(
