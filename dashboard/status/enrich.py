@@ -232,8 +232,10 @@ def dlq_history_step(
     last_old: list[int] | None = None  # the newest point older than the window
     recent: list[list[int]] = []
     point = None
-    for a, b in history:
-        point = [int(a), int(b)]
+    for point in history:
+        a, b = point
+        if type(point) is not list or type(a) is not int or type(b) is not int:
+            point = [int(a), int(b)]  # else shared: state is read-only below its top level
         if point[0] <= cut:
             last_old = point
         else:

@@ -251,9 +251,10 @@ def _rules(
             f"position went back from {back[0]} to {back[1]} and has not come back"
             f" within the last {n} samples (lag {latest})",
         )
-    for was in reversed(lags):
-        if was is not None and was <= allowed:
-            return _OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
+    if lags.count(latest) != n:  # else every sample's lag is the latest, above the allowed
+        for was in reversed(lags):
+            if was is not None and was <= allowed:
+                return _OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
     if n < 2:
         return _OK, "one sample so far; the rules need two"
     if still:

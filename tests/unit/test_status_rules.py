@@ -172,6 +172,16 @@ def test_dlq_growth_vs_window_ago() -> None:
     assert first is None
 
 
+def test_dlq_history_keeps_int_points_and_converts_others() -> None:
+    kept = [NOW - 90_000, 1]
+    hist, growth = dlq_history_step(
+        [kept, (NOW - 50_000, 2.0), [float(NOW - 20_000), True]], NOW, 5, 60_000
+    )
+    assert hist == [[NOW - 90_000, 1], [NOW - 50_000, 2], [NOW - 20_000, 1], [NOW, 5]]
+    assert hist[0] is kept  # state is read-only: an int point is shared, not copied
+    assert growth == 5 - 1
+
+
 def test_stop_is_checked_before_the_zero_lag_rule() -> None:
     """Caught up, then lag appears and nothing moves for longer than stop_after: STOP."""
     samples = window((0, "7"), (0, "7"), (2, "7"), (3, "7"), step_ms=16_000)  # 32 s ago
