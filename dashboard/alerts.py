@@ -66,6 +66,9 @@ def alert_scope(alert: Mapping[str, Any]) -> tuple[str, str | None] | None:
 BAD_STATUSES = frozenset(
     s.value for s in Status if s.severity >= Status.WARN.severity and s is not Status.REWIND
 )
+# what a stored snapshot holds (str values; enum attribute access is slow in hot loops)
+_REWIND = Status.REWIND.value
+_PIPELINE_IDLE = frozenset({Status.STOP.value, Status.STALL.value})
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,9 +182,11 @@ def alert_conditions(
                     float(growth),
                 )
             )
-        memory = _memory_growth(name, topic.get("memory"), th)
+        memory = topic.get("memory")
         if memory is not None:
-            out.append(memory)
+            grew = _memory_growth(name, memory, th)
+            if grew is not None:
+                out.append(grew)
         oldest = topic.get("oldest_pending_ms")
         if oldest is not None and oldest > th.oldest_pending_ms:
             out.append(
@@ -274,15 +279,15 @@ def _pipeline_idle(group: Mapping[str, Any]) -> bool:
     """A pipeline group that is STOP or STALL: no consumer holds it by design and the
     pipeline's checkpoint rules (age, failures) judge whether it is stuck."""
     mark = group.get("pipeline")
-    return bool(mark) and group.get("status") in (Status.STOP.value, Status.STALL.value)
+    return bool(mark) and group.get("status") in _PIPELINE_IDLE
 
 
 def _rewind_condition(topic: str, group: Mapping[str, Any]) -> Condition | None:
     """A warning when any partition of ``group`` is REWIND, naming what went back."""
     back = [
         p
-        for p in group.get("partitions") or []
-        if isinstance(p, Mapping) and p.get("status") == Status.REWIND.value
+        for p in group.get("partitions") or ()
+        if (type(p) is dict or isinstance(p, Mapping)) and p.get("status") == _REWIND
     ]
     if not back:
         return None

@@ -39,12 +39,18 @@ NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
 
 NullLag = tuple[int, LagExactness, str]  # (counted, exactness, reason)
 
+# per exactness, what a partition row stores: a dict lookup, where an enum's attributes
+# cost far more (partition_row runs for every partition of every snapshot)
+_EXACTNESS_VALUE = {e: e.value for e in LagExactness}
+_LAG_EXACT = {e: e is not LagExactness.APPROXIMATE for e in LagExactness}
+
 
 def lag_ms_from_id(first_undelivered_id: str | None, now_ms: int) -> int:
     """Age of the first undelivered entry (auto ids are ``ms-seq``); 0 when nothing waits."""
     if not first_undelivered_id:
         return 0
-    return max(0, now_ms - id_ms(first_undelivered_id))
+    age = now_ms - id_ms(first_undelivered_id)
+    return age if age > 0 else 0
 
 
 def count_null_lag(
@@ -88,8 +94,8 @@ def partition_row(
         "lag": lag,
         "lag_ms": lag_ms_from_id(first_id, now_ms) if lag else 0,
         "pending": pending,
-        "lag_exact": exactness is not LagExactness.APPROXIMATE,
-        "exactness": exactness.value,
+        "lag_exact": _LAG_EXACT[exactness],
+        "exactness": _EXACTNESS_VALUE[exactness],
         "lag_reason": reason,
         "oldest_pending_ms": oldest_pending_ms,
         "entries_read": entries_read,
@@ -104,35 +110,52 @@ def group_totals(partitions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     ``lag`` is None only when no partition could tell; ``lag_exact`` is False as
     soon as one partition's figure is a lower bound or unknown.
     """
-    rows = list(partitions)
-    known = [p["lag"] for p in rows if p["lag"] is not None]
-    times = [p["lag_ms"] for p in rows if p["lag_ms"] is not None]
+    rows = 0
+    lag: Any = None  # the sum of the known lags
+    lag_ms: Any = None  # the worst known time lag
+    pending: Any = 0
+    exact = True
+    for p in partitions:  # one loop: a snapshot has a few partitions per group, many groups
+        rows += 1
+        value = p["lag"]
+        if value is not None:
+            lag = value if lag is None else lag + value
+        value = p["lag_ms"]
+        if value is not None and (lag_ms is None or value > lag_ms):
+            lag_ms = value
+        pending += p["pending"]
+        if exact and not p["lag_exact"]:
+            exact = False
     return {
-        "lag": sum(known) if known or not rows else None,
-        "lag_ms": max(times) if times else (0 if not rows else None),
-        "pending": sum(p["pending"] for p in rows),
-        "lag_exact": all(p["lag_exact"] for p in rows),
+        "lag": 0 + lag if lag is not None else (None if rows else 0),
+        "lag_ms": lag_ms if lag_ms is not None or rows else 0,
+        "pending": pending,
+        "lag_exact": exact,
     }
 
 
 def topic_totals(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Topic totals over its groups: ``lag`` is None when one group's is (a partial sum
     would understate it); ``lag_ms`` and ``oldest_pending_ms`` are the worst known."""
-    rows = list(groups)
-    lags = [g.get("lag") for g in rows]
-    times = [g["lag_ms"] for g in rows if g.get("lag_ms") is not None]
-    oldest = [
-        p["oldest_pending_ms"]
-        for g in rows
-        for p in g.get("partitions") or []
-        if p.get("oldest_pending_ms") is not None
-    ]
-    return {
-        "lag": None if any(v is None for v in lags) else sum(int(v) for v in lags if v is not None),
-        "lag_ms": max(times) if times else None,
-        "pending": sum(int(g.get("pending") or 0) for g in rows),
-        "oldest_pending_ms": max(oldest) if oldest else None,
-    }
+    lag: int | None = 0
+    lag_ms: Any = None
+    pending = 0
+    oldest: Any = None
+    for g in groups:
+        value = g.get("lag")
+        if value is None:
+            lag = None
+        elif lag is not None:
+            lag += int(value)
+        value = g.get("lag_ms")
+        if value is not None and (lag_ms is None or value > lag_ms):
+            lag_ms = value
+        pending += int(g.get("pending") or 0)
+        for p in g.get("partitions") or ():
+            value = p.get("oldest_pending_ms")
+            if value is not None and (oldest is None or value > oldest):
+                oldest = value
+    return {"lag": lag, "lag_ms": lag_ms, "pending": pending, "oldest_pending_ms": oldest}
 
 
 def combine_group_lag(group: str, partitions: list[PartitionLag]) -> GroupLag:

@@ -74,7 +74,11 @@ def event(
 
 
 def _topics(snap: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [t for t in snap.get("topics") or [] if isinstance(t, Mapping) and t.get("topic")]
+    return [
+        t
+        for t in snap.get("topics") or ()
+        if (type(t) is dict or isinstance(t, Mapping)) and t.get("topic")
+    ]
 
 
 def status_events(
@@ -83,17 +87,16 @@ def status_events(
     """A group's status changed (from -> to); returns the events and the new memory."""
     memory: dict[str, str] = {}
     for t in _topics(snap):
-        for group in t.get("groups") or []:
-            if isinstance(group, Mapping):
+        for group in t.get("groups") or ():
+            if type(group) is dict or isinstance(group, Mapping):
                 key = f"{t['topic']}{SEP}{group.get('group', '')}"
                 memory[key] = str(group.get("status") or "UNKNOWN")
     if previous is None:
         return [], memory
     events = []
-    for key in sorted(memory):
-        old, new = previous.get(key), memory[key]
-        if old is None or old == new:
-            continue
+    before = previous.get
+    for key in sorted(k for k, new in memory.items() if before(k) not in (None, new)):
+        old, new = previous[key], memory[key]
         topic, group = key.split(SEP, 1)
         text = f"group {group}: status {old} → {new}"
         if new == "REWIND":
@@ -151,13 +154,14 @@ def consumer_events(
     previous: Sequence[str] | None, snap: Mapping[str, Any], now_ms: int
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Consumers that joined or left a group since the previous pass."""
-    errored = {str(t["topic"]) for t in _topics(snap) if t.get("error")}
-    current = {k for k in previous or () if k.split(SEP, 1)[0] in errored}
-    for t in _topics(snap):
+    topics = _topics(snap)
+    errored = {str(t["topic"]) for t in topics if t.get("error")}
+    current = {k for k in previous or () if k.split(SEP, 1)[0] in errored} if errored else set()
+    for t in topics:
         if t.get("error"):
             continue
-        for c in t.get("consumers") or []:
-            if isinstance(c, Mapping) and c.get("name"):
+        for c in t.get("consumers") or ():
+            if (type(c) is dict or isinstance(c, Mapping)) and c.get("name"):
                 current.add(f"{t['topic']}{SEP}{c.get('group', '')}{SEP}{c['name']}")
     if previous is None:
         return [], sorted(current)

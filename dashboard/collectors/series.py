@@ -48,41 +48,50 @@ PARTITION_SAMPLE_MS = 60_000
 def series_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
     """(metric, entity, value) of this pass for every topic and group series."""
     out: list[tuple[str, str, float]] = []
-    for topic in snap.get("topics") or []:
+    add = out.append
+    for topic in snap.get("topics") or ():
         if topic.get("error"):
             continue
         name = topic["topic"]
-        groups = topic.get("groups") or []
-        produced = [
-            (g.get("lag") or 0) + sum(int(p.get("entries_read") or 0) for p in g["partitions"])
-            for g in groups
-            if g.get("lag") is not None
-            and all(p.get("entries_read") is not None for p in g["partitions"])
-        ]
-        retry = topic.get("retry") or {}
-        values: dict[str, Any] = {
-            "lag": topic.get("lag"),
-            "lag_ms": topic.get("lag_ms"),
-            "pending": topic.get("pending"),
-            "oldest_pending_ms": topic.get("oldest_pending_ms"),
-            "dlq_length": topic.get("dlq_length"),
-            "length": topic.get("length"),
-            "retry_count": retry.get("count"),
-            "produced_total": max(produced) if produced else topic.get("length"),
-        }
-        out.extend((m, name, float(v)) for m, v in values.items() if v is not None)
+        groups = topic.get("groups") or ()
+        group_points: list[tuple[str, str, float]] = []
+        produced: Any = None  # the most entries a group saw: its entries read plus its lag
         for group in groups:
             entity = f"{name}/{group['group']}"
-            consumed = [p.get("entries_read") for p in group["partitions"]]
-            gvalues = {
-                "lag": group.get("lag"),
-                "lag_ms": group.get("lag_ms"),
-                "pending": group.get("pending"),
-                "consumed_total": (
-                    sum(int(c) for c in consumed) if all(c is not None for c in consumed) else None
-                ),
-            }
-            out.extend((m, entity, float(v)) for m, v in gvalues.items() if v is not None)
+            consumed: Any = 0  # None when a partition's entries-read is unknown
+            for p in group["partitions"]:
+                read = p.get("entries_read")
+                if read is None:
+                    consumed = None
+                    break
+                consumed += int(read)
+            lag = group.get("lag")
+            if consumed is not None and lag is not None:
+                seen = (lag or 0) + consumed
+                if produced is None or seen > produced:
+                    produced = seen
+            for metric, value in (
+                ("lag", lag),
+                ("lag_ms", group.get("lag_ms")),
+                ("pending", group.get("pending")),
+                ("consumed_total", consumed),
+            ):
+                if value is not None:
+                    group_points.append((metric, entity, float(value)))
+        retry = topic.get("retry") or {}
+        for metric, value in (
+            ("lag", topic.get("lag")),
+            ("lag_ms", topic.get("lag_ms")),
+            ("pending", topic.get("pending")),
+            ("oldest_pending_ms", topic.get("oldest_pending_ms")),
+            ("dlq_length", topic.get("dlq_length")),
+            ("length", topic.get("length")),
+            ("retry_count", retry.get("count")),
+            ("produced_total", topic.get("length") if produced is None else produced),
+        ):
+            if value is not None:
+                add((metric, name, float(value)))
+        out += group_points
     return out
 
 
@@ -90,22 +99,20 @@ def partition_points(snap: Mapping[str, Any]) -> list[tuple[str, str, float]]:
     """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag,
     and (``partition_produced_total``, "topic/partition", entries added) of every partition."""
     out: list[tuple[str, str, float]] = []
+    add = out.append
     for topic in snap.get("topics") or []:
         if topic.get("error"):
             continue
         name = topic["topic"]
-        for group in topic.get("groups") or []:
+        for group in topic.get("groups") or ():
             prefix = f"{name}/{group['group']}/"
-            out.extend(
-                (PARTITION_METRIC, f"{prefix}{p['partition']}", float(p["lag"]))
-                for p in group.get("partitions") or []
-                if p.get("lag") is not None
-            )
-        out.extend(
-            (PARTITION_PRODUCED_METRIC, f"{name}/{n}", v)
-            for n, v in enumerate(partition_produced(topic))
-            if v is not None
-        )
+            for p in group.get("partitions") or ():
+                lag = p.get("lag")
+                if lag is not None:
+                    add((PARTITION_METRIC, f"{prefix}{p['partition']}", float(lag)))
+        for n, value in enumerate(partition_produced(topic)):
+            if value is not None:
+                add((PARTITION_PRODUCED_METRIC, f"{name}/{n}", value))
     return out
 
 

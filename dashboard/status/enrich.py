@@ -7,14 +7,17 @@ themselves are :mod:`dashboard.status.rules`. Nothing here does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from dashboard.status.rules import (
+    _ERR,
+    _OK,
+    _SEVERITY,
+    _UNKNOWN,
     _VALUE,
     Status,
     Thresholds,
-    _caught_up,
     _rules,
     thresholds_for,
 )
@@ -23,104 +26,130 @@ from mqcore.lag import topic_totals
 __all__ = ["dlq_history_step", "snapshot_enrich"]
 
 
-def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[tuple[str, int], bool]:
-    """(group, partition) -> whether a live owner/consumer is seen for it."""
-    leases = topic.get("leases") or []
-    owned_groups = {lease["group"] for lease in leases if lease.get("owner")}
-    alive: dict[tuple[str, int], bool] = {}
-    for lease in leases:
+def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[str, set[int]]:
+    """group -> the partitions for which a live owner, consumer or checkpoint is seen."""
+    alive: dict[str, set[int]] = {}
+    for lease in topic.get("leases") or ():
         if lease.get("owner"):
-            alive[(lease["group"], int(lease["partition"]))] = True
-    idle_ok: dict[str, bool] = {}
-    for consumer in topic.get("consumers") or []:
-        age = consumer.get("last_seen_ms")
-        if age is None:
-            age = consumer.get("idle_ms")
-        if age is not None and int(age) <= stop_after_ms:
-            idle_ok[consumer["group"]] = True
-    for group in {c["group"] for c in topic.get("consumers") or []} - owned_groups:
-        if idle_ok.get(group):
-            for part in range(int(topic.get("partitions") or 0)):
-                alive[(group, part)] = True
-    # a pipeline group has no leases nor consumers: its checkpoints are its activity
-    for g in topic.get("groups") or []:
-        age = (g.get("pipeline") or {}).get("checkpoint_age_ms")
-        if isinstance(age, int) and age <= stop_after_ms:
-            for part in range(int(topic.get("partitions") or 0)):
-                alive[(g["group"], part)] = True
+            group = lease["group"]
+            parts = alive.get(group)
+            if parts is None:
+                parts = alive[group] = set()
+            parts.add(int(lease["partition"]))
+    # groups alive on every partition: an active consumer of a group without lease owners,
+    # or a pipeline group (no leases nor consumers: its checkpoints are its activity)
+    every: set[str] = set()
+    consumers = topic.get("consumers") or ()
+    if consumers:
+        owned = set(alive)
+        for consumer in consumers:
+            group = consumer["group"]
+            if group in owned or group in every:
+                continue
+            age = consumer.get("last_seen_ms")
+            if age is None:
+                age = consumer.get("idle_ms")
+            if age is not None and int(age) <= stop_after_ms:
+                every.add(group)
+    for g in topic.get("groups") or ():
+        mark = g.get("pipeline")
+        if mark:
+            age = mark.get("checkpoint_age_ms")
+            if isinstance(age, int) and age <= stop_after_ms:
+                every.add(g["group"])
+    if every:
+        count = int(topic.get("partitions") or 0)
+        for group in every:
+            alive.setdefault(group, set()).update(range(count))
     return alive
 
 
-def _partition_step(
-    prev: Sequence[Any] | None, part: Mapping[str, Any], now: int, alive: bool, th: Thresholds
-) -> list[Any]:
-    """The next window entry of one partition: ``[last_active, pending, lags, positions, ids]``.
+def _slide(window: list[Any], value: Any, size: int) -> list[Any]:
+    """``[*window, value][-size:]``: ``window`` itself when that is already it (a full
+    window holding ``value`` only: nothing changed), else one new list."""
+    n = len(window)
+    if n == size and window[-1] == value and window.count(value) == n:
+        return window
+    keep = n + 1 - size
+    if keep <= 0 or size <= 0:
+        return [*window, value][-size:]
+    out = window[keep:]
+    out.append(value)
+    return out
 
-    ``last_active`` moves to ``now`` when the position moved, pending shrank, a
-    live owner or consumer is seen, or the lag is within the allowed lag.
-    """
-    entries_read = part.get("entries_read")
-    last_id = str(part["last_delivered_id"])
-    position = entries_read if entries_read is not None else last_id
-    pending = part.get("pending") or 0
-    lag = part.get("lag")
-    size = th.window_samples
-    if prev:
-        last_active, prev_pending, lags, positions, *rest = prev
-        ids = rest[0] if rest else []  # state written before ids were kept
-        moved = positions[-1] != position or pending < (prev_pending or 0)
-        lags, positions = [*lags, lag][-size:], [*positions, position][-size:]
-        ids = [*ids, last_id][-size:]
-    else:
-        last_active, moved, lags, positions, ids = now, False, [lag], [position], [last_id]
-    if moved or alive or _caught_up(lag, th.allowed_lag):
-        last_active = now
-    return [last_active, pending, lags, positions, ids]
+
+_NO_PARTITIONS: frozenset[int] = frozenset()
 
 
 def _group_status(
     group: dict[str, Any],
     g_old: Sequence[Any],
     topic_error: str | None,
-    alive: Mapping[tuple[str, int], bool],
+    alive: Container[int],
     th: Thresholds,
     now: int,
 ) -> tuple[list[Any], Status, str]:
-    """Set the statuses of ``group`` and its partitions; return its next window state."""
-    gname = group["group"]
+    """Set the statuses of ``group`` and its partitions; return its next window state.
+
+    ``alive``: the partitions a live owner or consumer is seen for. A partition's window
+    entry is ``[last_active, pending, lags, positions, ids]``: ``last_active`` moves to
+    ``now`` when the position moved, pending shrank, a live owner or consumer is seen, or
+    the lag is within the allowed lag. The lists of the previous entry are shared, not
+    copied, when they do not change (state is read-only below its top level).
+    """
     g_new: list[Any] = []
-    results: list[tuple[Status, str, int]] = []
-    full = 0
-    for part in group.get("partitions") or []:
+    n_old, size, allowed = len(g_old), th.window_samples, th.allowed_lag
+    count = full = 0
+    top_severity, top = -1, (_UNKNOWN, "", 0)  # the first worst partition
+    for part in group.get("partitions") or ():
         pid = int(part["partition"])
-        prev = g_old[pid] if pid < len(g_old) else None
-        entry = _partition_step(prev, part, now, alive.get((gname, pid), False), th)
-        g_new.extend([None] * (pid - len(g_new)))
-        g_new.append(entry)
-        last_active, _, lags, positions, ids = entry
-        full += len(lags) >= th.window_samples
+        entries_read = part.get("entries_read")
+        last_id = str(part["last_delivered_id"])
+        position = entries_read if entries_read is not None else last_id
+        pending = part.get("pending") or 0
+        lag = part.get("lag")
+        prev = g_old[pid] if pid < n_old else None
+        if prev:
+            last_active, lags, positions = prev[0], prev[2], prev[3]
+            moved = positions[-1] != position or pending < (prev[1] or 0)
+            lags, positions = _slide(lags, lag, size), _slide(positions, position, size)
+            # state written before ids were kept has none
+            ids = _slide(prev[4], last_id, size) if len(prev) > 4 else [last_id]
+        else:
+            last_active, moved, lags, positions, ids = now, False, [lag], [position], [last_id]
+        if moved or pid in alive or (lag is not None and lag <= allowed):
+            last_active = now
+        if pid != len(g_new):
+            g_new.extend([None] * (pid - len(g_new)))
+        g_new.append([last_active, pending, lags, positions, ids])
+        count += 1
+        full += len(lags) >= size
         status, reason = _rules(
             [*lags[:-1], None] if topic_error else lags,
             positions,
             topic_error,
-            (part.get("lag_reason") or "") if part.get("lag") is None else "",
+            (part.get("lag_reason") or "") if lag is None else "",
             th,
             int(last_active),
             now,
             ids=ids,
         )
         part["status"], part["status_reason"] = _VALUE[status], reason
-        results.append((status, reason, pid))
+        severity = _SEVERITY[status]
+        if severity > top_severity:
+            top_severity, top = severity, (status, reason, pid)
     if topic_error:
-        g_status, g_reason = Status.ERR, f"cannot read: {topic_error}"
-    elif results:
-        top = max(results, key=lambda r: r[0].severity)
+        g_status, g_reason = _ERR, f"cannot read: {topic_error}"
+    elif count:
         g_status, g_reason = top[0], f"partition {top[2]}: {top[1]}"
     else:
-        g_status, g_reason = Status.UNKNOWN, "no partitions"
-    group["status"], group["status_reason"] = g_status.value, g_reason
+        g_status, g_reason = _UNKNOWN, "no partitions"
+    group["status"], group["status_reason"] = _VALUE[g_status], g_reason
     # Burrow's completeness: the share of partitions whose window is full
-    group["complete"] = round(full / len(results), 4) if results else 0.0
+    if count and full != count:
+        group["complete"] = round(full / count, 4) if full else 0.0
+    else:  # round() of a float is slow: whole windows or none (the usual case) need none
+        group["complete"] = 1.0 if count else 0.0
     return g_new, g_status, g_reason
 
 
@@ -148,34 +177,43 @@ def snapshot_enrich(
     windows: dict[str, Any] = {}
     dlq_hist: dict[str, Any] = {}
     snap["cluster"] = cluster
-    for topic in snap.get("topics") or []:
+    for topic in snap.get("topics") or ():
         name = topic["topic"]
-        th = thresholds_for(name, defaults=defaults, per_topic=per_topic)
+        th = thresholds_for(name, defaults=defaults, per_topic=per_topic) if per_topic else defaults
         alive = _alive_map(topic, th.stop_after_ms)
         topic_error = topic.get("error")
         error_text = str(topic_error) if topic_error else None
-        group_statuses: list[tuple[Status, str]] = []
         t_old = old_windows.get(name)
         if not isinstance(t_old, dict):  # first pass, or state of an older format
             t_old = {}
         t_new: dict[str, list[Any]] = {}
         windows[name] = t_new
-        for group in topic.get("groups") or []:
-            g_old = t_old.get(group["group"])
-            t_new[group["group"]], g_status, g_reason = _group_status(
-                group, g_old if isinstance(g_old, list) else [], error_text, alive, th, now
+        groups = topic.get("groups") or ()
+        top_severity, top = -1, (_OK, "", "")  # the first worst group
+        for group in groups:
+            gname = group["group"]
+            g_old = t_old.get(gname)
+            t_new[gname], g_status, g_reason = _group_status(
+                group,
+                g_old if isinstance(g_old, list) else [],
+                error_text,
+                alive.get(gname) or _NO_PARTITIONS,
+                th,
+                now,
             )
-            group_statuses.append((g_status, f"group {group['group']}, {g_reason}"))
+            severity = _SEVERITY[g_status]
+            if severity > top_severity:
+                top_severity, top = severity, (g_status, gname, g_reason)
         if topic_error:
-            t_status, t_reason = Status.ERR, f"cannot read: {topic_error}"
-        elif group_statuses:
-            t_status, t_reason = max(group_statuses, key=lambda r: r[0].severity)
+            t_status, t_reason = _ERR, f"cannot read: {topic_error}"
+        elif groups:
+            t_status, t_reason = top[0], f"group {top[1]}, {top[2]}"
         else:
-            t_status, t_reason = Status.OK, "no consumer groups"
-        topic["status"], topic["status_reason"] = t_status.value, t_reason
-        topic.update(topic_totals(topic.get("groups") or []))
+            t_status, t_reason = _OK, "no consumer groups"
+        topic["status"], topic["status_reason"] = _VALUE[t_status], t_reason
+        topic.update(topic_totals(groups))
         hist, growth = dlq_history_step(
-            old_dlq.get(name) or [], now, int(topic.get("dlq_length") or 0), dlq_window_ms
+            old_dlq.get(name) or (), now, int(topic.get("dlq_length") or 0), dlq_window_ms
         )
         dlq_hist[name] = hist
         topic["dlq_growth"] = growth
@@ -190,11 +228,24 @@ def dlq_history_step(
     Points are kept at least ``window_ms / 10`` apart, plus one older than the
     window, so the state stays a dozen points per topic.
     """
-    points = [[int(a), int(b)] for a, b in history]
-    base = [p for p in points if p[0] <= now_ms - window_ms]
-    growth = length - base[-1][1] if base else None
-    if not points or now_ms - points[-1][0] >= max(1, window_ms // 10):
-        points.append([now_ms, length])
-    older = [p for p in points if p[0] <= now_ms - window_ms]
-    recent = [p for p in points if p[0] > now_ms - window_ms]
-    return ([*older[-1:], *recent], growth)
+    cut = now_ms - window_ms
+    last_old: list[int] | None = None  # the newest point older than the window
+    recent: list[list[int]] = []
+    point = None
+    for point in history:
+        a, b = point
+        if type(point) is not list or type(a) is not int or type(b) is not int:
+            point = [int(a), int(b)]  # else shared: state is read-only below its top level
+        if point[0] <= cut:
+            last_old = point
+        else:
+            recent.append(point)
+    growth = length - last_old[1] if last_old is not None else None
+    if point is None or now_ms - point[0] >= max(1, window_ms // 10):
+        if now_ms <= cut:
+            last_old = [now_ms, length]
+        else:
+            recent.append([now_ms, length])
+    if last_old is not None:
+        recent.insert(0, last_old)
+    return recent, growth

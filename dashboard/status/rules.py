@@ -67,6 +67,10 @@ class Status(StrEnum):
 _SEVERITY = {status: rank for rank, status in enumerate(Status)}
 WORST_FIRST: tuple[Status, ...] = tuple(sorted(Status, key=_SEVERITY.__getitem__, reverse=True))
 _VALUE = {s: s.value for s in Status}
+# the members as globals for the code run per partition: attribute access on an enum class
+# goes through its metaclass's lookup hook, five times the cost of a global
+_OK, _UNKNOWN, _WARN, _REWIND = Status.OK, Status.UNKNOWN, Status.WARN, Status.REWIND
+_STALL, _STOP, _ERR = Status.STALL, Status.STOP, Status.ERR
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,16 +180,28 @@ def _rewind(series: Sequence[object]) -> tuple[object, object] | None:
     """
     # fast paths (every partition, every pass): a window that never moved, entries-read
     # that never went down, ids of the same digit counts (text order is id order) in order
-    if not series or series.count(series[0]) == len(series):
+    if not series:
         return None
-    numbers = [p for p in series if isinstance(p, int)]
-    if len(numbers) == len(series) and numbers == sorted(numbers):
+    first = series[0]
+    if series.count(first) == len(series):
         return None
-    texts = [p for p in series if isinstance(p, str)]
-    if len(texts) == len(series):
-        size, dash = len(texts[0]), texts[0].find("-")
-        if all(len(t) == size and t.find("-") == dash for t in texts) and texts == sorted(texts):
+    if type(first) is str:
+        size, dash, before = len(first), first.find("-"), first
+        for text in series:
+            if type(text) is not str or len(text) != size or text.find("-") != dash:
+                break
+            if text < before:
+                break
+            before = text
+        else:
             return None
+    elif type(first) is int:
+        numbers: Any = series
+        try:  # numbers only (a number and a text do not compare): do they never go down?
+            if sorted(numbers) == numbers:
+                return None
+        except TypeError:
+            pass
     keys = [_order(p) for p in series]
     for i, (a, b) in enumerate(pairwise(keys), start=1):
         if a is None or b is None or a[0] != b[0] or b >= a:
@@ -213,37 +229,40 @@ def _rules(
     """
     latest, n, allowed = lags[-1], len(lags), thresholds.allowed_lag
     if error:
-        return Status.ERR, f"cannot read: {error}"
+        return _ERR, f"cannot read: {error}"
     if latest is None:
-        return Status.UNKNOWN, f"lag unknown: {lag_reason or 'Redis reports no lag'}"
+        return _UNKNOWN, f"lag unknown: {lag_reason or 'Redis reports no lag'}"
     if latest <= allowed:
-        return Status.OK, f"lag {latest} within allowed {allowed}"
+        return _OK, f"lag {latest} within allowed {allowed}"
     inactive_ms = now_ms - last_active_ms
     if inactive_ms > thresholds.stop_after_ms:
         return (
-            Status.STOP,
+            _STOP,
             f"no consumer activity for {inactive_ms // 1000} s"
             f" (> {thresholds.stop_after_ms // 1000} s) since it last moved or was caught up;"
             f" lag is {latest}",
         )
-    back = _rewind(positions) or _rewind(ids)
+    # a position that did not move over the window went nowhere back (and is STALL below)
+    still = bool(positions) and positions.count(positions[-1]) == len(positions)
+    back = (None if still else _rewind(positions)) or _rewind(ids)
     if back:
         return (
-            Status.REWIND,
+            _REWIND,
             f"position went back from {back[0]} to {back[1]} and has not come back"
             f" within the last {n} samples (lag {latest})",
         )
-    was = next((lag for lag in reversed(lags) if lag is not None and lag <= allowed), None)
-    if was is not None:
-        return Status.OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
+    if lags.count(latest) != n:  # else every sample's lag is the latest, above the allowed
+        for was in reversed(lags):
+            if was is not None and was <= allowed:
+                return _OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
     if n < 2:
-        return Status.OK, "one sample so far; the rules need two"
-    if positions.count(positions[-1]) == len(positions):
-        return Status.STALL, f"position not moving over {n} samples while lag is {latest}"
+        return _OK, "one sample so far; the rules need two"
+    if still:
+        return _STALL, f"position not moving over {n} samples while lag is {latest}"
     known = [lag for lag in lags if lag is not None]
     if n >= thresholds.window_samples and len(known) > 1 and all(b > a for a, b in pairwise(known)):
         return (
-            Status.WARN,
+            _WARN,
             f"consumer moving but lag grew at every sample ({known[0]} -> {latest})",
         )
-    return Status.OK, f"consumer moving (lag {latest})"
+    return _OK, f"consumer moving (lag {latest})"

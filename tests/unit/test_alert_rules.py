@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from types import MappingProxyType
 
 import pytest
 
@@ -54,6 +55,22 @@ def snap(**topic_fields: object) -> dict:
 )  # fmt: skip
 def test_conditions(snapshot: dict | None, health: dict, expected: set[str]) -> None:
     assert {c.id for c in alert_conditions(snapshot, health, TH)} == expected
+
+
+def test_rewind_names_what_went_back_and_idle_pipeline_groups_are_not_alerted() -> None:
+    parts = [{"partition": p, "status": "REWIND", "status_reason": f"back {p}"} for p in range(6)]
+    parts[3] = MappingProxyType(parts[3])  # any mapping
+    parts.append({"partition": 9, "status": "STALL"})
+    groups = [
+        {"group": "g", "status": "STALL", "status_reason": "x", "partitions": parts},
+        {"group": "p", "status": "STALL", "status_reason": "x", "pipeline": {"name": "s"}},
+        {"group": "q", "status": "STOP", "status_reason": "x", "pipeline": {"name": "s"}},
+    ]
+    got = {c.id: c for c in alert_conditions(snap(groups=groups), {}, TH)}
+    assert set(got) == {"rewind:orders/g", "status:orders/g"}
+    assert got["rewind:orders/g"].value == 6.0
+    assert "partition 3: back 3" in got["rewind:orders/g"].message
+    assert got["rewind:orders/g"].message.endswith("(and 1 more partitions)")
 
 
 def test_status_alert_opens_after_for_time_and_resolves() -> None:

@@ -47,6 +47,21 @@ def test_status_change_and_rewind_text() -> None:
     assert status_events(memory, _snap("OK"), NOW)[0] == []
 
 
+def test_status_events_in_topic_and_group_order_only_for_changes() -> None:
+    def snap(statuses: dict[str, str | None]) -> dict:
+        groups = [{"group": g, "status": s} for g, s in statuses.items()]
+        return {"topics": [{"topic": "t", "groups": groups}, {"topic": "", "groups": groups}]}
+
+    _, memory = status_events(None, snap({"b": "OK", "a": "OK", "c": "STALL"}), NOW)
+    events, memory = status_events(
+        memory, snap({"c": None, "b": "STOP", "a": "OK", "d": "ERR"}), NOW
+    )
+    assert [(e["group"], e["data"]) for e in events] == [
+        ("b", {"from": "OK", "to": "STOP"}), ("c", {"from": "STALL", "to": "UNKNOWN"})
+    ]  # fmt: skip
+    assert memory == {"t\x1fc": "UNKNOWN", "t\x1fb": "STOP", "t\x1fa": "OK", "t\x1fd": "ERR"}
+
+
 def test_lease_changes_become_events() -> None:
     change = {"at_ms": NOW, "group": "billing", "partition": 3, "event": "expired",
               "owner": None, "previous_owner": "orders-b", "epoch": 7}  # fmt: skip

@@ -12,7 +12,7 @@ from mqcore.codec import (
     validate_id,
 )
 from mqcore.errors import InvalidIdError
-from mqcore.lag import combine_group_lag, lag_ms_from_id
+from mqcore.lag import combine_group_lag, group_totals, lag_ms_from_id, partition_row, topic_totals
 from mqcore.models import LagExactness, PartitionLag
 
 
@@ -47,6 +47,42 @@ def test_group_with_only_unknown_partitions_has_unknown_lag() -> None:
     assert g.lag is None
     assert g.lag_ms is None
     assert combine_group_lag("g", []).lag == 0
+
+
+def test_group_totals_of_partition_rows() -> None:
+    rows = [
+        {"lag": 4, "lag_ms": 10, "pending": 1, "lag_exact": True},
+        {"lag": None, "lag_ms": None, "pending": 2, "lag_exact": False},
+        {"lag": 6, "lag_ms": 30, "pending": 0, "lag_exact": True},
+    ]
+    assert group_totals(rows) == {"lag": 10, "lag_ms": 30, "pending": 3, "lag_exact": False}
+    assert group_totals(iter(rows[1:2]))["lag"] is None
+    assert group_totals([]) == {"lag": 0, "lag_ms": 0, "pending": 0, "lag_exact": True}
+
+
+def test_topic_totals_are_unknown_when_one_group_is() -> None:
+    groups = [
+        {"lag": 5, "lag_ms": 70, "pending": 2,
+         "partitions": [{"oldest_pending_ms": 9}, {"oldest_pending_ms": None}]},
+        {"lag": 1, "lag_ms": None, "pending": None, "partitions": [{"oldest_pending_ms": 40}]},
+    ]  # fmt: skip
+    assert topic_totals(groups) == {"lag": 6, "lag_ms": 70, "pending": 2, "oldest_pending_ms": 40}
+    assert topic_totals([*groups, {"lag": None, "partitions": []}])["lag"] is None
+    assert topic_totals([]) == {"lag": 0, "lag_ms": None, "pending": 0, "oldest_pending_ms": None}
+
+
+def test_partition_row_exactness() -> None:
+    def row(exactness: LagExactness) -> dict:
+        return partition_row(
+            partition=0, last_delivered_id="1-0", lag=3, exactness=exactness, reason="",
+            first_id="1000-0", now_ms=4000, pending=0, oldest_pending_ms=None,
+            entries_read=None, length=5, last_id="5-0",
+        )  # fmt: skip
+
+    assert [(row(e)["lag_exact"], row(e)["exactness"]) for e in LagExactness] == [
+        (True, "exact"), (True, "counted"), (False, "approximate"), (True, "unknown")
+    ]  # fmt: skip
+    assert row(LagExactness.EXACT)["lag_ms"] == 3000
 
 
 def test_lag_ms_is_the_age_of_the_first_undelivered_entry() -> None:

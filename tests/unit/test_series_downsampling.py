@@ -116,3 +116,27 @@ def test_series_points_per_topic_and_group() -> None:
     assert got[("retry_count", "t")] == 3.0
     assert not any(e == "broken" for _, e in got)
     assert len(got) == 8 + 4
+
+
+def test_produced_total_is_the_most_a_group_saw_else_the_length() -> None:
+    def topic(*groups: dict) -> dict:
+        return {"topic": "t", "length": 20, "groups": list(groups)}
+
+    full = {"group": "a", "lag": 3, "partitions": [{"entries_read": 10}, {"entries_read": 9}]}
+    behind = {"group": "b", "lag": 0, "partitions": [{"entries_read": 4}]}
+    unknown = {"group": "c", "lag": 9, "partitions": [{"entries_read": 50}, {}]}
+    no_lag = {"group": "d", "lag": None, "partitions": [{"entries_read": 60}]}
+
+    def points(*groups: dict) -> dict:
+        return {(m, e): v for m, e, v in series_points({"topics": [topic(*groups)]})}
+
+    got = points(behind, full, unknown, no_lag)
+    assert got[("produced_total", "t")] == 22.0  # 10 + 9 + 3
+    assert got[("consumed_total", "t/a")] == 19.0
+    assert got[("consumed_total", "t/d")] == 60.0
+    assert ("consumed_total", "t/c") not in got
+    assert ("lag", "t/d") not in got
+    assert points(unknown, no_lag)[("produced_total", "t")] == 20.0  # the length
+    assert [m for m, e, _ in series_points({"topics": [topic(full)]})] == [
+        "length", "produced_total", "lag", "consumed_total"
+    ]  # fmt: skip

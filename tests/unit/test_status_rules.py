@@ -172,6 +172,16 @@ def test_dlq_growth_vs_window_ago() -> None:
     assert first is None
 
 
+def test_dlq_history_keeps_int_points_and_converts_others() -> None:
+    kept = [NOW - 90_000, 1]
+    hist, growth = dlq_history_step(
+        [kept, (NOW - 50_000, 2.0), [float(NOW - 20_000), True]], NOW, 5, 60_000
+    )
+    assert hist == [[NOW - 90_000, 1], [NOW - 50_000, 2], [NOW - 20_000, 1], [NOW, 5]]
+    assert hist[0] is kept  # state is read-only: an int point is shared, not copied
+    assert growth == 5 - 1
+
+
 def test_stop_is_checked_before_the_zero_lag_rule() -> None:
     """Caught up, then lag appears and nothing moves for longer than stop_after: STOP."""
     samples = window((0, "7"), (0, "7"), (2, "7"), (3, "7"), step_ms=16_000)  # 32 s ago
@@ -217,3 +227,71 @@ def test_enrich_rewind_on_setid_and_window_completeness() -> None:
         seen.append((group["status"], group["complete"]))
     assert seen == [("OK", 0.0), ("OK", 0.0), ("REWIND", 1.0)]
     assert "6-0 to 2-0" in group["status_reason"]
+
+
+@pytest.mark.parametrize(
+    ("positions", "expected"),
+    [
+        (("5-9", "5-10", "5-11", "6-0"), Status.OK),  # ids of growing digit counts: moving
+        (("9-1111", "10-111", "10-112", "10-113"), Status.OK),  # text order is not id order
+        (("10-111", "10-112", "9-1111", "9-1112"), Status.REWIND),  # in text order, back in ids
+        (("7", "9", "12", "13"), Status.OK),  # entries-read, growing digit counts
+        (("12", "13", "7", "9"), Status.REWIND),
+        (("3", "3-5", "4", "3-9"), Status.OK),  # each kind on its own moves forward
+        (("4", "3-9", "3-5", "3"), Status.REWIND),
+    ],
+)
+def test_rewind_compares_positions_in_order_of_their_kind(
+    positions: tuple[str, ...], expected: Status
+) -> None:
+    rows = [(5, p) for p in positions]
+    status, _ = partition_status(window(*rows), TH, last_active_ms=NOW, now_ms=NOW)
+    assert status is expected
+    samples = [
+        Sample(at_ms=NOW, lag=9, position=int(p) if p.isdigit() else p, pending=0)
+        for p in positions
+    ]
+    status, _ = partition_status(samples, TH, last_active_ms=NOW, now_ms=NOW)
+    assert status is expected
+
+
+def test_enrich_window_slides_and_an_unchanged_one_is_shared() -> None:
+    """The window keeps the last ``window_samples`` samples; a full window that the new
+    sample leaves as it was is the previous state's list (state is read-only)."""
+    th = Thresholds(window_samples=3, allowed_lag=0, stop_after_ms=60_000)
+    state: dict = {}
+    entries = []
+    for t, ldi, lag in [(0, "1-0", 2), (1000, "2-0", 3), (2000, "2-0", 3), (3000, "2-0", 3),
+                        (4000, "2-0", 3), (5000, "3-0", 3)]:  # fmt: skip
+        snap, state = snapshot_enrich(
+            _snap(NOW + t, ldi=ldi, lag=lag, owner="c1"), state, cluster="c",
+            defaults=th, per_topic={}, dlq_window_ms=60_000,
+        )  # fmt: skip
+        entries.append(state["windows"]["t"]["g"][0])
+    assert [e[2:] for e in entries[:4]] == [
+        [[2], ["1-0"], ["1-0"]],
+        [[2, 3], ["1-0", "2-0"], ["1-0", "2-0"]],
+        [[2, 3, 3], ["1-0", "2-0", "2-0"], ["1-0", "2-0", "2-0"]],
+        [[3, 3, 3], ["2-0", "2-0", "2-0"], ["2-0", "2-0", "2-0"]],
+    ]
+    assert entries[4][2] is entries[3][2]
+    assert entries[4][3] is entries[3][3]
+    assert entries[5][2] is entries[4][2]  # the lag did not change, the position did
+    assert entries[5][3] == ["2-0", "2-0", "3-0"]
+    assert snap["topics"][0]["groups"][0]["complete"] == 1.0
+    # a smaller window for the topic: the state shrinks to it
+    snap, state = snapshot_enrich(
+        _snap(NOW + 6000, ldi="3-0", lag=3, owner="c1"), state, cluster="c", defaults=th,
+        per_topic={"t": {"window_samples": 2}}, dlq_window_ms=60_000,
+    )  # fmt: skip
+    assert state["windows"]["t"]["g"][0][2:] == [[3, 3], ["3-0", "3-0"], ["3-0", "3-0"]]
+
+
+def test_enrich_completeness_is_the_share_of_full_windows() -> None:
+    th = Thresholds(window_samples=2, allowed_lag=0, stop_after_ms=60_000)
+    snap = _snap(NOW, ldi="1-0", lag=1, owner="c1")
+    group = snap["topics"][0]["groups"][0]
+    group["partitions"] += [{**group["partitions"][0], "partition": p} for p in (1, 2)]
+    state = {"windows": {"t": {"g": [[NOW, 0, [1], ["1-0"], ["1-0"]]]}}}
+    out, _ = snapshot_enrich(snap, state, cluster="c", defaults=th, per_topic={}, dlq_window_ms=1)
+    assert out["topics"][0]["groups"][0]["complete"] == 0.3333
