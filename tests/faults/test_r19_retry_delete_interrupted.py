@@ -7,7 +7,9 @@ member without its hash, or a hash without its member), nothing that did not mat
 touched, and re-runs (following ``next_cursor`` while ``more``) finish the deletion
 with the final state exact and the reported counts adding up. Then the same delete
 races the retry mover (``mqcore retry-mover``, another process): every matching item
-is either moved to its partition once or deleted, never both, never neither.
+is either moved to its partition once or deleted, never both, never neither. The
+console's path (``retries_act``, audited) killed mid-run leaves its audit intent at
+"unknown" with no outcome row; its re-runs' outcome rows count exactly what they did.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -222,4 +226,74 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
     assert deleted + len(moved) == MATCHING  # none both moved and deleted, none neither
     final, hashes = snapshot(r, mq_config)
     assert set(final) == hashes == set(kept)
+    assert dumps(r, list(kept)) == kept
+
+
+def audit_rows(db: Path) -> list[tuple[int, str, str, dict[str, int], int | None]]:
+    """(id, phase, outcome, counts, completes_id) of the retry delete audit rows, in order."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT id, phase, outcome, counts, completes_id FROM dashboard_auditevent"
+            " WHERE event_type = 'retry.delete' ORDER BY id"
+        ).fetchall()
+    return [(i, phase, out, json.loads(counts), done) for i, phase, out, counts, done in rows]
+
+
+def console_cmd(cursor: str | None = None) -> list[str]:
+    return [sys.executable, "-m", "tests.faults.r19_helper", *([cursor] if cursor else [])]
+
+
+def test_console_delete_killed_leaves_its_intent_open_and_reruns_are_audited_exactly(
+    r: redis.Redis, mq_config: MQConfig, env: dict[str, str], console_db: Path
+) -> None:
+    payloads = populate(r, mq_config, kept_due_ms=None)
+    start, _ = snapshot(r, mq_config)
+    kept = dumps(r, [m for m, p in payloads.items() if p.startswith("k")])
+    zset = mq_config.keys.retry_zset(TOPIC)
+    proc = subprocess.Popen(console_cmd(), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        target = KEPT + MATCHING - 2000
+        wait_for(lambda: r.zcard(zset) <= target or proc.poll() is not None, 60,
+                 "2000 deletions", step=0.002)  # fmt: skip
+        time.sleep(0.0017)
+        os.kill(proc.pid, signal.SIGKILL)  # our own console process, mid-run
+        assert proc.wait(10) == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if proc.stderr:
+            proc.stderr.close()
+    left = check_no_half_delete(r, mq_config, start, kept)
+    assert 0 < MATCHING - left < MAX_MATCHING
+    [killed] = audit_rows(console_db)
+    assert killed[1:] == ("intent", "unknown", {}, None)  # no outcome row: unknown
+    runs: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        before = r.zcard(zset)
+        done = subprocess.run(console_cmd(cursor), cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        out = json.loads(done.stdout.splitlines()[-1])
+        assert out["deleted"] == before - r.zcard(zset)
+        assert out["requested"] == out["deleted"]
+        runs.append(out)
+        cursor = out["next_cursor"]
+        if not out["more"]:
+            break
+        assert len(runs) < 5
+    assert sum(o["deleted"] for o in runs) == left
+    rows = audit_rows(console_db)
+    assert len(rows) == 1 + 2 * len(runs)
+    assert rows[0] == killed  # the killed run's intent stays open
+    intents = [row[0] for row in rows[1:] if row[1] == "intent"]
+    outcomes = [row for row in rows if row[1] == "outcome"]
+    assert [row[4] for row in outcomes] == intents  # each re-run completes its own intent
+    assert [row[3]["deleted"] for row in outcomes] == [o["deleted"] for o in runs]
+    assert {row[2] for row in outcomes} == {"deleted"}
+    final, hashes = snapshot(r, mq_config)
+    assert final == {m: start[m] for m in kept}
+    assert hashes == set(kept)
     assert dumps(r, list(kept)) == kept
