@@ -188,10 +188,16 @@ def stream_payloads(r: redis.Redis, cfg: MQConfig) -> Counter[str]:
 
 
 def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQConfig) -> None:
-    """Each matching item is moved once or deleted, never both, never neither."""
+    """Each matching item is moved once or deleted, never both, never neither; the matching
+    items the mover cannot take (not due) are all deleted by the walk, though members
+    around its cursor vanish under it."""
     future = int(time.time() * 1000) + 3_600_000  # the kept items are not due: never moved
     payloads = populate(r, mq_config, kept_due_ms=future)
     kept = dumps(r, [m for m, p in payloads.items() if p.startswith("k")])
+    zset = mq_config.keys.retry_zset(TOPIC)
+    late = {m: future + int(p[1:]) for m, p in payloads.items() if p.startswith("d")}
+    late = {m: s for m, s in late.items() if s % 3 == 0}  # among the kept ones, not due
+    r.zadd(zset, late, xx=True)
     mover = subprocess.Popen(
         [sys.executable, "-m", "mqcore", "--redis-url", mq_config.url, "retry-mover",
          "--interval-s", "0.01"],
@@ -199,7 +205,6 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
     )  # fmt: skip
     runs: list[dict[str, Any]] = []
     try:
-        zset = mq_config.keys.retry_zset(TOPIC)
         wait_for(lambda: r.zcard(zset) < MATCHING + KEPT, 30, "the mover to start", step=0.01)
         cursor: str | None = None
         while True:  # the delete runs while the mover moves the same due items
@@ -208,6 +213,10 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
             cursor = out["next_cursor"]
             if not out["more"]:
                 break
+        pipe = r.pipeline(transaction=False)
+        for m in late:
+            pipe.zscore(zset, m)
+        assert pipe.execute() == [None] * len(late)  # the walk skipped none of them
         wait_for(lambda: r.zcard(zset) == KEPT, 30, "the mover to finish", step=0.05)
         mover.send_signal(signal.SIGTERM)
         assert mover.wait(20) == 0, mover.stderr.read() if mover.stderr else ""
@@ -221,7 +230,7 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
     deleted = sum(o["deleted"] for o in runs)
     assert max(moved.values()) == 1  # none moved twice
     assert all(p.startswith("d") for p in moved)  # the kept items stayed put
-    assert deleted > 0  # both really ran on the same items
+    assert deleted > len(late)  # both really ran on the same items
     assert moved
     assert deleted + len(moved) == MATCHING  # none both moved and deleted, none neither
     final, hashes = snapshot(r, mq_config)
