@@ -56,22 +56,6 @@ def wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-@pytest.fixture
-def env(redis_server, redis_url, tmp_path) -> dict[str, str]:
-    base = f"redis://{redis_server.host}:{redis_server.port}"
-    redis.Redis.from_url(f"{base}/3").flushdb()
-    return {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'r18.db'}",
-        "MQ_REDIS_URL": f"{base}/0",
-        "CONSOLE_REDIS_URL": f"{base}/1",
-        "CELERY_BROKER_URL": f"{base}/3",
-        "OPSDASH_REPLAY_LEASE_S": "2",
-        "PYTHONPATH": str(ROOT),
-    }
-
-
 def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:  # the child keeps its own descriptor
         return subprocess.Popen(
@@ -101,13 +85,10 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def test_worker_killed_mid_job_resumes_exactly(r, mq_config, env, tmp_path) -> None:
+def test_worker_killed_mid_job_resumes_exactly(r, mq_config, env, console_db, tmp_path) -> None:
     make_topic(mq_config, "orders", 2)
     ids = add_letters(r, mq_config, "orders", LETTERS)
-    db = tmp_path / "r18.db"
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True
-    )
+    db = console_db
     worker = start_worker(env, tmp_path / "worker-a.log")
     try:
         subprocess.run(
