@@ -13,7 +13,10 @@ PY=$PWD/.venv/bin/python
 pages=("$@")
 [ ${#pages[@]} -gt 0 ] || pages=(
   /clusters/default/ /clusters/default/topics/orders/ /clusters/default/topics/orders/leases/
-  /clusters/default/topics/orders/dlq/ /alerts/
+  /clusters/default/topics/orders/dlq/ /alerts/ /clusters/default/topics/orders/messages/
+  /clusters/default/topics/orders/retries/ "/clusters/default/topics/orders/pending/?group=billing"
+  /clusters/default/retries/ /clusters/default/timeline/ /clusters/default/pipelines/
+  /collectors/ /audit/ /access/
 )
 
 work=$(mktemp -d)
@@ -30,7 +33,7 @@ until "$PY" -c "import redis; redis.Redis(port=$redis_port).ping()" 2>/dev/null;
 
 export DJANGO_SETTINGS_MODULE=config.settings.prod PYTHONPATH=$PWD OPSDASH_VAR_DIR=$work
 export SECRET_KEY=lighthouse-$RANDOM$RANDOM$RANDOM SECURE_SSL_REDIRECT=0 LOG_LEVEL=WARNING
-export ALLOWED_HOSTS=127.0.0.1,localhost
+export ALLOWED_HOSTS=127.0.0.1,localhost METRICS_BEARER_TOKEN=lighthouse-$RANDOM$RANDOM
 export MQ_REDIS_URL=redis://127.0.0.1:$redis_port/0 CONSOLE_REDIS_URL=redis://127.0.0.1:$redis_port/1
 "$PY" manage.py migrate --no-input -v 0
 "$PY" manage.py collectstatic --no-input -v 0
