@@ -170,10 +170,14 @@ def _take_snapshot_dict(
     beat_at: dict[tuple[int, str], int] = {}
     lease_keys: list[str] = []  # per record: its lease key, then its epoch key
     lease_at: list[tuple[int, int, int]] = []  # (reply index, first key, keys) of each read
+    get_lkeys, get_first, get_last = old_lkeys.get, old_first.get, old_last.get
+    lease, lease_epoch = keys.lease, keys.lease_epoch
     i = 0
+    rec_n = 0  # records so far: len(lease_keys) // 2
     for t, name in enumerate(names):
         t_parts = []
         t_first = len(lease_keys)
+        t_beats: set[str] = set()  # the groups of topic t whose heartbeat hash is read
         for p, key in enumerate(streams[t]):
             infos, length = r2[i], r2[i + 1]
             i += 2
@@ -197,12 +201,12 @@ def _take_snapshot_dict(
                 if lag == 0:
                     last_id = last
                 ident = (key, gname)
-                lkeys = old_lkeys.get(ident)
+                lkeys = get_lkeys(ident)
                 if lkeys is None:
-                    lkeys = (keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
+                    lkeys = (lease(name, gname, p), lease_epoch(name, gname, p))
                 new_lkeys[ident] = lkeys
-                rec: list[Any] = [gname, pending, last, read, lag, len(lease_keys) // 2, -1, -1]
-                rec += (None, None)
+                rec: list[Any] = [gname, pending, last, read, lag, rec_n, -1, -1, None, None]
+                rec_n += 1
                 lease_keys += lkeys
                 if pending > 0:
                     rec[6] = len(cmds)
@@ -215,7 +219,7 @@ def _take_snapshot_dict(
                     # trimmed or delivered (same entries-added, length, position); a real
                     # position (an id of this stream, not 0-0) also tells a recreated stream
                     mark = (last, added, length)
-                    hit = old_first.get(ident) if last != "0-0" else None
+                    hit = get_first(ident) if last != "0-0" else None
                     if hit is not None and hit[0] == mark:
                         rec[8] = hit[1]
                     else:
@@ -223,16 +227,18 @@ def _take_snapshot_dict(
                         add(("XRANGE", key, "(" + last, "+", "COUNT", 1))
                     rec[9] = mark
                 recs.append(rec)
-                if (t, gname) not in beat_at:
+                if gname not in t_beats:
+                    t_beats.add(gname)
                     beat_at[t, gname] = len(cmds)
                     add(("HGETALL", keys.consumers(name, gname)))
             last_at = -1
             if last_id is None and length > 0:
                 # the last id changes only with XADD (entries-added) - or a recreated stream
-                positions = tuple(g[2] for g in parsed)
-                known_stream = added is not None and any(x != "0-0" for x in positions)
+                positions = tuple([g[2] for g in parsed])
+                # a position other than 0-0 (count: no generator per partition)
+                known_stream = added is not None and positions.count("0-0") < len(positions)
                 mark_l = (added, length, positions) if known_stream else None
-                hit_l = old_last.get(key) if mark_l is not None else None
+                hit_l = get_last(key) if mark_l is not None else None
                 if hit_l is not None and hit_l[0] == mark_l:
                     last_id = hit_l[1]
                 else:
