@@ -115,6 +115,15 @@ class KeySpace:
         """Fencing epoch: INCRed on every lease takeover, checked by write scripts."""
         return f"{self.control_prefix}:lease-epoch:{self._t(topic)}:{group}:{partition}"
 
+    def lease_prefixes(self, topic: str, group: str) -> tuple[str, str]:
+        """:meth:`lease` and :meth:`lease_epoch` of ``topic``/``group`` without the partition:
+        ``lease(topic, group, p) == prefixes[0] + str(p)`` (many partitions' keys at once)."""
+        t = self._t(topic)
+        return (
+            f"{self.control_prefix}:lease:{t}:{group}:",
+            f"{self.control_prefix}:lease-epoch:{t}:{group}:",
+        )
+
     def lease_released(self, topic: str, group: str, partition: int) -> str:
         """The epoch an mqcore holder released cleanly (for one lease TTL): the next owner
         then skips the take-over grace (mqcore only; Java never writes it)."""

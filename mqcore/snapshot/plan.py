@@ -68,7 +68,7 @@ _Cmd = Command
 LEASE_KEYS_PER_MGET = 500  # lease and epoch keys of one topic per MGET
 # Per client, from the previous pass: stream key -> (fingerprint, last id) and
 # (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any], dict[Any, Any]]] = (
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -160,20 +160,25 @@ def _take_snapshot_dict(
     # entries-read, lag, record number (its lease and epoch keys are lease_keys[2n:2n+2]),
     # XPENDING index, XRANGE index, cached first id, fingerprint]
     cluster = bool(admin.config.cluster)
-    old_last, old_first, old_lkeys = _CACHE.get(client) or ({}, {}, {})
+    old_last, old_first = _CACHE.get(client) or ({}, {})
     new_last: dict[str, tuple[Any, str]] = {}
     new_first: dict[tuple[str, str], tuple[Any, str]] = {}
-    new_lkeys: dict[tuple[str, str], tuple[str, str]] = {}
     parts: list[list[tuple[int, list[list[Any]], str | None, int]]] = []
     cmds = []
     add = cmds.append
     beat_at: dict[tuple[int, str], int] = {}
     lease_keys: list[str] = []  # per record: its lease key, then its epoch key
     lease_at: list[tuple[int, int, int]] = []  # (reply index, first key, keys) of each read
+    get_first, get_last = old_first.get, old_last.get
+    lease_prefixes = keys.lease_prefixes
     i = 0
+    rec_n = 0  # records so far: len(lease_keys) // 2
     for t, name in enumerate(names):
         t_parts = []
         t_first = len(lease_keys)
+        # per group of topic t: the prefixes of its lease and epoch keys (its heartbeat
+        # hash is read once, with its first record)
+        t_groups: dict[str, tuple[str, str]] = {}
         for p, key in enumerate(streams[t]):
             infos, length = r2[i], r2[i + 1]
             i += 2
@@ -193,17 +198,18 @@ def _take_snapshot_dict(
                     added = g[3] + g[4]
                     break
             recs: list[list[Any]] = []
+            p_s = str(p)
             for gname, pending, last, read, lag in parsed:
                 if lag == 0:
                     last_id = last
-                ident = (key, gname)
-                lkeys = old_lkeys.get(ident)
-                if lkeys is None:
-                    lkeys = (keys.lease(name, gname, p), keys.lease_epoch(name, gname, p))
-                new_lkeys[ident] = lkeys
-                rec: list[Any] = [gname, pending, last, read, lag, len(lease_keys) // 2, -1, -1]
-                rec += (None, None)
-                lease_keys += lkeys
+                prefixes = t_groups.get(gname)
+                first_rec = prefixes is None
+                if prefixes is None:
+                    prefixes = t_groups[gname] = lease_prefixes(name, gname)
+                rec: list[Any] = [gname, pending, last, read, lag, rec_n, -1, -1, None, None]
+                rec_n += 1
+                lease_keys.append(prefixes[0] + p_s)
+                lease_keys.append(prefixes[1] + p_s)
                 if pending > 0:
                     rec[6] = len(cmds)
                     add(("XPENDING", key, gname, "-", "+", 1))
@@ -215,7 +221,7 @@ def _take_snapshot_dict(
                     # trimmed or delivered (same entries-added, length, position); a real
                     # position (an id of this stream, not 0-0) also tells a recreated stream
                     mark = (last, added, length)
-                    hit = old_first.get(ident) if last != "0-0" else None
+                    hit = get_first((key, gname)) if last != "0-0" else None
                     if hit is not None and hit[0] == mark:
                         rec[8] = hit[1]
                     else:
@@ -223,16 +229,17 @@ def _take_snapshot_dict(
                         add(("XRANGE", key, "(" + last, "+", "COUNT", 1))
                     rec[9] = mark
                 recs.append(rec)
-                if (t, gname) not in beat_at:
+                if first_rec:
                     beat_at[t, gname] = len(cmds)
                     add(("HGETALL", keys.consumers(name, gname)))
             last_at = -1
             if last_id is None and length > 0:
                 # the last id changes only with XADD (entries-added) - or a recreated stream
-                positions = tuple(g[2] for g in parsed)
-                known_stream = added is not None and any(x != "0-0" for x in positions)
+                positions = tuple([g[2] for g in parsed])
+                # a position other than 0-0 (count: no generator per partition)
+                known_stream = added is not None and positions.count("0-0") < len(positions)
                 mark_l = (added, length, positions) if known_stream else None
-                hit_l = old_last.get(key) if mark_l is not None else None
+                hit_l = get_last(key) if mark_l is not None else None
                 if hit_l is not None and hit_l[0] == mark_l:
                     last_id = hit_l[1]
                 else:
@@ -296,7 +303,7 @@ def _take_snapshot_dict(
                 "error": errors.get(t, "unreadable"),
             }
         out.append(snap)
-    _CACHE[client] = (new_last, new_first, new_lkeys)
+    _CACHE[client] = (new_last, new_first)
     pipelines = []
     for k, n in enumerate(pipeline_names):
         meta = as_hash(ok(r2[meta_at + k], {}, -1, {}))

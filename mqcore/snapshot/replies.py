@@ -59,7 +59,9 @@ def parse_groups(reply: Any) -> list[tuple[str, int, str, int | None, int | None
 
 def entry_id(entry: Any) -> str:
     """The id of a stream entry ``[id, fields]``."""
-    return decode_text(entry[0])
+    raw = entry[0]
+    # bytes (the usual reply): decode_text's result without its call
+    return raw.decode("utf-8", "replace") if raw.__class__ is bytes else decode_text(raw)
 
 
 def pending_idle(reply: Any) -> int | None:

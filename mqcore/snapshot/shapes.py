@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import Any
 
 from mqcore import lag as lagmath
@@ -20,13 +21,15 @@ from mqcore.models import (
 
 __all__ = ["consumer_dicts", "group_dict", "lease_dict", "snapshot_from_dict"]
 
+_BY_PARTITION = itemgetter("partition")
+
 
 def group_dict(group: str, partitions: list[dict[str, Any]]) -> dict[str, Any]:
     """A group's snapshot form: :func:`mqcore.lag.group_totals` and its partitions."""
     return {
         "group": group,
         **lagmath.group_totals(partitions),
-        "partitions": sorted(partitions, key=lambda p: p["partition"]),
+        "partitions": sorted(partitions, key=_BY_PARTITION),
     }
 
 
@@ -58,22 +61,28 @@ def consumer_dicts(
         if isinstance(data, dict):
             hb[decode_text(name)] = data
     out = []
-    for name in sorted(set(stats) | set(hb)):
-        s = stats.get(name, {"pending": 0, "idle": -1})
-        beat = hb.get(name, {})
-        last_seen = beat.get("last_seen_ms")
-        seen_age = max(0, now - int(last_seen)) if isinstance(last_seen, int | float) else None
-        idle = s["idle"] if s["idle"] >= 0 else (seen_age if seen_age is not None else 0)
-        held = beat.get("partitions") or []
-        cap = beat.get("max_partitions")
+    # once per consumer of every group of a pass: no throwaway defaults
+    for name in sorted(stats.keys() | hb.keys()) if hb else sorted(stats):
+        s = stats.get(name)
+        pending, s_idle = (0, -1) if s is None else (s["pending"], s["idle"])
+        beat = hb.get(name)
+        seen_age = cap = None
+        held_n: list[int] = []
+        if beat is not None:
+            last_seen = beat.get("last_seen_ms")
+            if isinstance(last_seen, (int, float)):  # a tuple checks faster than a union
+                seen_age = max(0, now - int(last_seen))
+            held = beat.get("partitions") or []
+            held_n = sorted([int(p) for p in held if isinstance(p, int)])
+            cap = beat.get("max_partitions")
         out.append(
             {
                 "group": group,
                 "name": name,
-                "pending": s["pending"],
-                "idle_ms": idle,
+                "pending": pending,
+                "idle_ms": s_idle if s_idle >= 0 else (seen_age if seen_age is not None else 0),
                 "last_seen_ms": seen_age,
-                "partitions_held": sorted(int(p) for p in held if isinstance(p, int)),
+                "partitions_held": held_n,
                 "max_partitions": int(cap) if isinstance(cap, int) else None,
             }
         )

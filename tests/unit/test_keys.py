@@ -39,6 +39,14 @@ def test_custom_prefixes() -> None:
     assert ks.meta("t") == "c:topic:t:meta"
 
 
+@pytest.mark.parametrize("ks", [KeySpace(), KeySpace(hash_tags=True), KeySpace("c", "s")])
+def test_lease_prefixes_are_the_lease_keys_without_partition(ks: KeySpace) -> None:
+    lease, epoch = ks.lease_prefixes("orders", "g")
+    for p in (0, 7, 123):
+        assert lease + str(p) == ks.lease("orders", "g", p)
+        assert epoch + str(p) == ks.lease_epoch("orders", "g", p)
+
+
 @pytest.mark.parametrize("bad", ["", "a:b", "{x}", "a b", "x" * 201, "é"])
 def test_bad_names_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="invalid topic name"):
