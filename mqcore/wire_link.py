@@ -43,6 +43,7 @@ __all__ = ["IDLE_LINKS", "Link", "give_back", "link_capable", "take_link"]
 
 IDLE_LINKS = 4  # idle links kept per client
 READ_SIZE = 1 << 18  # bytes per recv
+SMALL_SEND = 1 << 16  # a round trip up to this size is written at once, then read
 _PLAIN = (redis.Connection, redis.UnixDomainSocketConnection)
 # Error reply codes to redis-py's exception classes, as redis-py's own parser maps them
 # (the code is cut from the message of a mapped class); any other code: ResponseError.
@@ -148,6 +149,9 @@ class Link:
         """Send ``data`` and read its ``n`` replies. While the send is under way (Redis
         reads a large round trip as it runs it), the replies come in are parsed: Redis
         runs the rest of the commands meanwhile, on its own core."""
+        if len(data) <= SMALL_SEND:  # the socket takes it at once: nothing to overlap
+            self.send(data)
+            return self.read(n)
         out: list[Any] = []
         sock, view, sent = self.sock, memoryview(data), 0
         timeout = sock.gettimeout()
@@ -200,17 +204,9 @@ class Link:
         """Nothing to read and not closed: what redis-py checks of a pooled connection."""
         if self.pid != os.getpid() or self.sock.fileno() < 0:
             return False
-        timeout = self.sock.gettimeout()
-        self.sock.settimeout(0.0)  # a socket with a timeout would wait for the peek
-        try:
-            self.sock.recv(1, socket.MSG_PEEK)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        finally:
-            self.sock.settimeout(timeout)
-        return False  # b"": closed by the server; data: out of step
+        poller = select.poll()  # one system call, at once: readable means closed or out of step
+        poller.register(self.sock, select.POLLIN)
+        return not poller.poll(0)
 
     def close(self) -> None:
         self.sock.close()
