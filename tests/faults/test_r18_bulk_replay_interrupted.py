@@ -9,7 +9,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import redis
 from dashboard.clusters import dead_letters
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.services.replay_runner import replay_job_run
+from tests.faults.checker import wait_for
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.faults, pytest.mark.redis]
@@ -44,16 +44,6 @@ def job_row(db: Path) -> tuple[str, int, int, int, int]:
             "SELECT status, cursor, replayed, skipped, failed FROM dashboard_replayjob"
         ).fetchone()
     return tuple(row) if row else ("none", 0, 0, 0, 0)
-
-
-def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

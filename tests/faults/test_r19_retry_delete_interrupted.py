@@ -107,6 +107,32 @@ def run_delete(cfg: MQConfig, cursor: str | None = None) -> dict[str, Any]:
     return out
 
 
+def kill_mid_run(
+    cmd: list[str],
+    r: redis.Redis,
+    zset: str,
+    target: int,
+    pause_s: float,
+    env: dict[str, str] | None = None,
+) -> None:
+    """Run ``cmd`` (our own process) until the retry set is down to ``target`` items, wait
+    ``pause_s`` (so the kill lands anywhere in a batch cycle), then SIGKILL it."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        wait_for(lambda: r.zcard(zset) <= target or proc.poll() is not None, 60,
+                 f"{target} items left", step=0.002)  # fmt: skip
+        time.sleep(pause_s)
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(10) == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if proc.stderr:
+            proc.stderr.close()
+
+
 def check_no_half_delete(
     r: redis.Redis, cfg: MQConfig, start: dict[str, float], kept: dict[str, Any]
 ) -> int:
@@ -136,21 +162,7 @@ def test_delete_all_matching_killed_mid_run_then_rerun_is_exact(
     # in a batch cycle, not only right after a script call
     for kill_after, pause_s in ((300, 0.0), (1500, 0.0013), (2500, 0.0041), (4000, 0.0027),
                                 (6000, 0.0009)):  # fmt: skip
-        proc = subprocess.Popen(delete_cmd(mq_config), cwd=ROOT, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)  # fmt: skip
-        try:
-            target = KEPT + left - kill_after
-            wait_for(lambda: r.zcard(zset) <= target or proc.poll() is not None, 60,  # noqa: B023
-                     f"{kill_after} deletions", step=0.002)  # fmt: skip
-            time.sleep(pause_s)
-            os.kill(proc.pid, signal.SIGKILL)  # our own CLI process, mid-run
-            assert proc.wait(10) == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-            if proc.stderr:
-                proc.stderr.close()
+        kill_mid_run(delete_cmd(mq_config), r, zset, KEPT + left - kill_after, pause_s)
         now_left = check_no_half_delete(r, mq_config, start, kept)
         assert 0 < left - now_left < MAX_MATCHING  # killed mid-run: a part was deleted
         left = now_left
@@ -259,21 +271,7 @@ def test_console_delete_killed_leaves_its_intent_open_and_reruns_are_audited_exa
     start, _ = snapshot(r, mq_config)
     kept = dumps(r, [m for m, p in payloads.items() if p.startswith("k")])
     zset = mq_config.keys.retry_zset(TOPIC)
-    proc = subprocess.Popen(console_cmd(), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)  # fmt: skip
-    try:
-        target = KEPT + MATCHING - 2000
-        wait_for(lambda: r.zcard(zset) <= target or proc.poll() is not None, 60,
-                 "2000 deletions", step=0.002)  # fmt: skip
-        time.sleep(0.0017)
-        os.kill(proc.pid, signal.SIGKILL)  # our own console process, mid-run
-        assert proc.wait(10) == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        if proc.stderr:
-            proc.stderr.close()
+    kill_mid_run(console_cmd(), r, zset, KEPT + MATCHING - 2000, 0.0017, env=env)
     left = check_no_half_delete(r, mq_config, start, kept)
     assert 0 < MATCHING - left < MAX_MATCHING
     [killed] = audit_rows(console_db)
