@@ -35,7 +35,7 @@ from hiredis import pack_command as pack
 from mqcore.boundary import redis_errors
 from mqcore.wire_link import give_back, link_capable, take_link
 
-__all__ = ["WIRE_CHUNK", "Command", "Wire", "wire_capable"]
+__all__ = ["WIRE_CHUNK", "Command", "Wire", "read_replies", "wire_capable"]
 
 WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
 Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
@@ -69,6 +69,19 @@ def _untranslated(_what: str) -> Iterator[None]:
 def wire_capable(client: Any) -> bool:
     """A plain client without client-side caching (no push messages between replies)."""
     return isinstance(client, redis.Redis) and client.get_cache() is None
+
+
+def read_replies(conn: Any, n: int) -> list[Any]:
+    """The next ``n`` replies on a redis-py connection, as Redis sent them; an error reply
+    stays in the list, a lost connection or timeout is raised (by ``read_response``)."""
+    out: list[Any] = []
+    append, read = out.append, conn.read_response
+    for _ in range(n):
+        try:
+            append(read(disable_decoding=True))
+        except redis.ResponseError as exc:  # one command failed: the others stand
+            append(exc)
+    return out
 
 
 class Wire:
@@ -111,37 +124,20 @@ class Wire:
             return lambda: self.run(cmds, step=step)
         head, rest = cmds[:step], cmds[step:]
         guard = redis_errors if self.translate else _untranslated
-        if self.linked:
-            with guard(self.what):
-                link = take_link(self.client)
-                link.send(b"".join([pack(cmd) for cmd in head]))
-
-            def linked() -> list[Any]:
-                with guard(self.what):
-                    out = link.read(len(head))
-                give_back(self.client, link)
-                self.commands += len(head)
-                return out + self.run(rest, step=step) if rest else out
-
-            return linked
-        pool = self.client.connection_pool
-        own = self.client.connection is None
-        conn = pool.get_connection() if own else self.client.connection
-        try:
-            with guard(self.what):
-                conn.send_packed_command([b"".join([pack(cmd) for cmd in head])])
-        except BaseException:
-            if own:
-                pool.release(conn)
-            raise
+        with guard(self.what):
+            conn = _Borrowed(self)
+            try:
+                conn.send(b"".join([pack(cmd) for cmd in head]))
+            except BaseException:
+                conn.release()
+                raise
 
         def replies() -> list[Any]:
             try:
                 with guard(self.what):
-                    out = self._read(conn, len(head))
+                    out = conn.read(len(head))
             finally:
-                if own:
-                    pool.release(conn)
+                conn.release()
             self.commands += len(head)
             return out + self.run(rest, step=step) if rest else out
 
@@ -162,31 +158,55 @@ class Wire:
         return replies
 
     def _direct(self, chunk: list[Command]) -> list[Any]:
-        client = self.client
-        if self.linked:
-            link = take_link(client)
-            out = link.exchange(b"".join([pack(cmd) for cmd in chunk]), len(chunk))
-            give_back(client, link)
-            return out
-        pool = client.connection_pool
-        own = client.connection is None  # a single_connection_client keeps its connection
-        conn = pool.get_connection() if own else client.connection
+        conn = _Borrowed(self)
         try:
-            conn.send_packed_command([b"".join([pack(cmd) for cmd in chunk])])
-            return self._read(conn, len(chunk))
+            return conn.exchange(b"".join([pack(cmd) for cmd in chunk]), len(chunk))
         finally:
-            if own:
-                pool.release(conn)
+            conn.release()
 
-    @staticmethod
-    def _read(conn: Any, n: int) -> list[Any]:
-        """The next ``n`` replies on ``conn``; an error reply stays in the list, a lost
-        connection or timeout is raised (by redis-py's ``read_response``)."""
-        out: list[Any] = []
-        append, read = out.append, conn.read_response
-        for _ in range(n):
-            try:
-                append(read(disable_decoding=True))
-            except redis.ResponseError as exc:  # one command failed: the others stand
-                append(exc)
-        return out
+
+class _Borrowed:
+    """One round trip's connection: a link of the wire's own (:mod:`mqcore.wire_link`), or
+    a pooled redis-py connection (TLS, a credential provider, a single-connection client)."""
+
+    def __init__(self, wire: Wire) -> None:
+        self.client = wire.client
+        self.link = take_link(self.client) if wire.linked else None
+        self.done = False  # all replies read: the link may serve another round trip
+        self.own = self.client.connection is None  # a single_connection_client keeps its own
+        if self.link is None:
+            pool = self.client.connection_pool
+            self.conn = pool.get_connection() if self.own else self.client.connection
+
+    def send(self, data: bytes) -> None:
+        if self.link is not None:
+            self.link.send(data)
+        else:
+            self.conn.send_packed_command([data])
+
+    def exchange(self, data: bytes, n: int) -> list[Any]:
+        if self.link is not None:
+            out = self.link.exchange(data, n)
+            self.done = True
+            return out
+        self.send(data)
+        return self.read(n)
+
+    def read(self, n: int) -> list[Any]:
+        """The next ``n`` replies; an error reply stays in the list, a lost connection or
+        timeout is raised."""
+        if self.link is not None:
+            replies = self.link.read(n)
+            self.done = True
+            return replies
+        return read_replies(self.conn, n)
+
+    def release(self) -> None:
+        """Back to its pool; a link whose replies were not all read is closed."""
+        if self.link is not None:
+            if self.done:
+                give_back(self.client, self.link)
+            else:
+                self.link.close()
+        elif self.own:
+            self.client.connection_pool.release(self.conn)

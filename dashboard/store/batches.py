@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import redis
 from hiredis import pack_command as pack
 
-from mqcore.wire import Wire, wire_capable
+from mqcore.wire import Wire, read_replies, wire_capable
 
 __all__ = [
     "BULK_PER_EXECUTE",
@@ -164,15 +164,12 @@ def _packed(commands: Sequence[Command]) -> list[bytes]:
 
 def _exec(conn: Any, packed: list[bytes], queued: int) -> list[Any]:
     conn.send_packed_command(packed)
-    errors: list[Exception] = []
-    replies: Any = None
-    for _ in range(queued + 2):  # MULTI's OK, a QUEUED per command, EXEC's replies
-        try:
-            replies = conn.read_response(disable_decoding=True)
-        except redis.ResponseError as exc:  # a command refused: EXEC aborts the lot
-            errors.append(exc)
-    if errors:
-        raise errors[0]
+    # MULTI's OK, a QUEUED per command, EXEC's replies; a command refused aborts the lot
+    answers = read_replies(conn, queued + 2)
+    refused = first_error(answers)
+    if refused is not None:
+        raise refused
+    replies = answers[-1]
     error = first_error(replies)
     if error is not None:
         raise error
