@@ -8,12 +8,13 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
 2. per partition: ``XINFO GROUPS`` and ``XLEN``; per topic with retries:
    ``ZRANGE 0 0`` and ``ZRANGEBYSCORE now +inf LIMIT 0 1``; per pipeline:
    ``HGETALL`` of its checkpoint meta;
-3. per group x partition: ``XPENDING - + 1``
-   only when something is pending, ``XRANGE (last-delivered + COUNT 1`` only when
-   lag > 0 (lag in time) or ``COUNT 1000`` when Redis reports NULL lag (bounded
-   count, marked APPROXIMATE when the page is full); per group: ``HGETALL`` of
-   the heartbeat hash; per partition whose last id no caught-up group tells
-   (a group with lag 0 has delivered the last entry): ``XREVRANGE + - COUNT 1``;
+3. per group x partition: ``XPENDING - + 1`` only when something is pending;
+   ``XRANGE (last-delivered + COUNT 1`` only when lag > 0 (lag in time) and the
+   group moved or an entry was removed since the previous pass (appends leave the
+   first undelivered entry where it was), or ``COUNT 1000`` when Redis reports NULL
+   lag (bounded count, marked APPROXIMATE when the page is full); per group:
+   ``HGETALL`` of the heartbeat hash; per partition whose last id no caught-up group
+   tells (a group with lag 0 has delivered the last entry): ``XREVRANGE + - COUNT 1``;
    per topic: ``MGET`` of the lease and epoch keys of all its group x partition pairs
    (one slot; at most 500 keys per command);
 4. ``PTTL`` of the leases that have an owner.
@@ -197,6 +198,7 @@ def _take_snapshot_dict(
                 if g[3] is not None and g[4] is not None:
                     added = g[3] + g[4]
                     break
+            removed = None if added is None else added - length
             recs: list[list[Any]] = []
             p_s = str(p)
             for gname, pending, last, read, lag in parsed:
@@ -217,11 +219,13 @@ def _take_snapshot_dict(
                     rec[7] = len(cmds)
                     add(("XRANGE", key, "(" + last, "+", "COUNT", lagmath.COUNT_PAGE))
                 elif lag > 0:
-                    # the first undelivered entry stays the same while nothing was added,
-                    # trimmed or delivered (same entries-added, length, position); a real
+                    # the first undelivered entry stays the same while nothing was delivered
+                    # or removed (same position and entries-read, same count of entries
+                    # removed: entries-added minus length): appends come after it, so a
+                    # lagging group whose producer goes on is not read again; a real
                     # position (an id of this stream, not 0-0) also tells a recreated stream
-                    mark = (last, added, length)
-                    hit = get_first((key, gname)) if last != "0-0" else None
+                    mark = (last, read, removed) if removed is not None else None
+                    hit = get_first((key, gname)) if last != "0-0" and mark else None
                     if hit is not None and hit[0] == mark:
                         rec[8] = hit[1]
                     else:

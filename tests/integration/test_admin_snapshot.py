@@ -121,6 +121,39 @@ def test_second_pass_sees_new_entries_and_deliveries(r: redis.Redis, mq_config: 
     assert admin.snapshot_dict()["topics"][0]["partition_last_ids"] == [newer[-1]]
 
 
+def test_appends_to_a_lagging_group_do_not_reread_its_first_undelivered_entry(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """A stalled group whose producer goes on: the first undelivered entry is where it was,
+    so the next pass does not read it again; removing it (XDEL) makes the pass read again."""
+    keys = mq_config.keys
+    stream = keys.partition("t", 0)
+    create_topic(r, keys, "t", 1, groups=("g",))
+    ids = add_messages(r, keys, "t", 0, 3)
+    r.xreadgroup("g", "c1", {stream: ">"}, count=1)
+    admin = Admin(mq_config, r)
+
+    def lag_row() -> dict:
+        return admin.snapshot_dict()["topics"][0]["groups"][0]["partitions"][0]
+
+    def xranges() -> int:
+        return int(r.info("commandstats").get("cmdstat_xrange", {}).get("calls", 0))
+
+    first = lag_row()
+    time.sleep(0.002)
+    add_messages(r, keys, "t", 0, 2)
+    r.config_resetstat()
+    again = lag_row()
+    assert xranges() == 0
+    assert again["lag"] == 4
+    assert again["lag_ms"] >= first["lag_ms"]  # still the age of ids[1]
+    r.xtrim(stream, minid=ids[2], approximate=False)  # the first undelivered is now ids[2]
+    r.config_resetstat()
+    moved = lag_row()
+    assert xranges() == 1
+    assert moved["lag_ms"] <= int(time.time() * 1000) - int(ids[2].split("-")[0])
+
+
 def test_recreated_stream_with_the_same_counts_is_read_again(
     r: redis.Redis, mq_config: MQConfig
 ) -> None:
