@@ -33,6 +33,7 @@ class DeadLetters:
         self._counts: dict[str, tuple[int, float]] = {}
         self._keys_cache: dict[tuple[str, str, int], list[str]] = {}
         self._wire = Wire(self.client, 1, "read dead letters")
+        self._script_wire = Wire(self.client, 1, "replay dead letters", translate=False)
 
     # --- reading ---------------------------------------------------------------------------
     def _check_topic(self, topic: str) -> None:
@@ -228,6 +229,7 @@ class DeadLetters:
             force,
             target_partition,
             dry=dry,
+            wire=self._script_wire,
         )
 
     # --- deleting ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 from mqcore.codec import _SCAN as _SCAN_HEADERS
 from mqcore.codec import decode_text, kryo, parse_headers
-from mqcore.models import DlqLetter, ReplayRecord
+from mqcore.models import DlqLetter, ReplayRecord, quick_maker
 
 __all__ = [
     "REPLAYED_HEADER",
@@ -30,6 +30,7 @@ REPLAYED_HEADER = "x-replayed-from-dlq"  # on a replayed entry: the id of its le
 # of its record), kept through retries and dead-lettering, so a failure is matched to
 # its own replay, not to every replay of the letter
 REPLAY_SEQ_HEADER = "x-replay-seq"
+_letter = quick_maker(DlqLetter)  # DlqLetter(...) without the frozen __init__'s cost
 
 
 def _num(raw: Any, default: int) -> int:
@@ -119,7 +120,7 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
             text, binary = raw_payload.decode(), None
         except UnicodeDecodeError:
             text, binary = raw_payload.decode("utf-8", "replace"), raw_payload
-    return DlqLetter(
+    return _letter(
         entry_id.decode() if entry_id.__class__ is bytes else str(entry_id),
         partition,
         decode_text(get(b"originalMessageId")),
@@ -157,23 +158,28 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
     Anything unusual (a mapping, bad UTF-8) takes :func:`letter_from_entry`.
     """
     out: list[DlqLetter] = []
+    append = out.append
     layout: list[Any] | None = None
     getter: Any = None
-    scan, make, num, partition_of = _SCAN_HEADERS, DlqLetter, _num, _partition_of
+    padded = False  # a wanted field is missing from the layout: read from [*raw, None]
+    scan, make, partition_of = _SCAN_HEADERS, _letter, _partition_of
     for entry_id, raw in entries:
         if raw.__class__ is not list or entry_id.__class__ is not bytes:
-            out.append(letter_from_entry(entry_id, raw))
+            append(letter_from_entry(entry_id, raw))
             continue
         names = raw[0::2]
         if names != layout:
             if any(kryo.looks_kryo(n) for n in names if n.__class__ is bytes):
-                out.append(letter_from_entry(entry_id, raw))  # Java's Kryo layout
+                append(letter_from_entry(entry_id, raw))  # Java's Kryo layout
                 continue
             layout = names
             where = {name: 2 * i + 1 for i, name in enumerate(names)}
+            padded = any(name not in where for name in _WANTED)
             getter = itemgetter(*(where.get(name, len(raw)) for name in _WANTED))
         try:
-            hraw, praw, key, payload, orig, rc, mr, failed, stamp, otopic = getter([*raw, None])
+            hraw, praw, key, payload, orig, rc, mr, failed, stamp, otopic = getter(
+                [*raw, None] if padded else raw
+            )
             headers: dict[str, str] = {}
             if hraw:
                 text = hraw.decode()
@@ -181,19 +187,19 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
                     data, end = scan(text, 0)
                 except StopIteration:
                     data, end = None, -1
-                if end != len(text) or not isinstance(data, dict):
+                if end != len(text) or data.__class__ is not dict:
                     raise ValueError("unusual headers")
                 for v in data.values():
                     if v.__class__ is not str:
                         raise ValueError("unusual headers")
                 headers = data
-            out.append(
+            append(
                 make(
                     entry_id.decode(),
                     partition_of(headers, praw),
                     orig.decode() if orig is not None else "",
-                    num(rc, 0),
-                    num(mr, 3),
+                    int(rc) if rc is not None else 0,  # not a number: the careful path
+                    int(mr) if mr is not None else 3,
                     failed.decode() if failed is not None else "",
                     stamp.decode() if stamp is not None else "",
                     key.decode() if key else headers.get("key") or None,
@@ -204,7 +210,7 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
                 )
             )
         except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
-            out.append(letter_from_entry(entry_id, raw))  # the careful path decides
+            append(letter_from_entry(entry_id, raw))  # the careful path decides
     return out
 
 

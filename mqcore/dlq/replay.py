@@ -25,6 +25,7 @@ from mqcore.keys import KeySpace
 from mqcore.models import ReplayResult
 from mqcore.partition import partition_for_key
 from mqcore.scripts import call_script
+from mqcore.wire import Wire
 
 REPLAY_BATCH = 100  # letters per script call (bounded Redis time per call)
 _META_TTL_S = 5.0
@@ -89,8 +90,10 @@ def run(
     target_partition: int | None,
     *,
     dry: bool,
+    wire: Wire | None = None,
 ) -> list[ReplayResult]:
-    """Replay (with ``dry`` only plan) validated ``ids`` of ``topic`` onto a known ``target``."""
+    """Replay (with ``dry`` only plan) validated ``ids`` of ``topic`` onto a known ``target``;
+    the script calls go out on ``wire`` when given (see :func:`mqcore.scripts.call_script`)."""
     count = target_count(client, space, counts, target, refresh=False)
     if target_partition is not None and not 0 <= target_partition < count:
         raise UnknownPartitionError(
@@ -109,9 +112,9 @@ def run(
             keys = script_keys(space, keys_cache, topic, target, count)
             flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
             pinned = [f"{dlq_id}={partition_for_key(key, count)}" for dlq_id, key in keyed]
-            decoded = json.dumps(given or {}, ensure_ascii=False)
+            decoded = json.dumps(given, ensure_ascii=False) if given else "{}"
             args = [now, iso_from_ms(now), by, *flags, decoded, *chunk, *pinned]
-            reply: list[Any] = call_script(client, "replay_letters", keys, args)
+            reply: list[Any] = call_script(client, "replay_letters", keys, args, wire=wire)
             if not (reply and reply[0] == b"stale"):
                 return reply
             count = target_count(client, space, counts, target, refresh=True)

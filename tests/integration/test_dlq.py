@@ -10,14 +10,18 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
+from mqcore.boundary import redis_errors
 from mqcore.config import MQConfig
 from mqcore.dlq import DeadLetters
+from mqcore.dlq.replay import run as replay_run
 from mqcore.errors import (
     InvalidIdError,
+    MQError,
     UnknownMessageError,
     UnknownPartitionError,
     UnknownTopicError,
 )
+from mqcore.models import ReplayResult
 from mqcore.partition import partition_for_key
 from tests.integration.raw_java import create_topic, java_dlq_letter
 
@@ -233,6 +237,39 @@ def test_get_delete_purge_and_bad_input(
     assert not dlq.delete("orders", letters[0])
     assert dlq.purge("orders") == 11
     assert dlq.depth("orders") == 0
+
+
+def test_replay_on_the_wire_answers_as_through_redis_pys_script(
+    r: redis.Redis, redis_url: str, mq_config: MQConfig, letters: list[str]
+) -> None:
+    """A replay's script call goes out on the wire (its own link for a plain client, the
+    client's connection for a single-connection one) and, without a wire (a client the wire
+    does not serve), through redis-py's Script: the same results, the same errors."""
+    single = redis.Redis.from_url(redis_url, single_connection_client=True)
+    keys = mq_config.keys
+
+    def scripted(ids: list[str]) -> list[ReplayResult]:  # no wire: redis-py's Script
+        with redis_errors("script replay_letters"):  # what DeadLetters adds around it
+            return replay_run(r, keys, {}, {}, "orders", ids, "orders", "", False, None, dry=False)
+
+    try:
+        wired = [DeadLetters(mq_config, r).replay_many, DeadLetters(mq_config, single).replay_many]
+        calls = [lambda ids: wired[0]("orders", ids), lambda ids: wired[1]("orders", ids), scripted]
+        done = [call(letters[2 * i : 2 * i + 2]) for i, call in enumerate(calls)]
+        assert [x.reason for part in done for x in part] == ["replayed"] * 6
+        assert [x.partition for part in done for x in part] == [0, 1, 2, 3, 0, 1]
+        again = [call(letters[4 - 2 * i : 6 - 2 * i]) for i, call in enumerate(calls)]
+        assert [x.reason for part in again for x in part] == ["already-replayed"] * 6
+        r.delete(keys.dlq_replays("orders"))
+        r.set(keys.dlq_replays("orders"), "not a hash")  # the script's HGET fails
+        errors = []
+        for call in calls:
+            with pytest.raises(MQError) as caught:
+                call([letters[7]])
+            errors.append((type(caught.value), str(caught.value)))
+        assert errors[0] == errors[1] == errors[2]
+    finally:
+        single.close()
 
 
 def test_replay_reloads_its_script_after_a_flush(
