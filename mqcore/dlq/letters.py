@@ -14,7 +14,7 @@ from typing import Any
 
 from mqcore.codec import _SCAN as _SCAN_HEADERS
 from mqcore.codec import decode_text, kryo, parse_headers
-from mqcore.models import DlqLetter, ReplayRecord, quick_maker
+from mqcore.models import DlqLetter, ReplayRecord
 
 __all__ = [
     "REPLAYED_HEADER",
@@ -30,7 +30,6 @@ REPLAYED_HEADER = "x-replayed-from-dlq"  # on a replayed entry: the id of its le
 # of its record), kept through retries and dead-lettering, so a failure is matched to
 # its own replay, not to every replay of the letter
 REPLAY_SEQ_HEADER = "x-replay-seq"
-_letter = quick_maker(DlqLetter)  # DlqLetter(...) without the frozen __init__'s cost
 
 
 def _num(raw: Any, default: int) -> int:
@@ -120,7 +119,7 @@ def letter_from_entry(entry_id: Any, raw_fields: Any) -> DlqLetter:
             text, binary = raw_payload.decode(), None
         except UnicodeDecodeError:
             text, binary = raw_payload.decode("utf-8", "replace"), raw_payload
-    return _letter(
+    return DlqLetter(
         entry_id.decode() if entry_id.__class__ is bytes else str(entry_id),
         partition,
         decode_text(get(b"originalMessageId")),
@@ -162,7 +161,7 @@ def letters_from_entries(entries: Sequence[Any]) -> list[DlqLetter]:
     layout: list[Any] | None = None
     getter: Any = None
     padded = False  # a wanted field is missing from the layout: read from [*raw, None]
-    scan, make, partition_of = _SCAN_HEADERS, _letter, _partition_of
+    scan, make, partition_of = _SCAN_HEADERS, DlqLetter, _partition_of
     for entry_id, raw in entries:
         if raw.__class__ is not list or entry_id.__class__ is not bytes:
             append(letter_from_entry(entry_id, raw))

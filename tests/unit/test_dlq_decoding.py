@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import pickle
-
-import pytest
 
 from mqcore.dlq import letter_from_entry, letters_from_entries
-from mqcore.models import DlqLetter, ReplayResult, quick_maker
+from mqcore.models import DlqLetter
 
 HEADERS = json.dumps({"partitionId": "2", "key": "k", "x-runtime-error-message": "boom"}).encode()
 
@@ -51,45 +47,6 @@ def test_batch_decoding_matches_the_careful_path() -> None:
     assert batch[9].headers == {"partitionId": "7", "x": "[1]"}
     assert [(x.retry_count, x.max_retries) for x in batch[-3:]] == [(0, 5), (3, 3), (3, 3)]
     assert all(type(x) is DlqLetter for x in batch)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        batch[0].payload = "changed"  # type: ignore[misc]
-
-
-def test_quick_maker_makes_the_class_itself() -> None:
-    make = quick_maker(DlqLetter)
-    values = ("1-0", 2, "9-0", 1, 3, "f", "t", "k", "p", None, {"a": "b"}, "orders")
-    quick, plain = make(*values), DlqLetter(*values)
-    assert type(quick) is DlqLetter
-    assert quick == plain
-    assert repr(quick) == repr(plain)
-    assert quick.replays == []
-    assert quick.replays is not make(*values).replays
-    assert dataclasses.asdict(quick) == dataclasses.asdict(plain)
-    assert pickle.loads(pickle.dumps(quick)) == plain
-    assert dataclasses.replace(quick, id="2-0").id == "2-0"
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        quick.id = "3-0"  # type: ignore[misc]
-    assert quick_maker(ReplayResult)(True, "1-0", "t", 0, "replayed") == ReplayResult(
-        True, "1-0", "t", 0, "replayed"
-    )
-
-
-def test_quick_maker_refuses_what_it_cannot_copy() -> None:
-    @dataclasses.dataclass(frozen=True)
-    class NoSlots:
-        a: int
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Checked:
-        a: int
-
-        def __post_init__(self) -> None:
-            pass
-
-    with pytest.raises(TypeError):
-        quick_maker(NoSlots)(1)
-    with pytest.raises(TypeError):
-        quick_maker(Checked)
 
 
 def test_mappings_and_str_ids_take_the_careful_path() -> None:
