@@ -60,6 +60,12 @@ def run(ctx: BenchContext) -> list[Result]:
                 fn(items[i : i + step])  # type: ignore[operator]
             return len(items) / (time.perf_counter() - start)
 
+        def raw_timed(items: list[str], step: int) -> float:
+            """The raw calls are the baseline's: their script time is not ours to bound
+            (100 letters per call, where ``replay_many`` sends ``REPLAY_BATCH``)."""
+            with ctx.unwatched():
+                return timed(raw_call, items, step)
+
         def rounds(raw_ids: list[str], our_ids: list[str], step: int, ours: object) -> tuple:
             """Each round replays its own slice of the raw and of our letters."""
             size = len(raw_ids) // ROUNDS
@@ -68,7 +74,7 @@ def run(ctx: BenchContext) -> list[Result]:
                 return ids[r * size : (r + 1) * size]
 
             runs = interleaved(
-                lambda r: timed(raw_call, part(raw_ids, r), step),
+                lambda r: raw_timed(part(raw_ids, r), step),
                 lambda r: timed(ours, part(our_ids, r), step),
                 ROUNDS,
             )

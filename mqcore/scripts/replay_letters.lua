@@ -1,4 +1,5 @@
--- Replay dead letters back onto a topic, idempotently (one call = up to 100 letters).
+-- Replay dead letters back onto a topic, idempotently (one call = up to REPLAY_BATCH letters,
+-- 50: about 2 ms of Redis).
 -- KEYS[1] = DLQ stream of the source topic
 -- KEYS[2] = replay records hash of the source topic (dlq id -> JSON list of records)
 -- KEYS[3] = meta hash of the target topic (partitionCount)
