@@ -166,8 +166,15 @@ class PartitionWorker(threading.Thread):
         self.on_exit(self)
 
     def _handle_all(self, entries: Sequence[tuple[Any, Any]]) -> None:
+        """Handle ``entries`` in order; a full ack batch is flushed while more entries follow.
+
+        The acks in hand when the batch ends are left for the caller's next step, which
+        sends them at once: :meth:`_read` pipelines them with the next read (one round trip
+        instead of two), :meth:`_reclaim` and a stopping worker flush them.
+        """
         h = self.host
         ack_batch = h.options.ack_batch
+        last = len(entries)
         handled = 0
         try:
             for raw_id, raw_fields in entries:
@@ -177,7 +184,7 @@ class PartitionWorker(threading.Thread):
                 entry_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
                 if handle_entry(h, self.partition, self.lease.epoch, entry_id, raw_fields):
                     self.acks.append(entry_id)
-                if len(self.acks) >= ack_batch:
+                if len(self.acks) >= ack_batch and handled < last:
                     self._flush_acks()
         finally:
             if handled:
@@ -186,6 +193,7 @@ class PartitionWorker(threading.Thread):
     def _reclaim(self, *, min_idle_ms: int) -> None:
         """Claim the group's pending entries of this partition and handle them."""
         h = self.host
+        self._flush_acks()  # none of ours still pending when XAUTOCLAIM looks
         if h.options.ack_policy == "all-groups-ack":
             try:
                 infos = h.client.xinfo_groups(self.stream)
@@ -214,8 +222,10 @@ class PartitionWorker(threading.Thread):
 
         Reads our own pending entries (id ``0``) while ``backlog`` is set, new
         ones (``>``) otherwise; the ack flush runs first, so acked entries are
-        never read back. Redis Cluster pipelines refuse scripts: there the acks go first,
-        on their own.
+        never read back. A read that carries acks does not BLOCK: on a drained
+        stream their reply (stats, ``on_ack``) would wait out ``block_ms``; the
+        next read, with no acks, blocks. Redis Cluster pipelines refuse scripts:
+        there the acks go first, on their own.
         """
         h = self.host
         if self.acks and isinstance(h.client, redis.RedisCluster):
@@ -237,8 +247,9 @@ class PartitionWorker(threading.Thread):
                 owner=self.lease.owner,
                 frontier=h.encoding,
             )
-        if self.backlog:
-            pipe.xreadgroup(h.group, h.name, {self.stream: "0"}, count=h.options.batch_size)
+        if self.backlog or acks:
+            start = "0" if self.backlog else ">"
+            pipe.xreadgroup(h.group, h.name, {self.stream: start}, count=h.options.batch_size)
         else:
             pipe.xreadgroup(
                 h.group, h.name, {self.stream: ">"}, count=h.options.batch_size, block=h.block_ms

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import threading
 import time
@@ -17,6 +19,7 @@ from mqcore.errors import InvalidArgumentError
 from mqcore.models import Message
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.retry import RetryPolicy
+from mqcore.scripts import lua_source
 from mqcore.topics import Topics
 
 pytestmark = pytest.mark.redis
@@ -198,6 +201,42 @@ def test_takeover_reclaims_pending_and_counts_trimmed_ids(
     assert seen == ["p0", "p2", "p4"]
     assert r.xpending(stream, GROUP)["pending"] == 0
     assert consumer.stats.reclaimed == 3
+
+
+def test_a_full_ack_batch_rides_with_the_next_read_which_does_not_block(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """batch_size == ack_batch: a batch's acks go in one round trip with the next read, not
+    on their own; that read does not BLOCK (on a drained stream the acks' reply would
+    wait out block_ms)."""
+    Topics(mq_config).create(TOPIC, 1)
+    _send(mq_config, [f"m{i}" for i in range(60)])
+    ack_sha, release_sha = (
+        hashlib.sha1(lua_source(name).encode()).hexdigest()
+        for name in ("ack_entries", "release_lease")
+    )
+    seen: list[dict[str, object]] = []
+    with r.monitor() as monitor:
+
+        def listen() -> None:
+            with contextlib.suppress(redis.RedisError, OSError):  # the monitor closing
+                for command in monitor.listen():
+                    seen.append(command)
+
+        threading.Thread(target=listen, daemon=True).start()
+        consumer = Consumer(mq_config, TOPIC, lambda m: None, FAST)
+        with running(consumer):
+            wait_for(lambda: consumer.stats.acked == 60)
+        # the lease release is the worker's last call: MONITOR has shown everything before it
+        wait_for(lambda: any(release_sha in str(c["command"]) for c in seen))
+    calls = [c for c in seen if c.get("client_type") != "lua"]  # not the scripts' own calls
+    acks = [i for i, c in enumerate(calls) if str(c["command"]).startswith(f"EVALSHA {ack_sha}")]
+    assert len(acks) == 3  # one per batch of 20
+    for i in acks:
+        sender = calls[i]["client_address"], calls[i]["client_port"]
+        after = next(c for c in calls[i + 1 :] if (c["client_address"], c["client_port"]) == sender)
+        assert str(after["command"]).startswith("XREADGROUP")
+        assert " BLOCK " not in str(after["command"])
 
 
 def test_decode_message_is_lenient() -> None:
