@@ -76,15 +76,16 @@ def run(ctx: BenchContext) -> list[Result]:
         script = client.register_script(lua_source("replay_letters"))
         script_keys = [keys.dlq("raw"), keys.dlq_replays("raw"), keys.meta("raw"),
                        *(keys.partition("raw", p) for p in range(PARTS))]  # fmt: skip
-        start = time.perf_counter()
-        for i in range(0, n, 100):
-            now = int(time.time() * 1000)
-            script(
-                keys=script_keys,
-                args=[now, "2024-01-01T00:00:00.000Z", "bench", "0", "raw", -1, "0", "{}",
-                      *raw_ids[i : i + 100]],
-            )  # fmt: skip
-        raw_rate = n / (time.perf_counter() - start)
+        with ctx.unwatched():  # the baseline's 100-letter calls are not ours to bound
+            start = time.perf_counter()
+            for i in range(0, n, 100):
+                now = int(time.time() * 1000)
+                script(
+                    keys=script_keys,
+                    args=[now, "2024-01-01T00:00:00.000Z", "bench", "0", "raw", -1, "0", "{}",
+                          *raw_ids[i : i + 100]],
+                )  # fmt: skip
+            raw_rate = n / (time.perf_counter() - start)
 
         from django.contrib.auth.models import User
 
