@@ -3,7 +3,10 @@
 Every read is O(log N + page): ``ZCARD`` and ``ZCOUNT`` (the counts, which also give
 the rank where a state's range begins), then the first page ``ZRANGE ... BYSCORE LIMIT
 0 n`` in the same pipeline, or ``ZRANK``/``ZREVRANK`` of a cursor's member (where it
-stands now) and ``ZRANGE`` by rank with a bounded range; never the whole set. The item
+stands now) and ``ZRANGE`` by rank with a bounded range; never the whole set. Each later
+chunk is read after the last member read, where it stands at that instant (a script:
+its rank, then ``ZRANGE`` by rank), so members leaving before it (the retry mover at
+work) make a walk skip nothing. The item
 hashes of one chunk are read with one pipeline of ``HGETALL`` (an item is a small hash;
 a chunk is at most :data:`CHUNK`; its hashes are read :data:`FIRST_HASHES` first, then
 about :data:`READ_BYTES` a round trip by the size seen). A page reads about
@@ -33,6 +36,7 @@ from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of
+from mqcore.scripts import call_script
 from mqcore.wire import Wire
 
 __all__ = [
@@ -173,6 +177,17 @@ class _Reader:
             self.client.zrange(self.zset, start, start + n - 1, desc=self.desc, withscores=True)
         )
 
+    def after(self, anchor: tuple[float, str], n: int) -> tuple[int, bool, int, int, list[Any]]:
+        """(start rank, whether ``anchor``'s member is still there, total, due, up to ``n``
+        rows after it), read at one instant (``retry_rows_after.lua``)."""
+        score, member = anchor
+        args = [member, _redis_score(score), n, "1" if self.desc else "0", self.now]
+        start, there, total, due, flat = call_script(
+            self.client, "retry_rows_after", [self.zset], args
+        )
+        rows = [(flat[i], float(flat[i + 1])) for i in range(0, len(flat), 2)]
+        return int(start), bool(there), int(total), int(due), rows
+
 
 def _before(score: str, bound: str, *, desc: bool) -> bool:
     """Whether a cursor's ``score`` lies inside the range that starts at ``bound``."""
@@ -231,17 +246,24 @@ def read_page(
             rows = None if offset else list(opened or [])
         elif rank is not None and int(rank) + 1 >= start:  # the cursor's member is there
             start = int(rank) + 1
-            rows = _after_member(opened, at[1]) or None  # else read on by rank
+            rows = _after_member(opened, at[1]) or None  # else read on after it
         else:  # it left (or lies before the range): on after every lower score, skip ties
             start, tie, rows = max(start, int(below)), at, list(opened or [])
+        # the last member read: the next chunk is read after it where it stands then (the
+        # mover takes members meanwhile: ranks counted on would skip some)
+        anchor = at
         while len(items) < limit and scanned < max_scan and not inside:
             if read_bytes >= max_scan_bytes:  # big items: the page stops, its cursor goes on
                 break
             if rows is None:
-                want = min(
-                    CHUNK if flt.narrows else limit - len(items), max_scan - scanned, end - start
-                )
-                rows = reader.chunk(start, want) if want > 0 else []
+                want = min(CHUNK if flt.narrows else limit - len(items), max_scan - scanned)
+                if anchor is None:  # an offset's first chunk
+                    want = min(want, end - start)
+                    rows = reader.chunk(start, want) if want > 0 else []
+                else:
+                    start, there, total, due, rows = reader.after(anchor, want)
+                    end = reader.span(total, due)[1]
+                    tie = None if there else anchor
             if not rows:
                 complete = True
                 break
@@ -254,6 +276,7 @@ def read_page(
                     break
                 if not _passed(tie, score, member, desc):
                     members.append((member, score))
+                anchor = (score, member)
             rows, done = None, 0
             while done < len(members) and not inside:
                 if read_bytes >= max_scan_bytes:  # big items: the page stops, its cursor goes on

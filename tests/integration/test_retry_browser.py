@@ -305,3 +305,33 @@ def test_retry_now_leaves_an_item_that_is_no_hash_and_moves_the_rest(
     assert r.zrange(ks.retry_zset("orders"), 0, -1) == [odd.encode()]
     every = rs.retry_matching("orders", RetryFilter(), now_ms=NOW)
     assert (every.retried, every.skipped) == (0, 1)
+
+
+def test_a_filtered_page_skips_nothing_while_members_before_it_leave(
+    rs: RetrySet, r: redis.Redis, mq_config: MQConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page that reads chunk after chunk (a narrowing filter) while the retry mover takes
+    members before its position: each chunk is read after the last member read, where it
+    stands then, so no member is skipped (counted ranks would skip as many as left)."""
+    from mqcore.retries import browse
+
+    ks = mq_config.keys
+    zset = ks.retry_zset("orders")
+    wanted = []
+    for i in range(1000):
+        member = schedule(r, ks, "orders", 0, f"p{i}", due_ms=NOW - 10_000 + i,
+                          key="want" if i % 10 == 0 else "other")  # fmt: skip
+        if i % 10 == 0:
+            wanted.append(_id(member))
+    read_hashes, calls = browse._read_hashes, [0]
+
+    def mover_meanwhile(client, members):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] % 3 == 1:  # the mover takes the 50 oldest members not wanted
+            gone = [m for m in r.zrange(zset, 0, 199) if r.hget(m, "key") == b"other"][:50]
+            r.zrem(zset, *gone)
+        return read_hashes(client, members)
+
+    monkeypatch.setattr(browse, "_read_hashes", mover_meanwhile)
+    seen = _all_pages(rs, RetryFilter(key="want"), limit=500)
+    assert sorted(seen) == sorted(wanted)
