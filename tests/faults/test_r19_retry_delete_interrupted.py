@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,22 @@ def run_delete(cfg: MQConfig, cursor: str | None = None) -> dict[str, Any]:
     return out
 
 
+@contextmanager
+def spawned(cmd: list[str], env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+    """``cmd`` running in the project's root (stderr kept for the assertions); killed, if
+    still running, and its pipe closed when the block ends."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        if proc.stderr:
+            proc.stderr.close()
+
+
 def kill_mid_run(
     cmd: list[str],
     r: redis.Redis,
@@ -117,20 +135,12 @@ def kill_mid_run(
 ) -> None:
     """Run ``cmd`` (our own process) until the retry set is down to ``target`` items, wait
     ``pause_s`` (so the kill lands anywhere in a batch cycle), then SIGKILL it."""
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)  # fmt: skip
-    try:
+    with spawned(cmd, env) as proc:
         wait_for(lambda: r.zcard(zset) <= target or proc.poll() is not None, 60,
                  f"{target} items left", step=0.002)  # fmt: skip
         time.sleep(pause_s)
         os.kill(proc.pid, signal.SIGKILL)
         assert proc.wait(10) == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        if proc.stderr:
-            proc.stderr.close()
 
 
 def check_no_half_delete(
@@ -210,13 +220,10 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
     late = {m: future + int(p[1:]) for m, p in payloads.items() if p.startswith("d")}
     late = {m: s for m, s in late.items() if s % 3 == 0}  # among the kept ones, not due
     r.zadd(zset, late, xx=True)
-    mover = subprocess.Popen(
-        [sys.executable, "-m", "mqcore", "--redis-url", mq_config.url, "retry-mover",
-         "--interval-s", "0.01"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    mover_cmd = [sys.executable, "-m", "mqcore", "--redis-url", mq_config.url, "retry-mover",
+                 "--interval-s", "0.01"]  # fmt: skip
     runs: list[dict[str, Any]] = []
-    try:
+    with spawned(mover_cmd) as mover:
         wait_for(lambda: r.zcard(zset) < MATCHING + KEPT, 30, "the mover to start", step=0.01)
         cursor: str | None = None
         while True:  # the delete runs while the mover moves the same due items
@@ -232,12 +239,6 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
         wait_for(lambda: r.zcard(zset) == KEPT, 30, "the mover to finish", step=0.05)
         mover.send_signal(signal.SIGTERM)
         assert mover.wait(20) == 0, mover.stderr.read() if mover.stderr else ""
-    finally:
-        if mover.poll() is None:
-            mover.kill()
-            mover.wait(10)
-        if mover.stderr:
-            mover.stderr.close()
     moved = stream_payloads(r, mq_config)
     deleted = sum(o["deleted"] for o in runs)
     assert max(moved.values()) == 1  # none moved twice
