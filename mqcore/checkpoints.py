@@ -4,7 +4,9 @@ One record per pipeline and batch id (a hash), an index zset per pipeline, a
 meta hash with counters and the latest ids, and the sink's committed-batch
 marker. Every state change is one Lua script, and the commit of a batch (sink
 writes + marker + consumer-group position + record) is a single script, so a
-crash anywhere leaves either the old or the new state, never a mix.
+crash anywhere leaves either the old or the new state, never a mix; a batch too
+big for one script goes through the commit journal (:mod:`mqcore.commit_journal`),
+whose marker, position and record move with its last step.
 
 Statuses: ``in_progress`` (planned, not committed), ``completed``, ``failed``,
 ``restored`` (a restart found it planned but not committed by an earlier run and
@@ -21,6 +23,7 @@ from typing import Any
 
 from mqcore import clock
 from mqcore.codec import decode_text
+from mqcore.commit_journal import DEFAULT_CHUNK, INLINE_STAGES, CommitJournal, GroupHook, Stage
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import validate_name
@@ -184,18 +187,31 @@ class CheckpointStore:
         end_offsets: Mapping[str, str] | None = None,
         outputs: Sequence[str] = (),
         increments: Iterable[tuple[int, str, int]] = (),
-        stage_keys: Sequence[str] = (),
+        stages: Sequence[Stage] = (),
+        chunk: int = DEFAULT_CHUNK,
+        on_group: GroupHook | None = None,
         now_ms: int | None = None,
     ) -> bool:
-        """Commit a batch atomically; False (and nothing written) when it was committed before.
+        """Commit a batch exactly once; False (and nothing written) when it was committed before.
 
         ``outputs`` are hash keys; ``increments`` are ``(output index from 1, field, n)``;
-        staged hashes hold fields ``"<output index>|<field>"`` -> n and are applied and
-        deleted. ``acked_ids`` moves the pipeline's group on each partition to that id.
+        ``stages`` are staged hashes (:func:`mqcore.commit_journal.write_stage`: fields
+        ``"<output index>|<field>"`` -> n, and their field counts), applied and deleted.
+        ``acked_ids`` moves the pipeline's group on each partition to that id. A batch of at
+        most ``chunk`` fields commits in one script; a bigger one goes through the commit
+        journal, ``chunk`` fields per script (:mod:`mqcore.commit_journal`; ``on_group`` is
+        called after each applied group).
         """
         if not group:
             raise InvalidArgumentError("a pipeline group is required to record acks")
         validate_name("group", group)
+        if chunk < 1:
+            raise InvalidArgumentError(f"chunk must be at least 1 field, not {chunk}")
+        triples: list[Any] = []
+        for index, field, amount in increments:
+            if not 1 <= index <= len(outputs):
+                raise InvalidArgumentError(f"output index {index} out of range")
+            triples.extend((index, field, int(amount)))
         parts = sorted(acked_ids, key=int)
         ack_here = not self.config.keys.hash_tags  # one slot only without hash tags
         streams = [self.keys.partition(topic, int(p)) for p in parts] if ack_here else []
@@ -204,12 +220,11 @@ class CheckpointStore:
         keys = [
             *self._rec_keys(pipeline, batch_id),
             self.keys.sink_marker(pipeline),
+            self.keys.commit_journal(pipeline),
             *streams,
             *frontiers,
-            *outputs,
-            *stage_keys,
         ]
-        args: list[Any] = [
+        head: list[Any] = [
             sink,
             int(batch_id),
             run_id,
@@ -218,18 +233,26 @@ class CheckpointStore:
             json.dumps(offsets, sort_keys=True),
             group,
             len(streams),
-            len(outputs),
-            len(stage_keys),
-            pipeline,
-            topic,
         ]
-        if ack_here:
-            args.extend(acked_ids[p] for p in parts)
-        for index, field, amount in increments:
-            if not 1 <= index <= len(outputs):
-                raise InvalidArgumentError(f"output index {index} out of range")
-            args.extend((index, field, int(amount)))
-        done = bool(call_script(self.client, "commit_batch", keys, args))
+        ends = [acked_ids[p] for p in parts] if ack_here else []
+        journal = CommitJournal(self.client, self.keys, pipeline)
+        fields = len(triples) // 3 + sum(n for _, n in stages)
+        if fields <= chunk and len(stages) <= INLINE_STAGES:
+            stage_keys = [key for key, _ in stages]
+            inline_keys = [*keys, *outputs, *stage_keys]
+            inline_args = [*head, len(outputs), len(stages), pipeline, topic, 0, *ends, *triples]
+            done = journal.inline(int(batch_id), inline_keys, inline_args, stage_keys, on_group)
+        else:
+            done = journal.commit(
+                sink=sink,
+                batch=int(batch_id),
+                stages=[*stages, *journal.stage_triples(run_id, int(batch_id), triples, chunk)],
+                outputs=outputs,
+                final_keys=keys,
+                final_args=[*head, 0, 0, pipeline, topic, 1, *ends],
+                chunk=chunk,
+                on_group=on_group,
+            )
         if not ack_here:
             self.set_group_position(topic, group, acked_ids)
         if done:

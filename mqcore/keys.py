@@ -156,9 +156,19 @@ class KeySpace:
         """Hash sink -> last committed batch id (exactly-once marker)."""
         return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:committed"
 
-    def sink_stage(self, pipeline: str, run_id: str, batch_id: int, task: int) -> str:
-        """Staged (uncommitted) writes of a two-phase-commit sink task."""
-        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:stage:{run_id}:{batch_id}:{task}"
+    def sink_stage(
+        self, pipeline: str, run_id: str, batch_id: int, task: int | str, chunk: int
+    ) -> str:
+        """One chunk of the staged (uncommitted) writes of a sink task (a 2PC task's number,
+        or ``driver`` for a batch the driver commits through the journal)."""
+        return (
+            f"{self.control_prefix}:checkpoint:{{{pipeline}}}:stage:{run_id}:{batch_id}:{task}"
+            f":{chunk}"
+        )
+
+    def commit_journal(self, pipeline: str) -> str:
+        """Hash of a pipeline's batch commit under way, applied in chunks (docs/checkpoints.md)."""
+        return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:journal"
 
     def sink_output(self, pipeline: str, name: str) -> str:
         """Output hash of a Redis sink (e.g. per-customer totals)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from mqcore.commit_journal import DEFAULT_CHUNK
 from mqcore.config import MQConfig
 
 if TYPE_CHECKING:  # the sinks need pyspark; this package must import without it
@@ -119,6 +120,7 @@ class RunOptions:
     trigger_ms: int = 500
     baseline: bool = False  # at-least-once sink (benchmark only)
     crash_hook: CrashHook | None = None  # called at the sinks' crash points (fault tests)
+    commit_chunk: int = DEFAULT_CHUNK  # fields per commit script (mqcore.commit_journal)
 
 
 def spark_session(master: str | None, app: str) -> Any:
@@ -183,7 +185,7 @@ def start(spark: Any, opts: RunOptions) -> Any:
     check_identity(folder, config, module.TOPIC, store.committed_batch(pid, opts.sink))
     Topics(config).ensure_group(module.TOPIC, pid)
     run_id = opts.run_id or new_run_id()
-    ctx = SinkContext(config, pid, module.TOPIC, pid, opts.sink, run_id)
+    ctx = SinkContext(config, pid, module.TOPIC, pid, opts.sink, run_id, opts.commit_chunk)
     hook = opts.crash_hook
 
     spark.dataSource.register(MQDataSource)
@@ -228,6 +230,7 @@ def start(spark: Any, opts: RunOptions) -> Any:
             .option("group", pid)
             .option("sink", opts.sink)
             .option("run_id", run_id)
+            .option("commit_chunk", str(opts.commit_chunk))
         )
     elif opts.sink == "sql":
         database_url = opts.database_url or default_database_url()

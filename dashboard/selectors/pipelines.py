@@ -17,6 +17,7 @@ from django.conf import settings
 from dashboard import clusters
 from dashboard.permissions import row_visible
 from mqcore.clock import now_ms
+from mqcore.commit_journal import CommitJournal
 from mqcore.errors import MQError
 from mqcore.sinkstate import redis_totals, sql_totals
 
@@ -120,6 +121,7 @@ def pipeline_get(
         "history": history,
         "next_before": history[-1]["batch_id"] if more and history else None,
         "partitions": _partitions(cluster, summary),
+        "commit_under_way": CommitJournal(store.client, store.keys, pipeline).state(),
         "now_ms": now,
     }
 

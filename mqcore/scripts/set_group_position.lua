@@ -7,6 +7,6 @@
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
-set_position(KEYS[1], ARGV[1], ARGV[2], 1000)
+set_position(KEYS[1], ARGV[1], ARGV[2], 250)
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1

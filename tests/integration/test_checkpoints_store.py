@@ -164,7 +164,7 @@ def test_spark_checkpoint_folder_identity_is_checked(mq_config: MQConfig, tmp_pa
 
 def test_commit_counts_entries_to_the_end_within_bounds(mq_config: MQConfig, r) -> None:
     """ENTRIESREAD (an exact lag) costs a count of the entries after the new position: at
-    most 1,000 per commit, shared by the partitions in turn; past it the lag is counted by
+    most 250 per commit, shared by the partitions in turn; past it the lag is counted by
     the console instead, and is still right."""
     Topics(mq_config).create("wide", 12, groups=())
     keys = mq_config.keys
@@ -172,9 +172,9 @@ def test_commit_counts_entries_to_the_end_within_bounds(mq_config: MQConfig, r) 
            for p in range(12)}  # fmt: skip
     store = CheckpointStore(mq_config)
     store.record_planned(PIPE, 0, run_id="a", topic="wide", sink="redis", group=GROUP)
-    # each partition is 249 behind its end: p0..p3 fit the 1,000 (996), p4 is counted to
-    # the 4 left (too few), p5..p11 not at all
-    acked = {str(p): ids[p][50].decode() for p in range(12)}
+    # each partition is 61 behind its end: p0..p3 fit the 250 (244), p4 is counted to
+    # the 6 left (too few), p5..p11 not at all
+    acked = {str(p): ids[p][238].decode() for p in range(12)}
     r.config_resetstat()
     assert store.record_committed(
         PIPE, 0, run_id="a", topic="wide", sink="redis", group=GROUP, records=1, acked_ids=acked
@@ -183,4 +183,4 @@ def test_commit_counts_entries_to_the_end_within_bounds(mq_config: MQConfig, r) 
     parts = {x.partition: x for x in Admin(mq_config).lag("wide", GROUP)[0].partitions}
     exact = sorted(p for p, x in parts.items() if x.exactness.value == "exact")
     assert exact == [0, 1, 2, 3]
-    assert {x.lag for x in parts.values()} == {249}
+    assert {x.lag for x in parts.values()} == {61}

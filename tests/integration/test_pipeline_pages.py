@@ -94,3 +94,41 @@ def test_errors_unknown_pipeline_bad_params_and_auth(
     assert norole.get(f"/api/v1/clusters/default/pipelines/{PIPE}").status_code == 403
     listing = client.get("/api/v1/clusters/default/pipelines").json()
     assert [p["pipeline"] for p in listing["pipelines"]] == [PIPE]
+
+
+def test_a_commit_left_mid_way_is_shown_until_the_next_commit_finishes_it(
+    records: CheckpointStore, client: Client, mq_config: MQConfig
+) -> None:
+    """A big batch commits in steps; a driver that died between them leaves the journal,
+    which the page and the API show (batch, groups applied) until a commit finishes it."""
+    kw = {"topic": "orders", "sink": "redis", "group": PIPE}
+    outputs = [mq_config.keys.sink_output(PIPE, "totals")]
+    increments = [(1, f"c{i}", 1) for i in range(10)]
+
+    def die(group: int) -> None:
+        raise RuntimeError("driver killed")
+
+    records.record_planned(PIPE, 1, run_id="c", **kw)
+    with pytest.raises(RuntimeError):
+        records.record_committed(
+            PIPE, 1, run_id="c", records=10, acked_ids={}, outputs=outputs,
+            increments=increments, chunk=3, on_group=die, **kw,
+        )  # fmt: skip
+    html = client.get(f"/clusters/default/pipelines/{PIPE}/").content.decode()
+    assert 'id="commit-under-way"' in html
+    assert "Batch <strong>1</strong> is being committed in steps" in html
+    assert "1 of 4 groups" in html
+    data = client.get(f"/api/v1/clusters/default/pipelines/{PIPE}").json()
+    assert data["commit_under_way"]["batch"] == 1
+    assert data["commit_under_way"]["applied"] == 1
+    assert records.record_committed(
+        PIPE, 1, run_id="d", records=10, acked_ids={}, outputs=outputs,
+        increments=increments, chunk=3, **kw,
+    )  # fmt: skip
+    assert (
+        'id="commit-under-way"'
+        not in client.get(f"/clusters/default/pipelines/{PIPE}/").content.decode()
+    )
+    assert (
+        client.get(f"/api/v1/clusters/default/pipelines/{PIPE}").json()["commit_under_way"] is None
+    )

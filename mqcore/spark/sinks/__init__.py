@@ -16,6 +16,7 @@ What they share (plan, summary, commit with the marker, the named
 :mod:`mqcore.sinkstate` (re-exported here: :class:`SqlDatabase`, :func:`sql_totals`).
 """
 
+from mqcore.commit_journal import DEFAULT_STAGE_TTL_S
 from mqcore.sinkstate import SqlDatabase, sql_totals
 from mqcore.spark.sinks.atomic import AtLeastOnceRedisSink, RedisAtomicSink
 from mqcore.spark.sinks.protocol import (
@@ -26,7 +27,7 @@ from mqcore.spark.sinks.protocol import (
     no_crash,
 )
 from mqcore.spark.sinks.sql import SqlSink
-from mqcore.spark.sinks.two_phase import DEFAULT_STAGE_TTL_S, TwoPhaseSinkSource
+from mqcore.spark.sinks.two_phase import TwoPhaseSinkSource
 
 __all__ = [
     "CRASH_POINTS",

@@ -2,7 +2,8 @@
 
 :class:`RedisAtomicSink` aggregates the batch in one Spark job, then one Lua
 script applies the increments, the committed-batch marker, the pipeline
-group's position and the checkpoint record; a replayed batch id is skipped.
+group's position and the checkpoint record (a batch bigger than the context's
+``chunk`` goes through the commit journal); a replayed batch id is skipped.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def summarize(df: Any) -> BatchSummary:
 class RedisAtomicSink:
     """``foreachBatch`` function: the batch, marker, acks and checkpoint in one script.
 
-    ``crash_hook`` is called at ``redis.before_commit`` and ``redis.after_commit``.
+    ``crash_hook`` is called at ``redis.before_commit``, ``redis.mid_apply`` (after each
+    group of a journaled commit) and ``redis.after_commit``.
     """
 
     def __init__(self, ctx: SinkContext, crash_hook: CrashHook | None = None) -> None:
@@ -83,6 +85,7 @@ class RedisAtomicSink:
             summary,
             outputs=self.ctx.outputs(),
             increments=summary.increments(),
+            on_group=lambda _group: self.crash_point("redis.mid_apply", batch_id),
         )
         self.crash_point("redis.after_commit", batch_id)
 

@@ -6,7 +6,9 @@ Outputs are per-key totals and counts. A sink first records the batch as
 planned (:meth:`SinkContext.plan`; a batch id at or below the sink's marker is
 already committed and skipped), then applies the batch together with
 "marker := batch id" in one atomic step, and records the checkpoint with the
-pipeline group's new position (:meth:`SinkContext.commit`).
+pipeline group's new position (:meth:`SinkContext.commit`). A batch bigger than
+``chunk`` fields is applied through the commit journal, ``chunk`` fields per
+script, the marker with the last one (:mod:`mqcore.commit_journal`).
 
 Crash points: every sink takes an optional :data:`CrashHook`, called as
 ``hook(point, batch_id)`` at each of the named :data:`CRASH_POINTS` (by
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqcore.checkpoints import CheckpointStore, PlanOutcome
+from mqcore.commit_journal import DEFAULT_CHUNK
 from mqcore.config import MQConfig
 from mqcore.spark.source import max_id
 
@@ -36,9 +39,11 @@ __all__ = [
 
 CRASH_POINTS = (
     "redis.before_commit",
+    "redis.mid_apply",
     "redis.after_commit",
     "2pc.after_stage",
     "2pc.before_commit",
+    "2pc.mid_apply",
     "2pc.after_commit",
     "sql.after_stage",
     "sql.before_db_commit",
@@ -70,6 +75,7 @@ class SinkContext:
     group: str
     sink: str
     run_id: str
+    chunk: int = DEFAULT_CHUNK  # fields per commit script (mqcore.commit_journal)
 
     def store(self) -> CheckpointStore:
         return CheckpointStore(self.config)
@@ -108,6 +114,7 @@ class SinkContext:
             records=summary.records,
             acked_ids=summary.max_ids,
             end_offsets=offsets,
+            chunk=self.chunk,
             **kw,
         )
 

@@ -1,9 +1,11 @@
 """The two-phase-commit sink: ``writeStream.format("mqcore_2pc")``.
 
-Tasks (on executors) stage their increments under keys named by the run id,
-attempt, batch id and task id, with a TTL; ``commit`` (on the driver) applies
-exactly the staged hashes its successful tasks named, atomically with the
-marker, acks and checkpoint record; ``abort`` deletes them.
+Tasks (on executors) stage their increments in hashes of at most ``commit_chunk``
+fields, under keys named by the run id, attempt, batch id, task id and chunk, with a
+TTL; ``commit`` (on the driver) applies exactly the staged hashes its successful
+tasks named, with the marker, acks and checkpoint record: in one script, or through
+the commit journal for a big batch (:mod:`mqcore.commit_journal`); ``abort``
+deletes them (unless the journal holds the batch).
 """
 
 from __future__ import annotations
@@ -19,22 +21,28 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from mqcore.checkpoints import PlanOutcome
+from mqcore.checkpoints import CheckpointStore, PlanOutcome
+from mqcore.commit_journal import (
+    DEFAULT_CHUNK,
+    DEFAULT_STAGE_TTL_S,
+    CommitJournal,
+    Stage,
+    write_stage,
+)
 from mqcore.errors import InvalidArgumentError
 from mqcore.spark.sinks.protocol import BatchSummary, CrashHook, SinkContext, no_crash
-from mqcore.spark.source import config_from_options
+from mqcore.spark.source import config_from_options, positive_option
 
-__all__ = ["DEFAULT_STAGE_TTL_S", "StagedTask", "TwoPhaseSinkSource", "TwoPhaseWriter"]
+__all__ = ["StagedTask", "TwoPhaseSinkSource", "TwoPhaseWriter"]
 
-DEFAULT_STAGE_TTL_S = 24 * 3600
 BATCH_ID_PROPERTY = "streaming.sql.batchId"  # set by Spark on every micro-batch job
 
 
 @dataclass
 class StagedTask(WriterCommitMessage):
-    """What one write task staged: its stage key (None when it saw no rows) and summary."""
+    """What one write task staged: its stage hashes (none when it saw no keys) and summary."""
 
-    stage_key: str | None
+    stages: list[Stage]
     summary: BatchSummary
     batch_id: int
 
@@ -50,7 +58,12 @@ def _ctx_from_options(options: Mapping[str, str]) -> SinkContext:
         group=options["group"],
         sink=options.get("sink", "2pc"),
         run_id=options["run_id"],
+        chunk=_option(options, "commit_chunk", DEFAULT_CHUNK),
     )
+
+
+def _option(options: Mapping[str, str], name: str, default: int) -> int:
+    return positive_option(name, str(options.get(name) or default).strip())
 
 
 class TwoPhaseWriter(DataSourceStreamWriter):
@@ -63,7 +76,7 @@ class TwoPhaseWriter(DataSourceStreamWriter):
 
     def __init__(self, options: Mapping[str, str], crash_hook: CrashHook | None = None) -> None:
         self.ctx = _ctx_from_options(options)
-        self.stage_ttl_s = int(options.get("stage_ttl_s", DEFAULT_STAGE_TTL_S))
+        self.stage_ttl_s = _option(options, "stage_ttl_s", DEFAULT_STAGE_TTL_S)
         self.crash_point: CrashHook = crash_hook or no_crash
 
     def write(self, iterator: Iterator[Any]) -> StagedTask:
@@ -78,45 +91,52 @@ class TwoPhaseWriter(DataSourceStreamWriter):
         store = self.ctx.store()
         try:
             self.ctx.plan(store, batch_id)
-            if not summary.records:
-                return StagedTask(None, summary, batch_id)
-            run = f"{self.ctx.run_id}.{task.attemptNumber()}"
-            stage = self.ctx.config.keys.sink_stage(
-                self.ctx.pipeline, run, batch_id, task.partitionId()
+            stages = write_stage(
+                store.client,
+                self.ctx.config.keys,
+                pipeline=self.ctx.pipeline,
+                run=f"{self.ctx.run_id}.{task.attemptNumber()}",
+                batch=batch_id,
+                task=task.partitionId(),
+                fields={f"{idx}|{key}": n for idx, key, n in summary.increments()},
+                chunk=self.ctx.chunk,
+                ttl_s=self.stage_ttl_s,
             )
-            fields = {f"{idx}|{key}": n for idx, key, n in summary.increments()}
-            pipe = store.client.pipeline(transaction=True)
-            pipe.delete(stage)
-            if fields:
-                pipe.hset(stage, mapping=fields)
-            pipe.hset(stage, "_records", summary.records)
-            pipe.expire(stage, self.stage_ttl_s)
-            pipe.execute()
         finally:
             store.client.close()
         self.crash_point("2pc.after_stage", batch_id)
-        return StagedTask(stage, summary, batch_id)
+        return StagedTask(stages, summary, batch_id)
 
     @staticmethod
     def _tasks(messages: Iterable[WriterCommitMessage | None]) -> list[StagedTask]:
         return [m for m in messages if isinstance(m, StagedTask)]
 
-    def _staged(self, messages: Iterable[WriterCommitMessage | None]) -> list[str]:
-        return [m.stage_key for m in self._tasks(messages) if m.stage_key]
+    def _staged(self, messages: Iterable[WriterCommitMessage | None]) -> list[Stage]:
+        return [stage for m in self._tasks(messages) for stage in m.stages]
+
+    def _discard(self, store: CheckpointStore, batch_id: int, stages: list[Stage]) -> None:
+        journal = CommitJournal(store.client, self.ctx.config.keys, self.ctx.pipeline)
+        journal.discard(batch_id, [key for key, _ in stages])
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         store = self.ctx.store()
         try:
             stages = self._staged(messages)
             if self.ctx.plan(store, batchId) == PlanOutcome.COMMITTED:
-                if stages:
-                    store.client.delete(*stages)
+                self._discard(store, batchId, stages)
                 return
             summary = BatchSummary()
             for message in self._tasks(messages):
                 summary.merge(message.summary)
             self.crash_point("2pc.before_commit", batchId)
-            self.ctx.commit(store, batchId, summary, outputs=self.ctx.outputs(), stage_keys=stages)
+            self.ctx.commit(
+                store,
+                batchId,
+                summary,
+                outputs=self.ctx.outputs(),
+                stages=stages,
+                on_group=lambda _group: self.crash_point("2pc.mid_apply", batchId),
+            )
             self.crash_point("2pc.after_commit", batchId)
         finally:
             store.client.close()
@@ -124,9 +144,7 @@ class TwoPhaseWriter(DataSourceStreamWriter):
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         store = self.ctx.store()
         try:
-            stages = self._staged(messages)
-            if stages:
-                store.client.delete(*stages)
+            self._discard(store, batchId, self._staged(messages))
             store.record_failed(
                 self.ctx.pipeline, batchId, run_id=self.ctx.run_id, reason="aborted: a task failed"
             )
