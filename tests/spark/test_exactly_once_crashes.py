@@ -47,18 +47,17 @@ CUSTOMERS = [f"cust{i}" for i in range(5)]
 # Did the batch reach the sink's Redis marker before the crash? (None: either way)
 COMMITTED_AT_CRASH: dict[str, bool | None] = {
     "redis.before_commit": False,
-    "redis.mid_apply": False,  # the journal holds it; the marker moves with the last step
     "redis.after_commit": True,
     "2pc.after_stage": None,  # normally not; a replay of a committed batch stages again
     "2pc.before_commit": False,
-    "2pc.mid_apply": False,
     "2pc.after_commit": True,
     "sql.after_stage": False,
     "sql.before_db_commit": False,
     "sql.after_db_commit": False,  # the database is, Redis follows
 }
 # fields per commit script: batches of 3+ customers (6+ fields) commit through the journal,
-# smaller ones in one script, so both ways are crashed
+# smaller ones in one script, so both ways are crashed (a kill between a journaled commit's
+# steps: tests/faults/test_commit_journal_killed.py)
 COMMIT_CHUNK = "5"
 SKIPPED = "skipped: already committed"
 REPLAYED = "replayed: planned but not committed"

@@ -53,8 +53,7 @@ def summarize(df: Any) -> BatchSummary:
 class RedisAtomicSink:
     """``foreachBatch`` function: the batch, marker, acks and checkpoint in one script.
 
-    ``crash_hook`` is called at ``redis.before_commit``, ``redis.mid_apply`` (after each
-    group of a journaled commit) and ``redis.after_commit``.
+    ``crash_hook`` is called at ``redis.before_commit`` and ``redis.after_commit``.
     """
 
     def __init__(self, ctx: SinkContext, crash_hook: CrashHook | None = None) -> None:
@@ -85,7 +84,6 @@ class RedisAtomicSink:
             summary,
             outputs=self.ctx.outputs(),
             increments=summary.increments(),
-            on_group=lambda _group: self.crash_point("redis.mid_apply", batch_id),
         )
         self.crash_point("redis.after_commit", batch_id)
 

@@ -39,11 +39,9 @@ __all__ = [
 
 CRASH_POINTS = (
     "redis.before_commit",
-    "redis.mid_apply",
     "redis.after_commit",
     "2pc.after_stage",
     "2pc.before_commit",
-    "2pc.mid_apply",
     "2pc.after_commit",
     "sql.after_stage",
     "sql.before_db_commit",

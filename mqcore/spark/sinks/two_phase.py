@@ -129,14 +129,7 @@ class TwoPhaseWriter(DataSourceStreamWriter):
             for message in self._tasks(messages):
                 summary.merge(message.summary)
             self.crash_point("2pc.before_commit", batchId)
-            self.ctx.commit(
-                store,
-                batchId,
-                summary,
-                outputs=self.ctx.outputs(),
-                stages=stages,
-                on_group=lambda _group: self.crash_point("2pc.mid_apply", batchId),
-            )
+            self.ctx.commit(store, batchId, summary, outputs=self.ctx.outputs(), stages=stages)
             self.crash_point("2pc.after_commit", batchId)
         finally:
             store.client.close()
