@@ -161,12 +161,14 @@ class CommitJournal:
         stage_keys = [key for key, _ in stages]
         plan = json.dumps(groups)
         final = json.dumps({"keys": list(final_keys), "args": [str(a) for a in final_args]})
+        outputs_json = json.dumps(list(outputs))
         while True:
+            args = [sink, batch, len(groups), plan, outputs_json, final, clock.now_ms()]
             reply = call_script(
                 self.client,
                 "commit_seal",
                 [self.marker, self.key, *stage_keys],
-                [sink, batch, len(groups), plan, json.dumps(list(outputs)), final, clock.now_ms()],
+                [*args, DEFAULT_STAGE_TTL_S],
             )
             kind = decode_text(reply[0])
             if kind == "sealed":
