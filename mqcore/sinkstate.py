@@ -49,6 +49,7 @@ _PUBLISH_STAGED = (
     " ON CONFLICT (pipeline, part, message_id) DO UPDATE SET"
     " out_key = excluded.out_key, amount = excluded.amount, batch_id = excluded.batch_id"
 )
+_DDL_LOCK = 0x6D71636F7265  # PostgreSQL advisory lock of the tables' creation ('mqcore')
 _DROP_STAGED = "DELETE FROM mqcore_sink_stage WHERE pipeline = ? AND batch_id <= ?"
 _UPSERT_BATCH = (
     "INSERT INTO mqcore_sink_batches (pipeline, batch_id, end_offsets, committed_at_ms)"
@@ -93,6 +94,10 @@ class SqlDatabase:
     def _run_ddl(self) -> None:
         self._begin()
         cur = self.conn.cursor()
+        if not self.sqlite:
+            # CREATE TABLE IF NOT EXISTS is not safe against itself on PostgreSQL: two tasks
+            # opening a fresh database at once can both create (a pg_type unique violation)
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
         for stmt in _DDL:
             cur.execute(stmt)
         self.conn.commit()

@@ -122,3 +122,29 @@ def test_staged_rows_wait_for_the_commit_and_a_committed_batch_drops_them(
     assert sink_db.staged_count(PIPE) == 1
     assert sink_db.commit_staged(PIPE, 1, {"0": "2-0"}) is True
     assert sink_db.totals(PIPE) == {"a": 5, "b": 1}
+
+
+def test_tasks_opening_a_fresh_postgres_database_at_once_create_its_tables_once(
+    postgres_url: str,
+) -> None:
+    """Spark's tasks of a first batch open the sink's database together: each creates the
+    tables if they do not exist, which PostgreSQL does not make safe against itself."""
+    import threading
+
+    with scratch_database(postgres_url, "opsdash_sink") as url:
+        start = threading.Barrier(8)
+        failures: list[BaseException] = []
+
+        def task() -> None:
+            start.wait()
+            try:
+                SqlDatabase(url).close()
+            except BaseException as exc:  # collected for the assertion
+                failures.append(exc)
+
+        threads = [threading.Thread(target=task) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert failures == []
