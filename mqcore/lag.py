@@ -85,7 +85,7 @@ def partition_row(
     oldest_pending_ms: int | None,
     entries_read: int | None,
     length: int,
-    last_id: str,
+    last_id: str | None,
 ) -> dict[str, Any]:
     """One partition's lag as the snapshot stores it (the fields of ``PartitionLag``)."""
     return {

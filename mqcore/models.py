@@ -61,7 +61,7 @@ class PartitionLag:
     oldest_pending_ms: int | None = None  # idle time of the oldest pending entry
     entries_read: int | None = None
     length: int = 0
-    last_id: str = "0-0"  # last entry id of the partition
+    last_id: str | None = "0-0"  # last entry id of the partition; None: not read
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +197,7 @@ class TopicSnapshot:
     leases: list[LeaseInfo]
     consumers: list[ConsumerInfo]
     partition_lengths: list[int] = field(default_factory=list)
-    partition_last_ids: list[str] = field(default_factory=list)
+    partition_last_ids: list[str | None] = field(default_factory=list)  # None: not read
     error: str | None = None  # set when this topic could not be read
 
 

@@ -47,6 +47,7 @@ from dashboard.selectors.pages.params import (
 from dashboard.selectors.pages.pending import PENDING_SORTS, pending_get
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.topic import (
+    fill_last_ids,
     group_list,
     lag_get,
     partition_lag_series,
@@ -181,7 +182,7 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
 @api_errors
 def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
-    data = topic_get(cluster, topic, user=request.user)
+    data = fill_last_ids(cluster, topic_get(cluster, topic, user=request.user))
     row = data.get("row") or {}
     out = {
         "cluster": cluster,

@@ -20,18 +20,23 @@ __all__ = [
 
 
 class SnapshotCollector:
-    """Topics, groups, partitions, leases, consumers, retry, DLQ of a cluster (mqcore.admin)."""
+    """Topics, groups, partitions, leases, consumers, retry, DLQ of a cluster (mqcore.admin).
+
+    Without the partitions' last ids that no group's position tells (a read per partition
+    that nothing the pass computes needs): the topic API reads those of its one topic
+    live (:func:`dashboard.selectors.pages.topic.fill_last_ids`).
+    """
 
     def __init__(self, cluster: str, batch: int = 500) -> None:
         self.cluster = cluster
         self.batch = batch
 
     def fetch(self) -> ClusterSnapshot:
-        return clusters.admin(self.cluster).snapshot(batch=self.batch)
+        return clusters.admin(self.cluster).snapshot(batch=self.batch, last_ids=False)
 
     def fetch_dict(self) -> dict[str, Any]:
         """:meth:`fetch` as the plain dict the console stores (no dataclasses in between)."""
-        return clusters.admin(self.cluster).snapshot_dict(batch=self.batch)
+        return clusters.admin(self.cluster).snapshot_dict(batch=self.batch, last_ids=False)
 
 
 class CheckpointCollector:

@@ -349,17 +349,22 @@ class Admin:
         return PositionPlan(topic, group, target.as_dict(), moves, applied=apply)
 
     # --- snapshot ---------------------------------------------------------------------------
-    def snapshot(self, *, topics: Iterable[str] | None = None, batch: int = 500) -> ClusterSnapshot:
+    def snapshot(
+        self, *, topics: Iterable[str] | None = None, batch: int = 500, last_ids: bool = True
+    ) -> ClusterSnapshot:
         """Everything the console shows, for every registered topic, in pipelined batches.
 
         See :mod:`mqcore.snapshot` for the command plan and its cost bounds.
+        ``last_ids=False`` spares a read per partition that no group's position tells the
+        last id of (a partition's ``last_id`` is then None): what a collector that does not
+        show them asks for.
         """
         from mqcore.snapshot import take_snapshot
 
-        return take_snapshot(self, topics=topics, batch=batch)
+        return take_snapshot(self, topics=topics, batch=batch, last_ids=last_ids)
 
     def snapshot_dict(
-        self, *, topics: Iterable[str] | None = None, batch: int = 500
+        self, *, topics: Iterable[str] | None = None, batch: int = 500, last_ids: bool = True
     ) -> dict[str, Any]:
         """:meth:`snapshot` as plain dicts (``dataclasses.asdict`` of it, field for field).
 
@@ -367,7 +372,7 @@ class Admin:
         """
         from mqcore.snapshot import take_snapshot_dict
 
-        return take_snapshot_dict(self, topics=topics, batch=batch)
+        return take_snapshot_dict(self, topics=topics, batch=batch, last_ids=last_ids)
 
 
 def validate_topic(topic: str) -> str:

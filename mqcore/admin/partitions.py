@@ -11,6 +11,8 @@ each partition stream takes, both bounded, and how skewed the partitions are.
   and extrapolates, so the cost does not grow with the stream).
 - :func:`partition_rows` is length, last id and memory of each partition of one topic
   (``XINFO STREAM`` without ``FULL``, and :func:`topic_memory`), with their skew.
+- :func:`last_ids` is the last entry id of some partitions of one topic
+  (``XREVRANGE + - COUNT 1`` each, one pipeline).
 - :func:`skew` measures the busiest partition against the mean (the console's partition
   panel and ``mqcore topic partitions`` both use it); :func:`mark_skew` marks hot rows.
 """
@@ -38,6 +40,7 @@ __all__ = [
     "SKEW_HOT",
     "SKEW_UNEVEN",
     "hot_keys",
+    "last_ids",
     "mark_skew",
     "partition_rows",
     "skew",
@@ -139,6 +142,21 @@ def hot_keys(
         "keyless": keyless,
         "distinct": len(counts),
         "keys": [{"key": k, "count": n, "share": n / sampled} for k, n in ranked],
+    }
+
+
+def last_ids(
+    client: RedisClient, keys: KeySpace, topic: str, partitions: Sequence[int]
+) -> dict[int, str]:
+    """The id of the last entry of each of ``partitions`` of ``topic``; "0-0" for an empty
+    or missing stream."""
+    replies = pipeline_lenient(
+        client,
+        [("xrevrange", (keys.partition(topic, p), "+", "-", 1)) for p in partitions],
+    )
+    return {
+        p: decode_text(rows[0][0]) if rows else "0-0"
+        for p, rows in zip(partitions, replies, strict=True)
     }
 
 

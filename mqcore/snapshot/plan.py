@@ -13,8 +13,10 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
    group moved or an entry was removed since the previous pass (appends leave the
    first undelivered entry where it was), or ``COUNT 1000`` when Redis reports NULL
    lag (bounded count, marked APPROXIMATE when the page is full); per group:
-   ``HGETALL`` of the heartbeat hash; per partition whose last id no caught-up group
-   tells (a group with lag 0 has delivered the last entry): ``XREVRANGE + - COUNT 1``;
+   ``HGETALL`` of the heartbeat hash; per partition whose last id no group tells (a
+   group with lag 0 has delivered the last entry; the first undelivered entry of a group
+   with lag 1 is the last) and no previous pass knows: ``XREVRANGE + - COUNT 1``, unless
+   the caller asked for no last ids (``last_ids=False``: those stay None);
    per topic: ``MGET`` of the lease and epoch keys of all its group x partition pairs
    (one slot; at most 500 keys per command);
 4. ``PTTL`` of the leases that have an owner.
@@ -77,8 +79,12 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any]]] = 
 # --- the pass ----------------------------------------------------------------------------------
 
 
-def take_snapshot(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> ClusterSnapshot:
-    return snapshot_from_dict(take_snapshot_dict(admin, topics=topics, batch=batch))
+def take_snapshot(
+    admin: Admin, *, topics: Iterable[str] | None, batch: int, last_ids: bool = True
+) -> ClusterSnapshot:
+    return snapshot_from_dict(
+        take_snapshot_dict(admin, topics=topics, batch=batch, last_ids=last_ids)
+    )
 
 
 @contextmanager
@@ -109,14 +115,20 @@ def gc_paused() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def take_snapshot_dict(admin: Admin, *, topics: Iterable[str] | None, batch: int) -> dict[str, Any]:
-    """The snapshot as plain dicts: ``dataclasses.asdict`` of a ClusterSnapshot."""
+def take_snapshot_dict(
+    admin: Admin, *, topics: Iterable[str] | None, batch: int, last_ids: bool = True
+) -> dict[str, Any]:
+    """The snapshot as plain dicts: ``dataclasses.asdict`` of a ClusterSnapshot.
+
+    ``last_ids=False`` reads no partition's last id for its own sake: a partition's
+    ``last_id`` is then None unless a group or the previous pass tells it for free.
+    """
     with gc_paused():
-        return _take_snapshot_dict(admin, topics=topics, batch=batch)
+        return _take_snapshot_dict(admin, topics=topics, batch=batch, last_ids=last_ids)
 
 
 def _take_snapshot_dict(
-    admin: Admin, *, topics: Iterable[str] | None, batch: int
+    admin: Admin, *, topics: Iterable[str] | None, batch: int, last_ids: bool
 ) -> dict[str, Any]:
     started = time.perf_counter()
     keys, client = admin.keys, admin.client
@@ -201,6 +213,7 @@ def _take_snapshot_dict(
             removed = None if added is None else added - length
             recs: list[list[Any]] = []
             p_s = str(p)
+            one: list[Any] | None = None  # the record of a group with lag 1
             for gname, pending, last, read, lag in parsed:
                 if lag == 0:
                     last_id = last
@@ -232,11 +245,13 @@ def _take_snapshot_dict(
                         rec[7] = len(cmds)
                         add(("XRANGE", key, "(" + last, "+", "COUNT", 1))
                     rec[9] = mark
+                    if lag == 1:
+                        one = rec
                 recs.append(rec)
                 if first_rec:
                     beat_at[t, gname] = len(cmds)
                     add(("HGETALL", keys.consumers(name, gname)))
-            last_at = -1
+            last_at = -1  # the reply whose first entry is the last: XREVRANGE, or lag 1's XRANGE
             if last_id is None and length > 0:
                 # the last id changes only with XADD (entries-added) - or a recreated stream
                 positions = tuple([g[2] for g in parsed])
@@ -244,12 +259,16 @@ def _take_snapshot_dict(
                 known_stream = added is not None and positions.count("0-0") < len(positions)
                 mark_l = (added, length, positions) if known_stream else None
                 hit_l = get_last(key) if mark_l is not None else None
-                if hit_l is not None and hit_l[0] == mark_l:
+                if one is not None and one[8] is not None:
+                    last_id = one[8]
+                elif one is not None:
+                    last_at = one[7]
+                elif hit_l is not None and hit_l[0] == mark_l:
                     last_id = hit_l[1]
-                else:
+                elif last_ids:
                     last_at = len(cmds)
                     add(("XREVRANGE", key, "+", "-", "COUNT", 1))
-                if mark_l is not None:
+                if mark_l is not None and (last_id is not None or last_at >= 0):
                     new_last[key] = (mark_l, last_id or "")
             t_parts.append((length, recs, last_id, last_at))
         parts.append(t_parts)

@@ -42,19 +42,25 @@ def topic_dict(
 
     ``t_parts`` holds per partition its length, its group records (see
     :func:`mqcore.snapshot.plan.take_snapshot_dict`), its last id when known and the
-    index of its ``XREVRANGE`` reply; first and last ids read here are written to
-    ``new_first`` / ``new_last`` for the next pass. Record ``n``'s lease owner and epoch are
-    ``lease_values[2n]`` and ``lease_values[2n + 1]``, its lease's ``PTTL`` ``ttls[n]`` (None
-    when not read: no owner). Reply errors mark the topic in ``errors``.
+    index of the reply whose first entry is the last (its ``XREVRANGE``, or the ``XRANGE``
+    of a group with lag 1; -1: none); a last id neither tells is None. First and last ids
+    read here are written to ``new_first`` / ``new_last`` for the next pass. Record ``n``'s
+    lease owner and epoch are ``lease_values[2n]`` and ``lease_values[2n + 1]``, its lease's
+    ``PTTL`` ``ttls[n]`` (None when not read: no owner). Reply errors mark the topic in
+    ``errors``.
     """
     lengths = [x[0] for x in t_parts]
-    part_ids: list[str] = []
-    for p, (_length, _recs, known, last_at) in enumerate(t_parts):
-        if known is None:
-            page = ok(r3[last_at], errors, t, None) if last_at >= 0 else None
-            known = entry_id(page[0]) if page else "0-0"
-            if last_at >= 0 and streams[p] in new_last:
+    part_ids: list[str | None] = []
+    for p, (length, _recs, known, last_at) in enumerate(t_parts):
+        if known is None and last_at >= 0:
+            page = ok(r3[last_at], errors, t, None)
+            known = entry_id(page[0]) if page else None  # emptied or trimmed meanwhile
+            if known is not None and streams[p] in new_last:
                 new_last[streams[p]] = (new_last[streams[p]][0], known)
+            elif streams[p] in new_last:
+                del new_last[streams[p]]
+        elif known is None and not length:
+            known = "0-0"
         part_ids.append(known)
     per_group: dict[str, list[dict[str, Any]]] = {}
     leases: list[dict[str, Any]] = []

@@ -39,6 +39,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from mqcore.admin.partitions import last_ids
 from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, InvalidIdError, UnknownTopicError
@@ -218,14 +219,8 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.config.keys.partition(self.topic, partition)
 
     def _last_ids(self) -> Offsets:
-        count = self._partitions()
-        pipe = self.client.pipeline(transaction=False)
-        for index in range(count):
-            pipe.xrevrange(self._key(index), "+", "-", count=1)
-        replies = pipe.execute()
-        return {
-            str(i): (decode_text(rows[0][0]) if rows else ZERO_ID) for i, rows in enumerate(replies)
-        }
+        found = last_ids(self.client, self.config.keys, self.topic, range(self._partitions()))
+        return {str(p): found[p] for p in found}
 
     # --- offsets ---------------------------------------------------------------
     def initialOffset(self) -> Offsets:

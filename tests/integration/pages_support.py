@@ -59,7 +59,7 @@ def collect(
 ) -> dict[str, Any]:
     """Take a real snapshot with mqcore and store it (plus ``points``) like a collector pass."""
     config = cluster_config(CLUSTER)
-    snap = enrich(dataclasses.asdict(Admin(config).snapshot()), statuses)
+    snap = enrich(dataclasses.asdict(Admin(config).snapshot(last_ids=False)), statuses)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     snap["taken_at_ms"] = now
     store_pass(snap, points=points, now_ms=now, incidents=incidents)

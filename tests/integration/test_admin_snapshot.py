@@ -194,3 +194,35 @@ def test_leases_are_read_per_topic_and_ttls_only_when_owned(
     assert (leases["h", 3]["owner"], leases["h", 3]["ttl_ms"]) == ("c2", None)
     assert (leases["h", 2]["owner"], leases["h", 2]["epoch"]) == (None, 5)
     assert [x["owner"] for x in topic["leases"]].count(None) == 6
+
+
+def test_last_ids_told_by_a_group_cost_no_read_and_can_be_left_out(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """A caught-up group tells its partition's last id, and so does the first undelivered
+    entry of a group with lag 1; the others take an XREVRANGE, or stay None when the caller
+    asked for no last ids (what the collector does)."""
+    keys = mq_config.keys
+    create_topic(r, keys, "t", 4, groups=("g",))
+    ids = [add_messages(r, keys, "t", p, 3) for p in range(3)]  # partition 3 stays empty
+    r.xreadgroup("g", "c1", {keys.partition("t", 0): ">"}, count=3)  # caught up
+    r.xreadgroup("g", "c1", {keys.partition("t", 1): ">"}, count=2)  # lag 1
+    admin = Admin(mq_config, r)
+
+    def reverse_reads() -> int:
+        return int(r.info("commandstats").get("cmdstat_xrevrange", {}).get("calls", 0))
+
+    r.config_resetstat()
+    lean = admin.snapshot_dict(last_ids=False)["topics"][0]
+    assert reverse_reads() == 0
+    assert lean["partition_last_ids"] == [ids[0][-1], ids[1][-1], None, "0-0"]
+    rows = {p["partition"]: p for p in lean["groups"][0]["partitions"]}
+    assert [rows[p]["last_id"] for p in range(4)] == [ids[0][-1], ids[1][-1], None, "0-0"]
+    assert rows[2]["lag"] == 3 and rows[2]["lag_ms"] is not None  # the lag is whole
+
+    r.config_resetstat()
+    full = Admin(mq_config, r).snapshot_dict()["topics"][0]
+    assert reverse_reads() == 1  # partition 2 only
+    assert full["partition_last_ids"] == [ids[0][-1], ids[1][-1], ids[2][-1], "0-0"]
+    snap = Admin(mq_config, r).snapshot(last_ids=False)
+    assert snap.topics[0].partition_last_ids == [ids[0][-1], ids[1][-1], None, "0-0"]

@@ -107,3 +107,21 @@ def test_api_is_read_only(api: Client) -> None:
     response = api.post(f"{API}/topics")
     assert response.status_code == 405
     assert response.json()["status"] == 405
+
+
+def test_topic_detail_reads_live_the_last_ids_the_collector_left_out(
+    api: Client, mq_config, r
+) -> None:
+    """The collector reads no last id that a group's position does not tell (billing lags
+    by 2 on partition 0): the topic API reads its partitions' last ids live."""
+    from dashboard.selectors.pages.snapshot import snapshot_get, snapshot_topic_get
+
+    stored = snapshot_topic_get(snapshot_get("default"), "orders")
+    assert stored is not None
+    assert stored["partition_last_ids"] == [None, "0-0"]
+    newest = Producer(mq_config).send("orders", "{}", partition=0).id  # after the pass
+    detail = api.get(f"{API}/topics/orders").json()
+    rows = {p["partition"]: p for p in detail["groups"][0]["partitions"]}
+    assert rows[0]["last_id"] == newest
+    assert rows[1]["last_id"] == "0-0"
+    assert rows[0]["lag"] == 2  # the rest is the snapshot's

@@ -25,9 +25,11 @@ from dashboard.selectors.pages.snapshot import (
 )
 from dashboard.selectors.pages.timeline import timeline_events
 from dashboard.status.drain import drain_estimate
-from mqcore.errors import InvalidArgumentError, UnknownGroupError, UnknownTopicError
+from mqcore.admin.partitions import last_ids
+from mqcore.errors import InvalidArgumentError, MQError, UnknownGroupError, UnknownTopicError
 
 __all__ = [
+    "fill_last_ids",
     "group_list",
     "lag_get",
     "partition_lag_series",
@@ -180,6 +182,28 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
         "taken_at_ms": to_int((snap or {}).get("taken_at_ms")) or None,
         "age_ms": snapshot_age_ms(snap),
     }
+
+
+def fill_last_ids(cluster: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (:func:`topic_get`) with the last id of each partition row that has none,
+    read live: the collector reads no partition's last id that a group's position does not
+    tell (one ``XREVRANGE + - COUNT 1`` per partition, only where someone looks). They
+    stay None when Redis cannot be read."""
+    missing = sorted(
+        {to_int(r.get("partition"), -1) for r in data.get("rows") or [] if r.get("last_id") is None}
+        - {-1}
+    )
+    if not missing:
+        return data
+    admin = clusters.admin(cluster)
+    try:
+        found = last_ids(admin.client, admin.keys, str(data["topic"]), missing)
+    except MQError:
+        return data
+    for row in data.get("rows") or []:
+        if row.get("last_id") is None:
+            row["last_id"] = found.get(to_int(row.get("partition"), -1))
+    return data
 
 
 def topic_charts_get(
