@@ -11,8 +11,9 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
 3. per group x partition: ``XPENDING - + 1`` only when something is pending;
    ``XRANGE (last-delivered + COUNT 1`` only when lag > 0 (lag in time) and the
    group moved or an entry was removed since the previous pass (appends leave the
-   first undelivered entry where it was), or ``COUNT 1000`` when Redis reports NULL
-   lag (bounded count, marked APPROXIMATE when the page is full); per group:
+   first undelivered entry where it was) and it is not the last entry that a group with
+   lag 0 has delivered (lag 1 beside a caught-up group), or ``COUNT 1000`` when Redis
+   reports NULL lag (bounded count, marked APPROXIMATE when the page is full); per group:
    ``HGETALL`` of the heartbeat hash; per partition whose last id no group tells (a
    group with lag 0 has delivered the last entry; the first undelivered entry of a group
    with lag 1 is the last) and no previous pass knows: ``XREVRANGE + - COUNT 1``, unless
@@ -204,19 +205,18 @@ def _take_snapshot_dict(
             except (KeyError, ValueError, TypeError, IndexError) as exc:
                 errors.setdefault(t, f"{type(exc).__name__}: {exc}")
                 parsed = []
-            last_id: str | None = None
+            last_id: str | None = None  # a group with lag 0 has delivered the last entry
             added = None
             for g in parsed:
-                if g[3] is not None and g[4] is not None:
+                if g[4] == 0:
+                    last_id = g[2]
+                if added is None and g[3] is not None and g[4] is not None:
                     added = g[3] + g[4]
-                    break
             removed = None if added is None else added - length
             recs: list[list[Any]] = []
             p_s = str(p)
             one: list[Any] | None = None  # the record of a group with lag 1
             for gname, pending, last, read, lag in parsed:
-                if lag == 0:
-                    last_id = last
                 prefixes = t_groups.get(gname)
                 first_rec = prefixes is None
                 if prefixes is None:
@@ -241,6 +241,8 @@ def _take_snapshot_dict(
                     hit = get_first((key, gname)) if last != "0-0" and mark else None
                     if hit is not None and hit[0] == mark:
                         rec[8] = hit[1]
+                    elif lag == 1 and last_id is not None:
+                        rec[8] = last_id  # the one entry after its position is the last
                     else:
                         rec[7] = len(cmds)
                         add(("XRANGE", key, "(" + last, "+", "COUNT", 1))

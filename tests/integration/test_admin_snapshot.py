@@ -227,3 +227,26 @@ def test_last_ids_told_by_a_group_cost_no_read_and_can_be_left_out(
     assert full["partition_last_ids"] == [ids[0][-1], ids[1][-1], ids[2][-1], "0-0"]
     snap = Admin(mq_config, r).snapshot(last_ids=False)
     assert snap.topics[0].partition_last_ids == [ids[0][-1], ids[1][-1], None, "0-0"]
+
+
+def test_a_group_one_behind_a_caught_up_group_costs_no_read(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """Beside a caught-up group (its position is the last entry), the first undelivered entry
+    of a group with lag 1 is that last entry: its time lag needs no XRANGE."""
+    keys = mq_config.keys
+    stream = keys.partition("t", 0)
+    create_topic(r, keys, "t", 1, groups=("g", "h"))
+    ids = add_messages(r, keys, "t", 0, 3)
+    r.xreadgroup("g", "c1", {stream: ">"}, count=3)
+    r.xreadgroup("h", "c2", {stream: ">"}, count=2)
+    r.config_resetstat()
+    topic = Admin(mq_config, r).snapshot_dict()["topics"][0]
+    stats = r.info("commandstats")
+    assert "cmdstat_xrange" not in stats
+    assert "cmdstat_xrevrange" not in stats
+    assert topic["partition_last_ids"] == [ids[-1]]
+    h = next(g for g in topic["groups"] if g["group"] == "h")["partitions"][0]
+    assert h["lag"] == 1
+    age = int(time.time() * 1000) - int(ids[-1].split("-")[0])
+    assert 0 <= h["lag_ms"] <= age + 5  # the age of ids[-1], not of ids[1]
