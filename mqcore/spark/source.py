@@ -121,12 +121,6 @@ def partition_count(client: RedisClient, config: MQConfig, topic: str) -> int:
     return max(count, 1)
 
 
-def last_id(client: RedisClient, key: str) -> str:
-    """The last entry id of a stream, ``0-0`` when it is empty or missing."""
-    rows = client.xrevrange(key, "+", "-", count=1)
-    return decode_text(rows[0][0]) if rows else ZERO_ID
-
-
 def parse_starting_position(value: str, partitions: int) -> Offsets | str:
     """``earliest`` / ``latest`` or validated JSON offsets; InvalidArgumentError otherwise."""
     text = (value or "earliest").strip()
