@@ -13,7 +13,7 @@ in N ms", start-up excluded), whose peak RSS is the collecting worker's memory.
 Rows measured on a first pass (``.once``, ``.cold``) are the median of ``FIRST_PASSES``
 such passes: one pass is one sample, and this machine's speed varies by half from one
 second to the next. Each ``.once`` process starts on an empty console store, as the
-first one does.
+first one does, and a raw pass is timed right after each: ``.once`` is their medians.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 from bench.common import BenchContext, Result, elapsed_ms, redis_time_ms
 
 GROUP = "default-group"
-FIRST_PASSES = 3  # fresh processes (P4.once) and cold passes (P4.cold) measured, median
+FIRST_PASSES = 5  # fresh processes (P4.once) and cold passes (P4.cold) measured, median
 
 
 def _django(mq_url: str, store_url: str) -> None:
@@ -149,12 +149,15 @@ def run_collect(
         populate_s = time.perf_counter() - started
         ctx.measuring()
         store_url = f"redis://{store_srv.host}:{store_srv.port}/0"
-        once_ms, rss_mib = [], 0.0
+        names = sorted(f"t{t:05d}" for t in range(topics_n))
+        once_ms, once_raw, rss_mib = [], [], 0.0
         for _ in range(FIRST_PASSES if once_budget is not None else 1):
             store_client.flushall()  # each first pass starts on an empty store
             ms, rss = fresh_process_pass(server.url, store_url)
             once_ms.append(ms)
             rss_mib = max(rss_mib, rss)
+            # raw beside each fresh process: the machine's speed drifts over a run
+            once_raw.append(elapsed_ms(lambda: _raw_pass(client, config, names, partitions)))
         _django(server.url, store_url)
         from django.conf import settings
 
@@ -164,7 +167,6 @@ def run_collect(
         from dashboard.store import POINT, ConsoleStore, series_bytes, tiers
 
         store = ConsoleStore(console_redis(), console_keys())
-        names = sorted(f"t{t:05d}" for t in range(topics_n))
         collect_cluster("bench", claim=False, store=store)  # warm-up: scripts, caches
         ours, raw, snap_only, redis_ms, store_ms = [], [], [], [], []
         for _ in range(repeats):
@@ -236,7 +238,7 @@ def run_collect(
                 id=f"{bench_id}.once",
                 what=f"collect --once: a fresh process's first pass, {parts} partitions",
                 ours=med(once_ms),
-                raw=med(raw),
+                raw=med(once_raw),
                 unit="ms",
                 budget=once_budget,
                 extra={"peak_rss_mib": round(rss_mib, 1)},

@@ -6,9 +6,10 @@ collection interval, fetch the admin snapshot and pipeline checkpoints, evaluate
 statuses (:mod:`dashboard.status`), diff leases and the rest into the incident
 timeline (:mod:`dashboard.collectors.incidents`), evaluate
 alerts (:mod:`dashboard.alerts`) and write everything in one transaction
-(:mod:`dashboard.store`). The series points go to the store as soon as the statuses
-are known: the store appends them while the pass diffs, evaluates and encodes the
-rest, and the pass reads their replies before its transaction. Any failure is
+(:mod:`dashboard.store`). The series points go to the store in parts as soon as
+each is known (the minute's partition sample with the snapshot, the topic and group
+points with the statuses): the store appends them while the pass evaluates, diffs and
+encodes the rest, and the pass reads their replies before its transaction. Any failure is
 recorded in collector health for that cluster only; the caller moves on to the next
 cluster.
 """
@@ -19,7 +20,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ from dashboard.collectors.sources import (
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
 from dashboard.store import ConsoleStore, default_store, tiers
-from dashboard.store.series_write import Lengths
+from dashboard.store.console import PassPoints
 from mqcore import clock
 from mqcore.config import redact_urls
 from mqcore.errors import MQError
@@ -202,55 +203,62 @@ def collect_cluster(
             events=_events(store, cluster, transition, now_ms),
             alerts_open=len(transition.open),
         )
-    snap["pipelines"] = pipelines or snap.get("pipelines") or []
-    snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
-    pipeline_groups_mark(
-        snap,
-        snap["pipelines"],
-        now_ms=int(snap["taken_at_ms"]),
-        max_age_ms=alert_thresholds().checkpoint_age_ms,
-    )
-    th = status_thresholds()
-    snap, windows = snapshot_enrich(
-        snap,
-        state,
-        cluster=cluster,
-        defaults=th,
-        per_topic=settings.STATUS_TOPIC_THRESHOLDS,
-        dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
-    )
-    retention_risk_mark(snap, retention_policy(cluster), java_retention(cluster))
-    new_state: dict[str, Any] = {**state, **windows}
-    new_state.update(_restart_check(state, snap, health, now_ms) or {})
-    triples = series_points(snap)
     minute = now_ms // PARTITION_SAMPLE_MS
-    if state.get("partition_sample") != minute:
-        triples += partition_points(snap)
-        new_state["partition_sample"] = minute
-        names = [str(t.get("topic")) for t in snap.get("topics") or []]
-        try:  # once a minute: does a Java service write Kryo data here? how is Redis?
-            health["java"] = JavaProbe(cluster).fetch(names)
-            health["redis"] = RedisHealthProbe(cluster).fetch()
-        except MQError as exc:
-            log.info("collector %s: Java or Redis health probe failed: %s", cluster, exc)
-        memory = _memory(cluster, store, snap, state, now_ms)
-        triples += memory.points
-        new_state.update(memory=memory.state, memory_cursor=memory.cursor)
-    memory_mark(snap, new_state.get("memory") or {})
-    points, new_state["buckets"], rollups = tier_points(
-        triples, state.get("buckets") or {}, now_ms, tiers()
+    sampled = state.get("partition_sample") != minute
+    # the tiers that get every pass's points; the coarse ones roll up the buckets that closed
+    every_pass, buckets, rollups = tier_points([], state.get("buckets") or {}, now_ms, tiers())
+    sender = (
+        store.points_sender(cluster, now_ms, tiers=list(every_pass), rollups=rollups)
+        if write
+        else None
     )
-    # the store appends the points while the rest of the pass runs (read by pass_write)
-    appended = store.points_send(cluster, points, now_ms, rollups=rollups) if write else None
     try:
+        if sender is not None and sampled:
+            # the minute's partition sample (most series of a big deployment) goes first:
+            # the store appends it while the pass evaluates statuses
+            sender.send(partition_points(snap))
+        snap["pipelines"] = pipelines or snap.get("pipelines") or []
+        snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
+        pipeline_groups_mark(
+            snap,
+            snap["pipelines"],
+            now_ms=int(snap["taken_at_ms"]),
+            max_age_ms=alert_thresholds().checkpoint_age_ms,
+        )
+        snap, windows = snapshot_enrich(
+            snap,
+            state,
+            cluster=cluster,
+            defaults=status_thresholds(),
+            per_topic=settings.STATUS_TOPIC_THRESHOLDS,
+            dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
+        )
+        retention_risk_mark(snap, retention_policy(cluster), java_retention(cluster))
+        new_state: dict[str, Any] = {**state, **windows, "buckets": buckets}
+        new_state.update(_restart_check(state, snap, health, now_ms) or {})
+        if sender is not None:
+            sender.send(series_points(snap))
+        if sampled:
+            new_state["partition_sample"] = minute
+            names = [str(t.get("topic")) for t in snap.get("topics") or []]
+            try:  # once a minute: does a Java service write Kryo data here? how is Redis?
+                health["java"] = JavaProbe(cluster).fetch(names)
+                health["redis"] = RedisHealthProbe(cluster).fetch()
+            except MQError as exc:
+                log.info("collector %s: Java or Redis health probe failed: %s", cluster, exc)
+            memory = _memory(cluster, store, snap, state, now_ms)
+            if sender is not None:
+                sender.send(memory.points)
+            new_state.update(memory=memory.state, memory_cursor=memory.cursor)
+        memory_mark(snap, new_state.get("memory") or {})
         return _finish(
-            cluster, store, snap, prev, state, new_state, health, points, rollups, appended,
+            cluster, store, snap, prev, state, new_state, health, sender, rollups,
             started=started, now_ms=now_ms, interval=interval, slot=slot, claim=claim,
         )  # fmt: skip
     finally:
-        if appended is not None:
+        if sender is not None:
             with contextlib.suppress(Exception):  # the pass failed before pass_write read it
-                appended()
+                sender.lengths()
 
 
 def _finish(
@@ -261,9 +269,8 @@ def _finish(
     state: Mapping[str, Any],
     new_state: dict[str, Any],
     health: dict[str, Any],
-    points: dict[str, list[tuple[str, str, float]]],
+    sender: PassPoints | None,
     rollups: dict[str, int],
-    appended: Callable[[], Lengths] | None,
     *,
     started: float,
     now_ms: int,
@@ -272,8 +279,7 @@ def _finish(
     claim: bool,
 ) -> PassResult:
     """The rest of a pass once its points are sent: lease and incident diffs, health,
-    alerts, the store write (nothing stored without ``appended``: another run's slot)."""
-    write = appended is not None
+    alerts, the store write (nothing stored without ``sender``: another run's slot)."""
     lease_changes, lease_state = lease_diff(prev["lease_state"], snap, now_ms)
     restart = health.get("redis_restart") or {}
     incidents, new_state["incidents"] = incident_diff(
@@ -313,7 +319,7 @@ def _finish(
     )
     new_state["alert_pending"] = transition.pending
     snap["elapsed_ms"] = round(elapsed, 1)
-    if not write:
+    if sender is None:
         return PassResult(
             cluster,
             stored=False,
@@ -328,13 +334,13 @@ def _finish(
         state=new_state,
         lease_state=lease_state,
         incidents=incidents,
-        points=points,
+        points=sender.points,
         health=health,
         alerts_open=transition.open,
         alerts_resolved=transition.resolved,
         slot=slot if claim else None,
         rollups=rollups,
-        appended=appended,
+        appended=sender.lengths,
     )
     return PassResult(
         cluster,

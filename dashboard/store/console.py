@@ -26,7 +26,7 @@ from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
 from mqcore.keys import ConsoleKeys
 
-__all__ = ["ConsoleStore"]
+__all__ = ["ConsoleStore", "PassPoints"]
 
 
 class ConsoleStore:
@@ -202,14 +202,16 @@ class ConsoleStore:
         become one point of the tier (see :func:`dashboard.store.rollup_value`).
         A worker killed in between leaves at most this pass's points without its
         snapshot; the claim is marked done only with the snapshot. ``appended``: these
-        ``points`` already sent by :meth:`points_send`.
+        ``points`` already sent: the ``lengths`` of a :class:`PassPoints` that sent them.
         A lost connection while writing the points raises
         :class:`mqcore.errors.ConnectionLostError`.
         """
         keys = self.keys
         history_max = int(settings.ALERT_HISTORY_MAX)
         if appended is None:
-            appended = self.points_send(cluster, points, now_ms, rollups=rollups)
+            sender = self.points_sender(cluster, now_ms, tiers=(), rollups=rollups)
+            sender.send_tiers(points)
+            appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
             snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
             state_raw = values.dumps(state)
@@ -243,29 +245,17 @@ class ConsoleStore:
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
 
-    def points_send(
+    def points_sender(
         self,
         cluster: str,
-        points: Mapping[str, Sequence[tuple[str, str, float]]],
         now_ms: int,
         *,
+        tiers: Sequence[str] = ("raw",),
         rollups: Mapping[str, int] | None = None,
-    ) -> Callable[[], Lengths]:
-        """Send a pass's series points (see :meth:`pass_write`) and return at once: the
-        store appends them while the caller works. The returned function waits for the
-        appends and gives the series near their cap; pass it to :meth:`pass_write` as
-        ``appended``, or call it (in a ``finally``) when the pass stops before: until then
-        a store connection is held with its replies unread. Later calls give the same."""
-        index = bool(rollups) or not self.series.indexed(cluster)
-        waiting = [self.series.append_sent(cluster, points, now_ms, index=index)]
-        done: list[Lengths] = []
-
-        def lengths() -> Lengths:
-            if waiting:
-                done.append(waiting.pop()())
-            return done[0] if done else {}
-
-        return lengths
+    ) -> PassPoints:
+        """A pass's series points for ``tiers``, sent in parts as the pass computes them
+        (see :class:`PassPoints`); pass its ``points`` and ``lengths`` to :meth:`pass_write`."""
+        return PassPoints(self, cluster, now_ms, tiers, rollups)
 
     def health_write(self, cluster: str, health: Mapping[str, Any]) -> None:
         self.r.hset(self.keys.collector_health(), cluster, values.dumps(health))
@@ -325,3 +315,53 @@ def _lease_row(e: Mapping[str, Any]) -> dict[str, Any]:
         "partition": e.get("partition"),
         **extra,
     }
+
+
+class PassPoints:
+    """One pass's series points, sent to the store part by part as the pass computes them:
+    the store appends each part while the pass goes on (a big deployment's first pass
+    creates tens of thousands of series keys). ``points`` gathers every part (tier name ->
+    (metric, entity, value) triples); :meth:`lengths` waits for every part's replies and
+    gives the series near their cap. Call it in a ``finally``: until then store
+    connections are held with their replies unread. Later calls give the same."""
+
+    def __init__(
+        self,
+        store: ConsoleStore,
+        cluster: str,
+        now_ms: int,
+        tiers: Sequence[str],
+        rollups: Mapping[str, int] | None,
+    ) -> None:
+        self._store, self._cluster, self._now_ms = store, cluster, now_ms
+        self._tiers, self._rollups = tuple(tiers), rollups
+        self.points: dict[str, list[tuple[str, str, float]]] = {}
+        self._waiting: list[Callable[[], Lengths]] = []
+        self._lengths: Lengths = {}
+
+    def send(self, triples: Sequence[tuple[str, str, float]]) -> None:
+        """Send ``triples`` to each of this pass's tiers now."""
+        self.send_tiers(dict.fromkeys(self._tiers, triples))
+
+    def send_tiers(self, part: Mapping[str, Sequence[tuple[str, str, float]]]) -> None:
+        """Send ``part`` (tier name -> triples) now; the store appends it meanwhile."""
+        for tier, triples in part.items():
+            self.points.setdefault(tier, []).extend(triples)
+        if any(part.values()):
+            series = self._store.series
+            # the series index: refreshed with the roll-ups, and on a process's first pass
+            index = bool(self._rollups) or not series.indexed(self._cluster)
+            self._waiting.append(series.append_sent(self._cluster, part, self._now_ms, index=index))
+
+    def lengths(self) -> Lengths:
+        """Wait for every part sent (all of them, even after one failed; the first error
+        raises) and give the series near their cap."""
+        failed: Exception | None = None
+        while self._waiting:
+            try:
+                self._lengths.update(self._waiting.pop(0)())
+            except Exception as exc:  # read the other parts' replies all the same
+                failed = failed or exc
+        if failed is not None:
+            raise failed
+        return self._lengths

@@ -200,6 +200,44 @@ def test_points_are_appended_while_the_pass_runs_on(
     assert collect_cluster("default", claim=False).stored
 
 
+def test_partition_sample_is_appended_while_statuses_are_evaluated(
+    mq_config: MQConfig, console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The minute's partition sample goes to the store before the statuses are evaluated;
+    a pass that fails after sending it leaves the store connection clean (replies read)."""
+    import dashboard.collectors.passes as passes
+
+    Topics(mq_config).create("orders", 2, groups=["billing"])
+    Producer(mq_config).send("orders", "m", key="k")
+    key = console_keys().series("default", "raw", "partition_lag", "orders/billing/0")
+    seen: list[bool] = []
+    enrich = passes.snapshot_enrich
+
+    def snapshot_enrich(*args, **kwargs):  # type: ignore[no-untyped-def]
+        deadline = time.monotonic() + 5
+        while not console_r.exists(key) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        seen.append(bool(console_r.exists(key)))
+        return enrich(*args, **kwargs)
+
+    monkeypatch.setattr(passes, "snapshot_enrich", snapshot_enrich)
+    assert collect_cluster("default", claim=False).stored
+    assert seen == [True]
+    assert store.series_get("default", "partition_lag", "orders/billing/0", since_ms=0)
+    assert store.series_get("default", "lag", "orders/billing", since_ms=0)
+
+    def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+    console_r.flushdb()  # a fresh store: the next pass samples the partitions again
+    monkeypatch.setattr(passes, "snapshot_enrich", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        collect_cluster("default", claim=False)
+    assert console_r.exists(key)  # sent before the failure, its replies read
+    monkeypatch.setattr(passes, "snapshot_enrich", enrich)
+    assert collect_cluster("default", claim=False).stored
+
+
 def test_redis_restart_without_persistence_is_reported(
     mq_config: MQConfig, r: redis.Redis, console_r: redis.Redis
 ) -> None:
