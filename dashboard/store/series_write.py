@@ -179,9 +179,8 @@ class SeriesWriter:
                 add_value(value)
                 if index:
                     members.append(index_member(metric, entity))
-        # a pass's points alone go out from a thread; with the index (a process's first
-        # pass: three times the bytes) that thread would wait on the GIL longer than on Redis
-        written = self._write_sent(groups, members, cluster, now_ms, background=not members)
+        # from a thread: the store works through every round trip while the pass goes on
+        written = self._write_sent(groups, members, cluster, now_ms, background=True)
 
         def lengths() -> Lengths:
             done = written()
@@ -237,7 +236,7 @@ class SeriesWriter:
         background: bool = False,
     ) -> Callable[[], Lengths]:
         """APPEND each group's points to its keys and index ``members`` (first round trip
-        written now, from a thread with ``background``: see
+        written now; every round trip from a thread with ``background``: see
         :func:`~dashboard.store.batches.send_batched`); the returned function gives the
         series near their cap."""
         sha = self._append_sha

@@ -155,3 +155,19 @@ def test_a_background_send_to_a_lost_store_raises_when_read(console_r: redis.Red
     with pytest.raises((ConnectionLostError, redis.ConnectionError)):  # as a send now would
         replies()
     assert console_r.get("bg") == b"1"
+
+
+def test_a_background_send_runs_every_round_trip_before_it_is_read(
+    console_r: redis.Redis,
+) -> None:
+    """The store works through all the round trips while the caller goes on: the last
+    command lands without the caller reading a reply."""
+    cmds = [("SET", f"bg:{i}", i) for i in range(3 * BULK_PER_EXECUTE)]
+    replies = send_batched(console_redis(), cmds, per_execute=BULK_PER_EXECUTE, background=True)
+    try:
+        deadline = time.monotonic() + 5
+        while not console_r.exists(f"bg:{len(cmds) - 1}") and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert console_r.exists(f"bg:{len(cmds) - 1}")
+    finally:
+        assert replies() == [b"OK"] * len(cmds)
