@@ -276,6 +276,15 @@ class Rounds:
     def raw(self) -> float:
         return statistics.median(self.raw_runs)
 
+    @property
+    def ours_pooled(self) -> float:
+        """Ours over all rounds of one size: a rate's total count / total time."""
+        return statistics.harmonic_mean(self.ours_runs)
+
+    @property
+    def raw_pooled(self) -> float:
+        return statistics.harmonic_mean(self.raw_runs)
+
 
 def interleaved(raw: Callable[[int], float], ours: Callable[[int], float], rounds: int) -> Rounds:
     """Run ``rounds`` rounds that alternate raw and ours (each gets the round index): a noisy
