@@ -164,77 +164,57 @@ def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: red
     assert collect_cluster("default", claim=False).stored
 
 
+@pytest.mark.parametrize(
+    ("waits_in", "metric", "entity", "fails_in"),
+    [
+        # the topic and group points go with the statuses: in the store while leases are diffed
+        ("lease_diff", "length", "orders", "incident_diff"),
+        # the minute's partition sample goes with the snapshot: before statuses are evaluated
+        ("snapshot_enrich", "partition_lag", "orders/billing/0", "snapshot_enrich"),
+    ],
+)
 def test_points_are_appended_while_the_pass_runs_on(
-    mq_config: MQConfig, console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+    mq_config: MQConfig,
+    console_r: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    waits_in: str,
+    metric: str,
+    entity: str,
+    fails_in: str,
 ) -> None:
-    """The store appends a pass's points while the pass diffs leases and incidents; a pass
-    that fails after sending them leaves the store connection clean (replies read)."""
-    import dashboard.collectors.passes as passes
-
-    Topics(mq_config).create("orders", 1, groups=["billing"])
-    Producer(mq_config).send("orders", "m", key="k")
-    key = console_keys().series("default", "raw", "length", "orders")
-    seen: list[bool] = []
-    diff = passes.lease_diff
-
-    def lease_diff(*args, **kwargs):  # type: ignore[no-untyped-def]
-        deadline = time.monotonic() + 5
-        while not console_r.exists(key) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        seen.append(bool(console_r.exists(key)))
-        return diff(*args, **kwargs)
-
-    monkeypatch.setattr(passes, "lease_diff", lease_diff)
-    assert collect_cluster("default", claim=False).stored
-    assert seen == [True]
-
-    def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
-        raise RuntimeError("boom")
-
-    incidents = passes.incident_diff
-    monkeypatch.setattr(passes, "incident_diff", broken)
-    with pytest.raises(RuntimeError, match="boom"):
-        collect_cluster("default", claim=False)
-    monkeypatch.setattr(passes, "incident_diff", incidents)
-    assert store.series_get("default", "length", "orders", since_ms=0)
-    assert collect_cluster("default", claim=False).stored
-
-
-def test_partition_sample_is_appended_while_statuses_are_evaluated(
-    mq_config: MQConfig, console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The minute's partition sample goes to the store before the statuses are evaluated;
-    a pass that fails after sending it leaves the store connection clean (replies read)."""
+    """The store appends a pass's points while the pass goes on; a pass that fails after
+    sending them leaves the store connection clean (replies read)."""
     import dashboard.collectors.passes as passes
 
     Topics(mq_config).create("orders", 2, groups=["billing"])
     Producer(mq_config).send("orders", "m", key="k")
-    key = console_keys().series("default", "raw", "partition_lag", "orders/billing/0")
+    key = console_keys().series("default", "raw", metric, entity)
     seen: list[bool] = []
-    enrich = passes.snapshot_enrich
+    step = getattr(passes, waits_in)
 
-    def snapshot_enrich(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def waiting(*args, **kwargs):  # type: ignore[no-untyped-def]
         deadline = time.monotonic() + 5
         while not console_r.exists(key) and time.monotonic() < deadline:
             time.sleep(0.005)
         seen.append(bool(console_r.exists(key)))
-        return enrich(*args, **kwargs)
+        return step(*args, **kwargs)
 
-    monkeypatch.setattr(passes, "snapshot_enrich", snapshot_enrich)
+    monkeypatch.setattr(passes, waits_in, waiting)
     assert collect_cluster("default", claim=False).stored
     assert seen == [True]
-    assert store.series_get("default", "partition_lag", "orders/billing/0", since_ms=0)
-    assert store.series_get("default", "lag", "orders/billing", since_ms=0)
+    assert store.series_get("default", metric, entity, since_ms=0)
+    monkeypatch.setattr(passes, waits_in, step)
 
     def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom")
 
     console_r.flushdb()  # a fresh store: the next pass samples the partitions again
-    monkeypatch.setattr(passes, "snapshot_enrich", broken)
+    original = getattr(passes, fails_in)
+    monkeypatch.setattr(passes, fails_in, broken)
     with pytest.raises(RuntimeError, match="boom"):
         collect_cluster("default", claim=False)
     assert console_r.exists(key)  # sent before the failure, its replies read
-    monkeypatch.setattr(passes, "snapshot_enrich", enrich)
+    monkeypatch.setattr(passes, fails_in, original)
     assert collect_cluster("default", claim=False).stored
 
 
