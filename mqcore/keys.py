@@ -191,6 +191,11 @@ class ConsoleKeys:
     def series(self, cluster: str, tier: str, metric: str, entity: str) -> str:
         return f"{self.prefix}:ts:{cluster}:{tier}:{metric}:{entity}"
 
+    def series_entry(self, cluster: str, tier: str, key: str) -> tuple[str, str]:
+        """(metric, entity) of a key :meth:`series` made (a metric name holds no colon)."""
+        metric, _, entity = key[len(self.series(cluster, tier, "", "")) - 1 :].partition(":")
+        return metric, entity
+
     def series_index(self, cluster: str) -> str:
         return f"{self.prefix}:ts-index:{cluster}"
 

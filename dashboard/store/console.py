@@ -20,6 +20,7 @@ from dashboard.store import values
 from dashboard.store.batches import Command, run_transaction
 from dashboard.store.incidents import IncidentPage, incidents_commands, incidents_read
 from dashboard.store.pieces import read_pieces
+from dashboard.store.points import tiers
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
@@ -349,8 +350,11 @@ class PassPoints:
             self.points.setdefault(tier, []).extend(triples)
         if any(part.values()):
             series = self._store.series
-            # the series index: refreshed with the roll-ups, and on a process's first pass
-            index = bool(self._rollups) or not series.indexed(self._cluster)
+            # the series index: refreshed with the coarsest roll-up (a score a few minutes old
+            # is plenty for a horizon of the longest retention) and on a process's first pass;
+            # other passes index the series created since the pass before
+            coarsest = tiers()[-1].name
+            index = coarsest in (self._rollups or {}) or not series.indexed(self._cluster)
             self._waiting.append(series.append_sent(self._cluster, part, self._now_ms, index=index))
 
     def lengths(self) -> Lengths:

@@ -6,8 +6,11 @@ series of one tier and point format (their points packed back to back in one
 argument) and answers the new lengths of the series that reached their cap: the
 series that outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
 The series index (a sorted set of ``metric<US>entity`` scored by the last write)
-is refreshed in ZADDs of at most as many members; it lets series of vanished
-entities be deleted (:func:`dashboard.store.retention.forget_vanished`).
+lets series of vanished entities be deleted
+(:func:`dashboard.store.retention.forget_vanished`). A pass that does not refresh it
+asks the script for the keys it created as well, and the next pass indexes their
+series; a refresh (every member, in ZADDs of at most as many members) comes with the
+coarsest roll-up and a process's first pass.
 A roll-up reads the raw tails it needs through ``dashboard/scripts/tail_points.lua``,
 as many series per call.
 """
@@ -56,10 +59,10 @@ _KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier, me
 # series key -> (bytes after this pass, tier, point format), for the series near their cap
 Lengths = dict[str, tuple[int, Tier, struct.Struct]]
 
-# per store client and key prefix: series key strings per (cluster, tier), clusters indexed
-_CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, tuple[dict[Any, Any], set[str]]]] = (
-    weakref.WeakKeyDictionary()
-)
+# per store client and key prefix: series key strings per (cluster, tier), clusters indexed,
+# series created since the last pass per cluster
+_Caches = tuple[dict[Any, Any], set[str], dict[str, set[str]]]
+_CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, _Caches]] = weakref.WeakKeyDictionary()
 # store clients on which this process made sure of the scripts (a fresh store does not have
 # them: the first pass's calls would all come back NOSCRIPT and go out again)
 _SCRIPTS_LOADED: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -100,10 +103,12 @@ class SeriesWriter:
         per_client = _CLIENT_CACHES.get(client)
         if per_client is None:
             per_client = _CLIENT_CACHES[client] = {}
-        caches = per_client.setdefault(keys.prefix, ({}, set()))
+        caches = per_client.setdefault(keys.prefix, ({}, set(), {}))
         # (cluster, tier) -> metric -> entity -> series key
         self._series_keys: dict[tuple[str, str], dict[str, dict[str, str]]] = caches[0]
         self._indexed: set[str] = caches[1]  # clusters whose series index was refreshed
+        # cluster -> index members of the series created since, for the next pass to index
+        self._created: dict[str, set[str]] = caches[2]
 
     def indexed(self, cluster: str) -> bool:
         """Whether this process already refreshed the series index of ``cluster``."""
@@ -133,8 +138,9 @@ class SeriesWriter:
     ) -> Lengths:
         """Append this pass's points (tier name -> (metric, entity, value) triples).
 
-        ``index``: also refresh the series index (last write per metric/entity);
-        once a minute is plenty for a 90-day horizon. NaN and None values are skipped.
+        ``index``: also refresh the series index (last write per metric/entity) of every
+        series written; without, only the series created since the last pass are indexed.
+        NaN and None values are skipped.
         """
         return self.append_sent(cluster, points, now_ms, index=index)()
 
@@ -179,8 +185,15 @@ class SeriesWriter:
                 add_value(value)
                 if index:
                     members.append(index_member(metric, entity))
+        created = self._created.setdefault(cluster, set())
+        # created since the pass before: indexed now (if this write fails, by the next refresh
+        # as long as they are written)
+        members += created
+        created.clear()
         # from a thread: the store works through every round trip while the pass goes on
-        written = self._write_sent(groups, members, cluster, now_ms, background=True)
+        written = self._write_sent(
+            groups, members, cluster, now_ms, background=True, created=None if index else created
+        )
 
         def lengths() -> Lengths:
             done = written()
@@ -234,21 +247,24 @@ class SeriesWriter:
         now_ms: int,
         *,
         background: bool = False,
+        created: set[str] | None = None,
     ) -> Callable[[], Lengths]:
         """APPEND each group's points to its keys and index ``members`` (first round trip
         written now; every round trip from a thread with ``background``: see
         :func:`~dashboard.store.batches.send_batched`); the returned function gives the
-        series near their cap."""
+        series near their cap and adds the index members of the keys the writes created
+        to ``created``, when given."""
         sha = self._append_sha
         cmds: list[Command] = []
         calls: list[tuple[_Group, int]] = []  # per script call: its group, its first key
         for group in groups:
             size, floor = group.point.size, tier_limits(group.tier, group.point)[1]
+            report = 0 if created is None else 1
             for start in range(0, len(group.keys), MEMBERS_PER_COMMAND):
                 keys = group.keys[start : start + MEMBERS_PER_COMMAND]
                 values = group.values[start : start + MEMBERS_PER_COMMAND]
                 blob = pack_points(group.point, group.stamp, values)
-                cmds.append(("EVALSHA", sha, len(keys), *keys, blob, size, floor))
+                cmds.append(("EVALSHA", sha, len(keys), *keys, blob, size, floor, report))
                 calls.append((group, start))
         index_key = self.keys.series_index(cluster)
         for part in chunks(list(dict.fromkeys(members))):
@@ -265,7 +281,11 @@ class SeriesWriter:
             for (group, start), reply in zip(calls, replies, strict=False):
                 keys, tier, point = group.keys, group.tier, group.point
                 for j in range(0, len(reply), 2):
-                    near[keys[start + reply[j] - 1]] = (reply[j + 1], tier, point)
+                    key, length = keys[start + reply[j] - 1], reply[j + 1]
+                    if length == point.size and created is not None:  # a new series
+                        created.add(index_member(*self.keys.series_entry(cluster, tier.name, key)))
+                    else:
+                        near[key] = (length, tier, point)
             return near
 
         return lengths

@@ -34,9 +34,20 @@ def cs(console_r: redis.Redis) -> ConsoleStore:
     return ConsoleStore(console_redis(), console_keys())
 
 
-def _pass(cs: ConsoleStore, now_ms: int, triples: list[tuple[str, str, float]]) -> None:
+def _pass(
+    cs: ConsoleStore,
+    now_ms: int,
+    triples: list[tuple[str, str, float]],
+    cluster: str = "big",
+    *,
+    refresh: bool = True,
+) -> None:
+    # the coarsest roll-up (10m) refreshes the whole index; the 1m one alone does not
+    rollups = {"1m": now_ms // 60_000 - 1}
+    if refresh:
+        rollups["10m"] = now_ms // 600_000 - 1
     cs.pass_write(
-        "big",
+        cluster,
         now_ms=now_ms,
         snapshot={"taken_at_ms": now_ms, "topics": []},
         state={},
@@ -47,7 +58,7 @@ def _pass(cs: ConsoleStore, now_ms: int, triples: list[tuple[str, str, float]]) 
         alerts_open={},
         alerts_resolved=[],
         slot=None,
-        rollups={"1m": now_ms // 60_000 - 1},  # a roll-up pass also refreshes the index
+        rollups=rollups,
     )
 
 
@@ -171,3 +182,43 @@ def test_a_background_send_runs_every_round_trip_before_it_is_read(
         assert console_r.exists(f"bg:{len(cmds) - 1}")
     finally:
         assert replies() == [b"OK"] * len(cmds)
+
+
+def test_a_series_is_indexed_by_the_pass_after_the_one_that_created_it(
+    cs: ConsoleStore, console_r: redis.Redis
+) -> None:
+    """Only the coarsest roll-up and a process's first pass refresh the whole index; other
+    passes index the series the pass before created (its script calls report them)."""
+    index = console_keys().series_index("grow")
+    now = int(time.time()) * 1000
+    _pass(cs, now, [("lag", "a", 1.0)], "grow")
+    assert console_r.zrange(index, 0, -1, withscores=True) == [(b"lag\x1fa", now)]
+    zadds = _calls(console_r, "zadd")
+    _pass(cs, now + 10_000, [("lag", "a", 2.0), ("lag", "b:x/0", 1.0)], "grow", refresh=False)
+    assert _calls(console_r, "zadd") == zadds  # nothing to index yet: "b:x/0" is new
+    _pass(cs, now + 20_000, [("lag", "a", 3.0), ("lag", "b:x/0", 2.0)], "grow", refresh=False)
+    assert console_r.zrange(index, 0, -1, withscores=True) == [
+        (b"lag\x1fa", now),  # not refreshed by these passes
+        (b"lag\x1fb:x/0", now + 20_000),
+    ]
+    _pass(cs, now + 30_000, [("lag", "a", 4.0), ("lag", "b:x/0", 3.0)], "grow")
+    assert console_r.zrange(index, 0, -1, withscores=True) == [
+        (b"lag\x1fa", now + 30_000),
+        (b"lag\x1fb:x/0", now + 30_000),
+    ]
+
+
+def test_series_of_vanished_entities_are_deleted_past_the_longest_retention(
+    cs: ConsoleStore, console_r: redis.Redis
+) -> None:
+    keys = console_keys()
+    now = int(time.time()) * 1000
+    _pass(cs, now, [("lag", "old", 1.0), ("lag", "kept", 1.0)], "gc")
+    _pass(cs, now + 10_000, [("lag", "kept", 2.0), ("lag", "late", 1.0)], "gc", refresh=False)
+    later = now + max(t.retention_s for t in store.tiers()) * 1000 + 60_000
+    _pass(cs, later, [("lag", "kept", 3.0)], "gc")
+    assert not console_r.exists(keys.series("gc", "raw", "lag", "old"))
+    assert console_r.exists(keys.series("gc", "raw", "lag", "kept"))
+    # "late" was created after the last refresh: indexed by the pass after its own
+    assert console_r.exists(keys.series("gc", "raw", "lag", "late"))
+    assert console_r.zrange(keys.series_index("gc"), 0, -1) == [b"lag\x1fkept", b"lag\x1flate"]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from mqcore.keys import KeySpace, validate_name
+from mqcore.keys import ConsoleKeys, KeySpace, validate_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,6 +21,17 @@ def test_java_layout_without_hash_tags() -> None:
     assert ks.commit_frontier("orders", 0) == "streaming:mq:commit:orders:p:0"
     assert ks.acks("orders", 0, "1-0") == "streaming:mq:acks:orders:p:0:1-0"
     assert ks.payload("orders", 0, "x") == "streaming:mq:payload:orders:p:0:x"
+
+
+def test_a_series_key_gives_back_its_metric_and_entity() -> None:
+    keys = ConsoleKeys("ops:x")
+    for cluster, metric, entity in [
+        ("default", "lag", "orders"),
+        ("eu:west", "partition_lag", "a:b/g:1/0"),  # colons in the cluster and the entity
+        ("c", "produced_total", ""),
+    ]:
+        key = keys.series(cluster, "1m", metric, entity)
+        assert keys.series_entry(cluster, "1m", key) == (metric, entity)
 
 
 def test_hash_tags_put_every_topic_key_in_one_slot() -> None:
