@@ -208,7 +208,7 @@ def collect_cluster(
     # the tiers that get every pass's points; the coarse ones roll up the buckets that closed
     every_pass, buckets, rollups = tier_points([], state.get("buckets") or {}, now_ms, tiers())
     sender = (
-        store.points_sender(cluster, now_ms, tiers=list(every_pass), rollups=rollups)
+        store.points_sender(cluster, now_ms, every_pass=list(every_pass), rollups=rollups)
         if write
         else None
     )

@@ -210,7 +210,7 @@ class ConsoleStore:
         keys = self.keys
         history_max = int(settings.ALERT_HISTORY_MAX)
         if appended is None:
-            sender = self.points_sender(cluster, now_ms, tiers=(), rollups=rollups)
+            sender = self.points_sender(cluster, now_ms, every_pass=(), rollups=rollups)
             sender.send_tiers(points)
             appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
@@ -251,12 +251,13 @@ class ConsoleStore:
         cluster: str,
         now_ms: int,
         *,
-        tiers: Sequence[str] = ("raw",),
+        every_pass: Sequence[str] = ("raw",),
         rollups: Mapping[str, int] | None = None,
     ) -> PassPoints:
-        """A pass's series points for ``tiers``, sent in parts as the pass computes them
-        (see :class:`PassPoints`); pass its ``points`` and ``lengths`` to :meth:`pass_write`."""
-        return PassPoints(self, cluster, now_ms, tiers, rollups)
+        """A pass's series points for the tiers named in ``every_pass``, sent in parts as the
+        pass computes them (see :class:`PassPoints`); pass its ``points`` and ``lengths`` to
+        :meth:`pass_write`."""
+        return PassPoints(self, cluster, now_ms, every_pass, rollups)
 
     def health_write(self, cluster: str, health: Mapping[str, Any]) -> None:
         self.r.hset(self.keys.collector_health(), cluster, values.dumps(health))
@@ -331,11 +332,11 @@ class PassPoints:
         store: ConsoleStore,
         cluster: str,
         now_ms: int,
-        tiers: Sequence[str],
+        every_pass: Sequence[str],
         rollups: Mapping[str, int] | None,
     ) -> None:
         self._store, self._cluster, self._now_ms = store, cluster, now_ms
-        self._tiers, self._rollups = tuple(tiers), rollups
+        self._tiers, self._rollups = tuple(every_pass), rollups
         self.points: dict[str, list[tuple[str, str, float]]] = {}
         self._waiting: list[Callable[[], Lengths]] = []
         self._lengths: Lengths = {}
@@ -350,7 +351,7 @@ class PassPoints:
             self.points.setdefault(tier, []).extend(triples)
         if any(part.values()):
             series = self._store.series
-            # the series index: refreshed with the coarsest roll-up (a score a few minutes old
+            # the series index: refreshed with the coarsest roll-up (a score ten minutes old
             # is plenty for a horizon of the longest retention) and on a process's first pass;
             # other passes index the series created since the pass before
             coarsest = tiers()[-1].name

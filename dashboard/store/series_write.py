@@ -257,9 +257,9 @@ class SeriesWriter:
         sha = self._append_sha
         cmds: list[Command] = []
         calls: list[tuple[_Group, int]] = []  # per script call: its group, its first key
+        report = 0 if created is None else 1  # the script reports the keys it creates
         for group in groups:
             size, floor = group.point.size, tier_limits(group.tier, group.point)[1]
-            report = 0 if created is None else 1
             for start in range(0, len(group.keys), MEMBERS_PER_COMMAND):
                 keys = group.keys[start : start + MEMBERS_PER_COMMAND]
                 values = group.values[start : start + MEMBERS_PER_COMMAND]
