@@ -336,7 +336,11 @@ class PassPoints:
         rollups: Mapping[str, int] | None,
     ) -> None:
         self._store, self._cluster, self._now_ms = store, cluster, now_ms
-        self._tiers, self._rollups = tuple(every_pass), rollups
+        self._tiers = tuple(every_pass)
+        # the series index: refreshed with the coarsest roll-up (a score ten minutes old is
+        # plenty for a horizon of the longest retention) and on a process's first pass; other
+        # passes index the series created since the pass before
+        self._refresh = tiers()[-1].name in (rollups or {})
         self.points: dict[str, list[tuple[str, str, float]]] = {}
         self._waiting: list[Callable[[], Lengths]] = []
         self._lengths: Lengths = {}
@@ -351,11 +355,7 @@ class PassPoints:
             self.points.setdefault(tier, []).extend(triples)
         if any(part.values()):
             series = self._store.series
-            # the series index: refreshed with the coarsest roll-up (a score ten minutes old
-            # is plenty for a horizon of the longest retention) and on a process's first pass;
-            # other passes index the series created since the pass before
-            coarsest = tiers()[-1].name
-            index = coarsest in (self._rollups or {}) or not series.indexed(self._cluster)
+            index = self._refresh or not series.indexed(self._cluster)
             self._waiting.append(series.append_sent(self._cluster, part, self._now_ms, index=index))
 
     def lengths(self) -> Lengths:
