@@ -1,0 +1,25 @@
+-- Out-of-line payload keys an entry owns (needs headers). mqcore.payloads.check_payload_ref is
+-- the same rule in Python: a reference (header x-payload-hash-ref) is followed only when it
+-- names a payload key under `prefix` (KeySpace.payload_prefix of the entry's own partition);
+-- with `any_partition` (a dead-letter stream: `prefix` ends in ':p:') under any partition of
+-- the topic.
+local function entry_payload_ref(fields, prefix, any_partition)
+  if prefix == nil or prefix == '' then return nil end
+  for j = 1, #fields, 2 do
+    if fields[j] == 'headers' then
+      local ref = read_headers(fields[j + 1])['x-payload-hash-ref']
+      if type(ref) ~= 'string' or string.sub(ref, 1, #prefix) ~= prefix then return nil end
+      local rest = string.sub(ref, #prefix + 1)
+      if any_partition then rest = string.match(rest, '^%d+:(.*)$') or '' end
+      if #rest == 0 or #rest > 100 or not string.match(rest, '^[%w_-]+$') then return nil end
+      return ref
+    end
+  end
+  return nil
+end
+-- delete a payload key and its member of the topic's payload index; returns keys deleted
+local function unlink_payload(ref, index_key)
+  if not ref then return 0 end
+  redis.call('SREM', index_key, ref)
+  return redis.call('UNLINK', ref)
+end
