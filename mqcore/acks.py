@@ -31,7 +31,6 @@ from mqcore.keys import KeySpace
 from mqcore.scripts import call_script, lua_source
 
 __all__ = [
-    "ACKSET_TTL_S",
     "ACK_POLICIES",
     "ack",
     "ack_in_pipeline",
@@ -47,7 +46,6 @@ _ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
 # MQConfig.encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
 _FRONTIER_MODES = {"": "", "plain": "plain", "java-kryo": "kryo"}
-ACKSET_TTL_S = 86_400  # Java's acksetTtlSec default: an ack set outlives a stuck group a day
 
 
 def check_ack_policy(policy: str) -> str:
@@ -60,8 +58,7 @@ def check_ack_policy(policy: str) -> str:
 
 
 def ack_reply_count(reply: Any) -> int:
-    """Entries acked from an ack script's reply (-1: stale epoch): ``ack_entries`` answers a
-    number, ``ack_all_groups`` ``[acked, deleted]``."""
+    """Entries acked from an ack script's reply (-1: stale epoch)."""
     return int(reply[0]) if isinstance(reply, list | tuple) else int(reply)
 
 
@@ -124,37 +121,21 @@ def _ack_call(
     ids: Sequence[str],
     epoch: int | None,
     policy: str = "none",
-    groups: Sequence[str] | None = None,
     owner: str | None = None,
     frontier: str = "",
 ) -> tuple[str, list[str], list[str]]:
-    """Script name, KEYS and ARGV of an ack under ``policy``.
-
-    ``groups``: the groups on the stream whose leases decide who is live under
-    ``all-groups-ack`` (None: every group on the stream counts as live)."""
+    """Script name, KEYS and ARGV of an ack under ``policy``."""
     check_ack_policy(policy)
     stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
     front_key, mode = keys.commit_frontier(topic, partition), _FRONTIER_MODES[frontier]
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
-    if policy != "all-groups-ack":
-        delete = "1" if policy == "immediate" else "0"
-        return (
-            "ack_entries",
-            [stream, epoch_key, front_key, *lease],
-            [group, fence, delete, mode, *ids],
-        )
-    known = list(groups or ())
+    delete = "0" if policy == "none" else "1"
+    # on java-kryo a Java service's retries share the entry's payload key: never unlinked
+    prefix = "" if frontier == "java-kryo" else keys.payload_prefix(topic, partition)
     return (
-        "ack_all_groups",
-        [
-            stream,
-            epoch_key,
-            front_key,
-            *(keys.lease(topic, g, partition) for g in known),
-            *(keys.acks(topic, partition, i) for i in ids),
-            *lease,
-        ],
-        [group, fence, str(ACKSET_TTL_S), str(len(known)), mode, *known, *ids],
+        "ack_entries",
+        [stream, epoch_key, front_key, keys.payload_index(topic), *lease],
+        [group, fence, delete, mode, prefix, *ids],
     )
 
 
@@ -169,7 +150,6 @@ def ack_in_pipeline(
     ids: Sequence[str],
     epoch: int | None,
     policy: str = "none",
-    groups: Sequence[str] | None = None,
     owner: str | None = None,
     frontier: str = "",
 ) -> None:
@@ -178,16 +158,15 @@ def ack_in_pipeline(
     Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups, owner=owner, frontier=frontier,
+        policy=policy, owner=owner, frontier=frontier,
     )  # fmt: skip
     call_script(client, name, script_keys, args, pipe=pipe)
 
 
 def load_ack_script(client: RedisClient) -> None:
-    """Load the ack scripts into Redis, for pipelines that only send their EVALSHA."""
+    """Load the ack script into Redis, for pipelines that only send its EVALSHA."""
     with redis_errors("script load"):
         client.script_load(lua_source("ack_entries"))
-        client.script_load(lua_source("ack_all_groups"))
 
 
 def ack(
@@ -200,18 +179,22 @@ def ack(
     ids: Sequence[str],
     epoch: int | None,
     policy: str = "none",
-    groups: Sequence[str] | None = None,
     owner: str | None = None,
     frontier: str = "",
 ) -> int:
     """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
-    ``immediate`` XDELs them; ``all-groups-ack`` records the group in each entry's ack
-    set (``KeySpace.acks``, expiring after :data:`ACKSET_TTL_S`) and XDELs an entry once
-    every live group - on the stream and holding a lease on the partition, as in Java;
-    see :func:`_ack_call` for ``groups`` - has acked it. With ``frontier`` (the deployment's
-    ``MQConfig.encoding``) the group's commit frontier is raised in the same script
-    to the highest id acked, never past its lowest pending entry, in that encoding. Raises
+    ``immediate`` and ``all-groups-ack`` XDEL an acked entry when no other group on the
+    stream still needs it (not yet delivered to it, or in its PEL): every group counts,
+    leased or not (a pipeline group too; :mod:`mqcore.retention.floor`), so under both an
+    entry goes once the last group acks it. (Java's ``immediate`` deletes at once, and its
+    ``all-groups-ack`` waits only for leased groups through per-entry ack sets, which mqcore
+    neither needs nor writes; the sets Java writes expire on their own.) A deleted entry's
+    out-of-line payload key goes with it, in the same script, unless ``frontier`` is
+    ``java-kryo`` (a Java service's retries share the key; Java never unlinks on a delete).
+    With ``frontier`` (the deployment's ``MQConfig.encoding``) the group's commit frontier
+    is raised in the same script to the highest id acked, never past its lowest pending
+    entry nor the partition's retention floor, in that encoding. Raises
     :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
     """
     for entry_id in ids:
@@ -220,7 +203,7 @@ def ack(
         return 0
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups, owner=owner, frontier=frontier,
+        policy=policy, owner=owner, frontier=frontier,
     )  # fmt: skip
     result = ack_reply_count(call_script(client, name, script_keys, args))
     if result < 0:

@@ -98,3 +98,34 @@ def test_java_housekeeper_loses_nothing_of_a_python_group_that_is_behind(
         consumer.stop(10)
     assert sorted(handled, key=lambda p: int(p[1:])) == [f"m{i}" for i in range(4000)]
     assert consumer.stats.lost_by_retention == 0
+
+
+@pytest.mark.parametrize("encoding", ["plain", "java-kryo"])
+def test_the_frontier_written_is_capped_at_the_partitions_retention_floor(
+    r: redis.Redis, redis_url: str, encoding: str
+) -> None:
+    # a pipeline group (no lease, no frontier of its own) at 0: the leased Python group's
+    # frontier used to run ahead to its last ack, and Java's frontier trim (XTRIM MINID at
+    # the lowest leased frontier) deleted every entry the pipeline had not read
+    cfg = MQConfig.from_url(redis_url, encoding=encoding)
+    create_topic(r, cfg.keys, TOPIC, 1, groups=(PY,))
+    key = cfg.keys.partition(TOPIC, 0)
+    for i in range(10):
+        r.xadd(key, {"payload": str(i)}, id=f"{1000 + i}-0")
+    r.xgroup_create(key, "spark", id="0")
+    r.set(cfg.keys.lease(TOPIC, PY, 0), "py-worker", px=60_000)
+    ids = _ids(r, key, PY, 10)
+    kw = {"topic": TOPIC, "group": PY, "partition": 0, "epoch": None, "frontier": encoding}
+    ack(r, cfg.keys, ids=ids, **kw)
+    front = cfg.keys.commit_frontier(TOPIC, 0)
+    assert frontier_ids(r.hgetall(front)) == {PY: "0-1"}  # spark's floor
+    java_housekeeper(r, cfg, 0)
+    assert r.xlen(key) == 10
+    spark = _ids(r, key, "spark", 6)  # spark reads and acks 6: its floor is after 1005-0
+    r.xack(key, "spark", *spark)
+    ack(r, cfg.keys, ids=ids[:1], **kw)  # nothing pending: nothing raised
+    r.xadd(key, {"payload": "10"}, id="1010-0")
+    ack(r, cfg.keys, ids=_ids(r, key, PY, 1), **kw)
+    assert frontier_ids(r.hgetall(front)) == {PY: "1005-1"}
+    java_housekeeper(r, cfg, 0)
+    assert {e[0] for e in r.xrange(key)} >= {f"{1000 + i}-0".encode() for i in range(6, 11)}
