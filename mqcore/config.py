@@ -37,7 +37,6 @@ DEFAULT_SOCKET_TIMEOUT_S = 5.0
 DEFAULT_CONNECT_TIMEOUT_S = 2.0
 DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024  # refuse larger payloads before any write
 DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of line
-DEFAULT_MAXLEN = 100_000  # Java's per-partition retention default
 # An out-of-line payload key expires after this (Java sets its retentionMs, or none): no
 # group acks it away (any group's ack would take it from the others), so without a TTL
 # an mqcore-only deployment would keep every payload key for good.
@@ -62,7 +61,6 @@ class MQConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     inline_payload_bytes: int = DEFAULT_INLINE_PAYLOAD_BYTES
-    maxlen: int | None = DEFAULT_MAXLEN
     payload_ttl_ms: int | None = DEFAULT_PAYLOAD_TTL_MS  # None: payload keys never expire
     # how mqcore writes what Java reads through Redisson's codec (the commit frontier on every
     # ack, dead letters): "plain", or "java-kryo" on a Redis a Java service shares

@@ -103,7 +103,6 @@ class RetryMover:
         self.keys = config.keys
         self.client = client if client is not None else config.client()
         self.batch = batch
-        self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else 0
         self.last: MoveStats = MoveStats(0, 0, 0)
 
     def move_due(self, topic: str, *, now_ms: int | None = None) -> int:
@@ -142,7 +141,7 @@ class RetryMover:
             replies = pipe.execute()
             count = parse_partition_count(replies[0])
             keys: list[Any] = [zset]
-            args: list[Any] = ["+inf" if force else now, iso_now(), self._maxlen]
+            args: list[Any] = ["+inf" if force else now, iso_now()]
             skipped = 0
             for item, (raw_topic, raw_pid) in zip(items, replies[1:], strict=True):
                 target = decode_text(raw_topic) if raw_topic is not None else ""

@@ -3,14 +3,13 @@
 -- KEYS[2k], KEYS[2k+1] (k = 1..n) = retry item hash k, target partition stream of item k
 -- ARGV[1] = now (epoch ms): only items with score <= now move; '+inf': any score (retry now)
 -- ARGV[2] = timestamp for the re-added entries (ISO-8601)
--- ARGV[3] = MAXLEN ~ retention for the XADD (0: none)
--- ARGV[3+k] = partitionId written for item k, or '' to drop item k (empty topic)
+-- ARGV[2+k] = partitionId written for item k, or '' to drop item k (empty topic)
 -- An item is moved only while it is still in the zset and due, so concurrent
 -- movers and a retried call after a timeout re-add every item exactly once.
--- Returns {moved, dropped}.
+-- Returns {moved, dropped}. No MAXLEN: the mover never trims (length bounds are the
+-- housekeeper's, which never pass a group's floor).
 local any = ARGV[1] == '+inf'
 local now = any and 0 or tonumber(ARGV[1])
-local maxlen = tonumber(ARGV[3])
 local moved, dropped = 0, 0
 local n = (#KEYS - 1) / 2
 for k = 1, n do
@@ -21,17 +20,12 @@ for k = 1, n do
     local f = redis.call('HMGET', item, 'topic', 'payload', 'retryCount', 'maxRetries',
       'key', 'headers', 'originalMessageId')
     local topic = f[1]
-    if not topic or topic == '' or ARGV[3 + k] == '' then
+    if not topic or topic == '' or ARGV[2 + k] == '' then
       dropped = dropped + 1
     else
       local args = {stream}
-      if maxlen > 0 then
-        table.insert(args, 'MAXLEN')
-        table.insert(args, '~')
-        table.insert(args, ARGV[3])
-      end
       for _, v in ipairs({'*', 'timestamp', ARGV[2], 'retryCount', f[3] or '0',
-          'maxRetries', f[4] or '0', 'topic', topic, 'partitionId', ARGV[3 + k]}) do
+          'maxRetries', f[4] or '0', 'topic', topic, 'partitionId', ARGV[2 + k]}) do
         table.insert(args, v)
       end
       if f[2] then
