@@ -63,8 +63,6 @@ class PartitionWorker(threading.Thread):
         # True: our own PEL holds entries to handle before new ones (at start: a previous run
         # of this consumer may have left some)
         self.backlog = True
-        # groups on the stream, for all-groups-ack (whose leases tell which are live);
-        # read at each reclaim: a group created meanwhile counts as live in the script
 
     # --- lease state --------------------------------------------------------
     def lease_valid(self) -> bool:
