@@ -3,11 +3,14 @@
 Each round is one call of ``retention_trim.lua`` on one partition stream: it reads
 the first ``per_round + 1`` ids, works out where the rules of the
 :class:`~mqcore.retention.policy.RetentionPolicy` would cut (``MAXLEN``, age,
-consumed by every group), lowers the cut to the floor of every group on the
-stream that was not opted out (its lowest pending id, or the id after its
-last-delivered id), and deletes with ``XTRIM MINID =`` at most ``per_round``
-entries. The check and the delete are one script, so a group created or rewound
-meanwhile is seen. Rounds repeat until nothing more goes or ``max_rounds``.
+consumed by every group), lowers the cut to the retention floor of the groups on
+the stream that were not opted out (:mod:`mqcore.retention.floor`; ``lib/floor.lua``
+in the script), and deletes with ``XTRIM MINID =`` at most ``per_round`` entries,
+unlinking the out-of-line payload key each deleted entry owns (``lib/payloads.lua``;
+not on ``java-kryo`` deployments). The check and the delete are one script, so a group
+created or rewound meanwhile is seen. Rounds repeat until nothing more goes or
+``max_rounds``. ``mqcore topic trim`` (:func:`trim_topic`, :func:`trim_dlq`) is the same
+trim with the rules given on the command line.
 """
 
 from __future__ import annotations
