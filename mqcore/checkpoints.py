@@ -200,7 +200,8 @@ class CheckpointStore:
         ``acked_ids`` moves the pipeline's group on each partition to that id. A batch of at
         most ``chunk`` fields commits in one script; a bigger one goes through the commit
         journal, ``chunk`` fields per script (:mod:`mqcore.commit_journal`; ``on_group`` is
-        called after each applied group).
+        called after each applied group). A stage hash that is gone (evicted or expired)
+        raises :class:`~mqcore.commit_journal.StageLostError` with nothing written.
         """
         if not group:
             raise InvalidArgumentError("a pipeline group is required to record acks")

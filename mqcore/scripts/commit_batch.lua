@@ -13,8 +13,10 @@
 -- ARGV[14 .. 13+P] = end id per acked partition (0-0: unchanged)
 -- ARGV[14+P ..] = triples (output index 1..O, field, integer increment)
 -- Returns 1 when committed, 0 when the marker shows the batch was committed already
--- (its stage hashes are deleted either way), or {'open', batch id} when the journal holds
--- another batch's commit (inline) or not this one, fully applied (journaled): nothing written.
+-- (its stage hashes are deleted either way), {'open', batch id} when the journal holds
+-- another batch's commit (inline) or not this one, fully applied (journaled), or
+-- {'missing', key} when a stage hash is gone (evicted or expired: its increments would be
+-- lost while the marker moves on; the batch must run again): nothing written in these cases.
 --#include position
 local batch = tonumber(ARGV[2])
 local p = tonumber(ARGV[8])
@@ -36,6 +38,10 @@ if journaled then
   redis.call('DEL', KEYS[5])
 elseif open[1] then
   return {'open', open[1]}
+end
+for k = first_stage, first_stage + s - 1 do
+  -- every stage hash holds at least one field: one that does not exist is lost
+  if redis.call('EXISTS', KEYS[k]) == 0 then return {'missing', KEYS[k]} end
 end
 -- 1. the batch's writes (inline)
 local i = 14 + p

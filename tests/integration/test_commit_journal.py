@@ -236,3 +236,30 @@ def test_a_lost_stage_writes_nothing(
     assert not r.exists(mq_config.keys.commit_journal(PIPE))
     assert store.committed_batch(PIPE, "redis") is None
     assert all(r.ttl(key) > 0 for key, _ in stages if r.exists(key))
+
+
+def test_a_lost_stage_refuses_the_inline_commit(
+    store: CheckpointStore, mq_config: MQConfig, r: redis.Redis
+) -> None:
+    """A batch small enough for one script checks its stages too: an evicted stage would
+    drop its increments while the marker, position and record advance."""
+    acked = _acked(mq_config)
+    stages = write_stage(
+        r, mq_config.keys, pipeline=PIPE, run="a.0", batch=0, task=0,
+        fields={"1|c1": 5, "2|c1": 1}, chunk=CHUNK,
+    )  # fmt: skip
+    kept = write_stage(
+        r, mq_config.keys, pipeline=PIPE, run="a.0", batch=0, task=1,
+        fields={"1|c2": 7, "2|c2": 1}, chunk=CHUNK,
+    )  # fmt: skip
+    r.delete(stages[0][0])  # evicted (or expired) before the commit
+    with pytest.raises(StageLostError, match="must run again"):
+        _commit(store, 0, "a", acked, stages=[*stages, *kept])
+    assert _outputs(store) == ({}, {})
+    assert store.committed_batch(PIPE, "redis") is None
+    assert store.get(PIPE, 0)["status"] == "in_progress"  # type: ignore[index]
+    for part in acked:
+        key = mq_config.keys.partition("orders", int(part))
+        assert [g["name"] for g in r.xinfo_groups(key)] == []  # no position was written
+        assert not r.exists(mq_config.keys.commit_frontier("orders", int(part)))
+    assert all(r.exists(key) and r.ttl(key) > 0 for key, _ in kept)  # the rest kept, with TTL
