@@ -18,7 +18,8 @@ that many, so a backlog drains in large batches and a caught-up stream runs in
 small ones; ``all`` for no bound), ``readTasks`` (Spark tasks per batch; the
 partitions' ranges are dealt among them; default one per partition; the
 pipelines pass the cluster's default parallelism),
-``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for Redis Cluster).
+``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for Redis Cluster) /
+``encoding`` (``MQConfig.encoding``).
 
 Readers are pickled to executors; Redis clients are created lazily where they
 are used and never pickled.
@@ -95,17 +96,22 @@ def max_id(a: str, b: str) -> str:
 
 
 def config_from_options(options: Mapping[str, str]) -> MQConfig:
-    """The MQConfig named by source/sink options (``redis_url`` and optional prefixes)."""
+    """The MQConfig named by source/sink options (``redis_url``, optional prefixes, and
+    ``encoding``: the deployment's, ``java-kryo`` where a Java service shares it, so the
+    commit frontier is written as Java's housekeeper reads it)."""
     url = options.get("redis_url")
     if not url:
         raise InvalidArgumentError("option redis_url is required (e.g. redis://host:6379/0)")
     overrides: dict[str, Any] = {}
-    for name in ("control_prefix", "stream_prefix"):
+    for name in ("control_prefix", "stream_prefix", "encoding"):
         if options.get(name):
             overrides[name] = options[name]
     if str(options.get("cluster", "")).lower() == "true":
         overrides["cluster"] = True
-    return MQConfig.from_url(url, **overrides)
+    try:
+        return MQConfig.from_url(url, **overrides)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"bad option: {exc}") from None
 
 
 def partition_count(client: RedisClient, config: MQConfig, topic: str) -> int:

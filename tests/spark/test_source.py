@@ -88,6 +88,11 @@ def test_starting_positions_and_clear_errors(mq_config: MQConfig, redis_url: str
         _reader(redis_url, maxRecordsPerTrigger="-1")
     with pytest.raises(InvalidArgumentError, match="redis_url"):
         _reader("")
+    # the deployment's encoding travels in the options (the 2PC sink's too)
+    assert _reader(redis_url, encoding="java-kryo").config.frontier_mode == "kryo"
+    assert _reader(redis_url).config.frontier_mode == "plain"
+    with pytest.raises(InvalidArgumentError, match="encoding"):
+        _reader(redis_url, encoding="kryo5")
 
 
 def test_spark_query_reads_arrow_batches_bounded_by_max_records(

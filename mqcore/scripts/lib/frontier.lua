@@ -30,3 +30,16 @@ local function raise_frontier(stream, frontier, group, mode, ids)
     redis.call('HSET', frontier, field, value)
   end
 end
+
+-- write `group`'s frontier as `id` (a pipeline commit: everything up to it is done), in the
+-- mode's encoding; in 'kryo' mode a plain field of the group (what mqcore wrote before it
+-- knew the encoding) is dropped: one field Java's codec cannot read makes its housekeeper
+-- skip the partition's frontier trim. Needs kryo.
+local function set_frontier(frontier, group, id, mode)
+  if mode == 'kryo' then
+    redis.call('HDEL', frontier, group)
+    redis.call('HSET', frontier, kstr(group), kstr(id))
+  elseif mode == 'plain' then
+    redis.call('HSET', frontier, group, id)
+  end
+end
