@@ -15,6 +15,7 @@ from mqcore.checkpoints import CheckpointStore
 from mqcore.codec import kryo
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
+from mqcore.lease_keeper import LeaseKeeper
 from mqcore.retention.frontier import frontier_ids
 from tests.integration.raw_java import create_topic
 
@@ -152,3 +153,39 @@ def test_a_pipeline_commit_on_a_plain_deployment_writes_a_plain_frontier(
     r.xadd(mq_config.keys.partition(TOPIC, 0), {"payload": "x"}, id="1000-0")
     CheckpointStore(mq_config).set_group_position(TOPIC, PIPE, {"0": "1000-0"})
     assert r.hgetall(mq_config.keys.commit_frontier(TOPIC, 0)) == {PIPE.encode(): b"1000-0"}
+
+
+def test_java_trims_nothing_a_running_pipeline_has_not_committed(
+    r: redis.Redis, redis_url: str
+) -> None:
+    """While a pipeline runs it holds its leases (LeaseKeeper) and its frontier is written
+    from its first lease and on every commit: Java's frontier trim keeps all it has not
+    committed. Stopped, it holds no lease and Java ignores it (nothing we can change)."""
+    cfg = MQConfig.from_url(redis_url, encoding="java-kryo")
+    create_topic(r, cfg.keys, TOPIC, 1, groups=(JAVA, PIPE))
+    key = cfg.keys.partition(TOPIC, 0)
+    pipe = r.pipeline(transaction=False)
+    for i in range(1000):
+        pipe.xadd(key, {"payload": f"m{i}"}, id=f"{1000 + i}-0")
+    pipe.execute()
+    # the Java group is far ahead: its lease and Kryo frontier at the 900th entry
+    r.hset(cfg.keys.commit_frontier(TOPIC, 0), kryo.encode(JAVA), kryo.encode("1899-0"))
+    r.set(cfg.keys.lease(TOPIC, JAVA, 0), "java-worker-1", px=60_000)
+    keeper = LeaseKeeper(cfg, topic=TOPIC, group=PIPE)
+    keeper.start()
+    try:
+        java_housekeeper(r, cfg, 0)  # before the first commit: the seeded frontier, 0-0
+        assert r.xlen(key) == 1000
+        store = CheckpointStore(cfg)
+        store.record_planned(PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE)
+        store.record_committed(
+            PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE, records=300,
+            acked_ids={"0": "1299-0"},
+        )  # fmt: skip
+        java_housekeeper(r, cfg, 0)
+        assert len(r.xrange(key, "(1299-0", "+")) == 700  # everything not committed is kept
+    finally:
+        keeper.stop()
+    assert r.get(cfg.keys.lease(TOPIC, PIPE, 0)) is None
+    java_housekeeper(r, cfg, 0)  # stopped: Java trims by its own group's frontier
+    assert len(r.xrange(key, "(1299-0", "+")) < 700
