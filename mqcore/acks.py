@@ -21,7 +21,7 @@ from typing import Any
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
 from mqcore.codec import decode_text, parse_headers
-from mqcore.config import RedisClient
+from mqcore.config import FRONTIER_MODES, RedisClient
 from mqcore.errors import (
     FencedError,
     InvalidArgumentError,
@@ -45,7 +45,7 @@ __all__ = [
 _ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
 # MQConfig.encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
-_FRONTIER_MODES = {"": "", "plain": "plain", "java-kryo": "kryo"}
+_FRONTIER_MODES = {"": "", **FRONTIER_MODES}
 
 
 def check_ack_policy(policy: str) -> str:

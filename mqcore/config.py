@@ -19,7 +19,7 @@ from redis.cluster import RedisCluster
 
 from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
 
-__all__ = ["MQConfig", "RedisClient", "redact_urls"]
+__all__ = ["ENCODINGS", "FRONTIER_MODES", "MQConfig", "RedisClient", "redact_urls"]
 
 # scheme://user:password@ (user may be empty, as in redis://:password@host)
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/@:'\"]*):([^\s/@'\"]+)@")
@@ -42,6 +42,8 @@ DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of l
 # an mqcore-only deployment would keep every payload key for good.
 DEFAULT_PAYLOAD_TTL_MS = 7 * 86_400_000
 ENCODINGS = ("plain", "java-kryo")
+# the commit frontier's encoding mode in the Lua scripts (scripts/lib/frontier.lua), per encoding
+FRONTIER_MODES = {"plain": "plain", "java-kryo": "kryo"}
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,11 @@ class MQConfig:
             url = parts._replace(query="").geturl().replace("redis+cluster://", "redis://", 1)
         kwargs.update(overrides)
         return cls(url=url, **kwargs)
+
+    @property
+    def frontier_mode(self) -> str:
+        """How the scripts write commit frontiers here: ``plain``, or ``kryo`` (Java's codec)."""
+        return FRONTIER_MODES[self.encoding]
 
     @property
     def keys(self) -> KeySpace:
