@@ -189,3 +189,20 @@ def test_cli_lists_each_rules_reach_into_a_backlog(
     text = capsys.readouterr().out
     assert "WRITES_LEFT" in text
     assert "unread entries at risk on partitions [0]" in text
+
+
+def test_snapshot_and_lag_carry_each_groups_oldest_pending_id(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    # the retention_risk alert's floor, from the XPENDING - + 1 the pass reads anyway
+    from mqcore.admin import Admin
+
+    _one_pending_far_back(r, mq_config, 30)
+    admin = Admin(mq_config, r)
+    (topic,) = admin.snapshot_dict(last_ids=False)["topics"]
+    (group,) = topic["groups"]
+    assert group["partitions"][0]["oldest_pending_id"] == "1000-0"
+    (snap_topic,) = admin.snapshot().topics
+    assert snap_topic.groups[0].partitions[0].oldest_pending_id == "1000-0"
+    (live,) = admin.lag("orders", PY)
+    assert live.partitions[0].oldest_pending_id == "1000-0"
