@@ -67,9 +67,10 @@ class Counter:
         counted, start = 0, lo
         end = "+" if hi is None else "(" + hi
         while counted < cap:
-            page = self.client.xrange(self.key, start, end, count=PAGE)
+            want = min(PAGE, cap - counted)
+            page = self.client.xrange(self.key, start, end, count=want)
             counted += len(page)
-            if len(page) < PAGE:
+            if len(page) < want:
                 return counted, True
             start = "(" + decode_text(page[-1][0])
         return counted, False
