@@ -77,6 +77,13 @@ class _Risk:
         self.may = self.may or may
         self.by.add(by)
 
+    def merge(self, other: _Risk) -> None:
+        self.lost += other.lost
+        self.may = self.may or other.may
+        self.by |= other.by
+        if other.first_at is not None:
+            self.first_at = min(self.first_at or other.first_at, other.first_at)
+
 
 class _Budget:
     def __init__(self, counter_for: CounterFor | None, entries: int) -> None:
@@ -164,59 +171,65 @@ def retention_risk_mark(
     a backlog the snapshot cannot tell (None: such a backlog counts as "may")."""
     budget = _Budget(counter_for, probe_entries)
     now = int(snap.get("taken_at_ms") or 0)
+    checked = java is not None or bool(policy.ignore_groups and policy.enabled)
     for topic in snap.get("topics") or []:
-        name = str(topic.get("topic"))
-        leases = topic.get("leases") or []
-        leased = {(x.get("group"), x.get("partition")) for x in leases if x.get("owner")}
         groups = topic.get("groups") or []
-        rows = {
-            str(g.get("group")): [
-                _row(p, (g.get("group"), p.get("partition")) in leased, now)
-                for p in g.get("partitions") or []
-            ]
-            for g in groups
-        }
         for group in groups:
             group.pop("retention_risk", None)
-            gname = str(group.get("group"))
-            rules = _rules(gname, policy, java)
-            if not rules:
-                continue
-            parts: list[int] = []
-            total = _Risk()
-            for row in rows[gname]:
-                risk = _Risk()
-                others = [(g, o) for g, rs in rows.items() if g != gname for o in rs
-                          if o.partition == row.partition]  # fmt: skip
-                for rule in rules:
-                    if rule.maxlen is not None:
-                        _length(name, row, rule.maxlen, rule, risk, budget, now)
-                    if rule.age_ms is not None:
-                        _age(row, rule.age_ms, rule, risk, now)
-                    if rule.frontier and not row.leased:
-                        positions = [after(o.last) for _g, o in others if o.leased]
-                        cut = min(positions, key=id_tuple, default=None)
-                        _cut(row, cut, rule, risk, now, may=True)
-                    if rule.below_others:
-                        kept = [o.floor for g, o in others if g not in policy.ignore_groups]
-                        cut = min(kept, key=id_tuple, default=None)
-                        _cut(row, cut, rule, risk, now, may=False)
-                if risk.by:
-                    parts.append(row.partition)
-                    for by in risk.by:
-                        total.by.add(by)
-                    total.lost += risk.lost
-                    total.may = total.may or risk.may
-                    if risk.first_at is not None:
-                        total.first_at = (
-                            risk.first_at if total.first_at is None
-                            else min(total.first_at, risk.first_at)
-                        )  # fmt: skip
-            if parts:
-                group["retention_risk"] = {
-                    "partitions": parts,
-                    "lost_at_least": total.lost,
-                    "by": sorted(total.by),
-                    "first_loss_at_ms": total.first_at,
-                    "may": total.may and not total.lost,
-                }
+        if checked:
+            _topic(topic, groups, policy, java, budget, now)
+
+
+def _topic(
+    topic: dict[str, Any],
+    groups: list[dict[str, Any]],
+    policy: RetentionPolicy,
+    java: JavaRetention | None,
+    budget: _Budget,
+    now: int,
+) -> None:
+    name = str(topic.get("topic"))
+    leases = topic.get("leases") or []
+    leased = {(x.get("group"), x.get("partition")) for x in leases if x.get("owner")}
+    rows: dict[str, list[_Row]] = {}
+    by_partition: dict[int, list[tuple[str, _Row]]] = {}
+    for g in groups:
+        gname = str(g.get("group"))
+        rows[gname] = [_row(p, (gname, p.get("partition")) in leased, now)
+                       for p in g.get("partitions") or []]  # fmt: skip
+        for row in rows[gname]:
+            by_partition.setdefault(row.partition, []).append((gname, row))
+    for group in groups:
+        gname = str(group.get("group"))
+        rules = _rules(gname, policy, java)
+        if not rules:
+            continue
+        parts: list[int] = []
+        total = _Risk()
+        for row in rows[gname]:
+            risk = _Risk()
+            others = [(g, o) for g, o in by_partition[row.partition] if g != gname]
+            for rule in rules:
+                if rule.maxlen is not None:
+                    _length(name, row, rule.maxlen, rule, risk, budget, now)
+                if rule.age_ms is not None:
+                    _age(row, rule.age_ms, rule, risk, now)
+                if rule.frontier and not row.leased:  # Java waits only for leased groups
+                    positions = [after(o.last) for _g, o in others if o.leased]
+                    cut = min(positions, key=id_tuple, default=None)
+                    _cut(row, cut, rule, risk, now, may=True)
+                if rule.below_others:  # mqcore's consumed rule, for an opted-out group
+                    kept = [o.floor for g, o in others if g not in policy.ignore_groups]
+                    cut = min(kept, key=id_tuple, default=None)
+                    _cut(row, cut, rule, risk, now, may=False)
+            if risk.by:
+                parts.append(row.partition)
+                total.merge(risk)
+        if parts:
+            group["retention_risk"] = {
+                "partitions": parts,
+                "lost_at_least": total.lost,
+                "by": sorted(total.by),
+                "first_loss_at_ms": total.first_at,
+                "may": total.may and not total.lost,
+            }
