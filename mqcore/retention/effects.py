@@ -77,7 +77,7 @@ class Partition:
 
 
 def _length_threat(
-    f: FloorInfo, n: int, part: Partition, run_at: int | None, rate: float | None
+    f: FloorInfo, n: int, part: Partition, run_at: int, rate: float | None
 ) -> Threat:
     """A keep-the-newest-``n`` rule against ``f``'s backlog."""
     low, high = f.split.above, f.split.above_at_most(part.length)
@@ -90,7 +90,7 @@ def _length_threat(
     return Threat(f.group, 0, f.split.exact, at, writes, f.leased)
 
 
-def _cut_threat(f: FloorInfo, cut: str, part: Partition, run_at: int | None) -> Threat | None:
+def _cut_threat(f: FloorInfo, cut: str, part: Partition, run_at: int) -> Threat | None:
     """A delete-below-``cut`` rule against ``f``'s backlog (None: it does not reach it)."""
     if not older(f.floor_id, cut) or f.split.above == 0:
         return None
@@ -98,7 +98,7 @@ def _cut_threat(f: FloorInfo, cut: str, part: Partition, run_at: int | None) -> 
     return Threat(f.group, lost, exact, run_at, None, f.leased) if lost else None
 
 
-def _age_threat(f: FloorInfo, age_ms: int, part: Partition, run_at: int | None) -> Threat | None:
+def _age_threat(f: FloorInfo, age_ms: int, part: Partition, run_at: int) -> Threat | None:
     cut = f"{max(0, part.now - age_ms)}-0"
     hit = _cut_threat(f, cut, part, run_at)
     if hit is not None or f.split.above == 0:
@@ -121,8 +121,13 @@ def mqcore_effects(
     low = min(kept, key=lambda f: id_tuple(f.floor_id)) if kept else None
     consumed = low.split.below if low is not None else part.length
     c_exact = low.split.exact if low is not None else True
-    run_at = part.now + interval_ms if interval_ms else None
-    when = f"next housekeeper run (every {interval_ms // 1000} s)" if interval_ms else "next run"
+    # scheduled: by its next run; otherwise whenever it is run (trim now, mqcore housekeep)
+    run_at = part.now + interval_ms if interval_ms else part.now
+    when = (
+        f"next housekeeper run (every {interval_ms // 1000} s)"
+        if interval_ms
+        else "its next run (not scheduled: trim now or mqcore housekeep)"
+    )
     by = "mqcore housekeeper"
     out: list[RuleEffect] = []
 

@@ -233,3 +233,32 @@ def test_alert_for_a_pending_entry_older_than_javas_retention(
     clusters_with(java_retention={"maxlen": 0, "retention": "7d", "frontier_trim": False})
     risky = _risk_alerts(_collect(console_r))
     assert sorted(a["entity"] for a in risky) == ["orders/fast-group", "orders/slow-group"]
+
+
+def test_tab_shows_when_javas_rules_reach_a_stopped_groups_backlog(
+    client: Client, r: redis.Redis, mq_config: MQConfig, clusters_with: Any
+) -> None:
+    # a stopped group with an attacker's name: no lease, one pending entry 3,000 back
+    evil = "<img src=x onerror=alert(1)>"
+    key = _pending_far_back(r, mq_config, 3_000)
+    r.xgroup_create(key, evil, id="0")
+    r.set(mq_config.keys.lease("orders", FAST, 0), "java-worker-1", px=30_000)
+    clusters_with(retention={"maxlen": 10_000}, java_retention={"maxlen": 2_500})
+    client.force_login(role_user("vic", "Viewer"))
+    html = client.get(PAGE).content.decode()
+    assert evil not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert 'id="retention-next"' in html  # each group's first loss, soonest first
+    assert "Java does not wait" in html
+    assert "slow-group</strong> would lose 500" in html  # its pending entry counted
+    assert "next housekeeper run" not in html  # 10,000: the housekeeper deletes nothing
+    assert "housekeeper (every 1 min)" in html
+    api = client.get(API).json()
+    losses = {t["group"]: t for t in api["next_losses"]}
+    slow = losses[SLOW]
+    assert (slow["rule"], slow["lost"], slow["leased"]) == ("java-maxlen", 500, False)
+    assert losses[evil]["lost"] == 500
+    assert api["at_risk_groups"] == {evil: 500, SLOW: 500}  # the worst rule, not their sum
+    rules = {x["rule"]: x for x in api["partitions"][0]["rules"]}
+    assert rules["java-frontier"]["when"] == "not until a leased group writes a frontier"
+    assert api["housekeep_interval_s"] == 60
