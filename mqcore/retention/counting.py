@@ -20,7 +20,7 @@ __all__ = ["COUNT_CAP", "PAGE", "SPLIT_PAGES", "Counter", "Split", "after", "id_
 
 PAGE = 1000
 COUNT_CAP = 2000  # entries counted per range (a rule's "would delete"); more reads "at least"
-SPLIT_PAGES = 50  # pages per side of a floor: exact up to 50,000 entries on the shorter side
+SPLIT_PAGES = 20  # pages per side of a floor: exact up to 20,000 entries on the shorter side
 RATE_SAMPLE = 100  # newest entries read for a partition's produce rate
 
 
@@ -75,15 +75,16 @@ class Counter:
             start = "(" + decode_text(page[-1][0])
         return counted, False
 
-    def split(self, floor: str, length: int, pages: int = SPLIT_PAGES) -> Split:
-        """Entries below ``floor`` and at or above it in a stream of ``length`` entries."""
+    def split(self, floor: str, length: int, pages: int | None = None) -> Split:
+        """Entries below ``floor`` and at or above it in a stream of ``length`` entries, read
+        ``pages`` (default :data:`SPLIT_PAGES`) pages a side at most."""
         known = self._splits.get((floor, length))
         if known is not None:
             return known
         below = above = 0
         low_start, high_start = "-", "+"
         out: Split | None = None
-        for _ in range(max(1, pages)):
+        for _ in range(max(1, SPLIT_PAGES if pages is None else pages)):
             page = self.client.xrange(self.key, low_start, "(" + floor, count=PAGE)
             below += len(page)
             if len(page) < PAGE:

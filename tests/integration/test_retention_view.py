@@ -206,3 +206,25 @@ def test_snapshot_and_lag_carry_each_groups_oldest_pending_id(
     assert snap_topic.groups[0].partitions[0].oldest_pending_id == "1000-0"
     (live,) = admin.lag("orders", PY)
     assert live.partitions[0].oldest_pending_id == "1000-0"
+
+
+def test_a_backlog_too_long_to_count_is_a_risk_not_a_capped_count(
+    r: redis.Redis, mq_config: MQConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mqcore.retention import counting
+
+    monkeypatch.setattr(counting, "SPLIT_PAGES", 1)  # 1,000 entries a side
+    key = _one_pending_far_back(r, mq_config, 3_000)
+    r.xack(key, PY, "1000-0")
+    r.xgroup_setid(key, PY, "2499-0")  # floor 2500-0: 1,500 below, 1,500 above
+    java = JavaRetention.from_mapping({"maxlen": 1_200, "frontier_trim": False})
+    (part,) = topic_retention(r, mq_config.keys, "orders", RetentionPolicy(), java)
+    (group,) = part.groups
+    assert (group.unread, group.unread_exact) == (1_000, False)  # at least
+    (threat,) = part.rules[0].threats
+    assert (threat.lost, threat.exact, threat.writes_left) == (1, False, 0)  # up to 2,000
+    assert part.at_risk
+    java = JavaRetention.from_mapping({"maxlen": 2_500, "frontier_trim": False})
+    (part,) = topic_retention(r, mq_config.keys, "orders", RetentionPolicy(), java)
+    (threat,) = part.rules[0].threats
+    assert (threat.lost, threat.writes_left) == (0, 501)  # at most 2,000 from the floor
