@@ -15,6 +15,7 @@ from typing import Any
 
 from dashboard.status import Status
 from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
+from mqcore.clock import iso_from_ms
 
 __all__ = [
     "RULES",
@@ -36,7 +37,8 @@ RULES = {
     "checkpoint_failed": "a pipeline's latest checkpoint failed (none completed since)",
     "collector": "the collector failed on consecutive passes",
     "redis_restart": "Redis restarted without persistence: groups vanished",
-    "retention_risk": "a retention rule that ignores a group would delete its unread entries",
+    "retention_risk": "a retention rule that does not wait for a group is about to delete "
+    "entries of its backlog (unread or pending)",
     "redis_eviction": "Redis may evict keys (maxmemory-policy not noeviction), or did",
     "redis_memory": f"Redis uses {MEMORY_SHARE_RISK:.0%} or more of its maxmemory",
     "memory_growth": "a topic's partition streams grew in memory (MEMORY USAGE) over the window",
@@ -151,9 +153,7 @@ def alert_conditions(
                         "retention_risk",
                         f"{name}/{group['group']}",
                         "critical",
-                        f"{name}/{group['group']}: {', '.join(risk['by'])} retention would "
-                        f"delete at least {risk['lost_at_least']} unread entries on partitions "
-                        f"{', '.join(str(p) for p in risk['partitions'][:20])}",
+                        _risk_message(name, str(group["group"]), risk),
                         float(risk["lost_at_least"]),
                     )
                 )
@@ -373,3 +373,18 @@ def alert_transition(
         else:
             result.pending[alert_id] = since
     return result
+
+
+def _risk_message(topic: str, group: str, risk: dict[str, Any]) -> str:
+    """The ``retention_risk`` text of a group's mark (``dashboard.collectors.retention_risk``)."""
+    by = ", ".join(risk.get("by") or [])
+    parts = ", ".join(str(p) for p in (risk.get("partitions") or [])[:20])
+    lost = int(risk.get("lost_at_least") or 0)
+    if lost:
+        what = f"would delete at least {lost} unread entries (unread or pending)"
+    else:
+        verb = "may reach" if risk.get("may") else "will reach"
+        at = risk.get("first_loss_at_ms")
+        when = f" by {iso_from_ms(int(at))}" if at is not None else ""
+        what = f"{verb} its oldest unread or pending entry{when}"
+    return f"{topic}/{group}: {by} retention {what} on partitions {parts}"

@@ -86,6 +86,7 @@ def partition_row(
     entries_read: int | None,
     length: int,
     last_id: str | None,
+    oldest_pending_id: str | None = None,
 ) -> dict[str, Any]:
     """One partition's lag as the snapshot stores it (the fields of ``PartitionLag``)."""
     return {
@@ -101,6 +102,7 @@ def partition_row(
         "entries_read": entries_read,
         "length": length,
         "last_id": last_id,
+        "oldest_pending_id": oldest_pending_id,
     }
 
 

@@ -62,6 +62,7 @@ class PartitionLag:
     entries_read: int | None = None
     length: int = 0
     last_id: str | None = "0-0"  # last entry id of the partition; None: not read
+    oldest_pending_id: str | None = None  # the group's lowest pending id (its retention floor)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from dashboard.collectors.series import (
     tier_points,
 )
 from dashboard.collectors.sources import (
+    BacklogCounter,
     CheckpointCollector,
     JavaProbe,
     RedisHealthProbe,
@@ -233,7 +234,9 @@ def collect_cluster(
             per_topic=settings.STATUS_TOPIC_THRESHOLDS,
             dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
         )
-        retention_risk_mark(snap, retention_policy(cluster), java_retention(cluster))
+        retention_risk_mark(
+            snap, retention_policy(cluster), java_retention(cluster), BacklogCounter(cluster)
+        )
         new_state: dict[str, Any] = {**state, **windows, "buckets": buckets}
         new_state.update(_restart_check(state, snap, health, now_ms) or {})
         if sender is not None:

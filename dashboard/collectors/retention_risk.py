@@ -1,64 +1,236 @@
-"""Unread entries a retention rule would delete, seen from the snapshot (no extra reads).
+"""Entries a retention rule is about to delete from a group's backlog, seen from the snapshot.
 
-A rule that does not wait for a group - the Java deployment's length and age rules,
-or mqcore's for a group an operator opted out - puts that group's unread entries at
-risk. From the snapshot, a partition's unread entries are at least its lag plus its
-pending count, and the first unread one is at least ``lag_ms`` old: enough for a
-sound alarm (the retention tab counts exactly, and shows the Java frontier trim,
-which needs the frontier hashes and leases).
+A group's backlog on a partition is every entry at or above its *floor*: its oldest
+pending entry (the snapshot's ``oldest_pending_id``, from the ``XPENDING - + 1`` the pass
+reads anyway), or what follows its last-delivered entry. Rules that do not wait for a
+group reach into it: the Java deployment's length and age rules (for every group), its
+commit-frontier trim (for a group without a lease: a stopped consumer group, a pipeline
+that is not running, below a leased group's position), and mqcore's housekeeper rules for
+a group an operator opted out.
+
+The alert fires *before* a loss: when a rule deletes backlog entries now, or will within
+its last tenth (:data:`HEADROOM`: a length rule of N entries when fewer than N/10 writes
+are left before the floor entry goes; an age rule of R when the floor entry is older than
+R - R/10). A backlog is known from the snapshot when nothing is pending (the lag); with
+entries pending it lies between lag + pending and the partition's length, and only when
+that range straddles the bound are the entries between the floor and the last-delivered
+one counted (:class:`~mqcore.retention.counting.Counter`, at most :data:`PROBE_ENTRIES`
+entries a pass; past that budget the alert says the rule *may* delete).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from mqcore.codec import id_tuple
 from mqcore.retention import JavaRetention, RetentionPolicy
+from mqcore.retention.counting import Counter, id_ms, older
+from mqcore.retention.floor import group_floor, id_after
 
-__all__ = ["retention_risk_mark"]
+__all__ = ["HEADROOM", "PROBE_ENTRIES", "retention_risk_mark"]
+
+HEADROOM = 10  # a rule is near when a tenth of its bound is left
+PROBE_ENTRIES = 20_000  # entries a pass may count to settle a backlog's size
+
+CounterFor = Callable[[str, int], Counter]
 
 
-def _rules_for(
-    group: str, policy: RetentionPolicy, java: JavaRetention | None
-) -> list[tuple[str, int | None, int | None]]:
-    """(rule, keep at most N, delete older than ms) of the rules that do not wait for ``group``."""
-    out: list[tuple[str, int | None, int | None]] = []
-    if java is not None and (java.maxlen is not None or java.retention_ms is not None):
-        out.append(("java", java.maxlen, java.retention_ms))
-    if group in policy.ignore_groups and (policy.maxlen or policy.max_age_ms):
-        out.append(("mqcore (group opted out)", policy.maxlen, policy.max_age_ms))
+@dataclass
+class _Rule:
+    by: str
+    maxlen: int | None = None
+    age_ms: int | None = None
+    below_others: bool = False  # mqcore's consumed rule: down to the other groups' floors
+    frontier: bool = False  # Java's frontier trim: below the leased groups' positions
+
+
+@dataclass
+class _Row:
+    """One group on one partition."""
+
+    partition: int
+    floor: str
+    lag: int
+    pending: int
+    length: int
+    exact: bool  # the backlog is the lag, known
+    first_ms: int | None  # time of its floor entry (None: no backlog)
+    last: str
+    leased: bool
+
+    @property
+    def low(self) -> int:
+        return self.lag + self.pending
+
+
+@dataclass
+class _Risk:
+    lost: int = 0
+    first_at: int | None = None
+    may: bool = False
+    by: set[str] = field(default_factory=set)
+
+    def hit(self, by: str, lost: int, at: int, may: bool = False) -> None:
+        self.lost += lost
+        self.first_at = at if self.first_at is None else min(self.first_at, at)
+        self.may = self.may or may
+        self.by.add(by)
+
+    def merge(self, other: _Risk) -> None:
+        self.lost += other.lost
+        self.may = self.may or other.may
+        self.by |= other.by
+        if other.first_at is not None:
+            self.first_at = min(self.first_at or other.first_at, other.first_at)
+
+
+class _Budget:
+    def __init__(self, counter_for: CounterFor | None, entries: int) -> None:
+        self.counter_for, self.left = counter_for, entries
+
+    def backlog(self, topic: str, row: _Row) -> tuple[int, bool] | None:
+        """The backlog counted (at most the partition's length, at most the budget left):
+        (entries, exact); None without a client or budget."""
+        if self.counter_for is None or self.left <= 0:
+            return None
+        counter = self.counter_for(topic, row.partition)
+        cap = min(max(1, row.length - row.lag), self.left)
+        n, exact = counter.between(row.floor, id_after(row.last), cap)
+        self.left -= n
+        return row.lag + n, exact
+
+
+def _rules(group: str, policy: RetentionPolicy, java: JavaRetention | None) -> list[_Rule]:
+    out = []
+    if java is not None:
+        out.append(_Rule("java", java.maxlen, java.retention_ms, frontier=java.frontier_trim))
+    if group in policy.ignore_groups and policy.enabled:
+        by = "mqcore (group opted out)"
+        out.append(_Rule(by, policy.maxlen, policy.max_age_ms, below_others=policy.consumed))
     return out
 
 
-def retention_risk_mark(
-    snap: dict[str, Any], policy: RetentionPolicy, java: JavaRetention | None
+def _row(p: dict[str, Any], leased: bool, now: int) -> _Row:
+    last = str(p.get("last_delivered_id") or "0-0")
+    pending_id = p.get("oldest_pending_id")
+    floor = group_floor(last, pending_id)
+    pending = int(p.get("pending") or 0)
+    lag = int(p.get("lag") or 0)
+    first_ms = None
+    if floor == pending_id:
+        first_ms = id_ms(floor)
+    elif lag:
+        first_ms = now - int(p.get("lag_ms") or 0)
+    exact = not pending and bool(p.get("lag_exact", True))
+    length = int(p.get("length") or 0)
+    return _Row(int(p["partition"]), floor, lag, pending, length, exact, first_ms, last, leased)
+
+
+def _length(
+    topic: str, row: _Row, n: int, rule: _Rule, risk: _Risk, budget: _Budget, now: int
 ) -> None:
-    """Set ``group["retention_risk"]`` (partitions, entries lost at least, by which rules)
-    on each group a rule would take unread entries from; clear it on the others."""
+    near = n - n // HEADROOM  # a backlog over this is within a tenth of the bound
+    high = row.low if row.exact else max(row.low, row.length)
+    if high <= near:
+        return
+    size = row.low
+    if size <= near:
+        counted = budget.backlog(topic, row)
+        if counted is None or (not counted[1] and counted[0] <= near):  # it may be over
+            risk.hit(rule.by, 0, now, may=True)
+            return
+        size = counted[0]
+    if size > near:
+        risk.hit(rule.by, max(0, size - n), now)
+
+
+def _age(row: _Row, age: int, rule: _Rule, risk: _Risk, now: int) -> None:
+    if row.first_ms is None:
+        return
+    goes_at = row.first_ms + age
+    if goes_at - age // HEADROOM <= now:
+        risk.hit(rule.by, 1 if goes_at <= now else 0, max(now, goes_at))
+
+
+def _cut(row: _Row, cut: str | None, rule: _Rule, risk: _Risk, now: int, may: bool) -> None:
+    if cut is not None and row.first_ms is not None and older(row.floor, cut):
+        risk.hit(rule.by, 0 if may else 1, now, may=may)
+
+
+def retention_risk_mark(
+    snap: dict[str, Any],
+    policy: RetentionPolicy,
+    java: JavaRetention | None,
+    counter_for: CounterFor | None = None,
+    probe_entries: int = PROBE_ENTRIES,
+) -> None:
+    """Set ``group["retention_risk"]`` (partitions, entries lost at least, by which rules,
+    when the first goes, whether it only *may*) on each group a rule is about to take
+    backlog entries from; clear it on the others. ``counter_for(topic, partition)`` counts
+    a backlog the snapshot cannot tell (None: such a backlog counts as "may")."""
+    budget = _Budget(counter_for, probe_entries)
+    now = int(snap.get("taken_at_ms") or 0)
+    checked = java is not None or bool(policy.ignore_groups and policy.enabled)
     for topic in snap.get("topics") or []:
-        for group in topic.get("groups") or []:
+        groups = topic.get("groups") or []
+        for group in groups:
             group.pop("retention_risk", None)
-            rules = _rules_for(str(group.get("group")), policy, java)
-            if not rules:
-                continue
-            parts: list[int] = []
-            lost = 0
-            by: set[str] = set()
-            for p in group.get("partitions") or []:
-                unread = int(p.get("lag") or 0) + int(p.get("pending") or 0)
-                age = p.get("lag_ms")
-                hit = 0
-                for name, maxlen, max_age in rules:
-                    n = unread - maxlen if maxlen is not None and unread > maxlen else 0
-                    old = max_age is not None and isinstance(age, int) and age > max_age
-                    if n > 0 or old:
-                        hit = max(hit, n, 1)
-                        by.add(name)
-                if hit:
-                    parts.append(int(p["partition"]))
-                    lost += hit
-            if parts:
-                group["retention_risk"] = {
-                    "partitions": parts,
-                    "lost_at_least": lost,
-                    "by": sorted(by),
-                }
+        if checked:
+            _topic(topic, groups, policy, java, budget, now)
+
+
+def _topic(
+    topic: dict[str, Any],
+    groups: list[dict[str, Any]],
+    policy: RetentionPolicy,
+    java: JavaRetention | None,
+    budget: _Budget,
+    now: int,
+) -> None:
+    name = str(topic.get("topic"))
+    leases = topic.get("leases") or []
+    leased = {(x.get("group"), x.get("partition")) for x in leases if x.get("owner")}
+    rows: dict[str, list[_Row]] = {}
+    by_partition: dict[int, list[tuple[str, _Row]]] = {}
+    for g in groups:
+        gname = str(g.get("group"))
+        rows[gname] = [_row(p, (gname, p.get("partition")) in leased, now)
+                       for p in g.get("partitions") or []]  # fmt: skip
+        for row in rows[gname]:
+            by_partition.setdefault(row.partition, []).append((gname, row))
+    for group in groups:
+        gname = str(group.get("group"))
+        rules = _rules(gname, policy, java)
+        if not rules:
+            continue
+        parts: list[int] = []
+        total = _Risk()
+        for row in rows[gname]:
+            risk = _Risk()
+            others = [(g, o) for g, o in by_partition[row.partition] if g != gname]
+            for rule in rules:
+                if rule.maxlen is not None:
+                    _length(name, row, rule.maxlen, rule, risk, budget, now)
+                if rule.age_ms is not None:
+                    _age(row, rule.age_ms, rule, risk, now)
+                if rule.frontier and not row.leased:  # Java waits only for leased groups
+                    positions = [id_after(o.last) for _g, o in others if o.leased]
+                    cut = min(positions, key=id_tuple, default=None)
+                    _cut(row, cut, rule, risk, now, may=True)
+                if rule.below_others:  # mqcore's consumed rule, for an opted-out group
+                    kept = [o.floor for g, o in others if g not in policy.ignore_groups]
+                    cut = min(kept, key=id_tuple, default=None)
+                    _cut(row, cut, rule, risk, now, may=False)
+            if risk.by:
+                parts.append(row.partition)
+                total.merge(risk)
+        if parts:
+            group["retention_risk"] = {
+                "partitions": parts,
+                "lost_at_least": total.lost,
+                "by": sorted(total.by),
+                "first_loss_at_ms": total.first_at,
+                "may": total.may and not total.lost,
+            }

@@ -9,8 +9,10 @@ from mqcore.admin.interop import java_kryo_seen
 from mqcore.admin.partitions import topic_memory
 from mqcore.admin.redis_health import redis_health
 from mqcore.models import ClusterSnapshot
+from mqcore.retention.counting import Counter
 
 __all__ = [
+    "BacklogCounter",
     "CheckpointCollector",
     "JavaProbe",
     "RedisHealthProbe",
@@ -61,6 +63,18 @@ class JavaProbe:
         admin = clusters.admin(self.cluster)
         seen = java_kryo_seen(admin.client, admin.keys, topics)
         return {**seen, "configured": admin.config.encoding}
+
+
+class BacklogCounter:
+    """Bounded counts of a partition stream's entries (the retention_risk alert's backlogs
+    that the snapshot cannot tell): ``BacklogCounter(cluster)(topic, partition)``."""
+
+    def __init__(self, cluster: str) -> None:
+        self.cluster = cluster
+
+    def __call__(self, topic: str, partition: int) -> Counter:
+        admin = clusters.admin(self.cluster)
+        return Counter(admin.client, admin.keys.partition(topic, partition))
 
 
 class RedisHealthProbe:

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
+
 from dashboard import clusters
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.pages.snapshot import topic_visible_require
+from mqcore.clock import now_ms
 from mqcore.retention import RetentionPolicy
 from mqcore.retention.view import topic_retention
 
-__all__ = ["PARTITIONS_PER_PAGE", "policy_from_form", "retention_get"]
+__all__ = ["PARTITIONS_PER_PAGE", "next_losses", "policy_from_form", "retention_get"]
 
 PARTITIONS_PER_PAGE = 32  # each partition costs a few bounded reads
 
@@ -37,6 +40,23 @@ def policy_from_form(data: Mapping[str, Any]) -> RetentionPolicy | None:
         consumed=consumed in (True, "1", "on", "true", "yes"),
         ignore_groups=groups,
     )
+
+
+def next_losses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per group, the first time a rule deletes an entry of its backlog (unread or pending)
+    on the partitions shown: the rule, the partition, when, what it loses then or how many
+    writes are left; soonest first, groups no rule can reach left out."""
+    first: dict[str, dict[str, Any]] = {}
+    for p in rows:
+        for rule in p["rules"]:
+            for t in rule["threats"]:
+                if t["at_ms"] is None:
+                    continue
+                known = first.get(t["group"])
+                if known is None or t["at_ms"] < known["at_ms"]:
+                    first[t["group"]] = {**t, "rule": rule["rule"], "by": rule["by"],
+                                         "partition": p["partition"]}  # fmt: skip
+    return sorted(first.values(), key=lambda t: (t["at_ms"], t["group"]))
 
 
 def retention_get(
@@ -60,14 +80,27 @@ def retention_get(
     page = min(max(1, page), pages)
     first = (page - 1) * PARTITIONS_PER_PAGE
     shown = list(range(first, min(count, first + PARTITIONS_PER_PAGE)))
-    parts = topic_retention(admin.client, admin.keys, topic, used, java, partitions=shown)
+    # the housekeeper runs the cluster's rules on a schedule; typed rules only when trimmed
+    every = float(settings.HOUSEKEEP_INTERVAL_S)
+    scheduled = policy is None and configured.enabled and every > 0
+    now = now_ms()
+    parts = topic_retention(
+        admin.client, admin.keys, topic, used, java, partitions=shown, at_ms=now,
+        housekeep_interval_s=every if scheduled else None,
+    )  # fmt: skip
     rows = [p.as_dict() for p in parts]
-    at_risk: dict[str, int] = {}
+    at_risk: dict[str, int] = {}  # per group: summed over partitions, the worst rule of each
     for p in rows:
+        worst: dict[str, int] = {}
         for rule in p["rules"]:
             for group, n in rule["at_risk"].items():
-                at_risk[group] = at_risk.get(group, 0) + n
+                worst[group] = max(n, worst.get(group, 0))
+        for group, n in worst.items():
+            at_risk[group] = at_risk.get(group, 0) + n
     return {
+        "now_ms": now,
+        "housekeep_interval_s": every if scheduled else None,
+        "next_losses": next_losses(rows),
         "cluster": cluster,
         "topic": topic,
         "policy": used.as_dict(),

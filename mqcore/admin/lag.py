@@ -98,5 +98,6 @@ def partition_lag(
         entries_read=None if g.get("entries-read") is None else int(g["entries-read"]),
         length=int(stream["length"]) if stream else 0,
         last_id=decode_text(stream["last-generated-id"]) if stream else "0-0",
+        oldest_pending_id=decode_text(oldest[0]["message_id"]) if oldest else None,
     )
     return PartitionLag(**{**row, "exactness": exactness})

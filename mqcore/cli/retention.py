@@ -18,7 +18,8 @@ __all__ = ["add_parsers", "cmd_housekeep", "cmd_retention"]
 
 TRIM_COLUMNS = ["topic", "partition", "deleted", "rounds", "held_by", "held", "more"]
 GROUP_COLUMNS = ["partition", "group", "floor_id", "unread", "frontier_id", "lease_live"]
-RULE_COLUMNS = ["partition", "rule", "by", "would_delete", "held_by", "at_risk", "detail"]
+RULE_COLUMNS = ["partition", "rule", "by", "would_delete", "when", "held_by", "at_risk", "detail"]
+THREAT_COLUMNS = ["partition", "rule", "group", "lost", "writes_left", "at", "leased"]
 
 
 def _rules(p: argparse.ArgumentParser) -> None:
@@ -42,6 +43,10 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument(
         "--java-frontier", action="store_true", help="a Java housekeeper trims by commit frontier"
     )
+    p.add_argument(
+        "--housekeep-interval", type=float, metavar="SECONDS",
+        help="how often mqcore's housekeeper runs (when its next deletion happens)",
+    )  # fmt: skip
     h = add("housekeep", parents=[common], help="trim partition streams by retention rules")
     h.add_argument("--topic", action="append", help="repeatable; default: every topic")
     _rules(h)
@@ -67,9 +72,24 @@ def _view_human(d: dict[str, Any]) -> str:
         for p in d["partitions"]
         for r in p["rules"]
     ]
+    threats = [
+        {"partition": p["partition"], "rule": r["rule"], **t, "at": _when(t["at_ms"])}
+        for p in d["partitions"]
+        for r in p["rules"]
+        for t in r["threats"]
+    ]
     risky = [p["partition"] for p in d["partitions"] if p["at_risk"]]
     tail = f"unread entries at risk on partitions {risky}" if risky else "no unread entry at risk"
-    return "\n\n".join([table(groups, GROUP_COLUMNS), table(rules, RULE_COLUMNS), tail])
+    parts = [table(groups, GROUP_COLUMNS), table(rules, RULE_COLUMNS)]
+    if threats:  # each rule's reach into a group's backlog: entries lost now, or when
+        parts.append(table(threats, THREAT_COLUMNS))
+    return "\n\n".join([*parts, tail])
+
+
+def _when(at_ms: int | None) -> str:
+    from mqcore.clock import iso_from_ms
+
+    return "-" if at_ms is None else iso_from_ms(at_ms)
 
 
 def cmd_retention(args: argparse.Namespace, out: Out) -> int:
@@ -89,7 +109,10 @@ def cmd_retention(args: argparse.Namespace, out: Out) -> int:
         )
     admin = Admin(config(args))
     admin.partition_count(args.topic)  # unknown topic: a clear error
-    parts = topic_retention(admin.client, admin.keys, args.topic, policy, java)
+    parts = topic_retention(
+        admin.client, admin.keys, args.topic, policy, java,
+        housekeep_interval_s=args.housekeep_interval,
+    )  # fmt: skip
     data = {
         "topic": args.topic,
         "policy": policy.as_dict(),

@@ -4,8 +4,9 @@
   twin is ``mqcore/scripts/lib/floor.lua``);
 - :mod:`mqcore.retention.policy`: the rules (ours, and the Java deployment's);
 - :mod:`mqcore.retention.trim`: the housekeeper (bounded, never past unread entries);
-- :mod:`mqcore.retention.view`: per partition, each group's position, floor and commit
-  frontier, and what each rule would delete next, with the unread entries at risk.
+- :mod:`mqcore.retention.view`: per partition, each group's position, floor, backlog and
+  commit frontier, and what each rule deletes next and when
+  (:mod:`mqcore.retention.effects`), from bounded counts (:mod:`mqcore.retention.counting`).
 """
 
 from mqcore.retention.policy import JavaRetention, RetentionPolicy

@@ -14,6 +14,7 @@ __all__ = [
     "first_score",
     "ok",
     "parse_groups",
+    "pending_id",
     "pending_idle",
 ]
 
@@ -72,6 +73,17 @@ def pending_idle(reply: Any) -> int | None:
     if isinstance(first, dict):
         return int(first["time_since_delivered"])
     return int(first[2])
+
+
+def pending_id(reply: Any) -> str | None:
+    """Id of the first (lowest) entry of an ``XPENDING key group - + 1`` reply, None when
+    empty: the group's retention floor on that partition."""
+    if not reply:
+        return None
+    first = reply[0]
+    if isinstance(first, dict):
+        return decode_text(first["message_id"])
+    return decode_text(first[0])
 
 
 def as_hash(reply: Any) -> dict[Any, Any]:

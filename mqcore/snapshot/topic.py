@@ -8,7 +8,14 @@ from typing import Any
 from mqcore import lag as lagmath
 from mqcore.codec import decode_text
 from mqcore.models import LagExactness
-from mqcore.snapshot.replies import as_hash, entry_id, first_score, ok, pending_idle
+from mqcore.snapshot.replies import (
+    as_hash,
+    entry_id,
+    first_score,
+    ok,
+    pending_id,
+    pending_idle,
+)
 from mqcore.snapshot.shapes import consumer_dicts, group_dict
 
 __all__ = ["topic_dict"]
@@ -96,13 +103,15 @@ def topic_dict(
                 first_id = entry_id(first[0]) if first else None
             if mark is not None and first_id is not None and last != "0-0":
                 new_first[stream, gname] = (mark, first_id)
-            oldest = None
+            oldest = oldest_id = None
             if pend_at >= 0:
                 page = r3[pend_at]
                 if page.__class__ is list and page and page[0].__class__ is list:
                     oldest = int(page[0][2])  # raw reply: [[id, consumer, idle, deliveries]]
+                    oldest_id = entry_id(page[0])
                 else:
-                    oldest = pending_idle(ok(page, errors, t, None))
+                    page = ok(page, errors, t, None)
+                    oldest, oldest_id = pending_idle(page), pending_id(page)
             group_parts = per_group.get(gname)
             if group_parts is None:
                 group_parts = per_group[gname] = []
@@ -120,6 +129,7 @@ def topic_dict(
                     entries_read=entries_read,
                     length=length,
                     last_id=last_id,
+                    oldest_pending_id=oldest_id,
                 )
             )
             owner = lease_values[2 * rec_n]

@@ -42,3 +42,12 @@ def test_admin_trims_without_losing_unread_entries(login, live_server, r, mq_con
     expect(page.locator("#trim-result")).to_contain_text("held back by group slow-group")
     assert r.xlen(key) == 40
     assert r.xinfo_groups(key)[1]["lag"] == 40
+    # opting the slow group out: the housekeeper would no longer wait for it
+    page.fill("#r-maxlen", "5")
+    page.fill("#r-ignore", "slow-group")
+    page.get_by_role("button", name="What if").click()
+    expect(page.locator("#retention-risk")).to_contain_text("slow-group")
+    first = page.locator("#retention-next tbody tr").first
+    expect(first).to_contain_text("slow-group")
+    expect(first).to_contain_text("35 entries")
+    expect(first).to_contain_text("now")

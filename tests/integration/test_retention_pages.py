@@ -151,3 +151,114 @@ def test_collector_opens_a_retention_risk_alert(
     risky = [a for a in store.alerts_list(["default"]) if a["rule"] == "retention_risk"]
     assert [a["entity"] for a in risky] == ["orders/slow-group"]
     assert "at least 50 unread entries" in risky[0]["message"]
+
+
+def _risk_alerts(store: Any) -> list[dict[str, Any]]:
+    return [a for a in store.alerts_list(["default"]) if a["rule"] == "retention_risk"]
+
+
+def _collect(console_r: redis.Redis) -> Any:
+    from dashboard.clusters import console_keys, console_redis
+    from dashboard.collectors.passes import collect_cluster
+    from dashboard.store import ConsoleStore
+
+    store = ConsoleStore(console_redis(), console_keys())
+    collect_cluster("default", claim=False, store=store)
+    return store
+
+
+def _pending_far_back(r: redis.Redis, mq_config: MQConfig, entries: int) -> str:
+    """slow-group read every entry and acked all but the first (lag 0, one pending);
+    fast-group read and acked all but the last ten, which it still has pending."""
+    create_topic(r, mq_config.keys, "orders", 1, groups=(FAST, SLOW))
+    key = mq_config.keys.partition("orders", 0)
+    pipe = r.pipeline(transaction=False)
+    for i in range(entries):
+        pipe.xadd(key, {"payload": f"m{i}"}, id=f"{1_000 + i}-0")
+    pipe.execute()
+    slow = r.xreadgroup(SLOW, "s1", {key: ">"}, count=entries)[0][1]
+    r.xack(key, SLOW, *[e[0] for e in slow[1:]])
+    fast = r.xreadgroup(FAST, "f1", {key: ">"}, count=entries)[0][1]
+    r.xack(key, FAST, *[e[0] for e in fast[:-10]])
+    return key
+
+
+def test_alert_for_a_pending_entry_javas_maxlen_is_about_to_trim(
+    r: redis.Redis, mq_config: MQConfig, clusters_with: Any, console_r: redis.Redis
+) -> None:
+    # the finding: one pending entry 3,000 back, lag 0, Java maxlen 2,500: no alert fired
+    # (the rule looked at lag + pending = 1), and Java's trim removed the pending entry
+    _pending_far_back(r, mq_config, 3_000)
+    clusters_with(java_retention={"maxlen": 2_500, "frontier_trim": False})
+    store = _collect(console_r)
+    risky = _risk_alerts(store)
+    assert [a["entity"] for a in risky] == ["orders/slow-group"]  # fast-group's 10 are safe
+    assert "at least 500 unread entries" in risky[0]["message"]
+
+
+def test_alert_before_javas_maxlen_reaches_a_pending_floor(
+    r: redis.Redis, mq_config: MQConfig, clusters_with: Any, console_r: redis.Redis
+) -> None:
+    # 2,300 entries from slow-group's floor, Java keeps 2,500: within the last tenth (250)
+    _pending_far_back(r, mq_config, 2_300)
+    clusters_with(java_retention={"maxlen": 2_500, "frontier_trim": False})
+    (risk,) = _risk_alerts(_collect(console_r))
+    assert risk["entity"] == "orders/slow-group"
+    assert "will reach its oldest unread or pending entry" in risk["message"]
+    clusters_with(java_retention={"maxlen": 3_000, "frontier_trim": False})
+    assert not _risk_alerts(_collect(console_r))  # 700 writes left of 3,000: not yet
+
+
+def test_alert_for_a_stopped_group_below_the_leased_position(
+    r: redis.Redis, mq_config: MQConfig, clusters_with: Any, console_r: redis.Redis
+) -> None:
+    # Java's frontier trim waits only for groups holding a lease: fast-group holds one,
+    # slow-group (stopped) does not, and its pending entry is below fast-group's position
+    _pending_far_back(r, mq_config, 100)
+    r.set(mq_config.keys.lease("orders", FAST, 0), "java-worker-1", px=30_000)
+    clusters_with(java_retention={"maxlen": 0, "frontier_trim": True})
+    (risk,) = _risk_alerts(_collect(console_r))
+    assert risk["entity"] == "orders/slow-group"
+    assert "java retention may reach its oldest unread or pending entry" in risk["message"]
+
+
+def test_alert_for_a_pending_entry_older_than_javas_retention(
+    r: redis.Redis, mq_config: MQConfig, clusters_with: Any, console_r: redis.Redis
+) -> None:
+    # lag 0 and lag in time 0: only the pending entry's id tells its age (ids from 1970)
+    _pending_far_back(r, mq_config, 50)
+    r.xadd(mq_config.keys.partition("orders", 0), {"payload": "new"})
+    for g in (FAST, SLOW):
+        r.xreadgroup(g, "x", {mq_config.keys.partition("orders", 0): ">"})
+    clusters_with(java_retention={"maxlen": 0, "retention": "7d", "frontier_trim": False})
+    risky = _risk_alerts(_collect(console_r))
+    assert sorted(a["entity"] for a in risky) == ["orders/fast-group", "orders/slow-group"]
+
+
+def test_tab_shows_when_javas_rules_reach_a_stopped_groups_backlog(
+    client: Client, r: redis.Redis, mq_config: MQConfig, clusters_with: Any
+) -> None:
+    # a stopped group with an attacker's name: no lease, one pending entry 3,000 back
+    evil = "<img src=x onerror=alert(1)>"
+    key = _pending_far_back(r, mq_config, 3_000)
+    r.xgroup_create(key, evil, id="0")
+    r.set(mq_config.keys.lease("orders", FAST, 0), "java-worker-1", px=30_000)
+    clusters_with(retention={"maxlen": 10_000}, java_retention={"maxlen": 2_500})
+    client.force_login(role_user("vic", "Viewer"))
+    html = client.get(PAGE).content.decode()
+    assert evil not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert 'id="retention-next"' in html  # each group's first loss, soonest first
+    assert "Java does not wait" in html
+    assert "slow-group</strong> would lose 500" in html  # its pending entry counted
+    assert "next housekeeper run" not in html  # 10,000: the housekeeper deletes nothing
+    assert "housekeeper (every 1 min)" in html
+    api = client.get(API).json()
+    losses = {t["group"]: t for t in api["next_losses"]}
+    slow = losses[SLOW]
+    assert (slow["rule"], slow["lost"], slow["leased"]) == ("java-maxlen", 500, False)
+    assert losses[evil]["lost"] == 500
+    assert api["at_risk_groups"] == {evil: 500, SLOW: 500}  # the worst rule, not their sum
+    rules = {x["rule"]: x for x in api["partitions"][0]["rules"]}
+    assert rules["java-frontier"]["when"] == "not until a leased group writes a frontier"
+    assert api["housekeep_interval_s"] == 60
