@@ -8,7 +8,14 @@ from typing import Any
 from mqcore import lag as lagmath
 from mqcore.codec import decode_text
 from mqcore.models import LagExactness
-from mqcore.snapshot.replies import as_hash, entry_id, first_score, ok, pending_idle
+from mqcore.snapshot.replies import (
+    as_hash,
+    entry_id,
+    first_score,
+    last_generated,
+    ok,
+    pending_idle,
+)
 from mqcore.snapshot.shapes import consumer_dicts, group_dict
 
 __all__ = ["topic_dict"]
@@ -54,13 +61,12 @@ def topic_dict(
     for p, (length, _recs, known, last_at) in enumerate(t_parts):
         if known is None and last_at >= 0:
             page = ok(r3[last_at], errors, t, None)
-            known = entry_id(page[0]) if page else None  # emptied or trimmed meanwhile
+            # an emptied stream's XINFO STREAM; else its last entry (None: emptied meanwhile)
+            known = last_generated(page) if not length else (entry_id(page[0]) if page else None)
             if known is not None and streams[p] in new_last:
                 new_last[streams[p]] = (new_last[streams[p]][0], known)
             elif streams[p] in new_last:
                 del new_last[streams[p]]
-        elif known is None and not length:
-            known = "0-0"
         part_ids.append(known)
     per_group: dict[str, list[dict[str, Any]]] = {}
     leases: list[dict[str, Any]] = []
