@@ -229,7 +229,10 @@ def _move_chunk(
     changed: list[int] = []
     for attempt in range(ATTEMPTS):
         if attempt:  # count again only what changed, then check the whole set again
-            plans.update(_plans(client, keys, topic, group, changed, how))
+            fresh = _plans(client, keys, topic, group, changed, how)
+            for p in changed:
+                plans.pop(p, None)  # a move of "all" leaves out a partition the group left
+            plans.update(fresh)
             parts = sorted(plans)
         if not parts:
             return []
