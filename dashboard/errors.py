@@ -19,6 +19,8 @@ from mqcore.config import redact_urls
 from mqcore.errors import (
     ConcurrentChangeError,
     MQError,
+    PartialMoveError,
+    PipelineGroupError,
     UnknownGroupError,
     UnknownMessageError,
     UnknownPartitionError,
@@ -39,7 +41,7 @@ ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
         "Not found",
     ),
     ((ValueError,), 400, "Bad request"),
-    ((ConcurrentChangeError,), 409, "Conflict"),
+    ((ConcurrentChangeError, PipelineGroupError, PartialMoveError), 409, "Conflict"),
     ((MQError,), 503, "Cluster unavailable"),
 )
 

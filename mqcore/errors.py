@@ -14,8 +14,10 @@ __all__ = [
     "InvalidIdError",
     "LeaseLostError",
     "MQError",
+    "PartialMoveError",
     "PayloadRefRefusedError",
     "PayloadTooLargeError",
+    "PipelineGroupError",
     "PositionOutOfRangeError",
     "UnknownGroupError",
     "UnknownMessageError",
@@ -51,6 +53,22 @@ class PositionOutOfRangeError(InvalidArgumentError):
 
 class ConcurrentChangeError(MQError):
     """Raised when a partition kept changing while a write was prepared; nothing was written."""
+
+
+class PipelineGroupError(MQError):
+    """Raised when a position move names a group a pipeline moves (its checkpoint records
+    name it) and is not forced; nothing was written."""
+
+
+class PartialMoveError(MQError):
+    """Raised when a position move over more partitions than one script takes stopped
+    part-way: ``moved`` lists the partitions moved, ``not_moved`` the rest (nothing written
+    there); the cause is chained."""
+
+    def __init__(self, message: str, moved: list[int], not_moved: list[int]) -> None:
+        super().__init__(message)
+        self.moved = moved
+        self.not_moved = not_moved
 
 
 class UnknownTopicError(MQError, LookupError):

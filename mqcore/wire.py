@@ -46,7 +46,7 @@ _TYPED: dict[str, Callable[[Any, Command], Any]] = {
     "XLEN": lambda p, a: p.xlen(a[1]),
     "ZCARD": lambda p, a: p.zcard(a[1]),
     "SMEMBERS": lambda p, a: p.smembers(a[1]),
-    "XINFO": lambda p, a: p.xinfo_groups(a[2]),
+    "XINFO": lambda p, a: p.xinfo_groups(a[2]) if a[1] == "GROUPS" else p.xinfo_stream(a[2]),
     "XRANGE": lambda p, a: p.xrange(a[1], a[2], a[3], a[5]),
     "XREVRANGE": lambda p, a: p.xrevrange(a[1], a[2], a[3], a[5]),
     "XPENDING": lambda p, a: p.xpending_range(a[1], a[2], a[3], a[4], a[5]),

@@ -3,7 +3,9 @@
 - ``POST /api/v1/clusters/<c>/topics/<t>/groups/<g>/position/plan`` body
   ``{"target": {"kind": "latest|earliest|time|id", "value": ...}, "partitions": [0, 2] | "all"}``
 - ``POST /api/v1/clusters/<c>/topics/<t>/groups/<g>/position`` the same body plus
-  ``"reason"`` and ``"confirm"`` (the group name); answers like ``mqcore group set-position --json``
+  ``"reason"`` and ``"confirm"`` (the group name), and ``"force": true`` to move a group a
+  pipeline moves (refused with 409 and the reason otherwise; the plan's ``pipelines`` names
+  them); answers like ``mqcore group set-position --json``
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ def position_move(request: HttpRequest, cluster: str, topic: str, group: str) ->
     reason, confirm = body["raw"].get("reason", ""), body["raw"].get("confirm", "")
     if not isinstance(reason, str) or not isinstance(confirm, str):
         raise ApiParamError("reason and confirm must be strings")
+    force = body["raw"].get("force", False)
+    if not isinstance(force, bool):
+        raise ApiParamError("force must be true or false")
     result = svc.set_group_position(
         acting_user=request.user,
         cluster=cluster,
@@ -72,6 +77,7 @@ def position_move(request: HttpRequest, cluster: str, topic: str, group: str) ->
         reason=reason,
         confirm=confirm,
         origin=origin_from_request(request),
+        force=force,
     )
     return JsonResponse(result)
 

@@ -3,9 +3,14 @@
 Permission check, a reason, the group name typed as confirmation, then the
 audit intent row, the mqcore move (:meth:`mqcore.admin.Admin.set_position`)
 and the audit outcome row. The outcome's ``detail`` is read by the incident
-timeline: ``{"group", "direction": skip|rewind|mixed|none, "moves": [{"partition",
-"from_id", "to_id", "skipped", "redelivered"}]}``, counts ``{"partitions",
-"skipped", "redelivered"}``.
+timeline: ``{"group", "direction": skip|rewind|mixed|none, "moved": [partition...],
+"moves": [{"partition", "from_id", "to_id", "skipped", "redelivered"}]}``, counts
+``{"partitions", "skipped", "redelivered"}``. A failed move's row names what moved
+and what did not: ``{"error", "group", "moved": [...], "not_moved": [...] | ["all"]}``
+(a move is all or none up to 64 partitions; beyond, chunk by chunk).
+
+A group a pipeline moves (its checkpoint records name it) is refused unless
+``force``: the pipeline's sink commits the group's position with each batch.
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ from dashboard.services.audit import (
     Origin,
     audit_begin,
     audit_complete,
-    audit_failure,
     require_reason,
 )
+from mqcore.errors import PartialMoveError
 
 __all__ = ["ConfirmationError", "set_group_position"]
 
@@ -40,6 +45,7 @@ def set_group_position(
     reason: str,
     confirm: str,
     origin: Origin | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Move ``group`` on ``partitions`` (all when None) to the target; returns the result plan."""
     require_action(acting_user, Action.SET_POSITION, cluster=cluster, topic=topic)
@@ -60,10 +66,18 @@ def set_group_position(
             "group": group,
             "target": target.as_dict(),
             "partitions": scope,
+            "force": bool(force),
         },
     )
-    with audit_failure(intent):
-        done = admin(cluster).set_position(topic, group, target, parts)
+    try:
+        done = admin(cluster).set_position(topic, group, target, parts, force=bool(force))
+    except Exception as exc:
+        moved, rest = (
+            (exc.moved, exc.not_moved) if isinstance(exc, PartialMoveError) else ([], scope)
+        )
+        detail = {"error": f"{type(exc).__name__}: {exc}", "group": group, "moved": moved}
+        audit_complete(intent, outcome="failed", detail={**detail, "not_moved": rest})
+        raise
     moves = [
         {
             "partition": m.partition,
@@ -82,6 +96,11 @@ def set_group_position(
             "skipped": done.skipped,
             "redelivered": done.redelivered,
         },
-        detail={"group": group, "direction": done.direction, "moves": moves},
+        detail={
+            "group": group,
+            "direction": done.direction,
+            "moved": [m.partition for m in done.moves],
+            "moves": moves,
+        },
     )
     return plan_json(done)

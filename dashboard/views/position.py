@@ -90,6 +90,7 @@ def position_move(request: HttpRequest, cluster: str, topic: str, group: str) ->
         reason=request.POST.get("reason", ""),
         confirm=request.POST.get("confirm", ""),
         origin=origin_from_request(request),
+        force=request.POST.get("force") == "1",
     )
     context = {**_context(cluster, topic, group, form), "result": result}
     return render(request, "dashboard/position.html", context)

@@ -313,40 +313,52 @@ class Admin:
     def plan_position(
         self, topic: str, group: str, target: PositionTarget, partitions: list[int] | None = None
     ) -> PositionPlan:
-        """Dry run of a group position move on ``partitions`` (all when None): nothing written."""
-        return self._position(topic, group, target, partitions, apply=False)
+        """Dry run of a group position move on ``partitions`` (all when None): nothing written.
+        ``pipelines`` names the pipelines that move the group (a move needs ``force``)."""
+        validate_name("group", group)
+        parts = check_partitions(topic, self.partition_count(topic), partitions)
+        how = position.MoveHow(target, "", skip_missing=partitions is None)
+        moves = position.plan_moves(self.client, self.keys, topic, group, parts, how)
+        return self._plan(topic, group, target, moves, applied=False)
 
     def set_position(
-        self, topic: str, group: str, target: PositionTarget, partitions: list[int] | None = None
-    ) -> PositionPlan:
-        """Move the group on each partition atomically, with an exact ENTRIESREAD (lag stays
-        known); see :mod:`mqcore.admin.position`. Pending entries are not touched."""
-        return self._position(topic, group, target, partitions, apply=True)
-
-    def _position(
         self,
         topic: str,
         group: str,
         target: PositionTarget,
-        partitions: list[int] | None,
+        partitions: list[int] | None = None,
         *,
-        apply: bool,
+        force: bool = False,
     ) -> PositionPlan:
+        """Move the group on every partition or none (up to ``position.CHUNK`` at once), with
+        an exact ENTRIESREAD, lowering each commit frontier to the group's new floor; see
+        :mod:`mqcore.admin.position`. Pending entries are not touched. A group a pipeline
+        moves is refused (:class:`~mqcore.errors.PipelineGroupError`) unless ``force``."""
         validate_name("group", group)
         parts = check_partitions(topic, self.partition_count(topic), partitions)
-        step = position.move_partition if apply else position.plan_partition
-        moves = []
-        for p in parts:
-            try:
-                found = step(self.client, self.keys, topic, group, p, target)
-            except UnknownGroupError:
-                if partitions is not None:
-                    raise
-                continue  # "all": the partitions the group is on
-            moves.append(found if isinstance(found, PositionMove) else found[0])
+        position.check_pipelines(
+            position.pipelines_of(self.config, self.client, topic, group), group, force=force
+        )
+        mode = "kryo" if self.config.encoding == "java-kryo" else "plain"
+        how = position.MoveHow(target, mode, skip_missing=partitions is None)
+        moves = position.move_partitions(self.client, self.keys, topic, group, parts, how)
+        return self._plan(topic, group, target, moves, applied=True)
+
+    def _plan(
+        self,
+        topic: str,
+        group: str,
+        target: PositionTarget,
+        moves: list[PositionMove],
+        *,
+        applied: bool,
+    ) -> PositionPlan:
         if not moves:
             raise UnknownGroupError(f"group {group!r} does not exist on topic {topic!r}")
-        return PositionPlan(topic, group, target.as_dict(), moves, applied=apply)
+        pipelines = tuple(position.pipelines_of(self.config, self.client, topic, group))
+        return PositionPlan(
+            topic, group, target.as_dict(), moves, pipelines=pipelines, applied=applied
+        )
 
     # --- snapshot ---------------------------------------------------------------------------
     def snapshot(

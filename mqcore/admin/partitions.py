@@ -11,8 +11,8 @@ each partition stream takes, both bounded, and how skewed the partitions are.
   and extrapolates, so the cost does not grow with the stream).
 - :func:`partition_rows` is length, last id and memory of each partition of one topic
   (``XINFO STREAM`` without ``FULL``, and :func:`topic_memory`), with their skew.
-- :func:`last_ids` is the last entry id of some partitions of one topic
-  (``XREVRANGE + - COUNT 1`` each, one pipeline).
+- :func:`last_ids` is the last-generated id of some partitions of one topic
+  (``XINFO STREAM`` each, one pipeline).
 - :func:`skew` measures the busiest partition against the mean (the console's partition
   panel and ``mqcore topic partitions`` both use it); :func:`mark_skew` marks hot rows.
 """
@@ -148,15 +148,17 @@ def hot_keys(
 def last_ids(
     client: RedisClient, keys: KeySpace, topic: str, partitions: Sequence[int]
 ) -> dict[int, str]:
-    """The id of the last entry of each of ``partitions`` of ``topic``; "0-0" for an empty
-    or missing stream."""
+    """The last-generated id of each of ``partitions`` of ``topic`` (``XINFO STREAM``, one
+    pipeline): the id of the last entry ever added, kept when entries are deleted, so an
+    emptied partition still answers the id its data ended at; "0-0" for a stream never
+    written or missing. The one "last id" of mqcore (:func:`partition_rows`, the snapshot,
+    :meth:`mqcore.admin.Admin.lag` and the Spark source's latest offsets)."""
     replies = pipeline_lenient(
-        client,
-        [("xrevrange", (keys.partition(topic, p), "+", "-", 1)) for p in partitions],
+        client, [("xinfo_stream", (keys.partition(topic, p),)) for p in partitions]
     )
     return {
-        p: decode_text(rows[0][0]) if rows else "0-0"
-        for p, rows in zip(partitions, replies, strict=True)
+        p: decode_text(info.get("last-generated-id")) if info else "0-0"
+        for p, info in zip(partitions, replies, strict=True)
     }
 
 

@@ -4,23 +4,38 @@ The entries-read counter of a position ``X`` is ``entries-added`` minus the
 entries present after ``X``. That count is taken in ``XRANGE``/``XREVRANGE``
 pages of :data:`COUNT_PAGE` from both ends at once; the end that reaches ``X``
 first answers (a few pages when ``X`` is near either end). The script
-``move_group_position`` then re-checks the anchor it was counted from (the
-first entry and max-deleted id from the head, the last-generated id and length
-from the tail, adding entries appended since) and sets the position with
-``XGROUP SETID ... ENTRIESREAD`` atomically, or answers "changed" and the
-partition is counted again (at most :data:`ATTEMPTS` times).
+``move_group_position`` then re-checks, for every partition of the move at once,
+the anchor it was counted from (the first entry and max-deleted id from the head,
+the last-generated id and length from the tail, adding entries appended since)
+and sets every position with ``XGROUP SETID ... ENTRIESREAD``, lowering each
+partition's commit frontier to the group's new floor (Java's frontier trim must
+not delete what the group reads again); or it writes nothing and names the
+partitions that changed, which are counted again and the whole set retried (at
+most :data:`ATTEMPTS` scripts). Under ack-delete policies every ack changes the
+max-deleted id, so "changed" is part of normal operation.
+
+A move over more than :data:`CHUNK` partitions (a topic may have 4,096) goes in
+chunks, each all or none, so that no script runs long; one that fails part-way
+raises :class:`~mqcore.errors.PartialMoveError` naming the partitions moved and
+not moved: the plan to finish is the same target on the partitions not moved
+(the audit row records both lists).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mqcore.admin.position_target import PositionMove, PositionTarget
 from mqcore.boundary import redis_errors
+from mqcore.checkpoints import CheckpointStore
 from mqcore.codec import decode_text, id_tuple
-from mqcore.config import RedisClient
+from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     ConcurrentChangeError,
+    MQError,
+    PartialMoveError,
+    PipelineGroupError,
     PositionOutOfRangeError,
     UnknownGroupError,
     UnknownPartitionError,
@@ -28,12 +43,34 @@ from mqcore.errors import (
 from mqcore.keys import KeySpace
 from mqcore.scripts import call_script
 
-__all__ = ["ATTEMPTS", "COUNT_PAGE", "StreamState", "move_partition", "plan_partition"]
+__all__ = [
+    "ATTEMPTS",
+    "CHUNK",
+    "COUNT_PAGE",
+    "MoveHow",
+    "StreamState",
+    "check_pipelines",
+    "move_partitions",
+    "pipelines_of",
+    "plan_moves",
+    "plan_partition",
+]
 
 COUNT_PAGE = 1000  # entries per XRANGE page while counting (~0.3 ms of Redis time)
-ATTEMPTS = 5  # counts of one partition before a move gives up (it kept changing)
+ATTEMPTS = 5  # scripts run for one chunk before a move gives up (partitions kept changing)
+CHUNK = 64  # partitions per move script: checked all, then moved all in ~3 ms of Redis time
 
 StreamState = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveHow:
+    """``target``; ``frontier``: the move script's frontier mode (``plain``, ``kryo``);
+    ``skip_missing``: partitions without the group are left out (a move of "all")."""
+
+    target: PositionTarget
+    frontier: str
+    skip_missing: bool = False
 
 
 def _int(raw: Any) -> int | None:
@@ -143,38 +180,126 @@ def plan_partition(
     return move, {"key": key, "args": [group, mode, x, counted, anchor, extra]}
 
 
-def move_partition(
-    client: RedisClient, keys: KeySpace, topic: str, group: str, p: int, target: PositionTarget
-) -> PositionMove:
-    """Move the group on partition ``p`` (counted again when the partition changed meanwhile)."""
-    for _ in range(ATTEMPTS):
-        move, call = plan_partition(client, keys, topic, group, p, target)
-        reply = call_script(client, "move_group_position", [call["key"]], call["args"])
-        status = decode_text(reply[0])
-        if status == "changed":
-            continue
-        if status == "nogroup" or status == "nostream":
-            raise UnknownGroupError(f"group {group!r} does not exist on {topic} partition {p}")
-        x, read, added = decode_text(reply[1]), int(reply[2]), int(reply[3])
-        previous = decode_text(reply[4])
-        previous_read = decode_text(reply[5])
-        lag_after = added - read
-        return PositionMove(
-            partition=p,
-            current_id=previous,
-            current_entries_read=int(previous_read) if previous_read else None,
-            lag_before=move.lag_before,
-            target_id=x,
-            target_entries_read=read,
-            lag_after=lag_after,
-            skipped=max(0, move.lag_before - lag_after),
-            redelivered=max(0, lag_after - move.lag_before),
-            pending=move.pending,
-        )
-    raise ConcurrentChangeError(
-        f"{topic} partition {p} kept changing while its position was counted; nothing was "
-        "moved on it, try again"
+def _moved(move: PositionMove, reply: list[Any], at: int) -> PositionMove:
+    """The row of a partition moved by the script (its five reply values from ``at``)."""
+    x, read, added = decode_text(reply[at]), int(reply[at + 1]), int(reply[at + 2])
+    previous, previous_read = decode_text(reply[at + 3]), decode_text(reply[at + 4])
+    lag_after = added - read
+    return PositionMove(
+        partition=move.partition,
+        current_id=previous,
+        current_entries_read=int(previous_read) if previous_read else None,
+        lag_before=move.lag_before,
+        target_id=x,
+        target_entries_read=read,
+        lag_after=lag_after,
+        skipped=max(0, move.lag_before - lag_after),
+        redelivered=max(0, lag_after - move.lag_before),
+        pending=move.pending,
     )
+
+
+def _plans(
+    client: RedisClient, keys: KeySpace, topic: str, group: str, parts: list[int], how: MoveHow
+) -> dict[int, tuple[PositionMove, dict[str, Any]]]:
+    plans = {}
+    for p in parts:
+        try:
+            plans[p] = plan_partition(client, keys, topic, group, p, how.target)
+        except UnknownGroupError:
+            if not how.skip_missing:
+                raise
+    return plans
+
+
+def plan_moves(
+    client: RedisClient, keys: KeySpace, topic: str, group: str, parts: list[int], how: MoveHow
+) -> list[PositionMove]:
+    """The dry-run rows of ``parts`` (nothing written)."""
+    plans = _plans(client, keys, topic, group, parts, how)
+    return [plans[p][0] for p in sorted(plans)]
+
+
+def _move_chunk(
+    client: RedisClient, keys: KeySpace, topic: str, group: str, parts: list[int], how: MoveHow
+) -> list[PositionMove]:
+    """Move the group on ``parts`` in one script: every partition or none."""
+    plans = _plans(client, keys, topic, group, parts, how)
+    parts = sorted(plans)
+    changed: list[int] = []
+    for attempt in range(ATTEMPTS):
+        if attempt:  # count again only what changed, then check the whole set again
+            fresh = _plans(client, keys, topic, group, changed, how)
+            for p in changed:
+                plans.pop(p, None)  # a move of "all" leaves out a partition the group left
+            plans.update(fresh)
+            parts = sorted(plans)
+        if not parts:
+            return []
+        script_keys, args = [], [group, how.frontier]
+        for p in parts:
+            script_keys += [plans[p][1]["key"], keys.commit_frontier(topic, p)]
+            args += plans[p][1]["args"][1:]
+        reply = call_script(client, "move_group_position", script_keys, args)
+        status = decode_text(reply[0])
+        if status == "moved":
+            return [_moved(plans[p][0], reply, 1 + 5 * i) for i, p in enumerate(parts)]
+        named = [parts[int(i) - 1] for i in reply[1:]]
+        if status == "nogroup":
+            raise UnknownGroupError(
+                f"group {group!r} is gone from {topic} partitions {named}; nothing was moved"
+            )
+        changed = named
+    raise ConcurrentChangeError(
+        f"{topic} partitions {changed} kept changing while the position was counted; "
+        f"nothing was moved on partitions {parts}, try again"
+    )
+
+
+def move_partitions(
+    client: RedisClient, keys: KeySpace, topic: str, group: str, parts: list[int], how: MoveHow
+) -> list[PositionMove]:
+    """Move the group on ``parts``: up to :data:`CHUNK` partitions all or none.
+
+    A move over more partitions goes in chunks of :data:`CHUNK`, each all or none, in
+    partition order; if one fails, :class:`PartialMoveError` names the partitions moved
+    and those not moved (the plan to finish: the same target on those).
+    """
+    done: list[PositionMove] = []
+    for start in range(0, len(parts), CHUNK):
+        try:
+            done += _move_chunk(client, keys, topic, group, parts[start : start + CHUNK], how)
+        except MQError as exc:
+            if not done:
+                raise
+            moved = [m.partition for m in done]
+            rest = parts[start:]
+            raise PartialMoveError(
+                f"{exc}; partitions {moved} were moved, {rest} were not: move those to "
+                "the same target to finish",
+                moved,
+                rest,
+            ) from exc
+    return done
+
+
+def pipelines_of(config: MQConfig, client: RedisClient, topic: str, group: str) -> list[str]:
+    """The pipelines whose checkpoint records name ``group`` on ``topic`` (they move it)."""
+    summaries = CheckpointStore(config, client).summaries()
+    return sorted(
+        str(s["pipeline"]) for s in summaries if s.get("topic") == topic and s.get("group") == group
+    )
+
+
+def check_pipelines(pipelines: list[str], group: str, *, force: bool) -> None:
+    """Refuse (:class:`PipelineGroupError`) to move a pipeline's group unless forced."""
+    if pipelines and not force:
+        raise PipelineGroupError(
+            f"group {group!r} is moved by pipeline {', '.join(pipelines)}: its sink commits "
+            "the group's position with each batch, so a move here is undone or skips what the "
+            "pipeline has not written; stop the pipeline (or restore a checkpoint) and force "
+            "the move"
+        )
 
 
 def check_partitions(topic: str, count: int, partitions: list[int] | None) -> list[int]:

@@ -118,6 +118,7 @@ class PositionPlan:
     moves: list[PositionMove]
     applied: bool = False
     note: str = PEL_NOTE
+    pipelines: tuple[str, ...] = ()  # pipelines that move this group (a move is refused)
     skipped: int = field(init=False)
     redelivered: int = field(init=False)
     direction: str = field(init=False)

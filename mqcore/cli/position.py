@@ -42,6 +42,11 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     )
     p.add_argument("--dry-run", action="store_true", help="show the plan, move nothing")
     p.add_argument("--yes", action="store_true", help="move without typing the group name")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="move a group a pipeline moves (its checkpoints name it): refused without it",
+    )
 
 
 def _human(d: dict[str, Any]) -> str:
@@ -54,7 +59,13 @@ def _human(d: dict[str, Any]) -> str:
         f"skipped {d['skipped']}, delivered again {d['redelivered']} ({d['direction']})\n"
         + d["note"]
     )
-    return "\n".join([head, table(d["moves"], COLUMNS), totals])
+    lines = [head, table(d["moves"], COLUMNS), totals]
+    if d.get("pipelines"):
+        lines.append(
+            f"pipeline {', '.join(d['pipelines'])} moves this group (its sink commits the "
+            "group's position): the move is refused without --force"
+        )
+    return "\n".join(lines)
 
 
 def _confirm(group: str) -> None:
@@ -80,6 +91,6 @@ def cmd_group(args: argparse.Namespace, out: Out) -> int:
             return 0
         print(_human(jsonable(plan)), file=sys.stderr if out.as_json else sys.stdout)
         _confirm(args.group)
-    done = admin.set_position(args.topic, args.group, target, args.partition)
+    done = admin.set_position(args.topic, args.group, target, args.partition, force=args.force)
     out.emit(done, _human)
     return 0

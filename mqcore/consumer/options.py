@@ -34,9 +34,11 @@ class ConsumerOptions:
     batch_size: int = 100
     block_ms: int = 1000
     claim_idle_ms: int = 300000
-    # after a take-over, another consumer's pending entries are claimed once idle this long
-    # (None: the lease TTL), so a holder that stalled past its TTL (a GC pause) and acks
-    # late is not doubled; this consumer's own pending entries are re-read at once
+    # after a take-over from a holder whose acks are not fenced (a Java consumer holds
+    # entries pending), its pending entries are claimed once idle this long (None: the lease
+    # TTL), so a holder that stalled past its TTL (a GC pause) and acks late is not doubled;
+    # an mqcore holder's are claimed at once (its late acks are refused by the epoch), and
+    # this consumer's own pending entries are re-read at once
     takeover_grace_ms: int | None = None
     reclaim_interval_ms: int = 30000
     ack_batch: int = 100

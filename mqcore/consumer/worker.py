@@ -85,12 +85,16 @@ class PartitionWorker(threading.Thread):
     def run(self) -> None:
         h = self.host
         # on take-over after a holder that did not release cleanly (crashed, stalled, or
-        # Java): if it left entries pending, wait the grace so a late ack of a stalled
-        # holder is not doubled, then claim them (in order, before anything new)
+        # Java), the pending entries it left are claimed first, in order, before anything
+        # new. An mqcore holder's late acks are fenced (its epoch is stale): no wait. A
+        # holder that may ack unfenced (Java) gets the grace first, so that a stalled one's
+        # late ack is not doubled
         grace = 0 if self.lease.clean_handoff else max(0, h.options.grace_ms)
-        reclaim_idle_ms, next_reclaim = grace, 0.0
         try:
-            if grace and self._others_pending():
+            if grace and not self._unfenced_pending():
+                grace = 0
+            reclaim_idle_ms, next_reclaim = grace, 0.0
+            if grace:
                 self.stopping.wait(grace / 1000)
             while self._working():
                 try:
@@ -125,8 +129,12 @@ class PartitionWorker(threading.Thread):
         finally:
             self._exit()
 
-    def _others_pending(self) -> bool:
-        """Whether another consumer of the group holds entries of this partition pending."""
+    def _unfenced_pending(self) -> bool:
+        """Whether a consumer whose acks may not be fenced holds entries of this partition
+        pending: one that is not an mqcore consumer of the group (no heartbeat record under
+        its name: a Java consumer, or an mqcore one silent for longer than the heartbeats
+        are kept, which errs on the side of the wait). mqcore consumers ack through the
+        fenced scripts, which refuse an epoch older than this lease's."""
         h = self.host
         try:
             summary = h.client.xpending(self.stream, h.group)
@@ -134,7 +142,14 @@ class PartitionWorker(threading.Thread):
             return False  # no stream or no group yet: nothing pending
         except redis.RedisError as exc:
             raise translate(exc, "pending summary") from exc
-        return any(decode_text(c["name"]) != h.name for c in summary.get("consumers") or [])
+        names = {decode_text(c["name"]) for c in summary.get("consumers") or []} - {h.name}
+        if not names:
+            return False
+        try:
+            beats = h.client.hmget(h.keys.consumers(h.topic, h.group), sorted(names))
+        except redis.RedisError as exc:
+            raise translate(exc, "consumers") from exc
+        return any(beat is None for beat in beats)
 
     def _create_group(self) -> None:
         h = self.host

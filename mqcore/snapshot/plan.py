@@ -16,7 +16,9 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
    reports NULL lag (bounded count, marked APPROXIMATE when the page is full); per group:
    ``HGETALL`` of the heartbeat hash; per partition whose last id no group tells (a
    group with lag 0 has delivered the last entry; the first undelivered entry of a group
-   with lag 1 is the last) and no previous pass knows: ``XREVRANGE + - COUNT 1``, unless
+   with lag 1 is the last) and no previous pass knows: ``XREVRANGE + - COUNT 1``, or
+   ``XINFO STREAM`` (its last-generated id; no entry to send) for an emptied one (length
+   0, entries added: every group reports lag 0 there, whatever its position), unless
    the caller asked for no last ids (``last_ids=False``: those stay None);
    per topic: ``MGET`` of the lease and epoch keys of all its group x partition pairs
    (one slot; at most 500 keys per command);
@@ -208,7 +210,7 @@ def _take_snapshot_dict(
             last_id: str | None = None  # a group with lag 0 has delivered the last entry
             added = None
             for g in parsed:
-                if g[4] == 0:
+                if g[4] == 0 and length:  # an emptied stream reports lag 0 for every group
                     last_id = g[2]
                 if added is None and g[3] is not None and g[4] is not None:
                     added = g[3] + g[4]
@@ -254,7 +256,12 @@ def _take_snapshot_dict(
                     beat_at[t, gname] = len(cmds)
                     add(("HGETALL", keys.consumers(name, gname)))
             last_at = -1  # the reply whose first entry is the last: XREVRANGE, or lag 1's XRANGE
-            if last_id is None and length > 0:
+            # an empty stream that had entries (entries-added > 0, told by its groups) still
+            # has the last-generated id its data ended at: XINFO STREAM (no entry to send);
+            # one never written (or that no group reads) is at 0-0
+            if not length and not added:
+                last_id = "0-0"
+            if last_id is None:
                 # the last id changes only with XADD (entries-added) - or a recreated stream
                 positions = tuple([g[2] for g in parsed])
                 # a position other than 0-0 (count: no generator per partition)
@@ -269,7 +276,11 @@ def _take_snapshot_dict(
                     last_id = hit_l[1]
                 elif last_ids:
                     last_at = len(cmds)
-                    add(("XREVRANGE", key, "+", "-", "COUNT", 1))
+                    add(
+                        ("XREVRANGE", key, "+", "-", "COUNT", 1)
+                        if length
+                        else ("XINFO", "STREAM", key)
+                    )
                 if mark_l is not None and (last_id is not None or last_at >= 0):
                     new_last[key] = (mark_l, last_id or "")
             t_parts.append((length, recs, last_id, last_at))

@@ -12,6 +12,7 @@ __all__ = [
     "as_hash",
     "entry_id",
     "first_score",
+    "last_generated",
     "ok",
     "parse_groups",
     "pending_id",
@@ -93,6 +94,13 @@ def as_hash(reply: Any) -> dict[Any, Any]:
     if not reply:
         return {}
     return dict(zip(reply[::2], reply[1::2], strict=True))
+
+
+def last_generated(reply: Any) -> str | None:
+    """The last-generated id of an ``XINFO STREAM`` reply (a dict, or RESP2's flat list)."""
+    info = as_hash(reply)
+    raw = info.get(b"last-generated-id", info.get("last-generated-id"))
+    return None if raw is None else decode_text(raw)
 
 
 def first_score(reply: Any) -> int | None:

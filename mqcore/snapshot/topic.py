@@ -12,6 +12,7 @@ from mqcore.snapshot.replies import (
     as_hash,
     entry_id,
     first_score,
+    last_generated,
     ok,
     pending_id,
     pending_idle,
@@ -61,13 +62,12 @@ def topic_dict(
     for p, (length, _recs, known, last_at) in enumerate(t_parts):
         if known is None and last_at >= 0:
             page = ok(r3[last_at], errors, t, None)
-            known = entry_id(page[0]) if page else None  # emptied or trimmed meanwhile
+            # an emptied stream's XINFO STREAM; else its last entry (None: emptied meanwhile)
+            known = last_generated(page) if not length else (entry_id(page[0]) if page else None)
             if known is not None and streams[p] in new_last:
                 new_last[streams[p]] = (new_last[streams[p]][0], known)
             elif streams[p] in new_last:
                 del new_last[streams[p]]
-        elif known is None and not length:
-            known = "0-0"
         part_ids.append(known)
     per_group: dict[str, list[dict[str, Any]]] = {}
     leases: list[dict[str, Any]] = []

@@ -125,3 +125,39 @@ def test_topic_detail_reads_live_the_last_ids_the_collector_left_out(
     assert rows[0]["last_id"] == newest
     assert rows[1]["last_id"] == "0-0"
     assert rows[0]["lag"] == 2  # the rest is the snapshot's
+
+
+def test_an_emptied_partition_keeps_its_last_generated_id_everywhere(
+    api: Client, mq_config, r, capsys
+) -> None:
+    """Ack-delete (XDEL) empties partition 0: the snapshot (full and the collector's), the
+    topic API, ``mqcore topic partitions``, ``last_ids`` and ``Admin.lag`` all answer the id
+    its data ended at (the last-generated id), not 0-0."""
+    import json
+
+    from mqcore.admin import Admin
+    from mqcore.admin.partitions import last_ids
+    from mqcore.cli import main
+
+    stream = mq_config.keys.partition("orders", 0)
+    r.xgroup_create(stream, "spark", "0")  # a pipeline's group, left at 0-0
+    r.xreadgroup("billing", "c1", {stream: ">"}, count=10)
+    ids = [e[0] for e in r.xrange(stream)]
+    r.xack(stream, "billing", *ids)
+    r.xdel(stream, *ids)
+    last = ids[-1].decode()
+    assert r.xlen(stream) == 0
+    admin = Admin(mq_config, r)
+    assert admin.snapshot_dict()["topics"][1]["partition_last_ids"] == [last, "0-0"]
+    assert last_ids(r, mq_config.keys, "orders", [0, 1]) == {0: last, 1: "0-0"}
+    lag = next(g for g in admin.lag("orders") if g.group == "billing")
+    assert [p.last_id for p in lag.partitions] == [last, "0-0"]
+    assert main(["--redis-url", mq_config.url, "topic", "partitions", "orders", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["partitions"]
+    assert [p["last_id"] for p in rows] == [last, "0-0"]
+    stored = collect()  # the collector's lean pass reads no last id: left to the API
+    orders = next(t for t in stored["topics"] if t["topic"] == "orders")
+    assert orders["partition_last_ids"][0] in (None, last)
+    detail = api.get(f"{API}/topics/orders").json()
+    parts = {p["partition"]: p for p in detail["groups"][0]["partitions"]}
+    assert (parts[0]["last_id"], parts[1]["last_id"]) == (last, "0-0")

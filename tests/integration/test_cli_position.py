@@ -128,3 +128,25 @@ def test_bad_input_exits_2(
     assert code == 2
     assert message in err
     assert _position(r, key) == (b"1000-0", 2)
+
+
+def test_a_pipeline_group_needs_force(
+    capsys: pytest.CaptureFixture[str],
+    redis_url: str,
+    r: redis.Redis,
+    mq_config: MQConfig,
+    key: str,
+) -> None:
+    r.sadd(mq_config.keys.pipelines(), "enrich")
+    r.hset(mq_config.keys.checkpoint_meta("enrich"), mapping={"topic": "orders", "group": G})
+    base = ("group", "set-position", "orders", "--group", G, "--to", "latest")
+    code, out, _ = run(capsys, redis_url, *base, "--dry-run")
+    assert code == 0
+    assert "pipeline enrich moves this group" in out
+    code, _, err = run(capsys, redis_url, *base, "--yes")
+    assert code != 0
+    assert "moved by pipeline enrich" in err
+    assert _position(r, key)[0] == b"1000-0"
+    code, _, err = run(capsys, redis_url, *base, "--yes", "--force")
+    assert code == 0, err
+    assert _position(r, key) == (b"3000-0", 0)

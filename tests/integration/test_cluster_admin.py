@@ -48,3 +48,32 @@ def test_lag_pending_snapshot_and_replay_on_cluster(rc: Any, cluster_config: MQC
     assert (res.replayed, res.partition) == (True, 2)
     assert dlq.replay("gamma", letter).reason == "already-replayed"
     assert rc.xlen(keys.partition("gamma", 2)) == 3
+
+
+def test_a_move_over_every_partition_and_an_emptied_partition_on_cluster(
+    rc: Any, cluster_config: MQConfig
+) -> None:
+    """One script moves every partition of a topic (one slot) and lowers their frontiers;
+    an emptied partition's last id is its last-generated id in the snapshot."""
+    from mqcore.admin import PositionTarget
+    from mqcore.admin.partitions import last_ids
+    from mqcore.retention.frontier import frontier_ids
+
+    keys = cluster_config.keys
+    create_topic(rc, keys, "orders", 3, groups=("g", "spark"))
+    for p in range(3):
+        add_messages(rc, keys, "orders", p, 4)
+        rc.xreadgroup("g", "c1", {keys.partition("orders", p): ">"}, count=4)
+        rc.hset(keys.commit_frontier("orders", p), "java", "9999999999999-0")
+    done = Admin(cluster_config, rc).set_position("orders", "g", PositionTarget.parse("earliest"))
+    assert [m.lag_after for m in done.moves] == [4, 4, 4]
+    for p in range(3):
+        assert frontier_ids(rc.hgetall(keys.commit_frontier("orders", p))) == {"java": "0-0"}
+    stream = keys.partition("orders", 1)
+    ids = [e[0] for e in rc.xrange(stream)]
+    rc.xdel(stream, *ids)
+    last = ids[-1].decode()
+    snap = Admin(cluster_config, rc).snapshot_dict()["topics"][0]
+    assert snap.get("error") is None, snap
+    assert snap["partition_last_ids"][1] == last
+    assert last_ids(rc, keys, "orders", [1]) == {1: last}

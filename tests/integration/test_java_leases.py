@@ -144,3 +144,30 @@ def test_a_clean_release_is_a_clean_handoff_and_an_expiry_is_not(
     after_java = b.acquire(0)
     assert after_java is not None
     assert not after_java.clean_handoff
+
+
+def test_take_over_from_a_killed_mqcore_holder_claims_at_once_and_in_order(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """An mqcore holder's late acks are fenced: its pending batch is claimed without the
+    grace, and handled before the entries after it."""
+    from mqcore.consumer.membership import write_heartbeat
+
+    Topics(mq_config).create(TOPIC, 1)
+    _send(mq_config, ["p0", "p1"])
+    stream = mq_config.keys.partition(TOPIC, 0)
+    killed = LeaseManager(r, mq_config.keys, topic=TOPIC, group=GROUP, owner="mq-a")
+    assert killed.acquire(0) is not None
+    write_heartbeat(r, mq_config.keys.consumers(TOPIC, GROUP), "mq-a", partitions=[0],
+                    max_partitions=None)  # fmt: skip
+    r.xreadgroup(GROUP, "mq-a", {stream: ">"})  # its batch, pending; then it is killed
+    r.delete(mq_config.keys.lease(TOPIC, GROUP, 0))  # its lease expires
+    _send(mq_config, ["p2", "p3"])  # newer entries
+    seen: list[str] = []
+    opts = dataclasses.replace(FAST, takeover_grace_ms=5000)
+    consumer = Consumer(mq_config, TOPIC, lambda m: seen.append(m.payload), opts)
+    with running(consumer):
+        wait_for(lambda: consumer.owned_partitions() == [0])
+        threading.Event().wait(1.5)
+        assert seen == ["p0", "p1", "p2", "p3"]  # no 5 s wait; the pending ones first
+    assert consumer.stats.reclaimed == 2

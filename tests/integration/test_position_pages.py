@@ -67,12 +67,14 @@ def test_service_moves_and_writes_the_audit_contract(r: redis.Redis, key: str) -
     )
     assert intent.detail == {
         "group": G, "target": {"kind": "earliest", "value": None}, "partitions": [0],
+        "force": False,
     }  # fmt: skip
     assert outcome.outcome == "moved"
     assert outcome.counts == {"partitions": 1, "skipped": 0, "redelivered": 4}
     assert outcome.detail == {
         "group": G,
         "direction": "rewind",
+        "moved": [0],
         "moves": [{"partition": 0, "from_id": "4000-0", "to_id": "0-0", "skipped": 0,
                    "redelivered": 4}],
     }  # fmt: skip
@@ -181,3 +183,104 @@ def test_rewind_shows_in_the_next_collector_pass(r: redis.Redis, key: str, conso
     )
     assert collect_cluster("default", claim=False).stored
     assert statuses()[0] == "REWIND"
+
+
+def _racing_partition_1(
+    r: redis.Redis, mq_config: MQConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Partition 1 changes under every count (acked and deleted meanwhile)."""
+    from mqcore.admin import position as position_module
+
+    key = mq_config.keys.partition("orders", 1)
+    for ms in range(5000, 5010):
+        r.xadd(key, {"payload": "x"}, id=f"{ms}-0")
+    real = position_module.plan_partition
+    calls = {"n": 0}
+
+    def racing(client, keys, topic, group, p, target):  # type: ignore[no-untyped-def]
+        found = real(client, keys, topic, group, p, target)
+        if p == 1:
+            calls["n"] += 1
+            r.xdel(key, f"{5000 + calls['n']}-0")
+        return found
+
+    monkeypatch.setattr(position_module, "plan_partition", racing)
+
+
+@pytest.mark.parametrize(("chunk", "moved", "not_moved"), [(64, [], ["all"]), (1, [0], [1])])
+def test_a_failed_move_names_the_partitions_moved(
+    r: redis.Redis,
+    mq_config: MQConfig,
+    key: str,
+    monkeypatch: pytest.MonkeyPatch,
+    chunk: int,
+    moved: list[int],
+    not_moved: list[object],
+) -> None:
+    from mqcore.admin import position as position_module
+    from mqcore.errors import ConcurrentChangeError, PartialMoveError
+
+    monkeypatch.setattr(position_module, "CHUNK", chunk)
+    _racing_partition_1(r, mq_config, monkeypatch)
+    with pytest.raises((ConcurrentChangeError, PartialMoveError)):
+        set_group_position(acting_user=role_user("ada", "Admin"), cluster="default",
+                           topic="orders", group=G, kind="id", value="2000-0",
+                           reason="reprocess", confirm=G)  # fmt: skip
+    outcome = AuditEvent.objects.order_by("-id").first()
+    assert outcome is not None
+    assert outcome.outcome == "failed"
+    assert (outcome.detail["moved"], outcome.detail["not_moved"]) == (moved, not_moved)
+    assert "kept changing" in outcome.detail["error"]
+    assert _lag(r, key)[0] == (b"2000-0" if moved else b"4000-0")
+
+
+@pytest.fixture
+def pipeline(r: redis.Redis, mq_config: MQConfig, key: str) -> str:
+    r.sadd(mq_config.keys.pipelines(), "enrich")
+    r.hset(mq_config.keys.checkpoint_meta("enrich"),
+           mapping={"topic": "orders", "group": G, "completed": 1})  # fmt: skip
+    return "enrich"
+
+
+def test_page_refuses_a_pipeline_group_unless_forced(
+    client: Client, r: redis.Redis, key: str, pipeline: str
+) -> None:
+    client.force_login(role_user("ada", "Admin"))
+    plan = client.get(PAGE + "plan/?kind=earliest&scope=all", HTTP_HX_REQUEST="true")
+    html = plan.content.decode()
+    assert 'id="plan-pipelines"' in html
+    assert "Pipeline enrich moves this group" in html
+    assert 'name="force"' in html
+    form = {"kind": "earliest", "scope": "all", "reason": "reprocess", "confirm": G}
+    refused = client.post(PAGE + "move/", form)
+    assert refused.status_code == 409
+    assert b"moved by pipeline enrich" in refused.content
+    assert _lag(r, key) == (b"4000-0", 0)
+    done = client.post(PAGE + "move/", {**form, "force": "1"})
+    assert done.status_code == 200
+    assert _lag(r, key) == (b"0-0", 4)
+    rows = AuditEvent.objects.order_by("id")
+    assert [(e.outcome, e.detail.get("force")) for e in rows] == [
+        ("unknown", False), ("failed", None), ("unknown", True), ("moved", None),
+    ]  # fmt: skip
+
+
+def test_api_refuses_a_pipeline_group_unless_forced(
+    r: redis.Redis, key: str, pipeline: str
+) -> None:
+    c = Client()
+    token = ApiToken.issue(role_user("ada", "Admin"), read_only=False)[1]
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    body = {"target": {"kind": "earliest"}, "partitions": "all"}
+    plan = c.post(API + "/plan", body, content_type="application/json", **auth)
+    assert plan.json()["pipelines"] == ["enrich"]
+    move = {**body, "reason": "replay", "confirm": G}
+    refused = c.post(API, move, content_type="application/json", **auth)
+    assert refused.status_code == 409
+    assert "moved by pipeline enrich" in refused.content.decode()
+    assert c.post(API, {**move, "force": "yes"}, content_type="application/json",
+                  **auth).status_code == 400  # fmt: skip
+    assert _lag(r, key) == (b"4000-0", 0)
+    done = c.post(API, {**move, "force": True}, content_type="application/json", **auth)
+    assert done.status_code == 200
+    assert _lag(r, key) == (b"0-0", 4)

@@ -119,6 +119,30 @@ def test_starting_positions_and_clear_errors(mq_config: MQConfig, redis_url: str
         _reader(redis_url, encoding="kryo5")
 
 
+def test_an_emptied_partition_ends_at_its_last_generated_id(
+    mq_config: MQConfig, redis_url: str
+) -> None:
+    """Ack-delete empties partition 0: its latest offset stays the id its data ended at (no
+    new data below it), so a query starting "latest" reads only what comes after, and a
+    query behind it reads nothing there and moves on."""
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    sent = _setup(mq_config, 6)
+    client = mq_config.client()
+    stream = mq_config.keys.partition("orders", 0)
+    gone = [r.id for r in sent if r.partition == 0]
+    client.xdel(stream, *gone)
+    end0 = max(gone, key=lambda i: tuple(map(int, i.split("-"))))
+    latest = _reader(redis_url, startingPosition="latest").initialOffset()
+    assert latest["0"] == end0
+    reader = _reader(redis_url)
+    end = reader.latestOffset({"0": "0-0", "1": "0-0"}, ReadAllAvailable())
+    assert end["0"] == end0
+    assert reader.latestOffset(end, ReadAllAvailable()) == end  # nothing new: no batch
+    late = Producer(mq_config).send("orders", "{}", partition=0).id
+    assert reader.latestOffset(latest, ReadAllAvailable())["0"] == late
+
+
 def test_spark_query_reads_arrow_batches_bounded_by_max_records(
     spark: Any, mq_config: MQConfig, redis_url: str, tmp_path: Any, r: redis.Redis
 ) -> None:

@@ -245,6 +245,7 @@ ROUTES: tuple[Route, ...] = (
             **POSITION,
             "reason": REASON,
             "confirm": ("string", "the group name, typed again"),
+            "force": ("boolean", "move a group a pipeline moves (refused, 409, without it)"),
         },
     ),
     _r(

@@ -187,8 +187,8 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
 def fill_last_ids(cluster: str, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (:func:`topic_get`) with the last id of each partition row that has none,
     read live: the collector reads no partition's last id that a group's position does not
-    tell (one ``XREVRANGE + - COUNT 1`` per partition, only where someone looks). They
-    stay None when Redis cannot be read."""
+    tell (its last-generated id, one ``XINFO STREAM`` per partition, only where someone
+    looks). They stay None when Redis cannot be read."""
     missing = sorted(
         {to_int(r.get("partition"), -1) for r in data.get("rows") or [] if r.get("last_id") is None}
         - {-1}

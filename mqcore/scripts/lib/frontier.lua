@@ -50,3 +50,22 @@ local function raise_frontier(stream, frontier, group, mode, ids)
     set_frontier(stream, frontier, group, target, mode)
   end
 end
+
+-- after a position move: every field of the partition's frontier hash lowered to at most
+-- `floor_id` (the moved group's lowest pending id, or its new last-delivered id), so that
+-- Java's trim (XTRIM MINID <lowest frontier>, which keeps that id) deletes nothing the group
+-- will read again. Values Java could not read are left alone. Returns the fields lowered.
+local function lower_frontier(frontier_key, mode, floor_id)
+  if mode == '' then return 0 end
+  local value = floor_id
+  if mode == 'kryo' then value = kstr(floor_id) end
+  local fields = redis.call('HGETALL', frontier_key)
+  local lowered = 0
+  for j = 1, #fields, 2 do
+    if id_less(floor_id, kunstr(fields[j + 1])) then
+      redis.call('HSET', frontier_key, fields[j], value)
+      lowered = lowered + 1
+    end
+  end
+  return lowered
+end
