@@ -104,7 +104,13 @@ class KeySpace:
     def payload_prefix(self, topic: str, partition: int) -> str:
         """Prefix of every out-of-line payload key of one partition (a reference an entry
         carries must start with its own partition's prefix)."""
-        return f"{self.control_prefix}:payload:{self._t(topic)}:p:{partition}:"
+        return f"{self.payload_topic_prefix(topic)}{partition}:"
+
+    def payload_topic_prefix(self, topic: str) -> str:
+        """Prefix of every out-of-line payload key of a topic (any partition): the keys a
+        retry item or dead letter of the topic may own are this prefix, a partition, ``:``
+        and a uuid."""
+        return f"{self.control_prefix}:payload:{self._t(topic)}:p:"
 
     def payload_index(self, topic: str) -> str:
         """Set of a topic's out-of-line payload keys (Java's per-topic index; used by delete)."""
