@@ -21,6 +21,7 @@ from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.keys import validate_name
+from mqcore.letter_payloads import delete_oldest
 from mqcore.models import TopicInfo
 from mqcore.scripts import call_script
 
@@ -295,7 +296,9 @@ class Topics:
 
         ``maxlen`` keeps about that many newest entries (MAXLEN ~, whole nodes);
         ``min_age_ms`` removes entries older than that age (MINID ~). Each XTRIM
-        call evicts at most a bounded number of entries, repeated until done.
+        call evicts at most a bounded number of entries, repeated until done. The DLQ is
+        trimmed exactly, a page of letters at a time, each letter with the out-of-line
+        payload key it owns (:mod:`mqcore.letter_payloads`).
         """
         if maxlen is None and min_age_ms is None:
             raise InvalidArgumentError("trim needs maxlen or min_age_ms")
@@ -305,9 +308,15 @@ class Topics:
             ):
                 raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
         count = self.partition_count(topic)
-        stream_keys = (
-            [self.keys.dlq(topic)] if dlq else [self.keys.partition(topic, i) for i in range(count)]
-        )
+        if dlq:  # letters go with the payload keys they own
+            minid = None if min_age_ms is None else f"{max(0, now_ms() - min_age_ms)}-0"
+            removed = 0
+            if maxlen is not None:
+                removed += delete_oldest(self.client, self.keys, topic, keep=maxlen)
+            if minid is not None:
+                removed += delete_oldest(self.client, self.keys, topic, below=minid)
+            return removed
+        stream_keys = [self.keys.partition(topic, i) for i in range(count)]
         removed = 0
         with redis_errors(f"trim topic {topic!r}"):
             for key in stream_keys:

@@ -5,6 +5,13 @@
 -- ARGV[2] = timestamp for the re-added entries (ISO-8601)
 -- ARGV[3] = MAXLEN ~ retention for the XADD (0: none)
 -- ARGV[3+k] = partitionId written for item k, or '' to drop item k (empty topic)
+-- ARGV[4+n] = payload key prefix of the topic's partitions (KeySpace.payload_topic_prefix)
+-- ARGV[5+n] = payload index set of the topic
+-- ARGV[5+n+k] = payload key prefix of item k's target partition ('' when dropped)
+-- ARGV[5+2n+k] = payload index set of item k's target topic ('' when dropped)
+-- The payload key an item owns (x-payload-hash-ref under ARGV[4+n]) is handed to the new
+-- entry; a key of another partition than the target is renamed under the target's prefix
+-- first. A dropped item's payload key is unlinked with it.
 -- An item is moved only while it is still in the zset and due, so concurrent
 -- movers and a retried call after a timeout re-add every item exactly once.
 -- Returns {moved, dropped}.
@@ -13,6 +20,26 @@ local now = any and 0 or tonumber(ARGV[1])
 local maxlen = tonumber(ARGV[3])
 local moved, dropped = 0, 0
 local n = (#KEYS - 1) / 2
+--#include headers
+--#include payloads
+local topic_prefix, index = ARGV[4 + n], ARGV[5 + n]
+-- the item's payload key handed to the entry written under `prefix` (its headers, re-encoded
+-- when the key moves)
+local function hand_over(headers_text, ref, prefix, target_index)
+  if ref == nil or string.sub(ref, 1, #prefix) == prefix then return headers_text end
+  local headers = read_headers(headers_text)
+  local moved = prefix .. string.match(ref, '([^:]+)$')
+  if redis.call('EXISTS', ref) == 1 then
+    redis.call('RENAME', ref, moved)
+    redis.call('SREM', index, ref)
+    redis.call('SADD', target_index, moved)
+    headers['x-payload-hash-ref'] = moved
+  else
+    headers['x-payload-missing'] = 'true'
+    headers['x-payload-missing-ref'] = ref
+  end
+  return cjson.encode(headers)
+end
 for k = 1, n do
   local item = KEYS[2 * k]
   local stream = KEYS[2 * k + 1]
@@ -21,9 +48,12 @@ for k = 1, n do
     local f = redis.call('HMGET', item, 'topic', 'payload', 'retryCount', 'maxRetries',
       'key', 'headers', 'originalMessageId')
     local topic = f[1]
+    local ref = entry_payload_ref({headers = f[6]}, topic_prefix)
     if not topic or topic == '' or ARGV[3 + k] == '' then
       dropped = dropped + 1
+      unlink_payload(ref, index)
     else
+      f[6] = hand_over(f[6], ref, ARGV[5 + n + k], ARGV[5 + 2 * n + k])
       local args = {stream}
       if maxlen > 0 then
         table.insert(args, 'MAXLEN')
