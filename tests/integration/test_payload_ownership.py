@@ -145,7 +145,8 @@ def test_replay_stores_the_payload_under_the_target_partition(
     result = DeadLetters(mq_config, r).replay(
         T, letter_id, target_topic=where[0], target_partition=where[1]
     )
-    assert result.replayed and result.partition == where[1]
+    assert result.replayed
+    assert result.partition == where[1]
     seen: list[Message] = []
     dlq, letters = mq_config.keys.dlq(where[0]), r.xlen(mq_config.keys.dlq(where[0]))
     with running(Consumer(mq_config, where[0], seen.append, FAST)):

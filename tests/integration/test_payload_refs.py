@@ -16,7 +16,7 @@ from dashboard.models import GroupTopicScope
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer
 from mqcore.models import Message
-from mqcore.payloads import PAYLOAD_REF_REFUSED, load_payload
+from mqcore.payloads import load_payload
 from mqcore.producer import Producer
 from mqcore.topics import Topics
 from tests.integration.dlq_support import role_user
