@@ -259,3 +259,12 @@ def test_deleting_items_and_letters_unlinks_the_keys_they_own(
     assert len(left()) == 3
     assert dlq.purge(T) == 2
     assert left() == {moving_ref.encode()}  # only the moved entry's key is still owned
+
+
+def test_payload_keys_have_no_ttl_by_default_and_an_explicit_one_is_kept(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    Topics(mq_config).create(T, 1)
+    assert r.pttl(_entry_ref(r, mq_config, _produce(mq_config))) == -1  # as Java: never
+    timed = replace(mq_config, payload_ttl_ms=60_000)
+    assert 0 < r.pttl(_entry_ref(r, mq_config, _produce(timed))) <= 60_000
