@@ -268,3 +268,59 @@ def test_payload_keys_have_no_ttl_by_default_and_an_explicit_one_is_kept(
     assert r.pttl(_entry_ref(r, mq_config, _produce(mq_config))) == -1  # as Java: never
     timed = replace(mq_config, payload_ttl_ms=60_000)
     assert 0 < r.pttl(_entry_ref(r, mq_config, _produce(timed))) <= 60_000
+
+
+def test_a_java_kryo_letter_owns_its_copy_replays_it_and_deleting_it_unlinks_it(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    from mqcore.codec import kryo
+
+    cfg = replace(mq_config, encoding="java-kryo")
+    keys = cfg.keys
+    Topics(cfg).create(T, 1)
+    sent = _produce(cfg)
+    ref = _entry_ref(r, cfg, sent)
+    _read(r, cfg)
+    letter = dead_letter(
+        r, keys, topic=T, group=G, partition=0, entry_id=sent, reason="x", encoding="java-kryo"
+    )
+    assert letter is not None
+    [(_, raw)] = r.xrange(keys.dlq(T), letter, letter)
+    headers = {kryo.decode(k): kryo.decode(v) for k, v in raw.items()}["headers"]
+    owned = headers[PAYLOAD_HASH_REF]
+    assert owned != ref
+    r.unlink(ref)
+    dlq = DeadLetters(cfg, r)
+    new_id = dlq.replay(T, letter).new_id
+    assert new_id is not None
+    copied = _entry_ref(r, cfg, new_id)
+    assert load_payload(r, {PAYLOAD_HASH_REF: copied}, prefix=keys.payload_prefix(T, 0)) == BIG
+    assert dlq.delete(T, letter)
+    assert not r.exists(owned)
+    assert not r.sismember(keys.payload_index(T), owned)
+    assert r.exists(copied)  # the replayed entry's own key stays
+
+
+def test_an_item_moved_to_another_partition_takes_its_key_under_that_partitions_prefix(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    keys = mq_config.keys
+    Topics(mq_config).create(T, 2)
+    sent = _produce(mq_config)
+    _read(r, mq_config)
+    [(_, fields)] = r.xrange(keys.partition(T, 0), sent, sent)
+    item_id = schedule_retry(
+        r, keys, topic=T, group=G, partition=0, entry_id=sent, epoch=None, due_ms=1,
+        fields={k.decode(): v for k, v in fields.items()},
+    )  # fmt: skip
+    item = keys.retry_item(T, item_id)
+    owned = json.loads(r.hget(item, "headers"))[PAYLOAD_HASH_REF]
+    r.hset(item, "partitionId", "7")  # folded onto partition 1 of 2
+    assert RetryMover(mq_config).move_items(T, [item], force=True).moved == 1
+    [(_, entry)] = r.xrange(keys.partition(T, 1))
+    moved = _headers(entry)[PAYLOAD_HASH_REF]
+    assert moved.startswith(keys.payload_prefix(T, 1))
+    assert not r.exists(owned)
+    assert r.sismember(keys.payload_index(T), moved)
+    assert not r.sismember(keys.payload_index(T), owned)
+    assert load_payload(r, _headers(entry), prefix=keys.payload_prefix(T, 1)) == BIG
