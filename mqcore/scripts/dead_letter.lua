@@ -41,7 +41,6 @@ if ARGV[2] ~= '' then
 end
 --#include headers
 --#include payloads
---#include ids
 --#include floor
 local flat
 local mode, kryo_mode = string.match(ARGV[9], '^(%a+)(.*)$')

@@ -39,7 +39,6 @@ if redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) == 0 then
 end
 --#include headers
 --#include payloads
---#include ids
 --#include floor
 local fields = {unpack(ARGV, 8, #ARGV)}
 local f = {}
