@@ -324,3 +324,24 @@ def test_an_item_moved_to_another_partition_takes_its_key_under_that_partitions_
     assert r.sismember(keys.payload_index(T), moved)
     assert not r.sismember(keys.payload_index(T), owned)
     assert load_payload(r, _headers(entry), prefix=keys.payload_prefix(T, 1)) == BIG
+
+
+def test_a_retry_of_an_entry_whose_key_is_gone_says_so_and_copies_nothing(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    keys = mq_config.keys
+    Topics(mq_config).create(T, 1)
+    sent = _produce(mq_config)
+    ref = _entry_ref(r, mq_config, sent)
+    _read(r, mq_config)
+    r.unlink(ref)
+    r.srem(keys.payload_index(T), ref)
+    [(_, fields)] = r.xrange(keys.partition(T, 0), sent, sent)
+    item_id = schedule_retry(
+        r, keys, topic=T, group=G, partition=0, entry_id=sent, epoch=None, due_ms=1,
+        fields={k.decode(): v for k, v in fields.items()},
+    )  # fmt: skip
+    headers = json.loads(r.hget(keys.retry_item(T, item_id), "headers"))
+    assert headers[PAYLOAD_MISSING] == "true"
+    assert headers["x-payload-missing-ref"] == ref
+    assert r.scard(keys.payload_index(T)) == 0
