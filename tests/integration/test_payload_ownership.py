@@ -345,3 +345,21 @@ def test_a_retry_of_an_entry_whose_key_is_gone_says_so_and_copies_nothing(
     assert headers[PAYLOAD_MISSING] == "true"
     assert headers["x-payload-missing-ref"] == ref
     assert r.scard(keys.payload_index(T)) == 0
+
+
+def test_an_item_the_mover_drops_takes_its_payload_key(r: redis.Redis, mq_config: MQConfig) -> None:
+    keys = mq_config.keys
+    Topics(mq_config).create(T, 1)
+    sent = _produce(mq_config)
+    _read(r, mq_config)
+    [(_, fields)] = r.xrange(keys.partition(T, 0), sent, sent)
+    item_id = schedule_retry(
+        r, keys, topic=T, group=G, partition=0, entry_id=sent, epoch=None, due_ms=1,
+        fields={k.decode(): v for k, v in fields.items()},
+    )  # fmt: skip
+    item = keys.retry_item(T, item_id)
+    owned = json.loads(r.hget(item, "headers"))[PAYLOAD_HASH_REF]
+    r.hset(item, "topic", "")  # no topic: dropped, as Java's mover drops it
+    assert RetryMover(mq_config).move_items(T, [item], force=True).dropped == 1
+    assert not r.exists(owned)
+    assert not r.sismember(keys.payload_index(T), owned)
