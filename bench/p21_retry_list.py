@@ -75,7 +75,7 @@ def run(ctx: BenchContext) -> list[Result]:
         started = time.perf_counter()
         _fill(client, keys, total)
         build_s = time.perf_counter() - started
-        cfg = MQConfig(url=config.url, maxlen=None)
+        cfg = MQConfig(url=config.url)
         rs = RetrySet(cfg, client)
         ctx.measuring()
         cursor = _deep_cursor(rs, total)

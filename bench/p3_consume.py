@@ -73,7 +73,6 @@ def _ours(config: MQConfig, n: int, group: str) -> float:
 def run(ctx: BenchContext) -> list[Result]:
     n = ctx.n(50_000, minimum=2_000)
     with ctx.fresh_redis() as (_server, client, config):
-        config = config.with_(maxlen=None)
         topics = Topics(config)
         topics.create(TOPIC, 1)
         with Producer(config) as producer:

@@ -20,7 +20,7 @@ from typing import Any
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
 from mqcore.codec import decode_text
-from mqcore.config import RedisClient
+from mqcore.config import FRONTIER_MODES, RedisClient
 from mqcore.errors import (
     FencedError,
     InvalidArgumentError,
@@ -31,7 +31,6 @@ from mqcore.retry_envelope import retry_item_fields
 from mqcore.scripts import call_script, lua_source
 
 __all__ = [
-    "ACKSET_TTL_S",
     "ACK_POLICIES",
     "ack",
     "ack_in_pipeline",
@@ -46,8 +45,7 @@ __all__ = [
 _ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
 # MQConfig.encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
-_FRONTIER_MODES = {"": "", "plain": "plain", "java-kryo": "kryo"}
-ACKSET_TTL_S = 86_400  # Java's acksetTtlSec default: an ack set outlives a stuck group a day
+_FRONTIER_MODES = {"": "", **FRONTIER_MODES}
 
 
 def check_ack_policy(policy: str) -> str:
@@ -60,14 +58,17 @@ def check_ack_policy(policy: str) -> str:
 
 
 def ack_reply_count(reply: Any) -> int:
-    """Entries acked from an ack script's reply (-1: stale epoch): ``ack_entries`` answers a
-    number, ``ack_all_groups`` ``[acked, deleted]``."""
+    """Entries acked from an ack script's reply (-1: stale epoch)."""
     return int(reply[0]) if isinstance(reply, list | tuple) else int(reply)
 
 
-def _delete_flag(policy: str) -> str:
-    """The retry and dead-letter scripts' delete flag: '1' under a policy that XDELs."""
-    return "0" if policy == "none" else "1"
+def _delete_flag(policy: str, encoding: str) -> str:
+    """The retry and dead-letter scripts' delete flag: '0' keeps the entry (policy none);
+    '1' XDELs it with its payload key, '2' without (on java-kryo a Java service's retries
+    share the entry's payload key)."""
+    if policy == "none":
+        return "0"
+    return "2" if encoding == "java-kryo" else "1"
 
 
 def _check_id(entry_id: str) -> str:
@@ -129,37 +130,21 @@ def _ack_call(
     ids: Sequence[str],
     epoch: int | None,
     policy: str = "none",
-    groups: Sequence[str] | None = None,
     owner: str | None = None,
     frontier: str = "",
 ) -> tuple[str, list[str], list[str]]:
-    """Script name, KEYS and ARGV of an ack under ``policy``.
-
-    ``groups``: the groups on the stream whose leases decide who is live under
-    ``all-groups-ack`` (None: every group on the stream counts as live)."""
+    """Script name, KEYS and ARGV of an ack under ``policy``."""
     check_ack_policy(policy)
     stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
     front_key, mode = keys.commit_frontier(topic, partition), _FRONTIER_MODES[frontier]
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
-    if policy != "all-groups-ack":
-        delete = "1" if policy == "immediate" else "0"
-        return (
-            "ack_entries",
-            [stream, epoch_key, front_key, *lease],
-            [group, fence, delete, mode, *ids],
-        )
-    known = list(groups or ())
+    delete = "0" if policy == "none" else "1"
+    # on java-kryo a Java service's retries share the entry's payload key: never unlinked
+    prefix = "" if frontier == "java-kryo" else keys.payload_prefix(topic, partition)
     return (
-        "ack_all_groups",
-        [
-            stream,
-            epoch_key,
-            front_key,
-            *(keys.lease(topic, g, partition) for g in known),
-            *(keys.acks(topic, partition, i) for i in ids),
-            *lease,
-        ],
-        [group, fence, str(ACKSET_TTL_S), str(len(known)), mode, *known, *ids],
+        "ack_entries",
+        [stream, epoch_key, front_key, keys.payload_index(topic), *lease],
+        [group, fence, delete, mode, prefix, *ids],
     )
 
 
@@ -174,7 +159,6 @@ def ack_in_pipeline(
     ids: Sequence[str],
     epoch: int | None,
     policy: str = "none",
-    groups: Sequence[str] | None = None,
     owner: str | None = None,
     frontier: str = "",
 ) -> None:
@@ -183,16 +167,15 @@ def ack_in_pipeline(
     Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups, owner=owner, frontier=frontier,
+        policy=policy, owner=owner, frontier=frontier,
     )  # fmt: skip
     call_script(client, name, script_keys, args, pipe=pipe)
 
 
 def load_ack_script(client: RedisClient) -> None:
-    """Load the ack scripts into Redis, for pipelines that only send their EVALSHA."""
+    """Load the ack script into Redis, for pipelines that only send its EVALSHA."""
     with redis_errors("script load"):
         client.script_load(lua_source("ack_entries"))
-        client.script_load(lua_source("ack_all_groups"))
 
 
 def ack(
@@ -205,18 +188,22 @@ def ack(
     ids: Sequence[str],
     epoch: int | None,
     policy: str = "none",
-    groups: Sequence[str] | None = None,
     owner: str | None = None,
     frontier: str = "",
 ) -> int:
     """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
-    ``immediate`` XDELs them; ``all-groups-ack`` records the group in each entry's ack
-    set (``KeySpace.acks``, expiring after :data:`ACKSET_TTL_S`) and XDELs an entry once
-    every live group - on the stream and holding a lease on the partition, as in Java;
-    see :func:`_ack_call` for ``groups`` - has acked it. With ``frontier`` (the deployment's
-    ``MQConfig.encoding``) the group's commit frontier is raised in the same script
-    to the highest id acked, never past its lowest pending entry, in that encoding. Raises
+    ``immediate`` and ``all-groups-ack`` XDEL an acked entry when no other group on the
+    stream still needs it (not yet delivered to it, or in its PEL): every group counts,
+    leased or not (a pipeline group too; :mod:`mqcore.retention.floor`), so under both an
+    entry goes once the last group acks it. (Java's ``immediate`` deletes at once, and its
+    ``all-groups-ack`` waits only for leased groups through per-entry ack sets, which mqcore
+    neither needs nor writes; the sets Java writes expire on their own.) A deleted entry's
+    out-of-line payload key goes with it, in the same script, unless ``frontier`` is
+    ``java-kryo`` (a Java service's retries share the key; Java never unlinks on a delete).
+    With ``frontier`` (the deployment's ``MQConfig.encoding``) the group's commit frontier
+    is raised in the same script to the highest id acked, never past its lowest pending
+    entry nor the partition's retention floor, in that encoding. Raises
     :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
     """
     for entry_id in ids:
@@ -225,7 +212,7 @@ def ack(
         return 0
     name, script_keys, args = _ack_call(
         keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, groups=groups, owner=owner, frontier=frontier,
+        policy=policy, owner=owner, frontier=frontier,
     )  # fmt: skip
     result = ack_reply_count(call_script(client, name, script_keys, args))
     if result < 0:
@@ -248,6 +235,7 @@ def schedule_retry(
     default_max_retries: int = 3,
     owner: str | None = None,
     policy: str = "none",
+    encoding: str = "plain",
 ) -> str:
     """Ack ``entry_id`` and schedule its next attempt, in one script.
 
@@ -258,9 +246,9 @@ def schedule_retry(
     new entry id is returned. An out-of-line payload is copied to a key the retry item
     (or the new entry) owns alone. Under the ack-delete ``policy`` ``immediate`` or
     ``all-groups-ack`` the entry is XDELed (with its payload key) once no other group
-    still needs it. Raises :class:`FencedError` on a stale epoch and
-    :class:`UnknownMessageError` when the entry is no longer pending (nothing
-    is written in either case).
+    still needs it (the key stays on ``encoding="java-kryo"``). Raises :class:`FencedError`
+    on a stale epoch and :class:`UnknownMessageError` when the entry is no longer pending
+    (nothing is written in either case).
     """
     _check_id(entry_id)
     check_ack_policy(policy)
@@ -296,7 +284,7 @@ def schedule_retry(
             str(int(due_ms)),
             "direct" if direct else "zset",
             keys.payload_prefix(topic, partition),
-            _delete_flag(policy),
+            _delete_flag(policy, encoding),
             *_flatten(item),
         ],
     )
@@ -362,7 +350,7 @@ def dead_letter(
             ("given" if fields is not None else "read")
             + ("-kryo" if encoding == "java-kryo" else ""),
             keys.payload_prefix(topic, partition),
-            _delete_flag(policy),
+            _delete_flag(policy, encoding),
             *(_flatten(fields) if fields is not None else ()),
         ],
     )

@@ -197,10 +197,14 @@ class CheckpointStore:
         ``outputs`` are hash keys; ``increments`` are ``(output index from 1, field, n)``;
         ``stages`` are staged hashes (:func:`mqcore.commit_journal.write_stage`: fields
         ``"<output index>|<field>"`` -> n, and their field counts), applied and deleted.
-        ``acked_ids`` moves the pipeline's group on each partition to that id. A batch of at
+        ``acked_ids`` moves the pipeline's group on each partition to that id and writes it as
+        the group's commit frontier there, in the deployment's encoding (``config.encoding``:
+        Java's housekeeper reads a ``java-kryo`` deployment's frontiers with its Kryo codec and
+        skips the partition's frontier trim on a field it cannot decode). A batch of at
         most ``chunk`` fields commits in one script; a bigger one goes through the commit
         journal, ``chunk`` fields per script (:mod:`mqcore.commit_journal`; ``on_group`` is
-        called after each applied group).
+        called after each applied group). A stage hash that is gone (evicted or expired)
+        raises :class:`~mqcore.commit_journal.StageLostError` with nothing written.
         """
         if not group:
             raise InvalidArgumentError("a pipeline group is required to record acks")
@@ -240,7 +244,9 @@ class CheckpointStore:
         if fields <= chunk and len(stages) <= INLINE_STAGES:
             stage_keys = [key for key, _ in stages]
             inline_keys = [*keys, *outputs, *stage_keys]
-            inline_args = [*head, len(outputs), len(stages), pipeline, topic, 0, *ends, *triples]
+            mode = self.config.frontier_mode
+            inline_args = [*head, len(outputs), len(stages), pipeline, topic, 0, mode, *ends]
+            inline_args += triples
             done = journal.inline(int(batch_id), inline_keys, inline_args, stage_keys, on_group)
         else:
             done = journal.commit(
@@ -249,7 +255,7 @@ class CheckpointStore:
                 stages=[*stages, *journal.stage_triples(run_id, int(batch_id), triples, chunk)],
                 outputs=outputs,
                 final_keys=keys,
-                final_args=[*head, 0, 0, pipeline, topic, 1, *ends],
+                final_args=[*head, 0, 0, pipeline, topic, 1, self.config.frontier_mode, *ends],
                 chunk=chunk,
                 on_group=on_group,
             )
@@ -260,7 +266,8 @@ class CheckpointStore:
         return done
 
     def set_group_position(self, topic: str, group: str, acked_ids: Mapping[str, str]) -> None:
-        """Move ``group`` to the given ids (idempotent; used on Redis Cluster after commit)."""
+        """Move ``group`` to the given ids and write them as its commit frontier, in the
+        deployment's encoding (idempotent; used on Redis Cluster after commit)."""
         for part, entry_id in acked_ids.items():
             if entry_id == "0-0":
                 continue
@@ -271,7 +278,7 @@ class CheckpointStore:
                     self.keys.partition(topic, int(part)),
                     self.keys.commit_frontier(topic, int(part)),
                 ],
-                [group, entry_id],
+                [group, entry_id, self.config.frontier_mode],
             )
 
     def record_failed(

@@ -2,9 +2,10 @@
 
 A batch of at most ``chunk`` increments (and a few stage hashes) commits in one
 ``commit_batch.lua`` call: writes, marker, group position and record in one atomic
-step. A bigger one would hold Redis for all of its fields in that call (a batch of
-100,000 distinct keys, 200,000 fields: 0.87 s in bench/p11_max_command.py), so it
-goes in steps, each a script bounded by ``chunk`` fields (250: 1-3 ms):
+step (a stage hash gone - evicted or expired - writes nothing: :class:`StageLostError`).
+A bigger one would hold Redis for all of its fields in that call (a batch of 100,000
+distinct keys, 200,000 fields: 0.87 s in bench/p11_max_command.py), so it goes in steps,
+each a script bounded by ``chunk`` fields (250: 1-3 ms):
 
 1. stage: the increments in hashes of at most ``chunk`` fields, with a TTL (2PC
    tasks stage theirs; the driver stages an atomic sink's);
@@ -61,7 +62,16 @@ GroupHook = Callable[[int], None]
 
 
 class StageLostError(MQError):
-    """A staged chunk of the batch is gone (its TTL ran out): the batch must run again."""
+    """A staged chunk of the batch is gone (its TTL ran out, or Redis evicted it): the commit
+    wrote nothing (inline or journaled) and the batch must run again."""
+
+
+def _lost(batch: int, reply: Sequence[Any]) -> StageLostError:
+    """The error of a commit script's ``{'missing', key}`` reply."""
+    return StageLostError(
+        f"batch {batch}: staged chunk {decode_text(reply[1])} is gone (evicted or expired);"
+        " nothing was written and the batch must run again"
+    )
 
 
 def write_stage(
@@ -177,10 +187,7 @@ class CommitJournal:
                 self.discard(batch, stage_keys)
                 return False
             if kind == "missing":
-                raise StageLostError(
-                    f"batch {batch}: staged chunk {decode_text(reply[1])} is gone (expired?);"
-                    " the batch must run again"
-                )
+                raise _lost(batch, reply)
             finished = self.finish_open(on_group)  # "open": sealed earlier, finish it
             if finished == batch:  # this batch, sealed by an earlier run: done now
                 self.discard(batch, stage_keys)
@@ -198,13 +205,16 @@ class CommitJournal:
         on_group: GroupHook | None = None,
     ) -> bool:
         """The one-script commit (``commit_batch.lua`` inline), after the commit the journal
-        holds, if any; False when the marker covered the batch already."""
+        holds, if any; False when the marker covered the batch already. Raises
+        :class:`StageLostError` (nothing written) when one of ``stage_keys`` is gone."""
         reply = call_script(self.client, "commit_batch", keys, args)
-        if isinstance(reply, list):  # {'open', batch}: the journal's commit goes first
+        if isinstance(reply, list) and decode_text(reply[0]) == "open":  # the journal's first
             if self.finish_open(on_group) == batch:  # this batch, sealed by an earlier run
                 self.discard(batch, stage_keys)
                 return True
             reply = call_script(self.client, "commit_batch", keys, args)
+        if isinstance(reply, list) and decode_text(reply[0]) == "missing":
+            raise _lost(batch, reply)
         return bool(reply == 1)
 
     def finish_open(self, on_group: GroupHook | None = None) -> int | None:

@@ -19,7 +19,7 @@ from redis.cluster import RedisCluster
 
 from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
 
-__all__ = ["MQConfig", "RedisClient", "redact_urls"]
+__all__ = ["ENCODINGS", "FRONTIER_MODES", "MQConfig", "RedisClient", "redact_urls"]
 
 # scheme://user:password@ (user may be empty, as in redis://:password@host)
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/@:'\"]*):([^\s/@'\"]+)@")
@@ -37,7 +37,6 @@ DEFAULT_SOCKET_TIMEOUT_S = 5.0
 DEFAULT_CONNECT_TIMEOUT_S = 2.0
 DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024  # refuse larger payloads before any write
 DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of line
-DEFAULT_MAXLEN = 100_000  # Java's per-partition retention default
 # An out-of-line payload key never expires by default, as in Java (whose default TTL is
 # none): a group far behind, a rewind, a new group reading from 0, a retry item or a dead
 # letter must still find it. With the TTL off a payload key is removed only by the paths that
@@ -47,6 +46,8 @@ DEFAULT_MAXLEN = 100_000  # Java's per-partition retention default
 # (``MQConfig.payload_ttl_ms``) is still honoured by the producer.
 DEFAULT_PAYLOAD_TTL_MS: int | None = None
 ENCODINGS = ("plain", "java-kryo")
+# the commit frontier's encoding mode in the Lua scripts (scripts/lib/frontier.lua), per encoding
+FRONTIER_MODES = {"plain": "plain", "java-kryo": "kryo"}
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,6 @@ class MQConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     inline_payload_bytes: int = DEFAULT_INLINE_PAYLOAD_BYTES
-    maxlen: int | None = DEFAULT_MAXLEN
     # None (the default, as in Java): payload keys never expire; see DEFAULT_PAYLOAD_TTL_MS
     payload_ttl_ms: int | None = DEFAULT_PAYLOAD_TTL_MS
     # how mqcore writes what Java reads through Redisson's codec (the commit frontier on every
@@ -97,6 +97,11 @@ class MQConfig:
             url = parts._replace(query="").geturl().replace("redis+cluster://", "redis://", 1)
         kwargs.update(overrides)
         return cls(url=url, **kwargs)
+
+    @property
+    def frontier_mode(self) -> str:
+        """How the scripts write commit frontiers here: ``plain``, or ``kryo`` (Java's codec)."""
+        return FRONTIER_MODES[self.encoding]
 
     @property
     def keys(self) -> KeySpace:

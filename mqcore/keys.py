@@ -95,9 +95,6 @@ class KeySpace:
     def commit_frontier(self, topic: str, partition: int) -> str:
         return f"{self.control_prefix}:commit:{self._t(topic)}:p:{partition}"
 
-    def acks(self, topic: str, partition: int, entry_id: str) -> str:
-        return f"{self.control_prefix}:acks:{self._t(topic)}:p:{partition}:{entry_id}"
-
     def payload(self, topic: str, partition: int, ref: str) -> str:
         return f"{self.payload_prefix(topic, partition)}{ref}"
 

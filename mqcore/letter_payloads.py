@@ -1,9 +1,9 @@
 """Deleting dead letters with the out-of-line payload key each owns.
 
 A letter names its own copy of an out-of-line payload (``x-payload-hash-ref`` under the
-topic's payload prefix, written by ``dead_letter.lua``), so every path that deletes
-letters - an operator's delete, a purge, a DLQ trim - unlinks those keys with them, in
-``delete_letters.lua`` (XDEL, then UNLINK of the key, per letter). Letters are read a
+topic's payload prefix, written by ``dead_letter.lua``), so an operator's delete and a purge
+unlink those keys with the letters, in ``delete_letters.lua`` (XDEL, then UNLINK of the key,
+per letter); the housekeeper's DLQ trim does the same in its own script. Letters are read a
 bounded page at a time; references that do not name a payload key of the letter's topic
 are not followed.
 """
@@ -21,7 +21,7 @@ from mqcore.keys import KeySpace
 from mqcore.payloads import PAYLOAD_HASH_REF
 from mqcore.scripts import call_script
 
-__all__ = ["LETTER_PAGE", "delete_ids", "delete_letters", "delete_oldest", "letter_ref"]
+__all__ = ["LETTER_PAGE", "delete_all", "delete_ids", "delete_letters", "letter_ref"]
 
 LETTER_PAGE = 500  # letters read and deleted per round trip
 _OWNED_REST = re.compile(r"\d+:[A-Za-z0-9_-]{1,100}")
@@ -49,14 +49,20 @@ def letter_ref(raw_fields: Mapping[Any, Any], topic_prefix: str) -> str:
 
 
 def delete_letters(
-    client: RedisClient, keys: KeySpace, topic: str, entries: Iterable[tuple[Any, Any]]
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    entries: Iterable[tuple[Any, Any]],
+    *,
+    unlink: bool = True,
 ) -> int:
-    """Delete the letters ``entries`` (``(id, raw fields)`` as XRANGE answers) and the
-    payload keys they own, in one script call; returns how many were deleted."""
+    """Delete the letters ``entries`` (``(id, raw fields)`` as XRANGE answers) and, with
+    ``unlink``, the payload keys they own, in one script call; returns how many were deleted.
+    (``unlink=False`` on java-kryo: a Java service's letters share the entry's payload key.)"""
     prefix = keys.payload_topic_prefix(topic)
     args: list[str] = []
     for entry_id, fields in entries:
-        args += [decode_text(entry_id), letter_ref(fields or {}, prefix)]
+        args += [decode_text(entry_id), letter_ref(fields or {}, prefix) if unlink else ""]
     if not args:
         return 0
     script_keys = [keys.dlq(topic), keys.payload_index(topic)]
@@ -64,40 +70,30 @@ def delete_letters(
         return int(call_script(client, "delete_letters", script_keys, args))
 
 
-def delete_ids(client: RedisClient, keys: KeySpace, topic: str, ids: Sequence[str]) -> int:
+def delete_ids(
+    client: RedisClient, keys: KeySpace, topic: str, ids: Sequence[str], *, unlink: bool = True
+) -> int:
     """Delete the letters ``ids`` (validated by the caller) and the payload keys they own."""
     with redis_errors(f"read letters of {topic!r}"):
         pipe = client.pipeline(transaction=False)
         for letter_id in ids:
             pipe.xrange(keys.dlq(topic), letter_id, letter_id, count=1)
         found = [entry for reply in pipe.execute() for entry in reply]
-    return delete_letters(client, keys, topic, found)
+    return delete_letters(client, keys, topic, found, unlink=unlink)
 
 
-def delete_oldest(
-    client: RedisClient,
-    keys: KeySpace,
-    topic: str,
-    *,
-    keep: int | None = None,
-    below: str | None = None,
-    rounds: int = 1000,
+def delete_all(
+    client: RedisClient, keys: KeySpace, topic: str, *, unlink: bool = True, rounds: int = 1000
 ) -> int:
-    """Delete the oldest letters of ``topic`` a page at a time, with their payload keys: all
-    of them, or down to ``keep`` letters, or those below the id ``below``; at most
-    ``rounds`` pages. Returns how many were deleted."""
-    dlq, deleted = keys.dlq(topic), 0
+    """Delete the letters of ``topic``, oldest first, a page at a time (at most ``rounds``
+    pages), with the payload keys they own; returns how many were deleted."""
+    deleted = 0
     for _ in range(rounds):
-        count = LETTER_PAGE
         with redis_errors(f"read letters of {topic!r}"):
-            if keep is not None:
-                count = min(count, int(client.xlen(dlq)) - keep)
-                if count <= 0:
-                    break
-            page = client.xrange(dlq, "-", "(" + below if below else "+", count=count)
+            page = client.xrange(keys.dlq(topic), "-", "+", count=LETTER_PAGE)
         if not page:
             break
-        deleted += delete_letters(client, keys, topic, page)
-        if len(page) < count:
+        deleted += delete_letters(client, keys, topic, page, unlink=unlink)
+        if len(page) < LETTER_PAGE:
             break
     return deleted

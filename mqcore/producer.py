@@ -108,7 +108,6 @@ class Producer:
         self.metrics = metrics
         self.max_retries = max_retries
         self._partitioner = Partitioner(self.client, self.keys, cache_ttl_s=cache_ttl_s)
-        self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else None
         self._payload_ttl_ms = max(0, int(config.payload_ttl_ms or 0))
         self._max_payload = config.max_payload_bytes
         self._inline = config.inline_payload_bytes
@@ -221,8 +220,7 @@ class Producer:
         prefix = self._prefixes.get((topic, partition))
         if prefix is None:
             stream = self.keys.partition(topic, partition)
-            trim = ("MAXLEN", "~", self._maxlen) if self._maxlen else ()
-            prefix = ("XADD", stream, "NOMKSTREAM", *trim, "*")
+            prefix = ("XADD", stream, "NOMKSTREAM", "*")
             if len(self._prefixes) > 100_000:
                 self._prefixes.clear()
             self._prefixes[(topic, partition)] = prefix
@@ -333,8 +331,7 @@ class Producer:
         return script(
             keys=[args[1], plan.payload_key, plan.payload_index],
             args=[
-                plan.stored_payload, self._payload_ttl_ms, self._maxlen or 0,
-                1 if nomkstream else 0,
+                plan.stored_payload, self._payload_ttl_ms, 1 if nomkstream else 0,
                 *args[first_field:],
             ],
             client=client,

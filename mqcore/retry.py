@@ -103,7 +103,6 @@ class RetryMover:
         self.keys = config.keys
         self.client = client if client is not None else config.client()
         self.batch = batch
-        self._maxlen = config.maxlen if config.maxlen and config.maxlen > 0 else 0
         self.last: MoveStats = MoveStats(0, 0, 0)
 
     def move_due(self, topic: str, *, now_ms: int | None = None) -> int:
@@ -142,7 +141,7 @@ class RetryMover:
             replies = pipe.execute()
             count = parse_partition_count(replies[0])
             keys: list[Any] = [zset]
-            args: list[Any] = ["+inf" if force else now, iso_now(), self._maxlen]
+            args: list[Any] = ["+inf" if force else now, iso_now()]
             skipped = 0
             prefixes: list[str] = []  # the payload key prefix of each item's new entry
             indexes: list[str] = []  # the payload index set of its topic
@@ -165,7 +164,10 @@ class RetryMover:
                 indexes.append(ks.payload_index(target))
             if len(keys) == 1:
                 return MoveStats(0, 0, skipped)
-            args += [ks.payload_topic_prefix(topic), ks.payload_index(topic), *prefixes, *indexes]
+            # on java-kryo a Java service's retry items share the entry's payload key: the
+            # mover follows no reference there (nothing renamed, nothing unlinked)
+            own = "" if self.config.encoding == "java-kryo" else ks.payload_topic_prefix(topic)
+            args += [own, ks.payload_index(topic), *prefixes, *indexes]
             reply = call_script(self.client, "move_retries", keys, args)
         return MoveStats(int(reply[0]), int(reply[1]), skipped)
 

@@ -1,4 +1,4 @@
-"""Topics: create, grow, describe, delete and trim, in the Java redis-streaming layout.
+"""Topics: create, grow, describe and delete, in the Java redis-streaming layout.
 
 A topic is a registry member, a meta hash (``partitionCount``), a set of its
 partition stream keys and P streams with their consumer groups. Creating is
@@ -6,6 +6,8 @@ one Lua script over the topic's own keys (one slot with hash tags), followed by
 the registry SADD: a topic appears in the registry only once its streams and
 groups exist, and every step is idempotent, so a failed create is simply
 repeated. Partition counts only grow (as in Java: keys route by partition count).
+Trimming is the housekeeper's (:func:`mqcore.retention.trim.trim_topic`: never past
+the retention floor).
 """
 
 from __future__ import annotations
@@ -16,12 +18,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.keys import validate_name
-from mqcore.letter_payloads import delete_oldest
 from mqcore.models import TopicInfo
 from mqcore.scripts import call_script
 
@@ -42,7 +42,6 @@ DLQ_GROUP = "dlq-group"
 MAX_PARTITIONS = 4096  # one create script touches every partition: keep it bounded
 
 _DELETE_BATCH = 500  # keys per UNLINK round when emptying the retry set / payload index
-_TRIM_LIMIT = 5000  # entries XTRIM may evict per call (bounded Redis time)
 _TRIM_ROUNDS = 10_000
 _START_ID_RE = re.compile(r"^(\$|\d{1,20}(-\d{1,20})?)$")
 
@@ -230,7 +229,7 @@ class Topics:
             )
         return infos
 
-    # --- delete / trim --------------------------------------------------------
+    # --- delete --------------------------------------------------------------
     def delete(self, topic: str) -> None:
         """Remove every key of ``topic`` (idempotent; unknown topics raise UnknownTopicError).
 
@@ -283,62 +282,6 @@ class Topics:
             for m in members:
                 pipe.unlink(m)
             pipe.execute()
-
-    def trim(
-        self,
-        topic: str,
-        *,
-        maxlen: int | None = None,
-        min_age_ms: int | None = None,
-        dlq: bool = False,
-    ) -> int:
-        """Trim every partition (or the DLQ when ``dlq``) and return the entries removed.
-
-        ``maxlen`` keeps about that many newest entries (MAXLEN ~, whole nodes);
-        ``min_age_ms`` removes entries older than that age (MINID ~). Each XTRIM
-        call evicts at most a bounded number of entries, repeated until done. The DLQ is
-        trimmed exactly, a page of letters at a time, each letter with the out-of-line
-        payload key it owns (:mod:`mqcore.letter_payloads`).
-        """
-        if maxlen is None and min_age_ms is None:
-            raise InvalidArgumentError("trim needs maxlen or min_age_ms")
-        for label, value in (("maxlen", maxlen), ("min_age_ms", min_age_ms)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0
-            ):
-                raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
-        count = self.partition_count(topic)
-        if dlq:  # letters go with the payload keys they own
-            minid = None if min_age_ms is None else f"{max(0, now_ms() - min_age_ms)}-0"
-            removed = 0
-            if maxlen is not None:
-                removed += delete_oldest(self.client, self.keys, topic, keep=maxlen)
-            if minid is not None:
-                removed += delete_oldest(self.client, self.keys, topic, below=minid)
-            return removed
-        stream_keys = [self.keys.partition(topic, i) for i in range(count)]
-        removed = 0
-        with redis_errors(f"trim topic {topic!r}"):
-            for key in stream_keys:
-                if maxlen is not None:
-                    removed += self._trim_loop(key, "MAXLEN", str(maxlen))
-                if min_age_ms is not None:
-                    minid = f"{max(0, now_ms() - min_age_ms)}-0"
-                    removed += self._trim_loop(key, "MINID", minid)
-        return removed
-
-    def _trim_loop(self, key: str, strategy: str, threshold: str) -> int:
-        removed = 0
-        for _ in range(_TRIM_ROUNDS):
-            n = int(
-                self.client.execute_command(
-                    "XTRIM", key, strategy, "~", threshold, "LIMIT", _TRIM_LIMIT
-                )
-            )
-            removed += n
-            if n == 0:
-                break
-        return removed
 
 
 def _group_names(replies: Iterable[Any]) -> set[str]:

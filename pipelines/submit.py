@@ -26,7 +26,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: the zip or the c
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pipelines
-from mqcore.config import MQConfig
+from mqcore.config import ENCODINGS, MQConfig
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--control-prefix", default="")
     parser.add_argument("--stream-prefix", default="")
     parser.add_argument("--cluster", action="store_true", help="the MQ is a Redis Cluster")
+    parser.add_argument(
+        "--encoding",
+        choices=ENCODINGS,
+        default="plain",
+        help="java-kryo where a Java service shares the MQ (commit frontiers Java can read)",
+    )
     parser.add_argument("--checkpoint-dir", default=os.environ.get("SPARK_CHECKPOINT_DIR", ""))
     parser.add_argument("--database-url", default="", help="SQL sink database URL")
     parser.add_argument("--available-now", action="store_true", help="drain and exit")
@@ -51,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         pipelines.get(args.name)
     except LookupError as exc:
         parser.error(str(exc))
-    overrides: dict[str, object] = {"cluster": args.cluster}
+    overrides: dict[str, object] = {"cluster": args.cluster, "encoding": args.encoding}
     if args.control_prefix:
         overrides["control_prefix"] = args.control_prefix
     if args.stream_prefix:

@@ -2,10 +2,11 @@
 
 A pipeline's sink commits each batch together with the position of its consumer
 group (:meth:`mqcore.checkpoints.CheckpointStore.record_committed`), and every
-checkpoint summary names that ``topic`` and ``group``. Such a group holds no
-leases and has no consumers by design; the console recognises it from these
-records (never from its name), shows its checkpoint health instead of
-"unowned" partitions and raises no ownership alarm for it.
+checkpoint summary names that ``topic`` and ``group``. Such a group has no
+consumers by design, and holds leases only while its pipeline runs (so that
+Java's housekeeper counts it: :mod:`mqcore.lease_keeper`); the console
+recognises it from these records (never from its name), shows its checkpoint
+health instead of "unowned" partitions and raises no ownership alarm for it.
 
 :func:`pipeline_groups_mark` is pure: the collector pass calls it with the
 snapshot dict and the checkpoint summaries before statuses are evaluated.

@@ -66,7 +66,9 @@ def trim_topic(
         detail={"policy": used.as_dict()},
     )
     with audit_failure(intent):
-        done = housekeep(admin.client, admin.keys, used, topics=[topic])
+        done = housekeep(
+            admin.client, admin.keys, used, topics=[topic], encoding=admin.config.encoding
+        )
     counts, rows = _summary(done)
     audit_complete(intent, outcome="trimmed", counts=counts, detail={"partitions": rows})
     return {"topic": topic, "policy": used.as_dict(), **counts, "trims": rows}
@@ -87,7 +89,7 @@ def housekeep_cluster(cluster: str) -> dict[str, Any]:
         detail={"policy": policy.as_dict()},
     )
     with audit_failure(intent):
-        done = housekeep(admin.client, admin.keys, policy)
+        done = housekeep(admin.client, admin.keys, policy, encoding=admin.config.encoding)
     counts, rows = _summary(done)
     audit_complete(intent, outcome="trimmed", counts=counts, detail={"partitions": rows})
     return {"cluster": cluster, **counts}

@@ -115,7 +115,14 @@ def cmd_housekeep(args: argparse.Namespace, out: Out) -> int:
             raise UsageError("refusing to trim without confirmation: pass --yes or --dry-run")
         if input("Type 'trim' to delete entries by these rules: ").strip() != "trim":
             raise UsageError("not confirmed; nothing deleted")
-    done = housekeep(admin.client, admin.keys, policy, topics=args.topic, dry_run=args.dry_run)
+    done = housekeep(
+        admin.client,
+        admin.keys,
+        policy,
+        topics=args.topic,
+        dry_run=args.dry_run,
+        encoding=admin.config.encoding,
+    )
     data = {
         "dry_run": args.dry_run,
         "policy": policy.as_dict(),

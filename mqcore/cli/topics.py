@@ -28,7 +28,9 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p = tsub.add_parser("delete", parents=[common])
     p.add_argument("name")
     p.add_argument("--yes", action="store_true", help="really delete all keys of the topic")
-    p = tsub.add_parser("trim", parents=[common])
+    p = tsub.add_parser(
+        "trim", parents=[common], help="trim by length or age, never past a group's unread entries"
+    )
     p.add_argument("name")
     p.add_argument("--maxlen", type=int)
     p.add_argument("--min-age-ms", type=int)
@@ -69,8 +71,10 @@ def cmd_topic(args: argparse.Namespace, out: Out) -> int:
         topics.delete(args.name)
         out.emit({"topic": args.name, "deleted": True}, lambda d: f"deleted topic {d['topic']}")
     elif args.topic_cmd == "trim":
-        removed = topics.trim(
-            args.name, maxlen=args.maxlen, min_age_ms=args.min_age_ms, dlq=args.dlq
+        from mqcore.retention.trim import trim_topic
+
+        removed = trim_topic(
+            topics, args.name, maxlen=args.maxlen, min_age_ms=args.min_age_ms, dlq=args.dlq
         )
         out.emit({"topic": args.name, "removed": removed}, lambda d: f"removed {d['removed']}")
     return 0

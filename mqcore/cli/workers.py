@@ -28,7 +28,8 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--poison-marker", help="payloads containing this are dead-lettered (FAIL)")
     p.add_argument(
         "--ack-delete-policy", choices=ACK_POLICIES, default="none",
-        help="Java's ackDeletePolicy: keep, XDEL on ack, or XDEL once all live groups acked",
+        help="Java's ackDeletePolicy: keep acked entries, or (immediate, all-groups-ack) XDEL "
+        "each once no group on the stream still needs it",
     )  # fmt: skip
 
     p = add("retry-mover", parents=[common], help="move due retries until SIGTERM")

@@ -147,6 +147,7 @@ def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException 
             default_max_retries=message.max_retries,
             owner=host.name,
             policy=host.options.ack_policy,
+            encoding=host.encoding,
         )
     except UnknownMessageError:
         log.warning("p%d: %s no longer pending, retry skipped", message.partition, message.id)

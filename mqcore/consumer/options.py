@@ -43,8 +43,9 @@ class ConsumerOptions:
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     start_id: str = "0"
     ack_delete: bool = False  # XDEL after ack: the same as ack_delete_policy="immediate"
-    # Java's ack-delete policy: "none" (keep entries; retention trims them), "immediate"
-    # (XDEL on ack: one group only), "all-groups-ack" (XDEL once every live group acked)
+    # Java's ack-delete policy: "none" (keep entries; retention trims them); "immediate"
+    # and "all-groups-ack" XDEL an acked entry once no group on the stream, leased or not,
+    # still needs it (mqcore.acks.ack)
     ack_delete_policy: str = "none"
     retry_move_interval_ms: int = 1000  # run the retry mover this often (0: never, as Java 1 s)
 

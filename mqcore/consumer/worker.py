@@ -63,9 +63,6 @@ class PartitionWorker(threading.Thread):
         # True: our own PEL holds entries to handle before new ones (at start: a previous run
         # of this consumer may have left some)
         self.backlog = True
-        # groups on the stream, for all-groups-ack (whose leases tell which are live);
-        # read at each reclaim: a group created meanwhile counts as live in the script
-        self.stream_groups: list[str] | None = None
 
     # --- lease state --------------------------------------------------------
     def lease_valid(self) -> bool:
@@ -194,12 +191,6 @@ class PartitionWorker(threading.Thread):
         """Claim the group's pending entries of this partition and handle them."""
         h = self.host
         self._flush_acks()  # none of ours still pending when XAUTOCLAIM looks
-        if h.options.ack_policy == "all-groups-ack":
-            try:
-                infos = h.client.xinfo_groups(self.stream)
-            except redis.RedisError as exc:
-                raise translate(exc, "read groups") from exc
-            self.stream_groups = [decode_text(g["name"]) for g in infos]
         pages = claim_pending(
             h.client,
             self.stream,
@@ -243,7 +234,6 @@ class PartitionWorker(threading.Thread):
                 ids=acks,
                 epoch=self.lease.epoch,
                 policy=h.options.ack_policy,
-                groups=self.stream_groups,
                 owner=self.lease.owner,
                 frontier=h.encoding,
             )
@@ -290,7 +280,6 @@ class PartitionWorker(threading.Thread):
             ids=ids,
             epoch=self.lease.epoch,
             policy=h.options.ack_policy,
-            groups=self.stream_groups,
             owner=self.lease.owner,
             frontier=h.encoding,
         )

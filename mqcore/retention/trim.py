@@ -3,11 +3,14 @@
 Each round is one call of ``retention_trim.lua`` on one partition stream: it reads
 the first ``per_round + 1`` ids, works out where the rules of the
 :class:`~mqcore.retention.policy.RetentionPolicy` would cut (``MAXLEN``, age,
-consumed by every group), lowers the cut to the floor of every group on the
-stream that was not opted out (its lowest pending id, or the id after its
-last-delivered id), and deletes with ``XTRIM MINID =`` at most ``per_round``
-entries. The check and the delete are one script, so a group created or rewound
-meanwhile is seen. Rounds repeat until nothing more goes or ``max_rounds``.
+consumed by every group), lowers the cut to the retention floor of the groups on
+the stream that were not opted out (:mod:`mqcore.retention.floor`; ``lib/floor.lua``
+in the script), and deletes with ``XTRIM MINID =`` at most ``per_round`` entries,
+unlinking the out-of-line payload key each deleted entry owns (``lib/payloads.lua``;
+not on ``java-kryo`` deployments). The check and the delete are one script, so a group
+created or rewound meanwhile is seen. Rounds repeat until nothing more goes or
+``max_rounds``. ``mqcore topic trim`` (:func:`trim_topic`, :func:`trim_dlq`) is the same
+trim with the rules given on the command line.
 """
 
 from __future__ import annotations
@@ -19,20 +22,20 @@ from typing import Any
 from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
-from mqcore.errors import PayloadRefRefusedError
+from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
-from mqcore.payloads import check_payload_ref
 from mqcore.retention.policy import RetentionPolicy
 from mqcore.scripts import call_script
-from mqcore.topics import parse_partition_count, set_members
+from mqcore.topics import Topics, parse_partition_count, set_members
 
 __all__ = [
     "MAX_ROUNDS",
     "PER_ROUND",
     "PartitionTrim",
-    "forget_payloads",
     "housekeep",
+    "trim_dlq",
     "trim_partition",
+    "trim_topic",
 ]
 
 PER_ROUND = 1000  # entries per script call: about a millisecond of Redis time
@@ -76,9 +79,35 @@ def trim_partition(
     per_round: int = PER_ROUND,
     max_rounds: int = MAX_ROUNDS,
     at_ms: int | None = None,
+    encoding: str = "plain",
 ) -> PartitionTrim:
-    """Trim one partition stream by ``policy``, in bounded rounds (see the module)."""
+    """Trim one partition stream by ``policy``, in bounded rounds (see the module).
+
+    ``encoding`` is the deployment's ``MQConfig.encoding``: on ``java-kryo`` (a Java
+    service shares the payload keys: its retries point at the entry's key) no payload key
+    is unlinked, as Java never does on a delete."""
+    prefix = "" if encoding == "java-kryo" else keys.payload_prefix(topic, partition)
     key = keys.partition(topic, partition)
+    return _trim(
+        client, keys, topic, partition, key, policy, (prefix, "0"),
+        dry_run=dry_run, per_round=per_round, max_rounds=max_rounds, at_ms=at_ms,
+    )  # fmt: skip
+
+
+def _trim(
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    partition: int,
+    key: str,
+    policy: RetentionPolicy,
+    payloads: tuple[str, str],
+    *,
+    dry_run: bool,
+    per_round: int,
+    max_rounds: int,
+    at_ms: int | None,
+) -> PartitionTrim:
     maxlen = "" if policy.maxlen is None else str(policy.maxlen)
     now = now_ms() if at_ms is None else at_ms
     min_id = "" if policy.max_age_ms is None else f"{max(0, now - policy.max_age_ms)}-0"
@@ -88,8 +117,10 @@ def trim_partition(
         "1" if policy.consumed else "0",
         max(1, per_round),
         "1" if dry_run else "0",
+        *payloads,
         *sorted(policy.ignore_groups),
     ]
+    script_keys = [key, keys.payload_index(topic)]
     deleted = rounds = held = 0
     held_by: str | None = None
     more = False
@@ -97,10 +128,10 @@ def trim_partition(
         return PartitionTrim(topic, partition, 0, 0, None, 0, False, dry_run)
     while rounds < max(1, max_rounds):
         rounds += 1
-        n, _cut, holder, wanted, refs = call_script(client, "retention_trim", [key], args)
+        n, _cut, holder, wanted, _unlinked = call_script(
+            client, "retention_trim", script_keys, args
+        )
         n, wanted = int(n), int(wanted)
-        if refs:
-            forget_payloads(client, keys, topic, partition, [decode_text(r) for r in refs])
         deleted += n
         holder_name = decode_text(holder)
         held_by, held = (holder_name, wanted - n) if holder_name else (None, 0)
@@ -114,28 +145,54 @@ def trim_partition(
     return PartitionTrim(topic, partition, deleted, rounds, held_by, held, more, dry_run)
 
 
-def forget_payloads(
-    client: RedisClient, keys: KeySpace, topic: str, partition: int, refs: list[str]
-) -> int:
-    """Delete the out-of-line payload keys of trimmed entries (and their index members).
+def trim_dlq(
+    client: RedisClient,
+    keys: KeySpace,
+    topic: str,
+    policy: RetentionPolicy,
+    *,
+    encoding: str = "plain",
+    per_round: int = PER_ROUND,
+    max_rounds: int = MAX_ROUNDS,
+) -> PartitionTrim:
+    """Trim ``topic``'s dead-letter stream by ``policy`` like a partition (never past the
+    floor of a group on it; ``partition`` -1 in the answer); a letter's payload key, under
+    any partition of the topic, goes with it (not on ``java-kryo``)."""
+    prefix = "" if encoding == "java-kryo" else keys.payload_topic_prefix(topic)
+    return _trim(
+        client, keys, topic, -1, keys.dlq(topic), policy, (prefix, "1"),
+        dry_run=False, per_round=per_round, max_rounds=max_rounds, at_ms=None,
+    )  # fmt: skip
 
-    Only references naming a payload key of this partition are followed (a producer
-    wrote them: see :func:`mqcore.payloads.check_payload_ref`). Not atomic with the trim:
-    a crash in between leaves payload keys that their TTL removes.
-    """
-    prefix = keys.payload_prefix(topic, partition)
-    owned = []
-    for ref in refs:
-        try:
-            owned.append(check_payload_ref(ref, prefix))
-        except PayloadRefRefusedError:
-            continue
-    if not owned:
-        return 0
-    pipe = client.pipeline(transaction=False)
-    pipe.unlink(*owned)
-    pipe.srem(keys.payload_index(topic), *owned)
-    return int(pipe.execute()[0])
+
+def trim_topic(
+    topics: Topics,
+    topic: str,
+    *,
+    maxlen: int | None = None,
+    min_age_ms: int | None = None,
+    dlq: bool = False,
+) -> int:
+    """``mqcore topic trim``: keep at most ``maxlen`` entries per partition and/or delete
+    those older than ``min_age_ms``, in the housekeeper's bounded rounds and never past the
+    retention floor of any group (of the dead-letter stream's groups with ``dlq``), in the
+    encoding of ``topics.config``. Returns the entries removed."""
+    if maxlen is None and min_age_ms is None:
+        raise InvalidArgumentError("trim needs maxlen or min_age_ms")
+    for label, value in (("maxlen", maxlen), ("min_age_ms", min_age_ms)):
+        bad = isinstance(value, bool) or not isinstance(value, int) or value < 0
+        if value is not None and bad:
+            raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
+    policy = RetentionPolicy(maxlen=maxlen, max_age_ms=min_age_ms)
+    count = topics.partition_count(topic)
+    client, keys, encoding = topics.client, topics.keys, topics.config.encoding
+    if dlq:
+        return trim_dlq(client, keys, topic, policy, encoding=encoding).deleted
+    at = now_ms()
+    return sum(
+        trim_partition(client, keys, topic, p, policy, at_ms=at, encoding=encoding).deleted
+        for p in range(count)
+    )
 
 
 def housekeep(
@@ -147,8 +204,10 @@ def housekeep(
     dry_run: bool = False,
     per_round: int = PER_ROUND,
     max_rounds: int = MAX_ROUNDS,
+    encoding: str = "plain",
 ) -> list[PartitionTrim]:
-    """Trim every partition of ``topics`` (default: every registered topic)."""
+    """Trim every partition of ``topics`` (default: every registered topic); ``encoding``:
+    the deployment's, see :func:`trim_partition`."""
     names = sorted(set(topics)) if topics is not None else set_members(client, keys.registry())
     at = now_ms()
     out: list[PartitionTrim] = []
@@ -166,6 +225,7 @@ def housekeep(
                     per_round=per_round,
                     max_rounds=max_rounds,
                     at_ms=at,
+                    encoding=encoding,
                 )
             )
     return out

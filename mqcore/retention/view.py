@@ -1,11 +1,12 @@
 """The retention view of one topic: per partition, every group's floor and what each rule
 would delete next, with the unread entries each rule puts at risk.
 
-A group's *floor* is its lowest pending id, or the id after its last-delivered id:
-entries below it are read and acked by that group. A rule puts a group at risk when
-it would delete entries at or above that group's floor. mqcore's housekeeper never
-does (:mod:`mqcore.retention.trim`) except for groups an operator opted out; a Java
-deployment's retention (:class:`~mqcore.retention.policy.JavaRetention`) can.
+A group's *floor* (:mod:`mqcore.retention.floor`) is its lowest pending id, or the id
+after its last-delivered id: entries below it are read and acked by that group. A rule
+puts a group at risk when it would delete entries at or above that group's floor.
+mqcore's housekeeper never does (:mod:`mqcore.retention.trim`) except for groups an
+operator opted out; a Java deployment's retention
+(:class:`~mqcore.retention.policy.JavaRetention`) can.
 
 Every read is bounded: entries are counted in ``XRANGE`` pages of :data:`PAGE` up to
 :data:`COUNT_CAP` (beyond it a count is a lower bound, ``exact`` False).
@@ -22,6 +23,7 @@ from mqcore.clock import now_ms
 from mqcore.codec import decode_text, id_tuple
 from mqcore.config import RedisClient
 from mqcore.keys import KeySpace
+from mqcore.retention.floor import group_floor, id_after
 from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import JavaRetention, RetentionPolicy
 from mqcore.topics import parse_partition_count
@@ -75,11 +77,6 @@ class PartitionRetention:
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "at_risk": self.at_risk}
-
-
-def _after(entry_id: str) -> str:
-    ms, seq = id_tuple(entry_id)
-    return f"{ms}-{seq + 1}"
 
 
 def _lt(a: str, b: str) -> bool:
@@ -139,12 +136,10 @@ def _group_floors(
         summary, live = replies[2 * i], replies[2 * i + 1]
         last = decode_text(g["last-delivered-id"])
         low = decode_text(summary["min"]) if summary and summary.get("min") else None
-        floor = _after(last)
-        if low is not None and _lt(low, floor):
-            floor = low
+        floor = group_floor(last, low)
         lag = g.get("lag")
         if lag is not None:  # unread = delivered but not all acked (from the floor) + the lag
-            seen, exact = counter.between(floor, _after(last))
+            seen, exact = counter.between(floor, id_after(last))
             unread = int(lag) + seen
         else:  # Redis cannot tell the lag (a deleted entry in between): count, bounded
             unread, exact = counter.between(floor, None)

@@ -38,8 +38,8 @@ def lua_source(name: str) -> str:
     """Source of ``mqcore/scripts/<name>.lua``, with each ``--#include <lib>`` line replaced
     by ``mqcore/scripts/lib/<lib>.lua``: Lua scripts cannot share functions, so the helpers
     several scripts need (ids, Redisson's Kryo strings, the header rule, the commit
-    frontier, a pipeline group's position) have one home there and are pasted in when a
-    script is loaded."""
+    frontier, the retention floor, an entry's payload key, a pipeline group's position)
+    have one home there and are pasted in when a script is loaded."""
     text = resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
     return _INCLUDE.sub(lambda m: _lib(m.group(1)), text)
 

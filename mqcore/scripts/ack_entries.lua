@@ -1,13 +1,20 @@
+-- Ack entries of one group, under an ack-delete policy, and raise its commit frontier.
 -- KEYS[1] = partition stream
 -- KEYS[2] = fencing epoch key of (topic, group, partition)
 -- KEYS[3] = commit frontier hash of the partition
+-- KEYS[4] = the topic's payload index set
 -- ARGV[1] = consumer group
 -- ARGV[2] = expected epoch, or epoch|owner (the lease key is then the last KEY);
 --           '' = unfenced (operator action)
--- ARGV[3] = '1' to XDEL the acked entries (ack-delete policy immediate), else '0'
+-- ARGV[3] = '1' to delete acked entries no other group needs (ack-delete policies immediate
+--           and all-groups-ack), else '0'
 -- ARGV[4] = commit frontier encoding: 'plain', 'kryo', or '' to leave it alone
--- ARGV[5..] = entry ids
+-- ARGV[5] = payload prefix of the partition: a deleted entry's payload key under it is
+--           unlinked ('' = unlink none: a Java service shares the payload keys)
+-- ARGV[6..] = entry ids
 -- Returns the number of entries acked, or -1 when the epoch is stale (nothing done).
+-- An acked entry is deleted only when no other group on the stream still needs it (not yet
+-- delivered to it, or in its PEL): every group counts, leased or not (lib/floor.lua).
 -- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
 -- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
 -- (Java takes the lease with SETNX) fences us as well
@@ -23,21 +30,33 @@ if ARGV[2] ~= '' then
     end
   end
 end
-if #ARGV < 5 then
+if #ARGV < 6 then
   return 0
-end
-local acked = 0
-for i = 5, #ARGV, 500 do
-  local last = math.min(i + 499, #ARGV)
-  acked = acked + redis.call('XACK', KEYS[1], ARGV[1], unpack(ARGV, i, last))
-  if ARGV[3] == '1' then
-    redis.call('XDEL', KEYS[1], unpack(ARGV, i, last))
-  end
 end
 --#include ids
 --#include kryo
+--#include headers
+--#include floor
+--#include payloads
 --#include frontier
-if acked > 0 then
-  raise_frontier(KEYS[1], KEYS[3], ARGV[1], ARGV[4], {unpack(ARGV, 5, #ARGV)})
+local stream, group = KEYS[1], ARGV[1]
+local acked_ids = {}
+for i = 6, #ARGV do
+  if redis.call('XACK', stream, group, ARGV[i]) == 1 then acked_ids[#acked_ids + 1] = ARGV[i] end
 end
-return acked
+if ARGV[3] == '1' and #acked_ids > 0 then
+  local groups = stream_groups(stream)
+  for _, id in ipairs(acked_ids) do
+    if deletable(stream, id, group, groups) then
+      local entry = redis.call('XRANGE', stream, id, id)[1]
+      if entry then
+        unlink_payload(entry_payload_ref(entry[2], ARGV[5]), KEYS[4])
+        redis.call('XDEL', stream, id)
+      end
+    end
+  end
+end
+if #acked_ids > 0 then
+  raise_frontier(stream, KEYS[3], group, ARGV[4], acked_ids)
+end
+return #acked_ids

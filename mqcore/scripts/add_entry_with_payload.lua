@@ -4,21 +4,16 @@
 -- KEYS[3] = topic payload index set
 -- ARGV[1] = payload value
 -- ARGV[2] = payload TTL in ms (0: none)
--- ARGV[3] = MAXLEN ~ retention (0: none)
--- ARGV[4] = 1 to refuse a missing stream (NOMKSTREAM), 0 to create it
--- ARGV[5..] = entry field/value pairs
--- Returns the new entry id, or false when the stream is missing and ARGV[4] = 1.
+-- ARGV[3] = 1 to refuse a missing stream (NOMKSTREAM), 0 to create it
+-- ARGV[4..] = entry field/value pairs
+-- Returns the new entry id, or false when the stream is missing and ARGV[3] = 1.
+-- No MAXLEN: the producer never trims (length bounds are the housekeeper's, floor-bound).
 local args = {KEYS[1]}
-if ARGV[4] == '1' then
+if ARGV[3] == '1' then
   table.insert(args, 'NOMKSTREAM')
 end
-if tonumber(ARGV[3]) > 0 then
-  table.insert(args, 'MAXLEN')
-  table.insert(args, '~')
-  table.insert(args, ARGV[3])
-end
 table.insert(args, '*')
-for i = 5, #ARGV do
+for i = 4, #ARGV do
   table.insert(args, ARGV[i])
 end
 local id = redis.call('XADD', unpack(args))

@@ -10,14 +10,26 @@
 -- ARGV[13] = '1' when the batch's writes went through the commit journal (commit_seal.lua,
 --   commit_apply.lua: then O = S = 0 and no triples; the journal must name this batch with
 --   every chunk applied, and is deleted here), '0' for writes applied here (inline)
--- ARGV[14 .. 13+P] = end id per acked partition (0-0: unchanged)
--- ARGV[14+P ..] = triples (output index 1..O, field, integer increment)
+-- ARGV[14] = commit frontier encoding: 'plain' or 'kryo' (MQConfig.encoding java-kryo:
+--   what Java's housekeeper decodes), '' to leave the frontier alone
+-- ARGV[15 .. 14+P] = end id per acked partition (0-0: unchanged)
+-- ARGV[15+P ..] = triples (output index 1..O, field, integer increment)
 -- Returns 1 when committed, 0 when the marker shows the batch was committed already
--- (its stage hashes are deleted either way), or {'open', batch id} when the journal holds
--- another batch's commit (inline) or not this one, fully applied (journaled): nothing written.
+-- (its stage hashes are deleted either way), {'open', batch id} when the journal holds
+-- another batch's commit (inline) or not this one, fully applied (journaled), or
+-- {'missing', key} when a stage hash is gone (evicted or expired: its increments would be
+-- lost while the marker moves on; the batch must run again): nothing written in these cases.
 --#include position
+--#include ids
+--#include kryo
+--#include floor
+--#include frontier
 local batch = tonumber(ARGV[2])
 local p = tonumber(ARGV[8])
+local journaled = ARGV[13] == '1'
+-- a journal sealed before the encoding was an argument has its P end ids right after ARGV[13]
+local ends, mode = 14, 'plain'
+if not (journaled and #ARGV == 13 + p) then ends, mode = 15, ARGV[14] end
 local o = tonumber(ARGV[9])
 local s = tonumber(ARGV[10])
 local first_out = 6 + 2 * p
@@ -29,7 +41,6 @@ if committed >= batch then
   end
   return 0
 end
-local journaled = ARGV[13] == '1'
 local open = redis.call('HMGET', KEYS[5], 'batch', 'next', 'groups')
 if journaled then
   if open[1] ~= ARGV[2] or open[2] ~= open[3] then return {'open', open[1] or ''} end
@@ -37,8 +48,12 @@ if journaled then
 elseif open[1] then
   return {'open', open[1]}
 end
+for k = first_stage, first_stage + s - 1 do
+  -- every stage hash holds at least one field: one that does not exist is lost
+  if redis.call('EXISTS', KEYS[k]) == 0 then return {'missing', KEYS[k]} end
+end
 -- 1. the batch's writes (inline)
-local i = 14 + p
+local i = ends + p
 while i + 2 <= #ARGV do
   redis.call('HINCRBY', KEYS[first_out + tonumber(ARGV[i]) - 1], ARGV[i + 1], ARGV[i + 2])
   i = i + 3
@@ -64,10 +79,10 @@ local acked = 0
 local count_budget = 250
 for k = 1, p do
   local stream = KEYS[5 + k]
-  local id = ARGV[13 + k]
+  local id = ARGV[ends - 1 + k]
   if id ~= '0-0' and redis.call('EXISTS', stream) == 1 then
     count_budget = count_budget - set_position(stream, ARGV[7], id, count_budget)
-    redis.call('HSET', KEYS[5 + p + k], ARGV[7], id)
+    set_frontier(stream, KEYS[5 + p + k], ARGV[7], id, mode)
     acked = acked + 1
   end
 end

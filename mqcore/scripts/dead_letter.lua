@@ -17,7 +17,8 @@
 --           through Redisson's Kryo codec (names and values Kryo-encoded)
 -- ARGV[10] = payload key prefix of the partition (KeySpace.payload_prefix)
 -- ARGV[11] = '1' to XDEL the entry once no other group needs it (ack-delete policy immediate
---            or all-groups-ack), else '0'
+--            or all-groups-ack) and unlink its payload key, '2' to XDEL it and leave the key
+--            (java-kryo: a Java service's retries share it), '0' to keep the entry
 -- ARGV[12..] = entry field/value pairs (only with 'given')
 -- An out-of-line payload (headers x-payload-hash-ref naming a key under ARGV[10]) is COPYed to
 -- KEYS[4] and the letter names the copy: each reference owns its key. A gone payload key is
@@ -41,6 +42,7 @@ if ARGV[2] ~= '' then
 end
 --#include headers
 --#include payloads
+--#include ids
 --#include floor
 local flat
 local mode, kryo_mode = string.match(ARGV[9], '^(%a+)(.*)$')
@@ -78,13 +80,15 @@ end
 if ARGV[8] ~= '' then
   headers['x-runtime-error-type'] = ARGV[8]
 end
-copy_payload(headers, f['payload'], entry_payload_ref(f, ARGV[10]), KEYS[4], KEYS[5])
+copy_payload(headers, f['payload'], entry_payload_ref(flat, ARGV[10]), KEYS[4], KEYS[5])
 -- the entry itself goes only after its payload was copied
-if ARGV[11] == '1' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
+if ARGV[11] ~= '0' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
   local found = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
   if #found > 0 then
     redis.call('XDEL', KEYS[1], ARGV[3])
-    unlink_payload(entry_payload_ref(found[1][2], ARGV[10]), KEYS[5])
+    if ARGV[11] == '1' then
+      unlink_payload(entry_payload_ref(found[1][2], ARGV[10]), KEYS[5])
+    end
   end
 end
 --#include kryo

@@ -1,5 +1,5 @@
 -- Delete dead letters of one topic with the out-of-line payload key each owns, atomically
--- per call (an operator's delete, purge or DLQ trim: mqcore.letter_payloads).
+-- per call (an operator's delete or purge: mqcore.letter_payloads).
 -- KEYS[1] = DLQ stream of the topic
 -- KEYS[2] = payload index set of the topic
 -- ARGV[2k-1], ARGV[2k] = letter id k, the payload key it owns ('' for none; the caller read it

@@ -114,7 +114,7 @@ for a = 12, #ARGV do
         headers['x-replayed-from-dlq'] = dlq_id
         headers['x-replay-seq'] = tostring(#records + 1)
         headers['partitionId'] = tostring(pid)
-        copy_payload(headers, f['payload'], entry_payload_ref(f, ARGV[9]),
+        copy_payload(headers, f['payload'], entry_payload_ref({'headers', f['headers']}, ARGV[9], true),
           ARGV[10] .. pid .. ':' .. ARGV[11] .. '-' .. a, KEYS[4])
         local entry = {
           'payload', f['payload'] or '',

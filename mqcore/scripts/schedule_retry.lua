@@ -12,7 +12,8 @@
 -- ARGV[5] = 'direct' to XADD back to the partition now (short delay), 'zset' to schedule
 -- ARGV[6] = payload key prefix of the partition (KeySpace.payload_prefix)
 -- ARGV[7] = '1' to XDEL the entry once no other group needs it (ack-delete policy immediate
---           or all-groups-ack), else '0'
+--           or all-groups-ack) and unlink its payload key, '2' to XDEL it and leave the key
+--           (java-kryo: a Java service's retries share it), '0' to keep the entry
 -- ARGV[8..] = field/value pairs (retry item hash, or the partition entry when direct)
 -- An out-of-line payload (headers x-payload-hash-ref naming a key under ARGV[6]) is COPYed to
 -- KEYS[5] and the retry item (or the new entry) names the copy: each reference owns its key.
@@ -39,6 +40,7 @@ if redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) == 0 then
 end
 --#include headers
 --#include payloads
+--#include ids
 --#include floor
 local fields = {unpack(ARGV, 8, #ARGV)}
 local f = {}
@@ -53,11 +55,13 @@ if ref and f['headers'] then
     fields[f['headers']] = cjson.encode(headers)
   end
 end
-if ARGV[7] == '1' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
+if ARGV[7] ~= '0' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
   local found = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
   if #found > 0 then
     redis.call('XDEL', KEYS[1], ARGV[3])
-    unlink_payload(entry_payload_ref(found[1][2], ARGV[6]), KEYS[6])
+    if ARGV[7] == '1' then
+      unlink_payload(entry_payload_ref(found[1][2], ARGV[6]), KEYS[6])
+    end
   end
 end
 if ARGV[5] == 'direct' then

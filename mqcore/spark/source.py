@@ -10,7 +10,10 @@ recorded by the exactly-once sinks inside their own transaction (Spark calls
 Options: ``redis_url`` (required), ``topic`` (required), ``group`` (the
 pipeline's consumer group, moved by the sinks: where it sits at a batch's
 start, its lag tells whether the whole backlog fits the read limit, so the
-batch is not counted in Redis),
+batch is not counted in Redis; while the query runs, the driver holds the lease
+of every partition for it, :class:`~mqcore.lease_keeper.LeaseKeeper`, so Java's
+housekeeper counts the pipeline as a live group and trims nothing it has not
+committed; Java ignores a stopped pipeline's group, which nothing here can change),
 ``startingPosition`` (``earliest`` | ``latest`` | a JSON offsets object),
 ``maxRecordsPerTrigger`` (admission control via ``ReadMaxRows``; default
 :data:`DEFAULT_MAX_RECORDS`: a batch takes what arrived since the last one, up to
@@ -18,7 +21,8 @@ that many, so a backlog drains in large batches and a caught-up stream runs in
 small ones; ``all`` for no bound), ``readTasks`` (Spark tasks per batch; the
 partitions' ranges are dealt among them; default one per partition; the
 pipelines pass the cluster's default parallelism),
-``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for Redis Cluster).
+``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for Redis Cluster) /
+``encoding`` (``MQConfig.encoding``).
 
 Readers are pickled to executors; Redis clients are created lazily where they
 are used and never pickled.
@@ -44,6 +48,7 @@ from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, InvalidIdError, UnknownTopicError
 from mqcore.keys import validate_name
+from mqcore.lease_keeper import LeaseKeeper
 from mqcore.scripts import call_script
 from mqcore.spark.read import ReadTask, read_task
 
@@ -95,17 +100,22 @@ def max_id(a: str, b: str) -> str:
 
 
 def config_from_options(options: Mapping[str, str]) -> MQConfig:
-    """The MQConfig named by source/sink options (``redis_url`` and optional prefixes)."""
+    """The MQConfig named by source/sink options (``redis_url``, optional prefixes, and
+    ``encoding``: the deployment's, ``java-kryo`` where a Java service shares it, so the
+    commit frontier is written as Java's housekeeper reads it)."""
     url = options.get("redis_url")
     if not url:
         raise InvalidArgumentError("option redis_url is required (e.g. redis://host:6379/0)")
     overrides: dict[str, Any] = {}
-    for name in ("control_prefix", "stream_prefix"):
+    for name in ("control_prefix", "stream_prefix", "encoding"):
         if options.get(name):
             overrides[name] = options[name]
     if str(options.get("cluster", "")).lower() == "true":
         overrides["cluster"] = True
-    return MQConfig.from_url(url, **overrides)
+    try:
+        return MQConfig.from_url(url, **overrides)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"bad option: {exc}") from None
 
 
 def partition_count(client: RedisClient, config: MQConfig, topic: str) -> int:
@@ -191,6 +201,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.read_tasks = positive_option("readTasks", raw_tasks) if raw_tasks else None
         self.target: Offsets | None = None
         self._client: RedisClient | None = None
+        self._keeper: LeaseKeeper | None = None
         # Validate eagerly (clear errors at query start, not in a task).
         parse_starting_position(self.starting_position, self._partitions())
 
@@ -198,6 +209,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_client"] = None
+        state["_keeper"] = None
         return state
 
     @property
@@ -212,12 +224,20 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _key(self, partition: int) -> str:
         return self.config.keys.partition(self.topic, partition)
 
+    def _keep_leases(self) -> None:
+        """Hold the pipeline group's leases while the query runs (driver only: the offset
+        calls run there; :meth:`stop` releases them, a dead driver's expire)."""
+        if self.group and self._keeper is None:
+            self._keeper = LeaseKeeper(self.config, topic=self.topic, group=self.group)
+            self._keeper.start()
+
     def _last_ids(self) -> Offsets:
         found = last_ids(self.client, self.config.keys, self.topic, range(self._partitions()))
         return {str(p): found[p] for p in found}
 
     # --- offsets ---------------------------------------------------------------
     def initialOffset(self) -> Offsets:
+        self._keep_leases()
         position = parse_starting_position(self.starting_position, self._partitions())
         if position == "earliest":
             return {str(i): ZERO_ID for i in range(self._partitions())}
@@ -232,6 +252,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.max_records)
 
     def prepareForTriggerAvailableNow(self) -> None:
+        self._keep_leases()
         self.target = self._last_ids()
 
     def reportLatestOffset(self) -> Offsets:
@@ -239,6 +260,7 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> Offsets:
         """End offsets of the next batch: everything up to now, bounded by ``limit``."""
+        self._keep_leases()
         current = {str(k): str(v) for k, v in start.items()}
         latest = self._last_ids() if self.target is None else dict(self.target)
         for part in latest:
@@ -345,6 +367,9 @@ class MQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Nothing: the sinks ack inside their transaction (see module docstring)."""
 
     def stop(self) -> None:
+        if self._keeper is not None:
+            self._keeper.stop()
+            self._keeper = None
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -12,6 +12,7 @@ import redis
 from mqcore.config import MQConfig
 from mqcore.partition import partition_for_key
 from mqcore.producer import OutgoingMessage, Producer
+from mqcore.retention.trim import trim_topic
 from mqcore.retry import RetryMover
 from mqcore.topics import Topics
 from tests.integration.retry_items import schedule
@@ -63,7 +64,7 @@ def test_create_send_move_delete_on_a_cluster(
         b"default-group",
         b"g2",
     }
-    assert topics.trim("orders", maxlen=0) >= 0
+    assert trim_topic(topics, "orders", maxlen=0) >= 0
     topics.delete("orders")
     assert topics.names() == ["other"]
     assert rc.exists(ks.partition("orders", 0), ks.meta("orders"), ref) == 0

@@ -11,14 +11,17 @@ import pytest
 import redis
 
 from mqcore.acks import ack
+from mqcore.checkpoints import CheckpointStore
 from mqcore.codec import kryo
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
+from mqcore.lease_keeper import LeaseKeeper
 from mqcore.retention.frontier import frontier_ids
 from tests.integration.raw_java import create_topic
 
 pytestmark = pytest.mark.redis
 TOPIC, JAVA, PY = "orders", "java-group", "python-group"
+PIPE = "order_totals.redis"  # a pipeline's checkpoint name, also its consumer group
 
 
 def _ids(r: redis.Redis, key: str, group: str, n: int) -> list[str]:
@@ -51,9 +54,25 @@ def test_ack_raises_the_frontier_but_never_past_a_pending_entry(
     assert frontier_ids(r.hgetall(front)) == {PY: "1009-0"}  # nothing pending: last acked
 
 
+def java_frontiers(r: redis.Redis, cfg: MQConfig, partition: int) -> dict[str, str] | None:
+    """The partition's frontier hash as Java reads it: every field and value through Redisson's
+    Kryo codec; None when one does not decode (Java then skips the partition's trim)."""
+    out: dict[str, str] = {}
+    for field, value in r.hgetall(cfg.keys.commit_frontier(TOPIC, partition)).items():
+        try:
+            out[str(kryo.decode(field))] = str(kryo.decode(value))
+        except kryo.KryoError:
+            return None
+    return out
+
+
 def java_housekeeper(r: redis.Redis, cfg: MQConfig, partition: int) -> None:
-    """StreamRetentionHousekeeper's frontier trim, as its Java code does it."""
-    frontiers = frontier_ids(r.hgetall(cfg.keys.commit_frontier(TOPIC, partition)))
+    """StreamRetentionHousekeeper's frontier trim, as its Java code does it: the lowest
+    frontier of the groups holding a live lease on the partition; groups without one are
+    not counted."""
+    frontiers = java_frontiers(r, cfg, partition)
+    if frontiers is None:
+        return
     live = [
         fid for group, fid in frontiers.items()
         if r.exists(cfg.keys.lease(TOPIC, group, partition))
@@ -98,3 +117,106 @@ def test_java_housekeeper_loses_nothing_of_a_python_group_that_is_behind(
         consumer.stop(10)
     assert sorted(handled, key=lambda p: int(p[1:])) == [f"m{i}" for i in range(4000)]
     assert consumer.stats.lost_by_retention == 0
+
+
+@pytest.mark.parametrize("encoding", ["plain", "java-kryo"])
+def test_the_frontier_written_is_capped_at_the_partitions_retention_floor(
+    r: redis.Redis, redis_url: str, encoding: str
+) -> None:
+    # a pipeline group (no lease, no frontier of its own) at 0: the leased Python group's
+    # frontier used to run ahead to its last ack, and Java's frontier trim (XTRIM MINID at
+    # the lowest leased frontier) deleted every entry the pipeline had not read
+    cfg = MQConfig.from_url(redis_url, encoding=encoding)
+    create_topic(r, cfg.keys, TOPIC, 1, groups=(PY,))
+    key = cfg.keys.partition(TOPIC, 0)
+    for i in range(10):
+        r.xadd(key, {"payload": str(i)}, id=f"{1000 + i}-0")
+    r.xgroup_create(key, "spark", id="0")
+    r.set(cfg.keys.lease(TOPIC, PY, 0), "py-worker", px=60_000)
+    ids = _ids(r, key, PY, 10)
+    kw = {"topic": TOPIC, "group": PY, "partition": 0, "epoch": None, "frontier": encoding}
+    ack(r, cfg.keys, ids=ids, **kw)
+    front = cfg.keys.commit_frontier(TOPIC, 0)
+    assert frontier_ids(r.hgetall(front)) == {PY: "0-1"}  # spark's floor
+    java_housekeeper(r, cfg, 0)
+    assert r.xlen(key) == 10
+    spark = _ids(r, key, "spark", 6)  # spark reads and acks 6: its floor is after 1005-0
+    r.xack(key, "spark", *spark)
+    ack(r, cfg.keys, ids=ids[:1], **kw)  # nothing pending: nothing raised
+    r.xadd(key, {"payload": "10"}, id="1010-0")
+    ack(r, cfg.keys, ids=_ids(r, key, PY, 1), **kw)
+    assert frontier_ids(r.hgetall(front)) == {PY: "1005-1"}
+    java_housekeeper(r, cfg, 0)
+    assert {e[0] for e in r.xrange(key)} >= {f"{1000 + i}-0".encode() for i in range(6, 11)}
+
+
+@pytest.mark.parametrize("path", ["inline", "journaled", "cluster"])
+def test_a_pipeline_commit_writes_the_frontier_java_reads(
+    r: redis.Redis, redis_url: str, path: str
+) -> None:
+    """On a java-kryo deployment a pipeline's commit writes its frontier in Java's codec (and
+    drops the plain field mqcore wrote before), on each commit path."""
+    cfg = MQConfig.from_url(redis_url, encoding="java-kryo")
+    create_topic(r, cfg.keys, TOPIC, 1, groups=(PIPE,))
+    key, front = cfg.keys.partition(TOPIC, 0), cfg.keys.commit_frontier(TOPIC, 0)
+    for i in range(10):
+        r.xadd(key, {"payload": str(i)}, id=f"{1000 + i}-0")
+    r.hset(front, PIPE, "999-0")  # a plain field, as mqcore wrote it before
+    store = CheckpointStore(cfg)
+    if path == "cluster":  # Redis Cluster: the position moves after the commit, per partition
+        store.set_group_position(TOPIC, PIPE, {"0": "1004-0"})
+    else:
+        store.record_planned(PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE)
+        assert store.record_committed(
+            PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE, records=5,
+            acked_ids={"0": "1004-0"}, outputs=[cfg.keys.sink_output(PIPE, "totals")],
+            increments=[(1, "a", 1), (1, "b", 2)], chunk=1 if path == "journaled" else 250,
+        )  # fmt: skip
+    assert r.hgetall(front) == {kryo.encode(PIPE): kryo.encode("1004-0")}
+    assert java_frontiers(r, cfg, 0) == {PIPE: "1004-0"}
+    assert r.xinfo_groups(key)[0]["last-delivered-id"] == b"1004-0"
+
+
+def test_a_pipeline_commit_on_a_plain_deployment_writes_a_plain_frontier(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    create_topic(r, mq_config.keys, TOPIC, 1, groups=(PIPE,))
+    r.xadd(mq_config.keys.partition(TOPIC, 0), {"payload": "x"}, id="1000-0")
+    CheckpointStore(mq_config).set_group_position(TOPIC, PIPE, {"0": "1000-0"})
+    assert r.hgetall(mq_config.keys.commit_frontier(TOPIC, 0)) == {PIPE.encode(): b"1000-0"}
+
+
+def test_java_trims_nothing_a_running_pipeline_has_not_committed(
+    r: redis.Redis, redis_url: str
+) -> None:
+    """While a pipeline runs it holds its leases (LeaseKeeper) and its frontier is written
+    from its first lease and on every commit: Java's frontier trim keeps all it has not
+    committed. Stopped, it holds no lease and Java ignores it (nothing we can change)."""
+    cfg = MQConfig.from_url(redis_url, encoding="java-kryo")
+    create_topic(r, cfg.keys, TOPIC, 1, groups=(JAVA, PIPE))
+    key = cfg.keys.partition(TOPIC, 0)
+    pipe = r.pipeline(transaction=False)
+    for i in range(1000):
+        pipe.xadd(key, {"payload": f"m{i}"}, id=f"{1000 + i}-0")
+    pipe.execute()
+    # the Java group is far ahead: its lease and Kryo frontier at the 900th entry
+    r.hset(cfg.keys.commit_frontier(TOPIC, 0), kryo.encode(JAVA), kryo.encode("1899-0"))
+    r.set(cfg.keys.lease(TOPIC, JAVA, 0), "java-worker-1", px=60_000)
+    keeper = LeaseKeeper(cfg, topic=TOPIC, group=PIPE)
+    keeper.start()
+    try:
+        java_housekeeper(r, cfg, 0)  # before the first commit: the seeded frontier, 0-0
+        assert r.xlen(key) == 1000
+        store = CheckpointStore(cfg)
+        store.record_planned(PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE)
+        store.record_committed(
+            PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE, records=300,
+            acked_ids={"0": "1299-0"},
+        )  # fmt: skip
+        java_housekeeper(r, cfg, 0)
+        assert len(r.xrange(key, "(1299-0", "+")) == 700  # everything not committed is kept
+    finally:
+        keeper.stop()
+    assert r.get(cfg.keys.lease(TOPIC, PIPE, 0)) is None
+    java_housekeeper(r, cfg, 0)  # stopped: Java trims by its own group's frontier
+    assert len(r.xrange(key, "(1299-0", "+")) < 700

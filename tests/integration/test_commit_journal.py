@@ -4,6 +4,7 @@ double nothing (mqcore.commit_journal)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -236,3 +237,57 @@ def test_a_lost_stage_writes_nothing(
     assert not r.exists(mq_config.keys.commit_journal(PIPE))
     assert store.committed_batch(PIPE, "redis") is None
     assert all(r.ttl(key) > 0 for key, _ in stages if r.exists(key))
+
+
+def test_a_lost_stage_refuses_the_inline_commit(
+    store: CheckpointStore, mq_config: MQConfig, r: redis.Redis
+) -> None:
+    """A batch small enough for one script checks its stages too: an evicted stage would
+    drop its increments while the marker, position and record advance."""
+    acked = _acked(mq_config)
+    stages = write_stage(
+        r, mq_config.keys, pipeline=PIPE, run="a.0", batch=0, task=0,
+        fields={"1|c1": 5, "2|c1": 1}, chunk=CHUNK,
+    )  # fmt: skip
+    kept = write_stage(
+        r, mq_config.keys, pipeline=PIPE, run="a.0", batch=0, task=1,
+        fields={"1|c2": 7, "2|c2": 1}, chunk=CHUNK,
+    )  # fmt: skip
+    r.delete(stages[0][0])  # evicted (or expired) before the commit
+    with pytest.raises(StageLostError, match="must run again"):
+        _commit(store, 0, "a", acked, stages=[*stages, *kept])
+    assert _outputs(store) == ({}, {})
+    assert store.committed_batch(PIPE, "redis") is None
+    assert store.get(PIPE, 0)["status"] == "in_progress"  # type: ignore[index]
+    for part in acked:
+        key = mq_config.keys.partition("orders", int(part))
+        assert [g["name"] for g in r.xinfo_groups(key)] == []  # no position was written
+        assert not r.exists(mq_config.keys.commit_frontier("orders", int(part)))
+    assert all(r.exists(key) and r.ttl(key) > 0 for key, _ in kept)  # the rest kept, with TTL
+
+
+def test_a_journal_sealed_before_the_frontier_encoding_argument_still_finishes(
+    store: CheckpointStore, mq_config: MQConfig, r: redis.Redis
+) -> None:
+    """A journal left open by the previous version has no encoding in its final call's
+    arguments (the end ids follow the journaled flag): it finishes as that version would."""
+    acked = _acked(mq_config)
+
+    def crash(group: int) -> None:
+        raise Crash
+
+    with pytest.raises(Crash):
+        _commit(store, 0, "a", acked, increments=_increments(), on_group=crash)
+    journal = mq_config.keys.commit_journal(PIPE)
+    final = json.loads(r.hget(journal, "final") or b"{}")
+    assert final["args"][13] == "plain"
+    del final["args"][13]  # the previous layout
+    r.hset(journal, "final", json.dumps(final))
+    assert _commit(store, 0, "b", acked, increments=_increments())
+    assert _outputs(store) == _expected()
+    assert store.committed_batch(PIPE, "redis") == 0
+    for part, entry_id in acked.items():
+        key = mq_config.keys.partition("orders", int(part))
+        assert r.xinfo_groups(key)[0]["last-delivered-id"].decode() == entry_id
+        front = mq_config.keys.commit_frontier("orders", int(part))
+        assert r.hgetall(front) == {PIPE.encode(): entry_id.encode()}

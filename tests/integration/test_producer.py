@@ -1,4 +1,5 @@
 import json
+import time
 from datetime import datetime
 
 import pytest
@@ -16,7 +17,9 @@ from mqcore.metrics import Metrics
 from mqcore.partition import partition_for_key
 from mqcore.payloads import load_payload
 from mqcore.producer import OutgoingMessage, Producer
+from mqcore.retry import RetryMover
 from mqcore.topics import Topics
+from tests.integration.retry_items import schedule
 
 pytestmark = pytest.mark.redis
 
@@ -157,13 +160,29 @@ def test_growth_is_seen_after_the_cache_expires(mq_config: MQConfig) -> None:
         assert producer.send("t", "x", partition=3).partition == 3
 
 
-def test_maxlen_retention_at_write(mq_config: MQConfig, r: redis.Redis) -> None:
-    Topics(mq_config).create("t", 1)
-    with Producer(mq_config.with_(maxlen=10)) as producer:
-        producer.send_many("t", [OutgoingMessage(f"m{i}") for i in range(1000)])
-        for i in range(300):
+def test_producer_and_retry_mover_never_trim_a_groups_unread_entries(
+    mq_config: MQConfig, r: redis.Redis
+) -> None:
+    # The producer and the retry mover trimmed MAXLEN ~ MQConfig.maxlen (100,000 by
+    # default) on every write: with maxlen 1,000 a group at 0 was left with 1,051 entries,
+    # 3,949 lost unseen. Neither trims now; length bounds are the housekeeper's (floor-bound).
+    Topics(mq_config).create("t", 1)  # default-group at 0, never reads
+    key = "stream:topic:t:p:0"
+    pipe = r.pipeline(transaction=False)
+    for i in range(100_200):
+        pipe.xadd(key, {"payload": "x"}, id=f"1-{i + 1}")
+    pipe.execute()
+    with Producer(mq_config.with_(inline_payload_bytes=10)) as producer:
+        producer.send_many("t", [OutgoingMessage(f"m{i}") for i in range(200)])
+        for i in range(100):
             producer.send("t", f"s{i}")
-    assert r.xlen("stream:topic:t:p:0") < 400
+        producer.send("t", "x" * 100)  # out of line: add_entry_with_payload.lua
+    now = int(time.time() * 1000)
+    for i in range(50):
+        schedule(r, mq_config.keys, "t", 0, f"r{i}", due_ms=now - 10)
+    assert RetryMover(mq_config, r).move_all() == 50
+    assert r.xlen(key) == 100_200 + 200 + 100 + 1 + 50
+    assert r.xrange(key, count=1)[0][0] == b"1-1"
 
 
 def test_send_many_in_order_across_batches(producer: Producer, r: redis.Redis) -> None:

@@ -9,6 +9,7 @@ import redis
 
 from mqcore.config import MQConfig
 from mqcore.retention import RetentionPolicy, housekeep, trim_partition
+from mqcore.retention.trim import trim_dlq
 from tests.integration.raw_java import create_topic
 
 pytestmark = pytest.mark.redis
@@ -130,3 +131,27 @@ def test_trimmed_entries_take_their_payload_keys_and_forged_refs_are_left(
     assert not any(r.exists(k) for k in own)
     assert not r.smembers(keys.payload_index("orders"))
     assert r.get(other) == b"secret"  # a reference to another topic's key is not followed
+
+
+def test_on_java_kryo_trims_leave_payload_keys_and_a_dlq_trim_takes_its_letters_keys(
+    r: redis.Redis, mq_config: MQConfig, key: str
+) -> None:
+    # A Java service's retries point at the entry's payload key: on java-kryo no delete
+    # unlinks one (Java never does). A letter's key is under its own partition's prefix.
+    keys = mq_config.keys
+    ref = keys.payload("orders", 0, "u1")
+    r.set(ref, '"big"')
+    r.sadd(keys.payload_index("orders"), ref)
+    r.xadd(key, {"payload": "", "headers": json.dumps({"x-payload-hash-ref": ref})})
+    _read_ack(r, key, A, 10, 10)
+    _read_ack(r, key, B, 10, 10)
+    policy = RetentionPolicy.build(consumed=True)
+    done = trim_partition(r, keys, "orders", 0, policy, encoding="java-kryo")
+    assert (done.deleted, r.exists(ref)) == (1, 1)
+    letter = keys.payload("orders", 3, "dead")
+    r.set(letter, '"big"')
+    r.xadd(
+        keys.dlq("orders"), {"payload": "", "headers": json.dumps({"x-payload-hash-ref": letter})}
+    )
+    got = trim_dlq(r, keys, "orders", RetentionPolicy(maxlen=0))
+    assert (got.deleted, r.exists(letter), r.exists(ref)) == (1, 0, 1)

@@ -3,9 +3,11 @@ import time
 import pytest
 import redis
 
+from mqcore.cli import main
 from mqcore.config import MQConfig
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.producer import Producer
+from mqcore.retention.trim import trim_topic
 from mqcore.topics import DEFAULT_GROUP, Topics
 
 pytestmark = pytest.mark.redis
@@ -128,7 +130,11 @@ def test_delete_removes_every_key_of_the_topic(
     assert topics.names() == ["keep"]
 
 
-def test_trim_by_maxlen_age_and_dlq(topics: Topics, r: redis.Redis) -> None:
+def test_trim_by_maxlen_age_and_dlq_never_passes_a_groups_floor(
+    topics: Topics, r: redis.Redis, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Topics.trim trimmed MAXLEN ~ / MINID ~ past the default group at 0: it read nothing
+    # and lost 500 entries. Trimming is the housekeeper's now, floor-bounded.
     topics.create("t", 1)
     key = "stream:topic:t:p:0"
     old_ms = int(time.time() * 1000) - 3_600_000
@@ -136,17 +142,25 @@ def test_trim_by_maxlen_age_and_dlq(topics: Topics, r: redis.Redis) -> None:
         r.xadd(key, {"payload": "old"}, id=f"{old_ms}-{i}")
     for _ in range(300):
         r.xadd(key, {"payload": "new"})
-    removed = topics.trim("t", min_age_ms=60_000)
-    assert 0 < removed <= 300
-    assert r.xlen(key) >= 300
-    removed2 = topics.trim("t", maxlen=100)
-    assert r.xlen(key) < 300
-    assert removed2 > 0
+    assert trim_topic(topics, "t", min_age_ms=60_000) == 0  # default-group is at 0
+    assert trim_topic(topics, "t", maxlen=100) == 0
+    assert r.xlen(key) == 600
+    got = r.xreadgroup(DEFAULT_GROUP, "c", {key: ">"}, count=400)
+    r.xack(key, DEFAULT_GROUP, *[e[0] for e in got[0][1]])  # read and acked 400
+    assert trim_topic(topics, "t", min_age_ms=60_000) == 300
+    assert trim_topic(topics, "t", maxlen=100) == 100  # the group's floor: 200 unread stay
+    assert r.xlen(key) == 200
     for _ in range(250):
         r.xadd("stream:topic:t:dlq", {"payload": "d"})
-    assert topics.trim("t", maxlen=0, dlq=True) > 0
-    assert r.xlen("stream:topic:t:dlq") < 250
+    assert main(["--redis-url", redis_url, "topic", "trim", "t", "--maxlen", "0", "--dlq"]) == 0
+    assert "removed 250" in capsys.readouterr().out
+    assert r.xlen("stream:topic:t:dlq") == 0
+    r.xadd("stream:topic:t:dlq", {"payload": "d"})
+    r.xgroup_create("stream:topic:t:dlq", "dlq-group", id="0")  # a reader of the DLQ
+    assert trim_topic(topics, "t", maxlen=0, dlq=True) == 0
     with pytest.raises(InvalidArgumentError):
-        topics.trim("t")
+        trim_topic(topics, "t")
     with pytest.raises(InvalidArgumentError):
-        topics.trim("t", maxlen=-1)
+        trim_topic(topics, "t", maxlen=-1)
+    with pytest.raises(UnknownTopicError):
+        trim_topic(topics, "nope", maxlen=1)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import pickle
+import time
 from typing import Any
 
 import pytest
+import redis
 
 from mqcore.config import MQConfig
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
@@ -68,6 +70,28 @@ def test_offsets_admission_control_and_available_now(mq_config: MQConfig, redis_
     assert fresh.latestOffset(start, ReadAllAvailable()) != start
 
 
+def test_the_driver_holds_the_pipeline_groups_leases_until_it_stops(
+    mq_config: MQConfig, redis_url: str, r: redis.Redis
+) -> None:
+    """Java's housekeeper counts only leased groups: the source's driver keeps the lease of
+    every partition for the pipeline's group (mqcore.lease_keeper) until Spark stops it."""
+    _setup(mq_config, 4)
+    reader = _reader(redis_url, group="order_totals.redis")
+    leases = [mq_config.keys.lease("orders", "order_totals.redis", p) for p in (0, 1)]
+    assert not any(r.exists(k) for k in leases)  # not before the query asks for offsets
+    start = reader.initialOffset()
+    assert all((r.get(k) or b"").startswith(b"spark-pipeline:order_totals.redis:") for k in leases)
+    copy = pickle.loads(pickle.dumps(reader))  # what executors get: no keeper
+    assert copy._keeper is None
+    reader.latestOffset(start, reader.getDefaultReadLimit())
+    reader.stop()
+    assert not any(r.exists(k) for k in leases)
+    plain = _reader(redis_url)  # no group: no lease
+    plain.initialOffset()
+    assert not any(r.exists(k) for k in leases)
+    plain.stop()
+
+
 def test_starting_positions_and_clear_errors(mq_config: MQConfig, redis_url: str) -> None:
     sent = _setup(mq_config, 4)
     latest = _reader(redis_url, startingPosition="latest").initialOffset()
@@ -88,16 +112,25 @@ def test_starting_positions_and_clear_errors(mq_config: MQConfig, redis_url: str
         _reader(redis_url, maxRecordsPerTrigger="-1")
     with pytest.raises(InvalidArgumentError, match="redis_url"):
         _reader("")
+    # the deployment's encoding travels in the options (the 2PC sink's too)
+    assert _reader(redis_url, encoding="java-kryo").config.frontier_mode == "kryo"
+    assert _reader(redis_url).config.frontier_mode == "plain"
+    with pytest.raises(InvalidArgumentError, match="encoding"):
+        _reader(redis_url, encoding="kryo5")
 
 
 def test_spark_query_reads_arrow_batches_bounded_by_max_records(
-    spark: Any, mq_config: MQConfig, redis_url: str, tmp_path: Any
+    spark: Any, mq_config: MQConfig, redis_url: str, tmp_path: Any, r: redis.Redis
 ) -> None:
     sent = _setup(mq_config, 25)
     batches: list[tuple[int, int]] = []
     rows: list[Any] = []
 
+    lease = mq_config.keys.lease("orders", "reader", 0)
+    owners: list[bytes | None] = []
+
     def collect(df: Any, batch_id: int) -> None:
+        owners.append(r.get(lease))  # the driver holds its group's lease while it runs
         got = df.collect()
         batches.append((batch_id, len(got)))
         rows.extend(got)
@@ -106,6 +139,7 @@ def test_spark_query_reads_arrow_batches_bounded_by_max_records(
         spark.readStream.format("mqcore")
         .option("redis_url", redis_url)
         .option("topic", "orders")
+        .option("group", "reader")
         .option("maxRecordsPerTrigger", "10")
         .load()
         .writeStream.foreachBatch(collect)
@@ -115,6 +149,11 @@ def test_spark_query_reads_arrow_batches_bounded_by_max_records(
     )
     query.awaitTermination(90)
     assert [n for _, n in batches] == [10, 10, 5]
+    assert all(o is not None and o.startswith(b"spark-pipeline:reader:") for o in owners)
+    deadline = time.monotonic() + 20  # released when the source stops (else expired)
+    while r.exists(lease) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not r.exists(lease)
     assert sorted((r["partition"], r["id"]) for r in rows) == sorted(
         (s.partition, s.id) for s in sent
     )

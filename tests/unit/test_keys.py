@@ -19,7 +19,7 @@ def test_java_layout_without_hash_tags() -> None:
     assert ks.retry_zset("orders") == "streaming:mq:retry:orders"
     assert ks.retry_item("orders", "u1") == "streaming:mq:retry:item:orders:u1"
     assert ks.commit_frontier("orders", 0) == "streaming:mq:commit:orders:p:0"
-    assert ks.acks("orders", 0, "1-0") == "streaming:mq:acks:orders:p:0:1-0"
+    assert ks.payload_topic_prefix("orders") == "streaming:mq:payload:orders:p:"
     assert ks.payload("orders", 0, "x") == "streaming:mq:payload:orders:p:0:x"
 
 

@@ -19,6 +19,10 @@ def test_every_script_loads_with_its_includes() -> None:
         assert "--#include" not in text, name
     assert "local function raise_frontier(" in lua_source("ack_entries")
     assert "local function read_headers(" in lua_source("replay_letters")
+    for name in ("ack_entries", "retention_trim"):  # one retention floor, one payload rule
+        assert "local function partition_floor(" in lua_source(name)
+        assert "local function entry_payload_ref(" in lua_source(name)
+    assert "local function deletable(" in lua_source("ack_entries")
 
 
 def test_no_helper_is_defined_in_two_files() -> None:

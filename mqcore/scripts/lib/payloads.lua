@@ -1,29 +1,27 @@
--- Out-of-line payload keys (x-payload-hash-ref): each entry, retry item and dead letter owns
--- the payload key it names, and nobody else names it (mqcore.payloads). Needs headers.
--- The reference of a field map (name -> value, or XRANGE's flat list), only when it names a
--- payload key under `prefix` (the rest [A-Za-z0-9_-]{1,100}, as mqcore.payloads reads it);
--- `prefix` ending in ':p:' (KeySpace.payload_topic_prefix) accepts any partition's key.
-local function entry_payload_ref(fields, prefix)
-  local text = fields['headers']
-  if text == nil and fields[1] ~= nil then
-    for i = 1, #fields, 2 do
-      if fields[i] == 'headers' then text = fields[i + 1] end
+-- Out-of-line payload keys an entry owns (needs headers). mqcore.payloads.check_payload_ref is
+-- the same rule in Python: a reference (header x-payload-hash-ref) is followed only when it
+-- names a payload key under `prefix` (KeySpace.payload_prefix of the entry's own partition);
+-- with `any_partition` (a dead-letter stream: `prefix` ends in ':p:') under any partition of
+-- the topic.
+local function entry_payload_ref(fields, prefix, any_partition)
+  if prefix == nil or prefix == '' then return nil end
+  for j = 1, #fields, 2 do
+    if fields[j] == 'headers' then
+      local ref = read_headers(fields[j + 1])['x-payload-hash-ref']
+      if type(ref) ~= 'string' or string.sub(ref, 1, #prefix) ~= prefix then return nil end
+      local rest = string.sub(ref, #prefix + 1)
+      if any_partition then rest = string.match(rest, '^%d+:(.*)$') or '' end
+      if #rest == 0 or #rest > 100 or not string.match(rest, '^[%w_-]+$') then return nil end
+      return ref
     end
   end
-  local ref = read_headers(text)['x-payload-hash-ref']
-  if type(ref) ~= 'string' or string.sub(ref, 1, #prefix) ~= prefix then return nil end
-  local rest = string.sub(ref, #prefix + 1)
-  if string.sub(prefix, -3) == ':p:' then
-    rest = string.match(rest, '^%d+:(.*)$') or ''
-  end
-  if #rest < 1 or #rest > 100 or string.find(rest, '[^A-Za-z0-9_%-]') then return nil end
-  return ref
+  return nil
 end
--- delete a payload key a reference owned, and its member of the topic's payload index set
+-- delete a payload key and its member of the topic's payload index; returns keys deleted
 local function unlink_payload(ref, index_key)
-  if ref == nil then return end
-  redis.call('UNLINK', ref)
+  if not ref then return 0 end
   redis.call('SREM', index_key, ref)
+  return redis.call('UNLINK', ref)
 end
 -- the headers (a table, changed in place) of a new owner of the payload `ref` names: COPY it
 -- to the fresh key `dst` (in the index set `index_key`) and point the headers at `dst`; a gone
