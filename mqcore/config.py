@@ -42,8 +42,9 @@ DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of l
 # letter must still find it. With the TTL off a payload key is removed only by the paths that
 # delete what owns it (each entry, retry item and dead letter owns its own key): the
 # housekeeper's trims, the ack-delete policies' XDEL, deleting a retry item or a letter
-# (delete, purge, DLQ trim) and deleting the topic. A TTL given explicitly
-# (``MQConfig.payload_ttl_ms``) is still honoured by the producer.
+# (delete, purge, DLQ trim) and deleting the topic; on ``java-kryo`` deployments (a Java
+# service's retries and letters share the entry's key) only deleting the topic does. A TTL
+# given explicitly (``MQConfig.payload_ttl_ms``) is still honoured by the producer.
 DEFAULT_PAYLOAD_TTL_MS: int | None = None
 ENCODINGS = ("plain", "java-kryo")
 # the commit frontier's encoding mode in the Lua scripts (scripts/lib/frontier.lua), per encoding
