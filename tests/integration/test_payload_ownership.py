@@ -364,3 +364,20 @@ def test_an_item_the_mover_drops_takes_its_payload_key(r: redis.Redis, mq_config
     assert RetryMover(mq_config).move_items(T, [item], force=True).dropped == 1
     assert not r.exists(owned)
     assert not r.sismember(keys.payload_index(T), owned)
+
+
+def test_on_java_kryo_the_deleted_entrys_payload_key_stays(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    cfg = replace(mq_config, encoding="java-kryo")
+    Topics(cfg).create(T, 1)
+    sent = _produce(cfg)
+    ref = _entry_ref(r, cfg, sent)
+    _read(r, cfg)
+    letter = dead_letter(
+        r, cfg.keys, topic=T, group=G, partition=0, entry_id=sent, reason="x",
+        encoding="java-kryo", policy="immediate",
+    )  # fmt: skip
+    assert letter is not None
+    assert r.xlen(cfg.keys.partition(T, 0)) == 0  # the entry goes under the policy
+    assert r.exists(ref)  # its key stays: a Java service's retries may share it
