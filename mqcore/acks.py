@@ -13,14 +13,13 @@ scripts.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
-from mqcore.codec import decode_text, parse_headers
+from mqcore.codec import decode_text
 from mqcore.config import FRONTIER_MODES, RedisClient
 from mqcore.errors import (
     FencedError,
@@ -28,6 +27,7 @@ from mqcore.errors import (
     UnknownMessageError,
 )
 from mqcore.keys import KeySpace
+from mqcore.retry_envelope import retry_item_fields
 from mqcore.scripts import call_script, lua_source
 
 __all__ = [
@@ -60,6 +60,15 @@ def check_ack_policy(policy: str) -> str:
 def ack_reply_count(reply: Any) -> int:
     """Entries acked from an ack script's reply (-1: stale epoch)."""
     return int(reply[0]) if isinstance(reply, list | tuple) else int(reply)
+
+
+def _delete_flag(policy: str, encoding: str) -> str:
+    """The retry and dead-letter scripts' delete flag: '0' keeps the entry (policy none);
+    '1' XDELs it with its payload key, '2' without (on java-kryo a Java service's retries
+    share the entry's payload key)."""
+    if policy == "none":
+        return "0"
+    return "2" if encoding == "java-kryo" else "1"
 
 
 def _check_id(entry_id: str) -> str:
@@ -211,49 +220,6 @@ def ack(
     return result
 
 
-def retry_item_fields(
-    fields: Mapping[str, str | bytes],
-    *,
-    topic: str,
-    partition: int,
-    entry_id: str,
-    default_max_retries: int = 3,
-) -> dict[str, str | bytes]:
-    """The SCHEMA retry envelope for an entry being retried (``retryCount`` incremented).
-
-    Headers keep everything the entry had, plus ``x-original-message-id`` (the
-    first id of the message, set on its first retry) and ``partitionId``.
-    """
-    headers = parse_headers(fields.get("headers"))
-    headers.setdefault("x-original-message-id", entry_id)
-    headers["partitionId"] = str(partition)
-    try:
-        retry_count = int(decode_text(fields.get("retryCount")) or 0)
-    except ValueError:
-        retry_count = 0
-    max_retries_text = decode_text(fields.get("maxRetries"))
-    try:
-        max_retries = int(max_retries_text) if max_retries_text else default_max_retries
-    except ValueError:
-        max_retries = default_max_retries
-    item: dict[str, str | bytes] = {
-        "topic": topic,
-        "partitionId": str(partition),
-        "payload": fields.get("payload", ""),
-        "headers": json.dumps(headers, separators=(",", ":"), ensure_ascii=False),
-        "retryCount": str(retry_count + 1),
-        "maxRetries": str(max_retries),
-        "originalMessageId": entry_id,
-    }
-    key = decode_text(fields.get("key"))
-    if key:
-        item["key"] = key
-    timestamp = fields.get("timestamp")
-    if timestamp is not None:
-        item["timestamp"] = timestamp
-    return item
-
-
 def schedule_retry(
     client: RedisClient,
     keys: KeySpace,
@@ -268,6 +234,8 @@ def schedule_retry(
     direct: bool = False,
     default_max_retries: int = 3,
     owner: str | None = None,
+    policy: str = "none",
+    encoding: str = "plain",
 ) -> str:
     """Ack ``entry_id`` and schedule its next attempt, in one script.
 
@@ -275,11 +243,15 @@ def schedule_retry(
     ``x-original-message-id`` set if absent) and joins the retry zset at
     ``due_ms``; returns the retry item id. With ``direct`` (delays <= 50 ms, as
     in Java) the entry is XADDed back to its partition at once instead and the
-    new entry id is returned. Raises :class:`FencedError` on a stale epoch and
-    :class:`UnknownMessageError` when the entry is no longer pending (nothing
-    is written in either case).
+    new entry id is returned. An out-of-line payload is copied to a key the retry item
+    (or the new entry) owns alone. Under the ack-delete ``policy`` ``immediate`` or
+    ``all-groups-ack`` the entry is XDELed (with its payload key) once no other group
+    still needs it (the key stays on ``encoding="java-kryo"``). Raises :class:`FencedError`
+    on a stale epoch and :class:`UnknownMessageError` when the entry is no longer pending
+    (nothing is written in either case).
     """
     _check_id(entry_id)
+    check_ack_policy(policy)
     item = retry_item_fields(
         fields,
         topic=topic,
@@ -301,6 +273,8 @@ def schedule_retry(
             keys.lease_epoch(topic, group, partition),
             keys.retry_zset(topic),
             keys.retry_item(topic, item_id),
+            keys.payload(topic, partition, uuid.uuid4().hex),
+            keys.payload_index(topic),
             *lease,
         ],
         [
@@ -309,6 +283,8 @@ def schedule_retry(
             entry_id,
             str(int(due_ms)),
             "direct" if direct else "zset",
+            keys.payload_prefix(topic, partition),
+            _delete_flag(policy, encoding),
             *_flatten(item),
         ],
     )
@@ -332,6 +308,7 @@ def dead_letter(
     fields: Mapping[str, str | bytes] | None = None,
     owner: str | None = None,
     encoding: str = "plain",
+    policy: str = "none",
 ) -> str | None:
     """Move a pending entry to the topic's DLQ and ack it, in one script.
 
@@ -340,11 +317,15 @@ def dead_letter(
     entry is read inside the script unless ``fields`` are given. Returns the DLQ
     id, or None when the entry was trimmed/deleted (it is still acked; the
     caller counts it as lost). With ``encoding="java-kryo"`` the letter is written as
-    Java's ``DeadLetterCodec`` writes it through Redisson's Kryo codec. Raises
-    :class:`FencedError` on a stale epoch and :class:`UnknownMessageError` when the entry
-    is not pending in ``group``.
+    Java's ``DeadLetterCodec`` writes it through Redisson's Kryo codec. An out-of-line
+    payload is copied to a key the letter owns alone (a gone one: the letter carries
+    ``x-payload-missing``). Under the ack-delete ``policy`` ``immediate`` or
+    ``all-groups-ack`` the entry is XDELed (with its payload key) once no other group
+    still needs it. Raises :class:`FencedError` on a stale epoch and
+    :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
     _check_id(entry_id)
+    check_ack_policy(policy)
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     reply = call_script(
         client,
@@ -353,6 +334,8 @@ def dead_letter(
             keys.partition(topic, partition),
             keys.lease_epoch(topic, group, partition),
             keys.dlq(topic),
+            keys.payload(topic, partition, uuid.uuid4().hex),
+            keys.payload_index(topic),
             *lease,
         ],
         [
@@ -366,6 +349,8 @@ def dead_letter(
             error_type,
             ("given" if fields is not None else "read")
             + ("-kryo" if encoding == "java-kryo" else ""),
+            keys.payload_prefix(topic, partition),
+            _delete_flag(policy, encoding),
             *(_flatten(fields) if fields is not None else ()),
         ],
     )

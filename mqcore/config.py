@@ -37,10 +37,15 @@ DEFAULT_SOCKET_TIMEOUT_S = 5.0
 DEFAULT_CONNECT_TIMEOUT_S = 2.0
 DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024  # refuse larger payloads before any write
 DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of line
-# An out-of-line payload key expires after this (Java sets its retentionMs, or none): no
-# group acks it away (any group's ack would take it from the others), so without a TTL
-# an mqcore-only deployment would keep every payload key for good.
-DEFAULT_PAYLOAD_TTL_MS = 7 * 86_400_000
+# An out-of-line payload key never expires by default, as in Java (whose default TTL is
+# none): a group far behind, a rewind, a new group reading from 0, a retry item or a dead
+# letter must still find it. With the TTL off a payload key is removed only by the paths that
+# delete what owns it (each entry, retry item and dead letter owns its own key): the
+# housekeeper's trims, the ack-delete policies' XDEL, deleting a retry item or a letter
+# (delete, purge, DLQ trim) and deleting the topic; on ``java-kryo`` deployments (a Java
+# service's retries and letters share the entry's key) only deleting the topic does. A TTL
+# given explicitly (``MQConfig.payload_ttl_ms``) is still honoured by the producer.
+DEFAULT_PAYLOAD_TTL_MS: int | None = None
 ENCODINGS = ("plain", "java-kryo")
 # the commit frontier's encoding mode in the Lua scripts (scripts/lib/frontier.lua), per encoding
 FRONTIER_MODES = {"plain": "plain", "java-kryo": "kryo"}
@@ -63,7 +68,8 @@ class MQConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
     inline_payload_bytes: int = DEFAULT_INLINE_PAYLOAD_BYTES
-    payload_ttl_ms: int | None = DEFAULT_PAYLOAD_TTL_MS  # None: payload keys never expire
+    # None (the default, as in Java): payload keys never expire; see DEFAULT_PAYLOAD_TTL_MS
+    payload_ttl_ms: int | None = DEFAULT_PAYLOAD_TTL_MS
     # how mqcore writes what Java reads through Redisson's codec (the commit frontier on every
     # ack, dead letters): "plain", or "java-kryo" on a Redis a Java service shares
     encoding: str = "plain"

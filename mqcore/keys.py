@@ -104,8 +104,9 @@ class KeySpace:
         return f"{self.payload_topic_prefix(topic)}{partition}:"
 
     def payload_topic_prefix(self, topic: str) -> str:
-        """Prefix of every partition's payload prefix (a dead letter's payload key may be
-        under any partition of its topic)."""
+        """Prefix of every out-of-line payload key of a topic (any partition): the keys a
+        retry item or dead letter of the topic may own are this prefix, a partition, ``:``
+        and a uuid."""
         return f"{self.control_prefix}:payload:{self._t(topic)}:p:"
 
     def payload_index(self, topic: str) -> str:

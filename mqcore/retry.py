@@ -143,6 +143,8 @@ class RetryMover:
             keys: list[Any] = [zset]
             args: list[Any] = ["+inf" if force else now, iso_now()]
             skipped = 0
+            prefixes: list[str] = []  # the payload key prefix of each item's new entry
+            indexes: list[str] = []  # the payload index set of its topic
             for item, (raw_topic, raw_pid) in zip(items, replies[1:], strict=True):
                 target = decode_text(raw_topic) if raw_topic is not None else ""
                 if target and target != topic and self.config.keys.hash_tags:
@@ -151,13 +153,21 @@ class RetryMover:
                 if not target:
                     keys += [item, item]
                     args.append("")
+                    prefixes.append("")
+                    indexes.append("")
                     continue
                 target_count = count if target == topic else self._count(target)
                 pid = _partition(raw_pid, target_count)
                 keys += [item, ks.partition(target, pid)]
                 args.append(str(pid))
+                prefixes.append(ks.payload_prefix(target, pid))
+                indexes.append(ks.payload_index(target))
             if len(keys) == 1:
                 return MoveStats(0, 0, skipped)
+            # on java-kryo a Java service's retry items share the entry's payload key: the
+            # mover follows no reference there (nothing renamed, nothing unlinked)
+            own = "" if self.config.encoding == "java-kryo" else ks.payload_topic_prefix(topic)
+            args += [own, ks.payload_index(topic), *prefixes, *indexes]
             reply = call_script(self.client, "move_retries", keys, args)
         return MoveStats(int(reply[0]), int(reply[1]), skipped)
 

@@ -24,7 +24,13 @@ from mqcore.consumer.host import WorkerHost, report_count, report_latency
 from mqcore.consumer.options import Outcome
 from mqcore.errors import FencedError, UnknownMessageError
 from mqcore.models import Message
-from mqcore.payloads import PAYLOAD_HASH_REF, fetch_payload, is_out_of_line
+from mqcore.payloads import (
+    PAYLOAD_HASH_REF,
+    PAYLOAD_MISSING,
+    PAYLOAD_REF_REFUSED,
+    fetch_payload,
+    is_out_of_line,
+)
 
 __all__ = ["DIRECT_RETRY_MS", "handle_entry"]
 
@@ -60,7 +66,10 @@ def handle_entry(
         default_max_retries=host.options.retry_policy.max_retries,
     )
     if PAYLOAD_HASH_REF in message.headers:
-        message = _resolve_payload(host, message, raw_fields)
+        message, missing = _resolve_payload(host, message, raw_fields)
+        if missing is not None:  # never handed over empty: dead-lettered, as Java does
+            _dead_letter(host, epoch, message, None, Outcome.FAIL, reason=missing)
+            return False
     error: BaseException | None = None
     metrics = host.metrics  # no clock reads without metrics
     started = time.perf_counter() if metrics is not None else 0.0
@@ -81,11 +90,15 @@ def handle_entry(
     return False
 
 
-def _resolve_payload(host: WorkerHost, message: Message, raw_fields: Mapping[Any, Any]) -> Message:
-    """The message with its out-of-line payload loaded (or marked missing when it is gone)."""
+def _resolve_payload(
+    host: WorkerHost, message: Message, raw_fields: Mapping[Any, Any]
+) -> tuple[Message, str | None]:
+    """The message with its out-of-line payload loaded, and None; or, when the payload key
+    is gone or its reference refused, the message as it is and why (counted in
+    ``payload_missing``)."""
     payload_field = raw_fields.get(b"payload", raw_fields.get("payload"))
     if not is_out_of_line(message.headers, payload_field):
-        return message
+        return message, None
     value, headers = fetch_payload(
         host.client,
         message.headers,
@@ -93,15 +106,14 @@ def _resolve_payload(host: WorkerHost, message: Message, raw_fields: Mapping[Any
     )
     if value is None:
         report_count(host, "payload_missing", message.partition)
-        return replace(message, payload="", payload_bytes=None, headers=headers)
+        refused = headers.get(PAYLOAD_REF_REFUSED)
+        ref = headers.get(PAYLOAD_HASH_REF, "")
+        why = refused or f"out-of-line payload missing: {PAYLOAD_MISSING} (key {ref} is gone)"
+        return message, why[:1000]
     if isinstance(value, bytes):
-        return replace(
-            message,
-            payload=value.decode("utf-8", errors="replace"),
-            payload_bytes=value,
-            headers=headers,
-        )
-    return replace(message, payload=value, payload_bytes=None, headers=headers)
+        text = value.decode("utf-8", errors="replace")
+        return replace(message, payload=text, payload_bytes=value, headers=headers), None
+    return replace(message, payload=value, payload_bytes=None, headers=headers), None
 
 
 def _error_text(error: BaseException | None, outcome: Outcome) -> tuple[str, str]:
@@ -134,6 +146,8 @@ def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException 
             direct=delay <= DIRECT_RETRY_MS,
             default_max_retries=message.max_retries,
             owner=host.name,
+            policy=host.options.ack_policy,
+            encoding=host.encoding,
         )
     except UnknownMessageError:
         log.warning("p%d: %s no longer pending, retry skipped", message.partition, message.id)
@@ -148,8 +162,14 @@ def _dead_letter(
     message: Message,
     error: BaseException | None,
     outcome: Outcome,
+    *,
+    reason: str | None = None,
 ) -> None:
-    reason, kind = _error_text(error, outcome)
+    """Dead-letter ``message``: why from ``error`` or ``outcome``, or ``reason`` when given."""
+    if reason is None:
+        reason, kind = _error_text(error, outcome)
+    else:
+        kind = "PayloadMissing"
     try:
         dead_letter(
             host.client,
@@ -164,6 +184,7 @@ def _dead_letter(
             fields=stored_fields(message),
             owner=host.name,
             encoding=host.encoding,
+            policy=host.options.ack_policy,
         )
     except UnknownMessageError:
         log.warning("p%d: %s no longer pending, not dead-lettered", message.partition, message.id)

@@ -19,6 +19,7 @@ from mqcore.dlq.letters import letter_from_entry, parse_records
 from mqcore.dlq.replay import run
 from mqcore.errors import InvalidArgumentError, UnknownMessageError, UnknownTopicError
 from mqcore.keys import KeySpace
+from mqcore.letter_payloads import delete_all, delete_ids
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
 from mqcore.wire import Wire
 
@@ -34,6 +35,8 @@ class DeadLetters:
         self._keys_cache: dict[tuple[str, str, int], list[str]] = {}
         self._wire = Wire(self.client, 1, "read dead letters")
         self._script_wire = Wire(self.client, 1, "replay dead letters", translate=False)
+        # on java-kryo a Java service's letters share the entry's payload key: never unlinked
+        self._unlink = config.encoding != "java-kryo"
 
     # --- reading ---------------------------------------------------------------------------
     def _check_topic(self, topic: str) -> None:
@@ -234,17 +237,20 @@ class DeadLetters:
 
     # --- deleting ----------------------------------------------------------------------------
     def delete(self, topic: str, dlq_id: str) -> bool:
-        """Delete one letter (its replay records are kept as history)."""
+        """Delete one letter and the out-of-line payload key it owns, not on java-kryo (its
+        replay records are kept as history)."""
         validate_id(dlq_id)
         self._check_topic(topic)
-        with redis_errors(f"delete letter {dlq_id}"):
-            return bool(self.client.xdel(self.keys.dlq(topic), dlq_id))
+        return bool(delete_ids(self.client, self.keys, topic, [dlq_id], unlink=self._unlink))
 
     def purge(self, topic: str) -> int:
-        """Remove every letter and replay record of a topic (UNLINK: freed off the main thread)."""
+        """Remove every letter, with the payload keys they own, and the replay records of a
+        topic: letters are deleted a page at a time (``delete_letters.lua``), then the DLQ key
+        and the records are UNLINKed (freed off the main thread)."""
         self._check_topic(topic)
+        count = delete_all(self.client, self.keys, topic, unlink=self._unlink)
         with redis_errors(f"purge DLQ of {topic}"):
-            count = int(self.client.xlen(self.keys.dlq(topic)))
+            count += int(self.client.xlen(self.keys.dlq(topic)))
             self.client.unlink(self.keys.dlq(topic))
             self.client.unlink(self.keys.dlq_replays(topic))
         return count

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,7 +62,8 @@ def script_keys(
     target: str,
     count: int,
 ) -> list[str]:
-    """The script's keys: the DLQ, its replay records, the target's meta and partitions."""
+    """The script's keys: the DLQ, its replay records, the target's meta, payload index set and
+    partitions."""
     cache_key = (topic, target, count)
     keys = cache.get(cache_key)
     if keys is None:
@@ -69,6 +71,7 @@ def script_keys(
             space.dlq(topic),
             space.dlq_replays(topic),
             space.meta(target),
+            space.payload_index(target),
             *(space.partition(target, p) for p in range(count)),
         ]
         if len(cache) > 1000:
@@ -113,7 +116,9 @@ def run(
             flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
             pinned = [f"{dlq_id}={partition_for_key(key, count)}" for dlq_id, key in keyed]
             decoded = json.dumps(given, ensure_ascii=False) if given else "{}"
-            args = [now, iso_from_ms(now), by, *flags, decoded, *chunk, *pinned]
+            payloads = [space.payload_topic_prefix(topic), space.payload_topic_prefix(target)]
+            token = uuid.uuid4().hex  # names this call's new payload keys
+            args = [now, iso_from_ms(now), by, *flags, decoded, *payloads, token, *chunk, *pinned]
             reply: list[Any] = call_script(client, "replay_letters", keys, args, wire=wire)
             if not (reply and reply[0] == b"stale"):
                 return reply

@@ -169,7 +169,11 @@ class RetrySet:
     def _delete_batch(self, topic: str, ids: list[str]) -> RetryOutcome:
         keys = [self.keys.retry_zset(topic), *(self.keys.retry_item(topic, i) for i in ids)]
         with redis_errors(f"delete retry items of {topic!r}"):
-            deleted = int(call_script(self.client, "delete_retries", keys, []))
+            # on java-kryo a Java service's items share the entry's payload key: none unlinked
+            kryo = self.config.encoding == "java-kryo"
+            own = "" if kryo else self.keys.payload_topic_prefix(topic)
+            payloads = [own, self.keys.payload_index(topic)]
+            deleted = int(call_script(self.client, "delete_retries", keys, payloads))
         return RetryOutcome(len(ids), deleted=deleted, missing=len(ids) - deleted)
 
     def _matching(

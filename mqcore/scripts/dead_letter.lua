@@ -1,6 +1,8 @@
 -- KEYS[1] = partition stream
 -- KEYS[2] = fencing epoch key of (topic, group, partition)
 -- KEYS[3] = DLQ stream of the topic
+-- KEYS[4] = payload key for the letter's own copy of an out-of-line payload (new, unique)
+-- KEYS[5] = payload index set of the topic
 -- ARGV[1] = consumer group
 -- ARGV[2] = expected epoch, or epoch|owner (the lease key is then the last KEY);
 --           '' = unfenced (operator action)
@@ -10,10 +12,17 @@
 -- ARGV[6] = failedAt (ISO-8601)
 -- ARGV[7] = error message ('' = keep)
 -- ARGV[8] = error type ('' = keep)
--- ARGV[9] = 'given' when ARGV[10..] carry the entry's field/value pairs, else 'read'; with
+-- ARGV[9] = 'given' when ARGV[12..] carry the entry's field/value pairs, else 'read'; with
 --           '-kryo' appended, the letter is written as Java's DeadLetterCodec writes it
 --           through Redisson's Kryo codec (names and values Kryo-encoded)
--- ARGV[10..] = entry field/value pairs (only with 'given')
+-- ARGV[10] = payload key prefix of the partition (KeySpace.payload_prefix)
+-- ARGV[11] = '1' to XDEL the entry once no other group needs it (ack-delete policy immediate
+--            or all-groups-ack) and unlink its payload key, '2' to XDEL it and leave the key
+--            (java-kryo: a Java service's retries share it), '0' to keep the entry
+-- ARGV[12..] = entry field/value pairs (only with 'given')
+-- An out-of-line payload (headers x-payload-hash-ref naming a key under ARGV[10]) is COPYed to
+-- KEYS[4] and the letter names the copy: each reference owns its key. A gone payload key is
+-- not copied; the letter then carries x-payload-missing.
 -- Returns {1, dlq id}, {2} when the entry no longer exists (acked, nothing added),
 -- {0} when it is not pending (nothing done), or {-1} when the epoch is stale.
 -- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
@@ -32,11 +41,14 @@ if ARGV[2] ~= '' then
   end
 end
 --#include headers
+--#include payloads
+--#include ids
+--#include floor
 local flat
 local mode, kryo_mode = string.match(ARGV[9], '^(%a+)(.*)$')
 if mode == 'given' then
   flat = {}
-  for i = 10, #ARGV do
+  for i = 12, #ARGV do
     flat[#flat + 1] = ARGV[i]
   end
 else
@@ -67,6 +79,17 @@ if ARGV[7] ~= '' then
 end
 if ARGV[8] ~= '' then
   headers['x-runtime-error-type'] = ARGV[8]
+end
+copy_payload(headers, f['payload'], entry_payload_ref(flat, ARGV[10]), KEYS[4], KEYS[5])
+-- the entry itself goes only after its payload was copied
+if ARGV[11] ~= '0' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
+  local found = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
+  if #found > 0 then
+    redis.call('XDEL', KEYS[1], ARGV[3])
+    if ARGV[11] == '1' then
+      unlink_payload(entry_payload_ref(found[1][2], ARGV[10]), KEYS[5])
+    end
+  end
 end
 --#include kryo
 if kryo_mode == '-kryo' then

@@ -3,7 +3,8 @@
 -- KEYS[1] = DLQ stream of the source topic
 -- KEYS[2] = replay records hash of the source topic (dlq id -> JSON list of records)
 -- KEYS[3] = meta hash of the target topic (partitionCount)
--- KEYS[4..] = partition streams 0..P-1 of the target topic (P = #KEYS - 3)
+-- KEYS[4] = payload index set of the target topic
+-- KEYS[5..] = partition streams 0..P-1 of the target topic (P = #KEYS - 4)
 -- ARGV[1] = now (epoch ms)
 -- ARGV[2] = now (ISO-8601), the new entry's timestamp
 -- ARGV[3] = who replays (free text, recorded)
@@ -13,7 +14,14 @@
 -- ARGV[7] = '1' for a dry run (nothing written), else '0'
 -- ARGV[8] = JSON object: DLQ id -> the fields of a letter Java wrote through Redisson's Kryo
 --           codec, decoded by the caller in the plain layout ('{}' when none)
--- ARGV[9..] = DLQ ids (validated by the caller), each optionally pinned: 'id=partition'
+-- ARGV[9] = payload key prefix of the source topic's partitions (KeySpace.payload_topic_prefix):
+--           the out-of-line payload a letter owns is named by x-payload-hash-ref under it
+-- ARGV[10] = payload key prefix of the target topic's partitions (the same, of the target)
+-- ARGV[11] = a fresh token (uuid hex) naming this call's new payload keys
+-- ARGV[12..] = DLQ ids (validated by the caller), each optionally pinned: 'id=partition'
+-- A replayed letter's out-of-line payload is COPYed to a new key under the target
+-- partition's prefix (ARGV[10] .. partition .. ':'), which the new entry owns; the letter keeps
+-- its own key. A gone payload key is not copied; the entry then carries x-payload-missing.
 -- Routing when ARGV[6] is -1: the pinned partition; else headers.partitionId (else the
 -- top-level partitionId, which Java always writes as 0) if it is < P; else, when the
 -- letter has a key, nothing is written and {id, 'route', key, -1} is returned: the
@@ -25,7 +33,7 @@
 -- java-kryo (a letter Java wrote through Redisson's Kryo codec, whose decoded fields the caller
 -- did not give in ARGV[8]: nothing is written and it is not marked replayed; the caller
 -- decodes it and sends it again).
-local P = #KEYS - 3
+local P = #KEYS - 4
 local count = tonumber(redis.call('HGET', KEYS[3], 'partitionCount') or '')
 if count == nil or count < 1 or count ~= math.floor(count) then
   count = 1
@@ -59,8 +67,9 @@ end
 
 local given = cjson.decode(ARGV[8])
 --#include headers
+--#include payloads
 local out = {}
-for a = 9, #ARGV do
+for a = 12, #ARGV do
   local dlq_id, pinned = string.match(ARGV[a], '^([^=]+)=?(%d*)$')
   pinned = tonumber(pinned)
   local found = redis.call('XRANGE', KEYS[1], dlq_id, dlq_id)
@@ -105,6 +114,8 @@ for a = 9, #ARGV do
         headers['x-replayed-from-dlq'] = dlq_id
         headers['x-replay-seq'] = tostring(#records + 1)
         headers['partitionId'] = tostring(pid)
+        copy_payload(headers, f['payload'], entry_payload_ref({'headers', f['headers']}, ARGV[9], true),
+          ARGV[10] .. pid .. ':' .. ARGV[11] .. '-' .. a, KEYS[4])
         local entry = {
           'payload', f['payload'] or '',
           'timestamp', ARGV[2],
@@ -119,7 +130,7 @@ for a = 9, #ARGV do
           entry[#entry + 1] = 'key'
           entry[#entry + 1] = key
         end
-        local new_id = redis.call('XADD', KEYS[4 + pid], '*', unpack(entry))
+        local new_id = redis.call('XADD', KEYS[5 + pid], '*', unpack(entry))
         local status = 'replayed'
         if #records > 0 then
           status = 'forced'

@@ -16,7 +16,7 @@ from dashboard.models import GroupTopicScope
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer
 from mqcore.models import Message
-from mqcore.payloads import PAYLOAD_REF_REFUSED, load_payload
+from mqcore.payloads import load_payload
 from mqcore.producer import Producer
 from mqcore.topics import Topics
 from tests.integration.dlq_support import role_user
@@ -103,6 +103,8 @@ def test_load_payload_is_size_bounded(r, mq_config) -> None:
 
 
 def test_consumer_gets_no_payload_from_a_forged_reference(r, mq_config) -> None:
+    """A refused reference is never handed to the handler (as empty or otherwise): the
+    message is dead-lettered with the reason, and nothing of the other key is copied."""
     ref = _secret_ref(r, mq_config)
     Topics(mq_config).create("orders", 1)
     forged = _forged(r, mq_config, ref, topic="orders")
@@ -113,11 +115,14 @@ def test_consumer_gets_no_payload_from_a_forged_reference(r, mq_config) -> None:
         with lock:
             seen.append(m)
 
+    dlq = mq_config.keys.dlq("orders")
     with running(Consumer(mq_config, "orders", handler, FAST)):
-        wait_for(lambda: len(seen) >= 1)
-    [message] = seen
-    assert message.id == forged
-    assert message.payload == ""
-    assert "card-4111" not in json.dumps(message.headers)
-    assert message.headers["x-payload-missing"] == "true"
-    assert "refused" in message.headers[PAYLOAD_REF_REFUSED]
+        wait_for(lambda: r.xlen(dlq) >= 1)
+    assert seen == []
+    [(_, letter)] = r.xrange(dlq)
+    assert letter[b"originalMessageId"].decode() == forged
+    headers = json.loads(letter[b"headers"])
+    assert "refused" in headers["x-runtime-error-message"]
+    assert headers["x-runtime-error-type"] == "PayloadMissing"
+    assert b"card-4111" not in b"".join(letter.values())
+    assert r.scard(mq_config.keys.payload_index("orders")) == 0  # nothing copied

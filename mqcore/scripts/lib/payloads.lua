@@ -23,3 +23,22 @@ local function unlink_payload(ref, index_key)
   redis.call('SREM', index_key, ref)
   return redis.call('UNLINK', ref)
 end
+-- the headers (a table, changed in place) of a new owner of the payload `ref` names: COPY it
+-- to the fresh key `dst` (in the index set `index_key`) and point the headers at `dst`; a gone
+-- key is not copied and the headers say so (x-payload-missing); no ref, or a payload held
+-- inline (`payload` non-empty and the storage type not 'hash', Java's rule): nothing done.
+-- Returns true when a copy was made.
+local function copy_payload(headers, payload, ref, dst, index_key)
+  if ref == nil then return false end
+  if payload ~= nil and payload ~= '' and headers['x-payload-storage-type'] ~= 'hash' then
+    return false
+  end
+  if redis.call('COPY', ref, dst) == 1 then
+    redis.call('SADD', index_key, dst)
+    headers['x-payload-hash-ref'] = dst
+    return true
+  end
+  headers['x-payload-missing'] = 'true'
+  headers['x-payload-missing-ref'] = ref
+  return false
+end
