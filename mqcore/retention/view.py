@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import redis
-
 from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
@@ -34,7 +32,7 @@ from mqcore.retention.effects import (
     java_effects,
     mqcore_effects,
 )
-from mqcore.retention.floor import group_floor
+from mqcore.retention.floor import partition_floors
 from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import JavaRetention, RetentionPolicy
 from mqcore.topics import parse_partition_count
@@ -97,40 +95,30 @@ def _group_floors(
     counter: Counter,
     length: int,
 ) -> list[GroupFloor]:
-    key = keys.partition(topic, partition)
-    try:
-        groups = client.xinfo_groups(key)
-    except redis.ResponseError:  # no such stream (yet): no groups
+    floors = partition_floors(client, keys.partition(topic, partition))
+    if not floors:
         return []
     frontier = frontier_ids(client.hgetall(keys.commit_frontier(topic, partition)))
     pipe = client.pipeline(transaction=False)
-    for g in groups:
-        name = decode_text(g["name"])
-        pipe.xpending(key, name)
-        pipe.exists(keys.lease(topic, name, partition))
-    replies = pipe.execute()
+    for f in floors:
+        pipe.exists(keys.lease(topic, f.group, partition))
+    leased = pipe.execute()
     out = []
-    for i, g in enumerate(groups):
-        name = decode_text(g["name"])
-        summary, live = replies[2 * i], replies[2 * i + 1]
-        last = decode_text(g["last-delivered-id"])
-        low = decode_text(summary["min"]) if summary and summary.get("min") else None
-        floor = group_floor(last, low)
-        split = counter.split(floor, length)
-        lag = g.get("lag")
+    for f, live in zip(floors, leased, strict=True):
+        split = counter.split(f.floor_id, length)
         out.append(
             GroupFloor(
-                group=name,
-                last_delivered_id=last,
-                lag=lag,
-                pending=int(g.get("pending") or 0),
-                lowest_pending_id=low,
-                floor_id=floor,
+                group=f.group,
+                last_delivered_id=f.last_delivered_id,
+                lag=f.lag,
+                pending=f.pending,
+                lowest_pending_id=f.lowest_pending_id,
+                floor_id=f.floor_id,
                 unread=split.above,
                 unread_exact=split.exact,
-                frontier_id=frontier.get(name),
+                frontier_id=frontier.get(f.group),
                 lease_live=bool(live),
-                ignored=name in policy.ignore_groups,
+                ignored=f.group in policy.ignore_groups,
             )
         )
     return out

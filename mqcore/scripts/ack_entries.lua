@@ -47,13 +47,7 @@ end
 if ARGV[3] == '1' and #acked_ids > 0 then
   local groups = stream_groups(stream)
   for _, id in ipairs(acked_ids) do
-    if deletable(stream, id, group, groups) then
-      local entry = redis.call('XRANGE', stream, id, id)[1]
-      if entry then
-        unlink_payload(entry_payload_ref(entry[2], ARGV[5]), KEYS[4])
-        redis.call('XDEL', stream, id)
-      end
-    end
+    if deletable(stream, id, group, groups) then delete_entry(stream, id, ARGV[5], KEYS[4]) end
   end
 end
 if #acked_ids > 0 then

@@ -83,13 +83,7 @@ end
 copy_payload(headers, f['payload'], entry_payload_ref(flat, ARGV[10]), KEYS[4], KEYS[5])
 -- the entry itself goes only after its payload was copied
 if ARGV[11] ~= '0' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
-  local found = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
-  if #found > 0 then
-    redis.call('XDEL', KEYS[1], ARGV[3])
-    if ARGV[11] == '1' then
-      unlink_payload(entry_payload_ref(found[1][2], ARGV[10]), KEYS[5])
-    end
-  end
+  delete_entry(KEYS[1], ARGV[3], ARGV[11] == '1' and ARGV[10] or '', KEYS[5])
 end
 --#include kryo
 if kryo_mode == '-kryo' then

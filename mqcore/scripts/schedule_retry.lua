@@ -56,13 +56,7 @@ if ref and f['headers'] then
   end
 end
 if ARGV[7] ~= '0' and deletable(KEYS[1], ARGV[3], ARGV[1]) then
-  local found = redis.call('XRANGE', KEYS[1], ARGV[3], ARGV[3])
-  if #found > 0 then
-    redis.call('XDEL', KEYS[1], ARGV[3])
-    if ARGV[7] == '1' then
-      unlink_payload(entry_payload_ref(found[1][2], ARGV[6]), KEYS[6])
-    end
-  end
+  delete_entry(KEYS[1], ARGV[3], ARGV[7] == '1' and ARGV[6] or '', KEYS[6])
 end
 if ARGV[5] == 'direct' then
   local id = redis.call('XADD', KEYS[1], '*', unpack(fields))

@@ -23,6 +23,14 @@ local function unlink_payload(ref, index_key)
   redis.call('SREM', index_key, ref)
   return redis.call('UNLINK', ref)
 end
+-- delete entry `id` of `stream` with the payload key it owns under `prefix` ('' or nil: the
+-- key stays, a Java service may share it); returns entries deleted (0: already gone)
+local function delete_entry(stream, id, prefix, index_key)
+  local found = redis.call('XRANGE', stream, id, id)[1]
+  if not found then return 0 end
+  unlink_payload(entry_payload_ref(found[2], prefix), index_key)
+  return redis.call('XDEL', stream, id)
+end
 -- the headers (a table, changed in place) of a new owner of the payload `ref` names: COPY it
 -- to the fresh key `dst` (in the index set `index_key`) and point the headers at `dst`; a gone
 -- key is not copied and the headers say so (x-payload-missing); no ref, or a payload held
