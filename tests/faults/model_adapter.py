@@ -25,7 +25,7 @@ from mqcore.consumer.entries import decode_message, stored_fields
 from mqcore.consumer.reclaim import claim_pending
 from mqcore.dlq import DeadLetters, letter_from_entry
 from mqcore.leases import Lease, LeaseManager
-from mqcore.payloads import fetch_payload, is_out_of_line
+from mqcore.payloads import PAYLOAD_HASH_REF, fetch_payload, is_out_of_line
 from mqcore.producer import Producer
 from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import RetentionPolicy
@@ -50,6 +50,14 @@ def id_after(a: str, b: str) -> bool:
     return id_tuple(a) > id_tuple(b)
 
 
+def model_config(url: str, encoding: str) -> MQConfig:
+    """The deployment's settings: the defaults (the payload TTL among them) but for a small
+    inline limit and the producer's MAXLEN a user may set."""
+    return MQConfig.from_url(
+        url, inline_payload_bytes=INLINE_BYTES, maxlen=PRODUCER_MAXLEN, encoding=encoding
+    )
+
+
 @dataclass
 class Holder:
     """One consumer process of a group: its name and the leases it took."""
@@ -67,18 +75,14 @@ class Resolved:
     tag: str | None
     payload: str | None
     out_of_line: bool
+    expires_in_ms: int | None = None  # the payload key's TTL (None: it never expires)
 
 
 class MQ:
     """The model's hands and eyes on one MQ deployment (a real redis-server)."""
 
     def __init__(self, url: str, *, encoding: str) -> None:
-        self.config = MQConfig.from_url(
-            url,
-            inline_payload_bytes=INLINE_BYTES,
-            maxlen=PRODUCER_MAXLEN,
-            encoding=encoding,
-        )
+        self.config = model_config(url, encoding)
         self.keys = self.config.keys
         self.r = self.config.client()
         self.producer = Producer(self.config, self.r, cache_ttl_s=3600)
@@ -242,9 +246,7 @@ class MQ:
         tag = message.headers.get(TAG)
         if not is_out_of_line(message.headers, payload_field):
             return Resolved(tag, message.payload, False)
-        value, _ = fetch_payload(self.r, message.headers, prefix=self.keys.payload_prefix(TOPIC, p))
-        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        return Resolved(tag, text, True)
+        return self._fetch(tag, message.headers, p)
 
     def resolve_item(self, raw: Fields) -> Resolved:
         p = int(decode_text(raw.get(b"partitionId")) or 0)
@@ -260,7 +262,11 @@ class MQ:
         raw = letter.payload_bytes if letter.payload_bytes is not None else letter.payload.encode()
         if not is_out_of_line(letter.headers, raw):
             return Resolved(tag, letter.payload, False)
-        prefix = self.keys.payload_prefix(TOPIC, letter.partition)
-        value, _ = fetch_payload(self.r, letter.headers, prefix=prefix)
+        return self._fetch(tag, letter.headers, letter.partition)
+
+    def _fetch(self, tag: str | None, headers: Mapping[str, str], p: int) -> Resolved:
+        """An out-of-line payload as a reader of partition ``p`` fetches it, and its TTL."""
+        value, _ = fetch_payload(self.r, headers, prefix=self.keys.payload_prefix(TOPIC, p))
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        return Resolved(tag, text, True)
+        ttl = int(self.r.pttl(headers.get(PAYLOAD_HASH_REF, ""))) if value is not None else -1
+        return Resolved(tag, text, True, ttl if ttl >= 0 else None)

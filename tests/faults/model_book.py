@@ -50,6 +50,8 @@ class ReaderBook:
             return "its out-of-line payload is gone (or its reference refused)"
         if got.payload != self.payloads.get(tag or ""):
             return f"payload {got.payload[:40]!r} is not the one produced"
+        if got.expires_in_ms is not None:
+            return f"its payload key expires in {got.expires_in_ms // 1000} s"
         return None
 
     def delivered(
