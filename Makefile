@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo demo-users test lint bench loadtest lighthouse clean
+.PHONY: install demo demo-users test soak lint bench loadtest lighthouse clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -18,6 +18,12 @@ demo-users: install
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The nothing-is-lost model checker (tests/faults/test_nothing_lost_model.py) at length:
+# MODEL_HISTORIES random histories of at most MODEL_STEPS steps (make test runs 200).
+soak: install
+	MODEL_HISTORIES=$${MODEL_HISTORIES:-10000} MODEL_STEPS=$${MODEL_STEPS:-50} \
+	  $(PY) -m pytest tests/faults/test_nothing_lost_model.py -q $(PYTEST_ARGS)
 
 lint: install
 	.venv/bin/ruff check .
