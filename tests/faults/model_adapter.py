@@ -29,7 +29,7 @@ from mqcore.payloads import PAYLOAD_HASH_REF, fetch_payload, is_out_of_line
 from mqcore.producer import Producer
 from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import RetentionPolicy
-from mqcore.retention.trim import trim_partition
+from mqcore.retention.trim import trim_partition, trim_topic
 from mqcore.retry import RetryMover
 from mqcore.topics import Topics
 
@@ -39,7 +39,6 @@ GROUPS = ("g1", "g2")  # consumer groups: leases, acks under an ack-delete polic
 PIPELINE = "totals"  # the pipeline's group: no lease, moved by its checkpoint commits
 TAG = "x-model-tag"  # header naming the produced message an entry carries
 INLINE_BYTES = 64  # payloads longer than this go out of line (a small limit: fast histories)
-PRODUCER_MAXLEN = 6  # MQConfig.maxlen, what the producer and retry mover trimmed to (MAXLEN ~)
 LEASE_TTL_MS = 60_000  # a lease "expires" when the model deletes it (the TTL passing)
 
 Fields = dict[Any, Any]
@@ -52,10 +51,8 @@ def id_after(a: str, b: str) -> bool:
 
 def model_config(url: str, encoding: str) -> MQConfig:
     """The deployment's settings: the defaults (the payload TTL among them) but for a small
-    inline limit and the producer's MAXLEN a user may set."""
-    return MQConfig.from_url(
-        url, inline_payload_bytes=INLINE_BYTES, maxlen=PRODUCER_MAXLEN, encoding=encoding
-    )
+    inline limit."""
+    return MQConfig.from_url(url, inline_payload_bytes=INLINE_BYTES, encoding=encoding)
 
 
 @dataclass
@@ -142,35 +139,35 @@ class MQ:
             deleted += page.deleted
         return entries, deleted
 
-    def stream_groups(self, p: int) -> list[str]:
-        return [decode_text(g["name"]) for g in self.r.xinfo_groups(self.stream(p))]
-
     def ack(self, holder: Holder, lease: Lease, ids: Sequence[str], policy: str) -> int:
         """The worker's fenced ack (FencedError when a newer holder took the partition)."""
         return acks.ack(
             self.r, self.keys, topic=TOPIC, group=holder.group, partition=lease.partition,
-            ids=ids, epoch=lease.epoch, policy=policy,
-            groups=self.stream_groups(lease.partition), owner=lease.owner,
+            ids=ids, epoch=lease.epoch, policy=policy, owner=lease.owner,
             frontier=self.config.encoding,
         )  # fmt: skip
 
-    def retry(self, holder: Holder, lease: Lease, entry_id: str, raw: Fields, direct: bool) -> str:
+    def retry(
+        self, holder: Holder, lease: Lease, entry_id: str, raw: Fields, direct: bool, policy: str
+    ) -> str:
         """The handler failed: ack and schedule a retry (due now), as the worker does; the
         retry item's key, or with ``direct`` the id of the entry added back at once."""
         fields = stored_fields(decode_message(TOPIC, lease.partition, entry_id, raw))
         result = acks.schedule_retry(
             self.r, self.keys, topic=TOPIC, group=holder.group, partition=lease.partition,
             entry_id=entry_id, fields=fields, due_ms=0, epoch=lease.epoch, direct=direct,
-            owner=lease.owner,
+            owner=lease.owner, policy=policy, encoding=self.config.encoding,
         )  # fmt: skip
         return result if direct else self.keys.retry_item(TOPIC, result)
 
-    def dead_letter(self, holder: Holder, lease: Lease, entry_id: str, raw: Fields) -> str | None:
+    def dead_letter(
+        self, holder: Holder, lease: Lease, entry_id: str, raw: Fields, policy: str
+    ) -> str | None:
         fields = stored_fields(decode_message(TOPIC, lease.partition, entry_id, raw))
         return acks.dead_letter(
             self.r, self.keys, topic=TOPIC, group=holder.group, partition=lease.partition,
             entry_id=entry_id, reason="model: handler gave up", epoch=lease.epoch,
-            fields=fields, owner=lease.owner, encoding=self.config.encoding,
+            fields=fields, owner=lease.owner, encoding=self.config.encoding, policy=policy,
         )  # fmt: skip
 
     # --- retries, letters --------------------------------------------------------------------
@@ -206,7 +203,7 @@ class MQ:
 
     def topic_trim(self, maxlen: int) -> int:
         """An operator's ``mqcore topic trim --maxlen``."""
-        return Topics(self.config, self.r).trim(TOPIC, maxlen=maxlen)
+        return trim_topic(Topics(self.config, self.r), TOPIC, maxlen=maxlen)
 
     def java_housekeeper(self, p: int) -> None:
         """Java's StreamRetentionHousekeeper, re-stated: XTRIM MINID at the lowest commit

@@ -60,7 +60,7 @@ HISTORIES = int(os.environ.get("MODEL_HISTORIES", "200"))
 # at most this many steps a history (about 30 on average): a retry moved back and then a
 # trim, say, needs about ten steps in a row, which histories of 25 did not reach in 500
 STEPS = int(os.environ.get("MODEL_STEPS", "50"))
-NODE_ENTRIES = 4  # stream-node-max-entries while the model runs: MAXLEN ~ trims whole nodes
+NODE_ENTRIES = 4  # stream-node-max-entries while the model runs: see small_nodes
 
 parts = st.integers(0, PARTITIONS - 1)
 groups = st.sampled_from(GROUPS)
@@ -175,11 +175,11 @@ class NothingLost(ReaderBook, RuleBasedStateMachine):
                 continue
             raw, tag = self.pending[g, p].pop(entry_id), self.tag_of.get((p, entry_id))
             if outcome == "dead":
-                dlq_id = self.m.dead_letter(h, lease, entry_id, raw)
+                dlq_id = self.m.dead_letter(h, lease, entry_id, raw, self.policy[g])
                 assert dlq_id, f"{self.what(p, entry_id)} was pending but not dead-lettered"
                 self.letters[dlq_id] = (tag or "", p)
                 continue
-            result = self.m.retry(h, lease, entry_id, raw, direct=outcome == "direct")
+            result = self.m.retry(h, lease, entry_id, raw, outcome == "direct", self.policy[g])
             if outcome == "direct":
                 self.learn(p, result, tag)
             else:
@@ -326,7 +326,9 @@ class NothingLost(ReaderBook, RuleBasedStateMachine):
 
 @pytest.fixture
 def small_nodes(redis_url: str) -> Iterator[str]:
-    """Stream nodes of a few entries, so trims of whole nodes (MAXLEN ~) act on small streams."""
+    """Stream nodes of a few entries, so that a trim of whole nodes (an approximate MAXLEN ~,
+    which no path may send any more: the producer's and the mover's were) acts on the model's
+    small streams too."""
     client = redis.Redis.from_url(redis_url)
     old = str(client.config_get("stream-node-max-entries")["stream-node-max-entries"])
     client.config_set("stream-node-max-entries", NODE_ENTRIES)
