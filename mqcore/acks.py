@@ -200,7 +200,7 @@ def ack(
     ``all-groups-ack`` waits only for leased groups through per-entry ack sets, which mqcore
     neither needs nor writes; the sets Java writes expire on their own.) A deleted entry's
     out-of-line payload key goes with it, in the same script, unless ``frontier`` is
-    ``java-kryo`` (a Java service's retries share the key; Java never unlinks on a delete).
+    ``java-kryo`` (a Java service's retries and letters share the key).
     With ``frontier`` (the deployment's ``MQConfig.encoding``) the group's commit frontier
     is raised in the same script to the highest id acked, never past its lowest pending
     entry nor the partition's retention floor, in that encoding. Raises
