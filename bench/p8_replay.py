@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
 from bench.common import BenchContext, Result, interleaved
 from mqcore.dlq import DeadLetters
@@ -43,14 +44,17 @@ def run(ctx: BenchContext) -> list[Result]:
         raw_batch, ours_batch = rest[:batch_n], rest[batch_n:]
         script = client.register_script(lua_source("replay_letters"))
         script_keys = [keys.dlq("t"), keys.dlq_replays("t"), keys.meta("t"),
+                       keys.payload_index("t"),
                        *(keys.partition("t", p) for p in range(PARTS))]  # fmt: skip
+        prefix = keys.payload_topic_prefix("t")
 
         def raw_call(chunk: list[str]) -> None:
             now = int(time.time() * 1000)
             script(
                 keys=script_keys,
-                args=[now, "2024-01-01T00:00:00.000Z", "", "0", "t", -1, "0", "{}", *chunk],
-            )
+                args=[now, "2024-01-01T00:00:00.000Z", "", "0", "t", -1, "0", "{}",
+                      prefix, prefix, uuid.uuid4().hex, *chunk],
+            )  # fmt: skip
 
         dlq = DeadLetters(config, client)
 

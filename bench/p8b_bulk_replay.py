@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 import time
+import uuid
 
 from bench.common import BenchContext, Result
 
@@ -75,7 +76,9 @@ def run(ctx: BenchContext) -> list[Result]:
 
         script = client.register_script(lua_source("replay_letters"))
         script_keys = [keys.dlq("raw"), keys.dlq_replays("raw"), keys.meta("raw"),
+                       keys.payload_index("raw"),
                        *(keys.partition("raw", p) for p in range(PARTS))]  # fmt: skip
+        prefix = keys.payload_topic_prefix("raw")
         with ctx.unwatched():  # the baseline's 100-letter calls are not ours to bound
             start = time.perf_counter()
             for i in range(0, n, 100):
@@ -83,9 +86,11 @@ def run(ctx: BenchContext) -> list[Result]:
                 script(
                     keys=script_keys,
                     args=[now, "2024-01-01T00:00:00.000Z", "bench", "0", "raw", -1, "0", "{}",
-                          *raw_ids[i : i + 100]],
+                          prefix, prefix, uuid.uuid4().hex, *raw_ids[i : i + 100]],
                 )  # fmt: skip
             raw_rate = n / (time.perf_counter() - start)
+        # the baseline must replay every letter (a script layout it does not follow writes nothing)
+        assert sum(client.xlen(keys.partition("raw", p)) for p in range(PARTS)) == n
 
         from django.contrib.auth.models import User
 
