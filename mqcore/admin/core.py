@@ -339,8 +339,7 @@ class Admin:
         position.check_pipelines(
             position.pipelines_of(self.config, self.client, topic, group), group, force=force
         )
-        mode = "kryo" if self.config.encoding == "java-kryo" else "plain"
-        how = position.MoveHow(target, mode, skip_missing=partitions is None)
+        how = position.MoveHow(target, self.config.frontier_mode, skip_missing=partitions is None)
         moves = position.move_partitions(self.client, self.keys, topic, group, parts, how)
         return self._plan(topic, group, target, moves, applied=True)
 

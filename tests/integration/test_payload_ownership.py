@@ -61,6 +61,15 @@ def _read(r: redis.Redis, mq_config: MQConfig, group: str = G) -> list[str]:
     return [e[0].decode() for e in got[0][1]] if got else []
 
 
+def _schedule(r: redis.Redis, mq_config: MQConfig, entry_id: str) -> str:
+    """Schedule a retry of a pending entry of partition 0, as a failing handler would."""
+    [(_, fields)] = r.xrange(mq_config.keys.partition(T, 0), entry_id, entry_id)
+    return schedule_retry(
+        r, mq_config.keys, topic=T, group=G, partition=0, entry_id=entry_id, epoch=None,
+        due_ms=1, fields={k.decode(): v for k, v in fields.items()},
+    )  # fmt: skip
+
+
 def _trim_everything(r: redis.Redis, mq_config: MQConfig, entry_id: str, ref: str) -> None:
     """The housekeeper (rule consumed) runs, and the entry and its payload key go anyway."""
     housekeep(r, mq_config.keys, RetentionPolicy.build(consumed=True), topics=[T])
@@ -309,11 +318,7 @@ def test_an_item_moved_to_another_partition_takes_its_key_under_that_partitions_
     Topics(mq_config).create(T, 2)
     sent = _produce(mq_config)
     _read(r, mq_config)
-    [(_, fields)] = r.xrange(keys.partition(T, 0), sent, sent)
-    item_id = schedule_retry(
-        r, keys, topic=T, group=G, partition=0, entry_id=sent, epoch=None, due_ms=1,
-        fields={k.decode(): v for k, v in fields.items()},
-    )  # fmt: skip
+    item_id = _schedule(r, mq_config, sent)
     item = keys.retry_item(T, item_id)
     owned = json.loads(r.hget(item, "headers"))[PAYLOAD_HASH_REF]
     r.hset(item, "partitionId", "7")  # folded onto partition 1 of 2
@@ -337,11 +342,7 @@ def test_a_retry_of_an_entry_whose_key_is_gone_says_so_and_copies_nothing(
     _read(r, mq_config)
     r.unlink(ref)
     r.srem(keys.payload_index(T), ref)
-    [(_, fields)] = r.xrange(keys.partition(T, 0), sent, sent)
-    item_id = schedule_retry(
-        r, keys, topic=T, group=G, partition=0, entry_id=sent, epoch=None, due_ms=1,
-        fields={k.decode(): v for k, v in fields.items()},
-    )  # fmt: skip
+    item_id = _schedule(r, mq_config, sent)
     headers = json.loads(r.hget(keys.retry_item(T, item_id), "headers"))
     assert headers[PAYLOAD_MISSING] == "true"
     assert headers["x-payload-missing-ref"] == ref
@@ -353,11 +354,7 @@ def test_an_item_the_mover_drops_takes_its_payload_key(r: redis.Redis, mq_config
     Topics(mq_config).create(T, 1)
     sent = _produce(mq_config)
     _read(r, mq_config)
-    [(_, fields)] = r.xrange(keys.partition(T, 0), sent, sent)
-    item_id = schedule_retry(
-        r, keys, topic=T, group=G, partition=0, entry_id=sent, epoch=None, due_ms=1,
-        fields={k.decode(): v for k, v in fields.items()},
-    )  # fmt: skip
+    item_id = _schedule(r, mq_config, sent)
     item = keys.retry_item(T, item_id)
     owned = json.loads(r.hget(item, "headers"))[PAYLOAD_HASH_REF]
     r.hset(item, "topic", "")  # no topic: dropped, as Java's mover drops it
