@@ -75,6 +75,24 @@ def test_a_group_that_has_not_read_an_entry_keeps_it(
     assert [e[0].decode() for e in r.xrange(key)] == ids[1:]
 
 
+@pytest.mark.parametrize("policy", ["immediate", "all-groups-ack"])
+def test_a_group_rewound_before_its_ack_keeps_what_it_reads_again(
+    r: redis.Redis, mq_config: MQConfig, policy: str
+) -> None:
+    # found by the model checker's soak: a group moved back while it had entries pending
+    # acked them, and ack-delete took them although the group reads them again
+    create_topic(r, mq_config.keys, TOPIC, 1, groups=(A,))
+    key = mq_config.keys.partition(TOPIC, 0)
+    ids = [r.xadd(key, {"payload": f"m{i}"}).decode() for i in range(3)]
+    r.xreadgroup(A, "c1", {key: ">"})
+    r.xgroup_setid(key, A, "0-0")  # an operator's rewind: the PEL keeps the three entries
+    kw = {"topic": TOPIC, "group": A, "partition": 0, "epoch": None, "policy": policy}
+    assert ack(mq_config.client(), mq_config.keys, ids=ids, **kw) == 3
+    assert [e[0].decode() for e in r.xrange(key)] == ids
+    again = r.xreadgroup(A, "c2", {key: ">"})[0][1]
+    assert [e[0].decode() for e in again] == ids
+
+
 def test_stale_epoch_and_bad_policy_write_nothing(
     r: redis.Redis, mq_config: MQConfig, setup: tuple[str, list[str]]
 ) -> None:

@@ -47,11 +47,17 @@ local function needed_by_group(stream, info, id)
   if tonumber(f['pending']) == 0 then return false end
   return #redis.call('XPENDING', stream, f['name'], id, id, 1) > 0
 end
--- whether entry `id` may be deleted: no group but `self` still needs it (the caller has just
--- acked it for `self`). `groups`: stream_groups(stream), read once for many ids (nil: read now)
+-- whether entry `id` may be deleted: no group still needs it. The caller has just acked it
+-- for `self`, which still needs it when it was moved back before the ack (the entry is after
+-- its last-delivered id: it reads it again). `groups`: stream_groups(stream), read once for
+-- many ids (nil: read now)
 local function deletable(stream, id, self, groups)
   for _, f in ipairs(groups or stream_groups(stream)) do
-    if f['name'] ~= self and needed_by_group(stream, f, id) then return false end
+    if f['name'] == self then
+      if id_less(f['last-delivered-id'], id) then return false end
+    elseif needed_by_group(stream, f, id) then
+      return false
+    end
   end
   return true
 end
