@@ -27,6 +27,7 @@ from mqcore.errors import (
     UnknownMessageError,
 )
 from mqcore.keys import KeySpace
+from mqcore.payloads import owned_prefix, unlinks_owned_payloads
 from mqcore.retry_envelope import retry_item_fields
 from mqcore.scripts import call_script, lua_source
 
@@ -68,7 +69,7 @@ def _delete_flag(policy: str, encoding: str) -> str:
     share the entry's payload key)."""
     if policy == "none":
         return "0"
-    return "2" if encoding == "java-kryo" else "1"
+    return "1" if unlinks_owned_payloads(encoding) else "2"
 
 
 def _check_id(entry_id: str) -> str:
@@ -140,7 +141,7 @@ def _ack_call(
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     delete = "0" if policy == "none" else "1"
     # on java-kryo a Java service's retries share the entry's payload key: never unlinked
-    prefix = "" if frontier == "java-kryo" else keys.payload_prefix(topic, partition)
+    prefix = owned_prefix(frontier, keys.payload_prefix(topic, partition))
     return (
         "ack_entries",
         [stream, epoch_key, front_key, keys.payload_index(topic), *lease],

@@ -43,8 +43,10 @@ __all__ = [
     "fetch_payload",
     "is_out_of_line",
     "load_payload",
+    "owned_prefix",
     "resolve_payload",
     "stored_payload_limit",
+    "unlinks_owned_payloads",
 ]
 
 PAYLOAD_STORAGE_TYPE = "x-payload-storage-type"
@@ -100,6 +102,19 @@ def stored_payload_limit(max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> 
     """Bytes a stored payload may take: its JSON text escapes some characters (quotes,
     backslashes) of a payload of at most ``max_payload_bytes``."""
     return 2 * max_payload_bytes + 2
+
+
+def unlinks_owned_payloads(encoding: str) -> bool:
+    """Whether deleting an entry, retry item or letter unlinks the payload key it owns: not on
+    ``java-kryo`` deployments, where a Java service's retries and letters share the entry's
+    payload key."""
+    return encoding != "java-kryo"
+
+
+def owned_prefix(encoding: str, prefix: str) -> str:
+    """The scripts' payload prefix argument: ``prefix``, or '' (they unlink none) where
+    :func:`unlinks_owned_payloads` says no."""
+    return prefix if unlinks_owned_payloads(encoding) else ""
 
 
 def check_payload_ref(ref: str, prefix: str) -> str:

@@ -30,6 +30,7 @@ from mqcore.clock import iso_now
 from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
+from mqcore.payloads import owned_prefix
 from mqcore.scripts import call_script
 from mqcore.topics import parse_partition_count, set_members
 
@@ -166,7 +167,7 @@ class RetryMover:
                 return MoveStats(0, 0, skipped)
             # on java-kryo a Java service's retry items share the entry's payload key: the
             # mover follows no reference there (nothing renamed, nothing unlinked)
-            own = "" if self.config.encoding == "java-kryo" else ks.payload_topic_prefix(topic)
+            own = owned_prefix(self.config.encoding, ks.payload_topic_prefix(topic))
             args += [own, ks.payload_index(topic), *prefixes, *indexes]
             reply = call_script(self.client, "move_retries", keys, args)
         return MoveStats(int(reply[0]), int(reply[1]), skipped)

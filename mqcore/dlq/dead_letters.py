@@ -21,6 +21,7 @@ from mqcore.errors import InvalidArgumentError, UnknownMessageError, UnknownTopi
 from mqcore.keys import KeySpace
 from mqcore.letter_payloads import delete_all, delete_ids
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
+from mqcore.payloads import unlinks_owned_payloads
 from mqcore.wire import Wire
 
 
@@ -36,7 +37,7 @@ class DeadLetters:
         self._wire = Wire(self.client, 1, "read dead letters")
         self._script_wire = Wire(self.client, 1, "replay dead letters", translate=False)
         # on java-kryo a Java service's letters share the entry's payload key: never unlinked
-        self._unlink = config.encoding != "java-kryo"
+        self._unlink = unlinks_owned_payloads(config.encoding)
 
     # --- reading ---------------------------------------------------------------------------
     def _check_topic(self, topic: str) -> None:

@@ -24,6 +24,7 @@ from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
+from mqcore.payloads import owned_prefix
 from mqcore.retention.policy import RetentionPolicy
 from mqcore.scripts import call_script
 from mqcore.topics import Topics, parse_partition_count, set_members
@@ -85,8 +86,8 @@ def trim_partition(
 
     ``encoding`` is the deployment's ``MQConfig.encoding``: on ``java-kryo`` (a Java
     service shares the payload keys: its retries point at the entry's key) no payload key
-    is unlinked, as Java never does on a delete."""
-    prefix = "" if encoding == "java-kryo" else keys.payload_prefix(topic, partition)
+    is unlinked (:func:`mqcore.payloads.owned_prefix`)."""
+    prefix = owned_prefix(encoding, keys.payload_prefix(topic, partition))
     key = keys.partition(topic, partition)
     return _trim(
         client, keys, topic, partition, key, policy, (prefix, "0"),
@@ -158,7 +159,7 @@ def trim_dlq(
     """Trim ``topic``'s dead-letter stream by ``policy`` like a partition (never past the
     floor of a group on it; ``partition`` -1 in the answer); a letter's payload key, under
     any partition of the topic, goes with it (not on ``java-kryo``)."""
-    prefix = "" if encoding == "java-kryo" else keys.payload_topic_prefix(topic)
+    prefix = owned_prefix(encoding, keys.payload_topic_prefix(topic))
     return _trim(
         client, keys, topic, -1, keys.dlq(topic), policy, (prefix, "1"),
         dry_run=False, per_round=per_round, max_rounds=max_rounds, at_ms=None,
@@ -184,10 +185,10 @@ def trim_topic(
         if value is not None and bad:
             raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
     policy = RetentionPolicy(maxlen=maxlen, max_age_ms=min_age_ms)
-    count = topics.partition_count(topic)
     client, keys, encoding = topics.client, topics.keys, topics.config.encoding
     if dlq:
         return trim_dlq(client, keys, topic, policy, encoding=encoding).deleted
+    count = topics.partition_count(topic)
     at = now_ms()
     return sum(
         trim_partition(client, keys, topic, p, policy, at_ms=at, encoding=encoding).deleted

@@ -24,6 +24,7 @@ from mqcore.admin import Admin, validate_topic
 from mqcore.boundary import redis_errors
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownMessageError
+from mqcore.payloads import owned_prefix
 from mqcore.retries.browse import RetryFilter, read_page
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, validate_item_id
 from mqcore.retry import RetryMover
@@ -169,9 +170,7 @@ class RetrySet:
     def _delete_batch(self, topic: str, ids: list[str]) -> RetryOutcome:
         keys = [self.keys.retry_zset(topic), *(self.keys.retry_item(topic, i) for i in ids)]
         with redis_errors(f"delete retry items of {topic!r}"):
-            # on java-kryo a Java service's items share the entry's payload key: none unlinked
-            kryo = self.config.encoding == "java-kryo"
-            own = "" if kryo else self.keys.payload_topic_prefix(topic)
+            own = owned_prefix(self.config.encoding, self.keys.payload_topic_prefix(topic))
             payloads = [own, self.keys.payload_index(topic)]
             deleted = int(call_script(self.client, "delete_retries", keys, payloads))
         return RetryOutcome(len(ids), deleted=deleted, missing=len(ids) - deleted)
