@@ -198,6 +198,9 @@ PENDING_MAX_SCAN = env_int("PENDING_MAX_SCAN", 200_000)
 # EXPORT_MAX_SCAN PEL entries, a DLQ export as many letters.
 EXPORT_MAX_ROWS = env_int("EXPORT_MAX_ROWS", 50_000)
 EXPORT_MAX_SCAN = env_int("EXPORT_MAX_SCAN", 1_000_000)
+# The message browser's CPU budget: a "where" expression evaluates at most about this many
+# terms a request (each entry costs the expression's terms + 1), which lowers max_scan.
+BROWSE_EXPRESSION_BUDGET = env_int("BROWSE_EXPRESSION_BUDGET", 1_000_000)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)
