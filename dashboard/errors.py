@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django_ratelimit.exceptions import Ratelimited
 
 from dashboard.sso.mapping import SSOProviderError, SSORefused
 from mqcore.config import redact_urls
@@ -32,6 +33,7 @@ __all__ = ["ERROR_TABLE", "HttpError", "http_error"]
 # (exception types, status, title); ValueError covers every "bad parameter" error of
 # the selectors and services and mqcore's InvalidArgumentError
 ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
+    ((Ratelimited,), 429, "Too many requests"),  # a PermissionDenied: before it
     ((PermissionDenied,), 403, "Forbidden"),
     ((SSORefused,), 403, "Single sign-on refused"),
     ((SSOProviderError,), 502, "Identity provider unavailable"),
@@ -51,6 +53,7 @@ class HttpError:
     status: int
     title: str
     message: str
+    retry_after: int | None = None  # seconds, for a Retry-After header (429)
 
 
 def http_error(exc: BaseException, *, cluster: str = "") -> HttpError | None:
@@ -62,5 +65,5 @@ def http_error(exc: BaseException, *, cluster: str = "") -> HttpError | None:
                 message = f"Could not read from {where}: {type(exc).__name__}"
             else:
                 message = redact_urls(str(exc)) or title.lower()
-            return HttpError(status, title, message)
+            return HttpError(status, title, message, getattr(exc, "retry_after", None))
     return None

@@ -239,3 +239,8 @@ class ConsoleKeys:
 
     def replay_job(self, job_id: str) -> str:
         return f"{self.prefix}:replay-job:{job_id}"
+
+    def cache_prefix(self, name: str) -> str:
+        """The key prefix of a Django cache kept in the console store (Django appends
+        ``:<version>:<key>``), e.g. the rate limits' counters."""
+        return f"{self.prefix}:cache:{name}"

@@ -51,7 +51,12 @@ def _point_django_at_private_redis(redis_server: EmbeddedRedis) -> Iterator[None
     from dashboard.clusters import reset_caches
 
     reset_caches()
-    yield
+    from django.test import override_settings
+
+    caches = {**settings.CACHES, "ratelimit": {**settings.CACHES["ratelimit"]}}
+    caches["ratelimit"]["LOCATION"] = settings.CONSOLE_REDIS_URL  # the rate limits' counters
+    with override_settings(CACHES=caches):
+        yield
 
 
 @pytest.fixture

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from mqcore.keys import ConsoleKeys
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("OPSDASH_VAR_DIR", BASE_DIR / "var"))
@@ -48,6 +51,14 @@ def env_json(name: str, default: str) -> Any:
         return json.loads(os.environ.get(name, "").strip() or default)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name} is not valid JSON ({exc})") from None
+
+
+def env_rate(name: str, default: str) -> str:
+    """A django-ratelimit rate ("60/m", "5/10s"; empty: no limit), refused at start when bad."""
+    raw = os.environ.get(name, default).strip()
+    if raw and not re.fullmatch(r"[1-9]\d*/\d*[smhd]", raw):
+        raise ImproperlyConfigured(f'{name} must be a rate such as "60/m" or "5/10s", not {raw!r}')
+    return raw
 
 
 def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
@@ -88,6 +99,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    "django_ratelimit",
     "dashboard",
 ]
 
@@ -198,6 +210,30 @@ PENDING_MAX_SCAN = env_int("PENDING_MAX_SCAN", 200_000)
 # EXPORT_MAX_SCAN PEL entries, a DLQ export as many letters.
 EXPORT_MAX_ROWS = env_int("EXPORT_MAX_ROWS", 50_000)
 EXPORT_MAX_SCAN = env_int("EXPORT_MAX_SCAN", 1_000_000)
+# The message browser's CPU budget: a "where" expression evaluates at most about this many
+# terms a request (each entry costs the expression's terms + 1), which lowers max_scan.
+BROWSE_EXPRESSION_BUDGET = env_int("BROWSE_EXPRESSION_BUDGET", 1_000_000)
+# Per-user rate limits (django-ratelimit rates: "N/s", "N/m", "N/h"; empty: no limit) on the
+# browser, DLQ and retry pages (browse), those with a filter that reads entries (filter),
+# and exports (export), pages and API alike (dashboard/ratelimits.py, docs/deploy.md).
+RATELIMIT_BROWSE = env_rate("RATELIMIT_BROWSE", "60/m")
+RATELIMIT_FILTER = env_rate("RATELIMIT_FILTER", "20/m")
+RATELIMIT_EXPORT = env_rate("RATELIMIT_EXPORT", "10/m")
+# The counters live in the console store, under their own key prefix; "default" stays the
+# per-process memory cache it always was (the audit chain check's result).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CONSOLE_REDIS_URL,
+        "KEY_PREFIX": ConsoleKeys(CONSOLE_KEY_PREFIX).cache_prefix("ratelimit"),
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    },
+}
+RATELIMIT_USE_CACHE = "ratelimit"
+# django-ratelimit names the backends it has tested; Django's RedisCache adds with SET NX and
+# counts with INCR, which is what the counters need.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)

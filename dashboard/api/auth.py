@@ -95,7 +95,10 @@ def api_login_required(view: ViewFunc) -> ViewFunc:
             err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
             if err is None:
                 raise
-            return json_error(err.status, err.message)
+            response = json_error(err.status, err.message)
+            if err.retry_after is not None:
+                response["Retry-After"] = str(err.retry_after)
+            return response
 
     # Bearer-token clients send no CSRF cookie; session POSTs are checked inside
     # the view's own decorators (see api_view).

@@ -18,6 +18,7 @@ from dashboard.api.auth import ApiParamError, api_view
 from dashboard.api.body import Body
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
+from dashboard.ratelimits import BROWSE_FILTERS, rate_limited
 from dashboard.selectors.pages.browse import browse_get
 from dashboard.services import produce as svc
 from dashboard.services.audit import origin_from_request
@@ -28,6 +29,7 @@ LOOSE = {"default": str}
 
 
 @api_view("GET")
+@rate_limited("browse", filters=BROWSE_FILTERS)
 def topic_browse(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)

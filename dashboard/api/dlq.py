@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, re_path
 from dashboard.api.auth import ApiParamError, api_view
 from dashboard.clusters import cluster_config
 from dashboard.permissions import Action, require_action
+from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import audit as audit_sel
 from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
@@ -37,6 +38,7 @@ def _limit(request: HttpRequest, default: int = 50) -> int:
 
 
 @api_view("GET")
+@rate_limited("browse", filters=DLQ_FILTERS)
 def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
+from dashboard.ratelimits import rate_limited
 from dashboard.services.exports import export_download
 
 __all__ = ["urlpatterns"]
@@ -19,16 +20,19 @@ def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpRe
 
 
 @api_view("GET")
+@rate_limited("export")
 def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _export("lag", request, cluster, topic)
 
 
 @api_view("GET")
+@rate_limited("export")
 def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _export("pending", request, cluster, topic)
 
 
 @api_view("GET")
+@rate_limited("export")
 def dlq_export_all(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _export("dlq", request, cluster, topic)
 

@@ -22,6 +22,7 @@ from dashboard.api.auth import ApiParamError, api_view
 from dashboard.api.body import Body
 from dashboard.api.pages import api_errors
 from dashboard.clusters import cluster_config
+from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
 from dashboard.services.audit import origin_from_request
@@ -41,6 +42,7 @@ def retries(request: HttpRequest, cluster: str) -> HttpResponse:
 
 @api_view("GET")
 @api_errors
+@rate_limited("browse", filters=RETRY_FILTERS)
 def topic_retries(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     data = retries_page_get(user=request.user, cluster=cluster, topic=topic, query=request.GET)

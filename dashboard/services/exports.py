@@ -6,6 +6,13 @@ filters, the format and the row limit -> the rows, streamed -> audit outcome row
 the rows written, entries scanned and whether the limit or the scan bound cut it.
 A download the client drops half-way is recorded as "aborted"; a failure as "failed".
 
+Exports are GET links (the pages' download buttons, scripts with API tokens), so a page
+on another site could make a logged-in browser start one: a request whose
+``Sec-Fetch-Site`` says it came from another origin (``cross-site``, or ``same-site``:
+another host of the same site) is refused (403) before anything is read or audited.
+Same-origin clicks (``same-origin``), typed or bookmarked URLs (``none``) and clients
+that send no such header (scripts) go on.
+
 CSV goes through the one formula-injection-safe writer (:mod:`mqcore.csvsafe`); JSON is
 one object whose ``rows`` array streams, followed by the counters.
 """
@@ -18,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
@@ -29,7 +37,14 @@ from dashboard.selectors.pages.params import parse_choice
 from dashboard.services.audit import Origin, audit_begin, audit_complete, origin_from_request
 from mqcore.export_rows import csv_row_lines
 
-__all__ = ["Export", "export_download", "export_filename", "export_response", "export_start"]
+__all__ = [
+    "Export",
+    "check_same_origin",
+    "export_download",
+    "export_filename",
+    "export_response",
+    "export_start",
+]
 
 EVENTS = {
     "lag": AuditEventType.LAG_EXPORT,
@@ -39,6 +54,7 @@ EVENTS = {
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 CHUNK_CHARS = 64 * 1024  # rows are sent in pieces of about this many characters
+OTHER_ORIGIN = ("cross-site", "same-site")  # Sec-Fetch-Site values of another origin
 
 
 @dataclass
@@ -167,10 +183,22 @@ def export_response(export: Export) -> StreamingHttpResponse:
     return response
 
 
+def check_same_origin(request: HttpRequest) -> None:
+    """PermissionDenied when the browser says ``request`` came from another origin."""
+    site = request.headers.get("Sec-Fetch-Site", "").strip().lower()
+    if site in OTHER_ORIGIN:
+        raise PermissionDenied(
+            f"Export refused: the request came from another site (Sec-Fetch-Site: {site}). "
+            "Open the page in the console and use its export buttons."
+        )
+
+
 def export_download(
     request: HttpRequest, kind: str, cluster: str, topic: str
 ) -> StreamingHttpResponse:
-    """The page's and the API's export: ``request``'s user, query and origin, one download."""
+    """The page's and the API's export: ``request``'s user, query and origin, one download
+    (refused before any read or audit row when it came from another origin)."""
+    check_same_origin(request)
     cluster_config(cluster)
     export = export_start(
         acting_user=request.user,

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.clusters import cluster_config
 from dashboard.permissions import actions_for, can_map
+from dashboard.ratelimits import BROWSE_FILTERS, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.services import produce as svc
@@ -72,6 +73,7 @@ def _context(
 @login_required
 @require_GET
 @page_errors
+@rate_limited("browse", filters=BROWSE_FILTERS)
 def browse_page(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     context, status = _context(request, cluster, topic)

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.clusters import cluster_config
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, actions_for, can_map, require_action
+from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import dlq as svc
@@ -65,6 +66,7 @@ def _flag(raw: str | None) -> bool:
 @require_GET
 @login_required
 @html_errors
+@rate_limited("browse", filters=DLQ_FILTERS)
 def dlq_list(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     actions = _check_topic(request, cluster, topic)
     filters = sel.DlqFilters.from_query(request.GET)

@@ -38,6 +38,9 @@ def html_errors(view: Callable[..., R]) -> Callable[..., R | HttpResponse]:
             err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
             if err is None:
                 raise
-            return error_page(request, err.status, err.title, err.message)
+            response = error_page(request, err.status, err.title, err.message)
+            if err.retry_after is not None:
+                response["Retry-After"] = str(err.retry_after)
+            return response
 
     return wrapper

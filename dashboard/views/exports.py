@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET
 
+from dashboard.ratelimits import rate_limited
 from dashboard.services.exports import export_download
 from dashboard.views.errors import html_errors
 
@@ -23,6 +24,7 @@ def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpRe
 @require_GET
 @login_required
 @html_errors
+@rate_limited("export")
 def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("lag", request, cluster, topic)
 
@@ -30,6 +32,7 @@ def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBa
 @require_GET
 @login_required
 @html_errors
+@rate_limited("export")
 def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("pending", request, cluster, topic)
 
@@ -37,6 +40,7 @@ def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpRespon
 @require_GET
 @login_required
 @html_errors
+@rate_limited("export")
 def dlq_export_all(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("dlq", request, cluster, topic)
 

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.clusters import cluster_config
 from dashboard.permissions import actions_for, can_map
+from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
 from dashboard.services.audit import origin_from_request
@@ -46,6 +47,7 @@ def retries_index(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
 @login_required
 @require_GET
 @page_errors
+@rate_limited("browse", filters=RETRY_FILTERS)
 def topic_retries(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
     cluster_config(cluster)
     data = retries_page_get(user=request.user, cluster=cluster, topic=topic, query=request.GET)

@@ -22,7 +22,8 @@ is a substring of a string or an element equal to the literal in a list.
 
 Expressions are bounded (:data:`MAX_CHARS`, :data:`MAX_NODES`, nesting
 :data:`MAX_DEPTH`): a bad one raises :class:`ExpressionError` with the
-offending position.
+offending position. ``Expression.terms`` counts the nodes :data:`MAX_NODES` bounds
+(comparisons, ``not`` and parentheses): what one message costs to evaluate, at most.
 """
 
 from __future__ import annotations
@@ -293,11 +294,13 @@ def _compare_node(steps: list[str | int], op: str, literal: Any) -> Node:
 
 @dataclass(frozen=True, slots=True)
 class Expression:
-    """A compiled filter: ``matches(view)`` over a dict of the roots (see :data:`ROOTS`)."""
+    """A compiled filter: ``matches(view)`` over a dict of the roots (see :data:`ROOTS`);
+    ``terms``: its nodes (1..:data:`MAX_NODES`), the evaluations one message costs at most."""
 
     source: str
     roots: frozenset[str]
     _node: Node
+    terms: int = 1
 
     def matches(self, view: Mapping[str, Any]) -> bool:
         return self._node(view)
@@ -311,4 +314,4 @@ def compile_expression(source: str) -> Expression:
         raise ExpressionError(f"the filter expression is longer than {MAX_CHARS} characters")
     parser = _Parser(source)
     node = parser.parse()
-    return Expression(source, frozenset(parser.roots), node)
+    return Expression(source, frozenset(parser.roots), node, parser.nodes)

@@ -10,6 +10,9 @@
 
 Filters run on entries as Redis sent them and decode only what they look at (a scan
 looks at up to 100,000 entries per request); the scan builds a message for matches only.
+An expression's CPU is bounded per request by a budget of term evaluations
+(:meth:`Filters.scan_within`: each entry costs the expression's terms plus one for
+reading it), which lowers the scan's ``max_scan``; the page's cursor goes on from there.
 """
 
 from __future__ import annotations
@@ -118,6 +121,14 @@ class Filters:
     @property
     def active(self) -> bool:
         return any(v is not None for v in (self.key, self.header, self.text, self.expression))
+
+    def scan_within(self, max_scan: int, budget: int) -> int:
+        """``max_scan`` lowered so the expression evaluates at most about ``budget`` terms
+        (an entry costs its terms + 1); unchanged without an expression or with
+        ``budget`` <= 0 (no budget). Never below 1: a page always moves on."""
+        if self.expression is None or budget <= 0:
+            return max_scan
+        return max(1, min(max_scan, budget // (self.expression.terms + 1)))
 
     @property
     def reads_data(self) -> bool:

@@ -24,6 +24,7 @@ ERRORS = {
     "401": "authentication required",
     "403": "the role does not allow it (or CSRF check failed)",
     "404": "unknown cluster, topic, group, letter or job",
+    "429": "over a per-user rate limit (browse, DLQ list, retry browser, exports); see Retry-After",
     "503": "cluster unreachable",
 }
 PATH_TYPES = {"partition": "integer", "job_id": "string"}

@@ -8,12 +8,20 @@ ISO-8601 instant / the ``datetime-local`` value of the form, UTC), ``limit``,
 payload per row. The scan is live from the MQ Redis and bounded (:mod:`mqcore.browse.scan`).
 Users who may not see the topic's payloads get them masked, and filters that look into
 payloads or header values are refused for them (as the DLQ's text search).
+
+A ``where`` expression lowers ``max_scan`` to the CPU budget of
+``BROWSE_EXPRESSION_BUDGET`` term evaluations a request (:meth:`Filters.scan_within`);
+the page says so (``max_scan_requested``, ``expression_terms``, ``stopped_at_bound``)
+and its cursor goes on from where the budget stopped it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
+
+from django.conf import settings
 
 from dashboard import clusters
 from dashboard.masking import check_data_filter, mask_message
@@ -82,6 +90,16 @@ def browse_get(cluster: str, topic: str, params: Mapping[str, Any], *, user: Any
     query, filters, max_bytes = _query(params)
     visible = payload_visible(user, cluster, topic)
     check_data_filter(filters is not None and filters.reads_data, visible=visible)
+    requested, terms = query.max_scan, 0
+    if filters is not None and filters.expression is not None:
+        terms = filters.expression.terms
+        budget = int(settings.BROWSE_EXPRESSION_BUDGET)
+        query = replace(query, max_scan=filters.scan_within(requested, budget))
     page = browse_topic(clusters.admin(cluster), topic, query, filters)
     shown = [mask_message(m, visible=visible) for m in page.messages]
-    return {**page_dict(page, max_bytes, shown), "payload_masked": not visible}
+    return {
+        **page_dict(page, max_bytes, shown),
+        "payload_masked": not visible,
+        "max_scan_requested": requested,
+        "expression_terms": terms,
+    }
