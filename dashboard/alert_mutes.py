@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dashboard.alerts import alert_scope
 from mqcore.clock import duration_s
 
 __all__ = [
@@ -27,8 +28,10 @@ __all__ = [
     "MAX_DURATION_S",
     "MIN_DURATION_S",
     "MUTE_KINDS",
+    "alert_of_id",
     "duration_parse",
     "mute_applies",
+    "mute_topic",
 ]
 
 MUTE_KINDS = ("silence", "ack")
@@ -59,3 +62,17 @@ def mute_applies(mute: Mapping[str, Any] | None, alert: Mapping[str, Any], now_m
     if mute.get("kind") == "ack":
         return mute.get("opened_at_ms") == alert.get("opened_at_ms")
     return mute.get("kind") == "silence"
+
+
+def mute_topic(alert: Mapping[str, Any]) -> str | None:
+    """The topic whose scope decides who may silence or acknowledge ``alert`` (the
+    ``silence`` permission on it), or None for an alert that names no topic (a collector,
+    Redis or pipeline alert): muting that is a global action, for a grant without scope."""
+    about = alert_scope(alert)
+    return (about[1] or None) if about else None
+
+
+def alert_of_id(alert_id: str) -> dict[str, str]:
+    """The rule and entity an alert id (``rule:entity``) names, for an alert not open."""
+    rule, _, entity = alert_id.partition(":")
+    return {"id": alert_id, "rule": rule, "entity": entity}

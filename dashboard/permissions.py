@@ -9,6 +9,14 @@ them (migration 0003, ``manage.py sync_roles``); a group may be scoped to topic
 name patterns (:class:`~dashboard.models.GroupTopicScope`), and then its
 permissions hold only on matching topics. A user's answers are computed once
 per user object and cached on it (one request, one job, one thread pool).
+
+A question without a topic is one of two kinds. ``view`` without a topic is a
+read of a cluster-wide page (alerts, collectors, the audit log...): a scoped
+grant answers it where one of its scopes may match (the rows shown are then
+filtered topic by topic). Every other action without a topic is a *global*
+action (access administration, sensitive-topic marks, silences of alerts that
+name no topic): only a grant without scope allows it, so an Admin scoped to
+``orders-*`` stays an Admin of ``orders-*``.
 """
 
 from __future__ import annotations
@@ -30,8 +38,10 @@ __all__ = [
     "can_map",
     "cluster_visible",
     "has_action",
+    "has_action_somewhere",
     "payload_visible",
     "require_action",
+    "require_action_somewhere",
     "role_of",
     "roles_sync",
     "row_visible",
@@ -92,15 +102,23 @@ class _Grant:
     scopes: tuple[tuple[str, str], ...]  # (cluster or "", pattern); empty: every topic
 
     def covers(self, cluster: str | None, topic: str | None) -> bool:
+        """Whether the grant's actions hold on ``topic``; without a topic (a global
+        action) only a grant without scope holds."""
         from fnmatch import fnmatchcase
 
         if not self.scopes:
             return True
-        if topic is None:  # a cluster-wide question: the grant holds where a scope may match
-            return any(not c or cluster is None or c == cluster for c, _ in self.scopes)
+        if topic is None:
+            return False
         return any(
             (not c or cluster is None or c == cluster) and fnmatchcase(topic, p)
             for c, p in self.scopes
+        )
+
+    def reaches(self, cluster: str | None) -> bool:
+        """Whether some topic of ``cluster`` (None: of some cluster) may be covered."""
+        return not self.scopes or any(
+            not c or cluster is None or c == cluster for c, _ in self.scopes
         )
 
 
@@ -163,14 +181,30 @@ def role_of(user: Any) -> str | None:
 
 
 def actions_for(user: Any, *, cluster: str | None = None, topic: str | None = None) -> set[Action]:
-    """Every action ``user`` may do (on ``topic`` when given)."""
+    """Every action ``user`` may do on ``topic``; without a topic, the global actions
+    (grants without scope) and ``view`` when some grant reaches ``cluster``."""
     if not _active(user):
         return set()
     found: set[Action] = set()
     for grant in _grants(user):
         if grant.covers(cluster, topic):
             found |= grant.actions
+        elif topic is None and Action.VIEW in grant.actions and grant.reaches(cluster):
+            found.add(Action.VIEW)  # a cluster-wide read; its rows are filtered by topic
     return found
+
+
+def has_action_somewhere(user: Any, action: Action) -> bool:
+    """Whether some grant of ``user`` carries ``action``, on some topic at least: for a
+    form whose targets are then checked one by one (never as the check itself)."""
+    return _active(user) and any(action in grant.actions for grant in _grants(user))
+
+
+def require_action_somewhere(user: Any, action: Action) -> None:
+    """Raise PermissionDenied (403) unless some grant of ``user`` carries ``action``: the
+    first gate of a write whose target (and its topic) is checked once it is known."""
+    if not has_action_somewhere(user, action):
+        raise PermissionDenied(f"your role may not {action.value}")
 
 
 def topic_visible(user: Any, cluster: str, topic: str) -> bool:

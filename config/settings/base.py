@@ -135,8 +135,12 @@ OIDC_USE_PKCE = True
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
 OIDC_TIMEOUT = 10
 # Who the user is (the console username is "oidc:<claim>") and where the groups are.
-OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username")
+# "sub" never changes for an account; switching from another claim: docs/deploy.md.
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "sub")
 OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+# API tokens of SSO users work only while the user logged in within this many days
+# (groups are synced at login, so a user removed at the provider loses the tokens too).
+SSO_TOKEN_REVALIDATE_DAYS = env_int("SSO_TOKEN_REVALIDATE_DAYS", 7)
 # Provider group -> "Viewer" | "Operator" | "Admin" | {"role": ..., "topics": [...], "cluster": ""}
 OIDC_ROLE_MAP: dict[str, Any] = env_json("OIDC_ROLE_MAP", "{}")
 

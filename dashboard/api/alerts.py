@@ -3,8 +3,9 @@
 - ``GET  /api/v1/alerts`` open alerts (``?cluster=``), each with ``mute`` (the
   silence or acknowledgement that applies, or null)
 - ``POST /api/v1/alerts/mute`` JSON ``{"cluster", "alert", "kind": "silence"|"ack",
-  "duration": "15m"|"1h"|..., "reason"}`` (Admin)
-- ``POST /api/v1/alerts/unmute`` JSON ``{"cluster", "alert", "reason"}`` (Admin)
+  "duration": "15m"|"1h"|..., "reason"}`` (Admin of the alert's topic; an alert that
+  names no topic: an Admin without topic scope)
+- ``POST /api/v1/alerts/unmute`` JSON ``{"cluster", "alert", "reason"}`` (the same)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.urls import URLPattern, path
 from dashboard.api.auth import ApiParamError, api_view
 from dashboard.api.body import Body
 from dashboard.clusters import cluster_names
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action, require_action, require_action_somewhere
 from dashboard.selectors.alerts import alerts_get
 from dashboard.services import alert_mutes as svc
 from dashboard.services.audit import origin_from_request
@@ -43,7 +44,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 
 @api_view("POST")
 def alert_mute(request: HttpRequest) -> HttpResponse:
-    require_action(request.user, Action.SILENCE)
+    require_action_somewhere(request.user, Action.SILENCE)  # the alert's topic: the service
     body = _body(request)
     mute = svc.alert_mute(
         acting_user=request.user,
@@ -59,7 +60,7 @@ def alert_mute(request: HttpRequest) -> HttpResponse:
 
 @api_view("POST")
 def alert_unmute(request: HttpRequest) -> HttpResponse:
-    require_action(request.user, Action.SILENCE)
+    require_action_somewhere(request.user, Action.SILENCE)  # the alert's topic: the service
     body = _body(request)
     svc.alert_unmute(
         acting_user=request.user,

@@ -19,9 +19,11 @@ from django.views.decorators.csrf import csrf_exempt
 
 from dashboard.errors import http_error
 from dashboard.models import ApiToken
+from dashboard.services.api_tokens import token_refusal
 
 __all__ = [
     "ApiParamError",
+    "TokenRefused",
     "api_login_required",
     "api_view",
     "authenticate_request",
@@ -35,6 +37,7 @@ LAST_USED_GRANULARITY_S = 60  # write last_used_at at most once a minute per tok
 
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+_AUTH_REQUIRED = "authentication required (session or Bearer token)"
 
 
 def _has_bearer(request: HttpRequest) -> bool:
@@ -43,6 +46,10 @@ def _has_bearer(request: HttpRequest) -> bool:
 
 class ApiParamError(ValueError):
     """Raised by an API view (or its parsers) when a query parameter is invalid (400)."""
+
+
+class TokenRefused(Exception):
+    """A valid token its user may not use now (401 with this message)."""
 
 
 def json_error(status: int, message: str) -> JsonResponse:
@@ -54,13 +61,17 @@ def authenticate_request(request: HttpRequest) -> bool:
     """Authenticate ``request`` by session or bearer token; sets ``request.user``.
 
     Returns True when a user is authenticated. A token request never uses the
-    session, and a session request never needs a token.
+    session, and a session request never needs a token. Raises TokenRefused for a
+    token whose single sign-on user has not logged in recently enough.
     """
     if _has_bearer(request):
         token = request.headers["Authorization"][len(BEARER) :].strip()
         row = ApiToken.lookup(token) if token else None
         if row is None:
             return False
+        refusal = token_refusal(row.user)
+        if refusal is not None:
+            raise TokenRefused(refusal)
         now = timezone.now()
         if (
             row.last_used_at is None
@@ -82,8 +93,12 @@ def api_login_required(view: ViewFunc) -> ViewFunc:
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not authenticate_request(request):
-            response = json_error(401, "authentication required (session or Bearer token)")
+        try:
+            message = None if authenticate_request(request) else _AUTH_REQUIRED
+        except TokenRefused as exc:
+            message = str(exc)
+        if message is not None:
+            response = json_error(401, message)
             response["WWW-Authenticate"] = 'Bearer realm="api"'
             return response
         token = getattr(request, "_api_token", None)

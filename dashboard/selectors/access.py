@@ -118,11 +118,15 @@ def user_access(*, user: Any, username: str) -> dict[str, Any]:
                 "snapshot": bool(snap),
             }
         )
+    global_actions = actions_for(target)  # grants without scope (and "view" somewhere)
+    if scopes is not None:
+        global_actions.discard(Action.VIEW)
     return {
         "username": target.username,
         "active": target.is_active,
         "role": role_of(target),
         "groups": sorted(target.groups.values_list("name", flat=True)),
         "scopes": None if scopes is None else [_scope(c, p) for c, p in scopes],
+        "global_actions": sorted(a.value for a in global_actions),
         "clusters": clusters,
     }

@@ -3,16 +3,21 @@
 Each write: permission check, validation (nothing is written on bad input),
 audit intent row, one SET/DEL in the console store, audit outcome row. Where
 and why silences are stored: :mod:`dashboard.alert_mutes`.
+
+The ``silence`` permission is checked on the alert's topic (an Admin scoped to
+``orders-*`` mutes the alerts of those topics only); an alert that names no topic
+needs a grant without scope (:func:`dashboard.alert_mutes.mute_topic`). The check
+comes before the answer "no such open alert", so it tells nothing of other topics.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dashboard.alert_mutes import MUTE_KINDS, duration_parse
+from dashboard.alert_mutes import MUTE_KINDS, alert_of_id, duration_parse, mute_topic
 from dashboard.clusters import cluster_names
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action, require_action, require_action_somewhere
 from dashboard.services.audit import (
     Origin,
     audit_begin,
@@ -33,14 +38,18 @@ def _cluster_check(cluster: str) -> None:
         raise ValueError(f"unknown cluster {str(cluster)[:100]!r}")
 
 
-def _open_alert(cluster: str, alert_id: str) -> dict[str, Any]:
+def _alert_checked(acting_user: Any, cluster: str, alert_id: str) -> dict[str, Any] | None:
+    """The open alert ``alert_id`` of ``cluster`` (None when it is not open), once
+    ``acting_user`` may silence it: on its topic, or globally when it names none."""
     alert_id = (alert_id or "").strip()
     if not alert_id:
         raise ValueError("name the alert (its id, rule:entity)")
-    for alert in default_store().alerts_list([cluster]):
-        if alert.get("id") == alert_id:
-            return alert
-    raise ValueError(f"no open alert {alert_id[:200]!r} on cluster {cluster}")
+    found = next(
+        (a for a in default_store().alerts_list([cluster]) if a.get("id") == alert_id), None
+    )
+    about = found if found is not None else alert_of_id(alert_id)
+    require_action(acting_user, Action.SILENCE, cluster=cluster, topic=mute_topic(about))
+    return found
 
 
 def alert_mute(
@@ -57,13 +66,15 @@ def alert_mute(
 
     A new silence or acknowledgement of the same alert replaces the previous one.
     """
-    require_action(acting_user, Action.SILENCE, cluster=cluster)
+    require_action_somewhere(acting_user, Action.SILENCE)
     _cluster_check(cluster)
+    alert = _alert_checked(acting_user, cluster, alert_id)
     if kind not in MUTE_KINDS:
         raise ValueError(f"kind: one of {', '.join(MUTE_KINDS)}")
     seconds = duration_parse(duration)
     reason = require_reason(reason)[:MAX_REASON]
-    alert = _open_alert(cluster, alert_id)
+    if alert is None:
+        raise ValueError(f"no open alert {alert_id.strip()[:200]!r} on cluster {cluster}")
     at = now_ms()
     mute = {
         "alert_id": alert["id"],
@@ -100,11 +111,10 @@ def alert_unmute(
     origin: Origin | None = None,
 ) -> None:
     """Lift the silence or acknowledgement of an alert (ValueError when it has none)."""
-    require_action(acting_user, Action.SILENCE, cluster=cluster)
+    require_action_somewhere(acting_user, Action.SILENCE)
     _cluster_check(cluster)
-    alert_id = (alert_id or "").strip()
-    if not alert_id:
-        raise ValueError("name the alert (its id, rule:entity)")
+    _alert_checked(acting_user, cluster, alert_id)
+    alert_id = alert_id.strip()
     store = default_store()
     mute = store.mutes_get(cluster, [alert_id]).get(alert_id)
     if mute is None:

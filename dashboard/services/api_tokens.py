@@ -1,16 +1,26 @@
-"""Issuing and revoking API tokens, each audited (``manage.py api_token``)."""
+"""Issuing and revoking API tokens, each audited (``manage.py api_token``), and whether
+a token's user may use it now.
+
+A single sign-on user's groups are synced from the identity provider at each login
+(:mod:`dashboard.sso.accounts`), so a token keeps the groups of the last login: its
+tokens work only while that login is less than ``SSO_TOKEN_REVALIDATE_DAYS`` old, and a
+user removed at the provider (who cannot log in any more) loses them within that time.
+"""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from dashboard.models import ApiToken, AuditEventType
 from dashboard.services.audit import Origin, audit_begin, audit_complete
+from dashboard.sso.mapping import USERNAME_PREFIX
 
-__all__ = ["MAX_TOKEN_DAYS", "issue_token", "revoke_tokens"]
+__all__ = ["MAX_TOKEN_DAYS", "issue_token", "revoke_tokens", "token_refusal"]
 
 MAX_TOKEN_DAYS = 366
 
@@ -70,3 +80,19 @@ def revoke_tokens(
     count = active.update(revoked_at=timezone.now())
     audit_complete(intent, outcome="revoked" if count else "none", counts={"revoked": count})
     return count
+
+
+def token_refusal(user: Any) -> str | None:
+    """Why a token of ``user`` may not be used now (the 401 message), or None: a single
+    sign-on user must have logged in within ``SSO_TOKEN_REVALIDATE_DAYS``."""
+    if not str(user.get_username()).startswith(USERNAME_PREFIX):
+        return None  # a local account: its groups are the console's own
+    days = int(settings.SSO_TOKEN_REVALIDATE_DAYS)
+    last = user.last_login
+    if last is not None and timezone.now() - last < timedelta(days=days):
+        return None
+    return (
+        f"this API token belongs to a single sign-on user who has not logged in for "
+        f"{days} days or more: log in to the console again through single sign-on "
+        "(which renews your groups), then the token works again"
+    )

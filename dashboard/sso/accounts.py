@@ -13,13 +13,13 @@ from django.db import transaction
 
 from dashboard.models import GroupTopicScope
 from dashboard.permissions import ROLES, action_permissions, roles_sync
-from dashboard.sso.mapping import USERNAME_PREFIX, Identity, RoleGrant, SSORefused
+from dashboard.sso.mapping import Identity, RoleGrant, SSORefused, scoped_group_name
 
 __all__ = ["sync_user"]
 
 
 def _scoped_group(provider_group: str, grant: RoleGrant) -> Group:
-    group, _ = Group.objects.get_or_create(name=(USERNAME_PREFIX + provider_group)[:150])
+    group, _ = Group.objects.get_or_create(name=scoped_group_name(provider_group))
     perms = action_permissions()
     group.permissions.set([perms[a] for a in sorted(ROLES[grant.role])])
     wanted = {(grant.cluster, pattern) for pattern in grant.topics}

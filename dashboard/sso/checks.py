@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, register
+from django.core.checks import CheckMessage, Error, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from dashboard.sso.mapping import parse_role_map
+from dashboard.sso.mapping import GROUP_NAME_LEN, group_collisions, parse_role_map
 
 __all__ = ["sso_settings_check"]
 
@@ -41,14 +41,25 @@ def sso_settings_check(app_configs: Any = None, **kwargs: Any) -> list[CheckMess
         if not getattr(settings, name, None)
     ]
     try:
-        if not parse_role_map(getattr(settings, "OIDC_ROLE_MAP", {})):
-            errors.append(
-                Error(
-                    "OIDC_ROLE_MAP is empty: every single sign-on login would be refused",
-                    hint='e.g. OIDC_ROLE_MAP=\'{"sre-admins": "Admin"}\'',
-                    id="opsdash.E103",
-                )
-            )
+        role_map = parse_role_map(getattr(settings, "OIDC_ROLE_MAP", {}))
     except ImproperlyConfigured as exc:
-        errors.append(Error(str(exc), id="opsdash.E103"))
+        return [*errors, Error(str(exc), id="opsdash.E103")]
+    if not role_map:
+        errors.append(
+            Error(
+                "OIDC_ROLE_MAP is empty: every single sign-on login would be refused",
+                hint='e.g. OIDC_ROLE_MAP=\'{"sre-admins": "Admin"}\'',
+                id="opsdash.E103",
+            )
+        )
+    for name, groups in group_collisions(role_map).items():
+        errors.append(
+            Warning(
+                f"OIDC_ROLE_MAP: {len(groups)} topic-scoped provider groups become the one "
+                f"console group {name[:60]!r}... once cut to {GROUP_NAME_LEN} characters; "
+                "their users' logins are refused",
+                hint="shorten those provider group names",
+                id="opsdash.W104",
+            )
+        )
     return errors

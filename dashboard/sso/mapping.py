@@ -17,18 +17,22 @@ from django.core.exceptions import ImproperlyConfigured
 from dashboard.permissions import ROLES
 
 __all__ = [
+    "GROUP_NAME_LEN",
     "USERNAME_PREFIX",
     "Identity",
     "RoleGrant",
     "SSOProviderError",
     "SSORefused",
     "claim_at",
+    "group_collisions",
     "identity_from_claims",
     "parse_role_map",
+    "scoped_group_name",
 ]
 
 USERNAME_PREFIX = "oidc:"  # local usernames cannot contain ":", so SSO names never collide
 MAX_CLAIM_LEN = 150 - len(USERNAME_PREFIX)
+GROUP_NAME_LEN = 150  # django.contrib.auth Group.name
 MAX_GROUPS = 1000  # a longer groups claim is refused rather than scanned
 
 
@@ -83,6 +87,33 @@ def parse_role_map(raw: Any) -> dict[str, RoleGrant]:
             raise ImproperlyConfigured(f"OIDC_ROLE_MAP[{group!r}].cluster must be a string")
         result[str(group)] = RoleGrant(str(spec["role"]), tuple(topics), cluster)
     return result
+
+
+def scoped_group_name(provider_group: str) -> str:
+    """The console group of a topic-scoped mapping: ``oidc:<provider group>``, cut to the
+    length of a group name (see :func:`group_collisions`)."""
+    return (USERNAME_PREFIX + provider_group)[:GROUP_NAME_LEN]
+
+
+def group_collisions(role_map: Mapping[str, RoleGrant]) -> dict[str, tuple[str, ...]]:
+    """Console group name -> the topic-scoped provider groups of ``role_map`` that are cut
+    to it, where more than one is: their grants would merge into one group."""
+    by_name: dict[str, list[str]] = {}
+    for provider_group, grant in role_map.items():
+        if grant.topics:
+            by_name.setdefault(scoped_group_name(provider_group), []).append(provider_group)
+    return {name: tuple(groups) for name, groups in by_name.items() if len(groups) > 1}
+
+
+def _refuse_collision(granted: Mapping[str, RoleGrant], role_map: Mapping[str, RoleGrant]) -> None:
+    for name, provider_groups in group_collisions(role_map).items():
+        if any(g in granted for g in provider_groups):
+            shown = ", ".join(repr(g[:60] + "…") for g in provider_groups[:5])
+            raise SSORefused(
+                f"The provider groups {shown} all become the console group {name[:60]!r}… "
+                f"(group names are cut to {GROUP_NAME_LEN} characters), so their grants "
+                "would merge. Ask your administrator to shorten them in OIDC_ROLE_MAP."
+            )
 
 
 def claim_at(claims: Mapping[str, Any], path: str) -> Any:
@@ -154,6 +185,7 @@ def identity_from_claims(
             if key in role_map:
                 grants[key] = role_map[key]
                 break
+    _refuse_collision(grants, role_map)
     if not grants:
         shown = ", ".join(groups[:20]) or "none"
         raise SSORefused(

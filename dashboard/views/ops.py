@@ -21,11 +21,17 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from dashboard import store
-from dashboard.alert_mutes import DURATION_CHOICES
+from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
 from dashboard.alerts import RULES
 from dashboard.clusters import cluster_names
 from dashboard.metrics_export import metrics_text
-from dashboard.permissions import Action, cluster_visible, has_action, require_action
+from dashboard.permissions import (
+    Action,
+    cluster_visible,
+    has_action,
+    has_action_somewhere,
+    require_action,
+)
 from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.collectors import collector_rows
 from dashboard.views.htmx import HtmxHttpRequest
@@ -87,13 +93,20 @@ def alerts(request: HtmxHttpRequest) -> HttpResponse:
     data = alerts_get(cluster, user=request.user, include_resolved=True)
     for alert in data["open"]:  # the silence form names an alert by cluster and id
         alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
+        alert["can_silence"] = has_action(  # on the alert's topic; none named: global
+            request.user,
+            Action.SILENCE,
+            cluster=str(alert.get("cluster") or ""),
+            topic=mute_topic(alert),
+        )
     context = {
         "open_alerts": data["open"],
         "resolved_alerts": data["resolved"][:100],
         "rules": sorted(RULES.items()),
         "filter_cluster": cluster or "",
         "webhook": bool(settings.ALERT_WEBHOOK_URL),
-        "can_silence": has_action(request.user, Action.SILENCE),
+        "can_silence": has_action_somewhere(request.user, Action.SILENCE),
+        "silenceable": [a for a in data["open"] if a["can_silence"]],
         "durations": DURATION_CHOICES,
         "now_ms": data["now_ms"],
     }

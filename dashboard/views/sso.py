@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,6 +30,31 @@ from dashboard.sso.mapping import SSOProviderError, SSORefused
 from dashboard.views.errors import html_errors
 
 __all__ = ["ConsoleLoginView", "oidc_authenticate", "oidc_callback", "sso_logout"]
+
+log = logging.getLogger(__name__)
+# The error codes of OAuth 2.0 and OpenID Connect authorization answers: the only text of
+# the provider's redirect the console repeats (anyone can craft a callback link, so its
+# error_description is logged, never shown).
+PROVIDER_ERRORS = frozenset(
+    {
+        "access_denied",
+        "invalid_request",
+        "unauthorized_client",
+        "unsupported_response_type",
+        "invalid_scope",
+        "server_error",
+        "temporarily_unavailable",
+        "interaction_required",
+        "login_required",
+        "account_selection_required",
+        "consent_required",
+        "invalid_request_uri",
+        "invalid_request_object",
+        "request_not_supported",
+        "request_uri_not_supported",
+        "registration_not_supported",
+    }
+)
 
 
 def sso_enabled() -> bool:
@@ -71,10 +97,16 @@ class _Callback(OIDCAuthenticationCallbackView):  # type: ignore[misc]
     def login_failure(self) -> HttpResponse:
         error = self.request.GET.get("error", "")
         if error:
-            detail = self.request.GET.get("error_description", "")[:300]
+            log.warning(
+                "identity provider error %r: %r",
+                error[:100],
+                self.request.GET.get("error_description", "")[:300],
+            )
+            code = f" ({error})" if error in PROVIDER_ERRORS else ""
             raise SSOProviderError(
-                f"The identity provider ended the sign-in with {error[:100]!r}"
-                + (f": {detail}" if detail else ".")
+                f"The identity provider ended the sign-in with an error{code}. Start again "
+                "from the login page; if it happens again, ask your administrator (the "
+                "console's log has the provider's answer)."
             )
         raise SSORefused(
             "The sign-in could not be completed (it expired, was already used, or the "

@@ -122,6 +122,8 @@ class OIDCProvider:
             "OIDC_OP_USER_ENDPOINT": d["userinfo_endpoint"],
             "OIDC_OP_JWKS_ENDPOINT": d["jwks_uri"],
             "OIDC_OP_LOGOUT_ENDPOINT": d["end_session_endpoint"],
+            # the test provider's sub is a row id; its users are named by their username
+            "OIDC_USERNAME_CLAIM": "preferred_username",
         }
 
     def stop(self) -> None:
