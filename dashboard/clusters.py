@@ -6,6 +6,14 @@ config, client, :class:`~mqcore.admin.Admin`, :class:`~mqcore.dlq.DeadLetters`,
 per cluster per process.
 Credentials stay inside MQConfig: pages and logs only ever see
 :func:`cluster_names` and ``redacted_url``.
+
+Reads (selectors, collectors) use a cluster's ``url``. Actions (the services that write to
+the MQ Redis) use :func:`writer_admin`, :func:`writer_dead_letters` and
+:func:`writer_retry_set`: the cluster's ``write_url`` when it has one (a second Redis user
+allowed to write, docs/deploy.md), else ``url``. A cluster declared ``"read_only": true``
+has no writer: they raise :class:`ReadOnlyClusterError`, and
+:func:`dashboard.permissions.actions_for` drops the actions that write there, so pages
+offer none.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from mqcore.admin import Admin
@@ -26,6 +35,7 @@ from mqcore.retention import JavaRetention, RetentionPolicy
 from mqcore.retries import RetrySet
 
 __all__ = [
+    "ReadOnlyClusterError",
     "UnknownClusterError",
     "admin",
     "checkpoints",
@@ -36,8 +46,13 @@ __all__ = [
     "console_redis",
     "dead_letters",
     "java_retention",
+    "read_only",
     "retention_policy",
     "retry_set",
+    "writer_admin",
+    "writer_config",
+    "writer_dead_letters",
+    "writer_retry_set",
 ]
 
 
@@ -45,16 +60,52 @@ class UnknownClusterError(Http404):
     """Raised when a URL or argument names a cluster that is not configured."""
 
 
+class ReadOnlyClusterError(PermissionDenied):
+    """Raised when an action would write to a cluster the console may only read."""
+
+    def __init__(self, cluster: str) -> None:
+        super().__init__(f"this console is read-only for cluster {cluster}")
+        self.cluster = cluster
+
+
 def cluster_names() -> list[str]:
     return list(settings.MQ_CLUSTERS)
 
 
-@cache
-def cluster_config(name: str) -> MQConfig:
+def _config(name: str, url_option: str) -> MQConfig:
     opts = dict(_options(name))
-    url = opts.pop("url")
+    url = opts[url_option]
     allowed = {f for f in MQConfig.__dataclass_fields__ if f != "url"}
     return MQConfig.from_url(url, **{k: v for k, v in opts.items() if k in allowed})
+
+
+@cache
+def cluster_config(name: str) -> MQConfig:
+    """How the console reads cluster ``name`` (its ``url``)."""
+    return _config(name, "url")
+
+
+def read_only(name: str) -> bool:
+    """Whether the console may only read cluster ``name`` (``"read_only": true``)."""
+    return bool(_options(name).get("read_only"))
+
+
+@cache
+def writer_config(name: str) -> MQConfig:
+    """How the console's actions write to cluster ``name``: its ``write_url``, else its
+    ``url``; ReadOnlyClusterError when the cluster is read-only."""
+    if read_only(name):
+        raise ReadOnlyClusterError(name)
+    if _options(name).get("write_url"):
+        return _config(name, "write_url")
+    return cluster_config(name)
+
+
+@cache
+def _writer_client(name: str) -> RedisClient:
+    if writer_config(name) is cluster_config(name):
+        return cluster_client(name)
+    return writer_config(name).client()
 
 
 @cache
@@ -78,6 +129,24 @@ def dead_letters(name: str) -> DeadLetters:
 def retry_set(name: str) -> RetrySet:
     """The retry sets of cluster ``name`` (browse, retry now, delete)."""
     return RetrySet(cluster_config(name), client=cluster_client(name))
+
+
+@cache
+def writer_admin(name: str) -> Admin:
+    """Operator actions on cluster ``name``, through its writer."""
+    return Admin(writer_config(name), client=_writer_client(name))
+
+
+@cache
+def writer_dead_letters(name: str) -> DeadLetters:
+    """Replays, deletes and purges of cluster ``name``'s letters, through its writer."""
+    return DeadLetters(writer_config(name), client=_writer_client(name))
+
+
+@cache
+def writer_retry_set(name: str) -> RetrySet:
+    """Retry now and delete on cluster ``name``'s retry sets, through its writer."""
+    return RetrySet(writer_config(name), client=_writer_client(name))
 
 
 def _options(name: str) -> dict[str, Any]:
@@ -123,6 +192,7 @@ def reset_caches() -> None:
     """Forget cached configs and clients (tests change settings between cases)."""
     for fn in (
         cluster_config, cluster_client, admin, dead_letters, checkpoints, console_redis,
-        retention_policy, java_retention,
+        retention_policy, java_retention, retry_set, writer_config, _writer_client,
+        writer_admin, writer_dead_letters, writer_retry_set,
     ):  # fmt: skip
         fn.cache_clear()

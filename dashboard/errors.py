@@ -15,11 +15,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
 
+from dashboard.clusters import ReadOnlyClusterError
 from dashboard.sso.mapping import SSOProviderError, SSORefused
 from mqcore.config import redact_urls
 from mqcore.errors import (
     ConcurrentChangeError,
     MQError,
+    NoPermissionError,
     PartialMoveError,
     PipelineGroupError,
     UnknownGroupError,
@@ -30,10 +32,13 @@ from mqcore.errors import (
 
 __all__ = ["ERROR_TABLE", "HttpError", "http_error"]
 
+READ_ONLY_TITLE = "Read-only cluster"
 # (exception types, status, title); ValueError covers every "bad parameter" error of
 # the selectors and services and mqcore's InvalidArgumentError
 ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
     ((Ratelimited,), 429, "Too many requests"),  # a PermissionDenied: before it
+    # a read-only cluster (settings), or Redis refusing the console's user (NOPERM)
+    ((ReadOnlyClusterError, NoPermissionError), 403, READ_ONLY_TITLE),
     ((PermissionDenied,), 403, "Forbidden"),
     ((SSORefused,), 403, "Single sign-on refused"),
     ((SSOProviderError,), 502, "Identity provider unavailable"),
@@ -60,7 +65,13 @@ def http_error(exc: BaseException, *, cluster: str = "") -> HttpError | None:
     """The answer for ``exc``, or None when it is not an expected error (a real bug)."""
     for types, status, title in ERROR_TABLE:
         if isinstance(exc, types):
-            if status == 503:
+            if isinstance(exc, NoPermissionError):  # never Redis's text: it names keys
+                where = f"cluster {cluster}" if cluster else "this cluster"
+                message = (
+                    f"this console is read-only for {where}: Redis refused the command "
+                    "to the console's user (NOPERM)"
+                )
+            elif status == 503:
                 where = f"cluster {cluster}" if cluster else "the cluster"
                 message = f"Could not read from {where}: {type(exc).__name__}"
             else:

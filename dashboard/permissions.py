@@ -27,8 +27,11 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 
+from dashboard.clusters import ReadOnlyClusterError, UnknownClusterError, read_only
+
 __all__ = [
     "ADMIN",
+    "MQ_WRITES",
     "OPERATOR",
     "ROLES",
     "VIEWER",
@@ -71,6 +74,22 @@ class Action(StrEnum):
     def codename(self) -> str:
         return f"console_{self.value}"
 
+
+# the actions that write to the MQ Redis: none on a read-only cluster (dashboard.clusters)
+MQ_WRITES = frozenset(
+    {
+        Action.REPLAY,
+        Action.CLAIM,
+        Action.MOVE_TO_DLQ,
+        Action.PRODUCE,
+        Action.FORCE,
+        Action.REPLAY_TARGET,
+        Action.DELETE,
+        Action.PURGE,
+        Action.SET_POSITION,
+        Action.RETRY,
+    }
+)
 
 VIEWER = "Viewer"
 OPERATOR = "Operator"
@@ -182,7 +201,8 @@ def role_of(user: Any) -> str | None:
 
 def actions_for(user: Any, *, cluster: str | None = None, topic: str | None = None) -> set[Action]:
     """Every action ``user`` may do on ``topic``; without a topic, the global actions
-    (grants without scope) and ``view`` when some grant reaches ``cluster``."""
+    (grants without scope) and ``view`` when some grant reaches ``cluster``; on a read-only
+    cluster none that writes to its Redis."""
     if not _active(user):
         return set()
     found: set[Action] = set()
@@ -191,6 +211,8 @@ def actions_for(user: Any, *, cluster: str | None = None, topic: str | None = No
             found |= grant.actions
         elif topic is None and Action.VIEW in grant.actions and grant.reaches(cluster):
             found.add(Action.VIEW)  # a cluster-wide read; its rows are filtered by topic
+    if cluster and found & MQ_WRITES and _read_only(cluster):
+        found -= MQ_WRITES
     return found
 
 
@@ -205,6 +227,13 @@ def require_action_somewhere(user: Any, action: Action) -> None:
     first gate of a write whose target (and its topic) is checked once it is known."""
     if not has_action_somewhere(user, action):
         raise PermissionDenied(f"your role may not {action.value}")
+
+
+def _read_only(cluster: str) -> bool:
+    try:
+        return read_only(cluster)
+    except UnknownClusterError:  # a scope naming a cluster no longer configured
+        return False
 
 
 def topic_visible(user: Any, cluster: str, topic: str) -> bool:
@@ -253,7 +282,10 @@ def has_action(
 def require_action(
     user: Any, action: Action, *, cluster: str | None = None, topic: str | None = None
 ) -> None:
-    """Raise PermissionDenied (403) unless ``user`` may do ``action``."""
+    """Raise PermissionDenied (403) unless ``user`` may do ``action``; ReadOnlyClusterError
+    (a PermissionDenied) for an action that writes to a read-only cluster."""
+    if cluster and action in MQ_WRITES and _read_only(cluster):
+        raise ReadOnlyClusterError(cluster)
     if not has_action(user, action, cluster=cluster, topic=topic):
         raise PermissionDenied(f"your role may not {action.value}")
 

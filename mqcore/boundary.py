@@ -2,7 +2,9 @@
 
 Callers of mqcore never need to import redis to handle a failure: timeouts and
 connection errors become :class:`ConnectionLostError`, a missing consumer group
-(``NOGROUP``) becomes :class:`UnknownGroupError`, anything else Redis refuses
+(``NOGROUP``) becomes :class:`UnknownGroupError`, a command or key the connection's ACL
+user may not use (``NOPERM``, also from inside a script) becomes
+:class:`NoPermissionError`, anything else Redis refuses
 becomes :class:`MQError` (with the original chained).
 """
 
@@ -13,9 +15,12 @@ from contextlib import contextmanager
 
 import redis
 
-from mqcore.errors import ConnectionLostError, MQError, UnknownGroupError
+from mqcore.errors import ConnectionLostError, MQError, NoPermissionError, UnknownGroupError
 
-__all__ = ["is_missing_key", "redis_errors", "translate"]
+__all__ = ["is_missing_key", "is_no_permission", "redis_errors", "translate"]
+
+# how Redis words an ACL refusal of a call made by a script (the reply is a plain error)
+_SCRIPT_REFUSED = "user executing the script can't"
 
 
 def translate(exc: BaseException, what: str) -> MQError:
@@ -24,9 +29,19 @@ def translate(exc: BaseException, what: str) -> MQError:
         return exc
     if isinstance(exc, redis.TimeoutError | redis.ConnectionError | TimeoutError | ConnectionError):
         return ConnectionLostError(f"{what}: Redis unreachable or timed out ({exc})")
+    if is_no_permission(exc):
+        return NoPermissionError(f"{what}: Redis refused it to this user (NOPERM): {exc}")
     if isinstance(exc, redis.ResponseError) and str(exc).startswith("NOGROUP"):
         return UnknownGroupError(f"{what}: {exc}")
     return MQError(f"{what}: Redis error: {exc}")
+
+
+def is_no_permission(exc: BaseException) -> bool:
+    """An ACL refusal: a command or key the connection's user may not use, directly or in a
+    script."""
+    if isinstance(exc, redis.exceptions.NoPermissionError):
+        return True
+    return isinstance(exc, redis.ResponseError) and _SCRIPT_REFUSED in str(exc)
 
 
 def is_missing_key(reply: object) -> bool:

@@ -14,6 +14,7 @@ __all__ = [
     "InvalidIdError",
     "LeaseLostError",
     "MQError",
+    "NoPermissionError",
     "PartialMoveError",
     "PayloadRefRefusedError",
     "PayloadTooLargeError",
@@ -97,3 +98,8 @@ class LeaseLostError(MQError):
 
 class ConnectionLostError(MQError):
     """Raised when Redis cannot be reached or a call timed out."""
+
+
+class NoPermissionError(MQError):
+    """Raised when Redis refuses a command or key to the connection's ACL user (``NOPERM``,
+    or a script's call the user may not make): a read-only credential asked to write."""

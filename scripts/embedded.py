@@ -2,7 +2,8 @@
 
 Binary discovery: ``$REDIS_SERVER_BIN``, then ``PATH``, then the project-local
 ``.local/redis`` tree (see ``scripts/install-redis-local.sh``). Versions below
-7.0 are refused with a message that says how to fix it.
+7.0 are refused with a message that says how to fix it. ``tls=TlsFiles(...)`` serves TLS
+only (``--tls-port``, the plain port off); the certificates are the caller's.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import subprocess
 import time
 from collections.abc import Sequence
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "EmbeddedRedis",
     "RedisSetupError",
+    "TlsFiles",
     "find_free_port",
     "find_redis_server",
     "probe_ready",
@@ -36,6 +40,29 @@ _FIX = (
 
 class RedisSetupError(RuntimeError):
     """Raised when no usable redis-server can be found or started."""
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM files of a TLS server: its certificate and key, and the CA that signed it."""
+
+    cert: Path
+    key: Path
+    ca: Path
+
+    def server_args(self, port: int) -> list[str]:
+        return [
+            "--port", "0",
+            "--tls-port", str(port),
+            "--tls-cert-file", str(self.cert),
+            "--tls-key-file", str(self.key),
+            "--tls-ca-cert-file", str(self.ca),
+            "--tls-auth-clients", "no",
+        ]  # fmt: skip
+
+    def client_options(self) -> dict[str, Any]:
+        """redis-py options of a client that checks the server against the CA."""
+        return {"ssl": True, "ssl_ca_certs": str(self.ca), "ssl_cert_reqs": "required"}
 
 
 def _version(binary: str) -> tuple[int, int, int]:
@@ -103,7 +130,7 @@ def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def probe_ready(host: str, port: int, pid: int) -> bool:
+def probe_ready(host: str, port: int, pid: int, tls: TlsFiles | None = None) -> bool:
     """True once the redis-server on ``host:port`` is process ``pid`` and has loaded its data.
 
     False while it does not answer yet or still replays its AOF (INFO answers during
@@ -111,7 +138,8 @@ def probe_ready(host: str, port: int, pid: int) -> bool:
     """
     import redis
 
-    client = redis.Redis(host=host, port=port, socket_timeout=1)
+    options = tls.client_options() if tls else {}
+    client = redis.Redis(host=host, port=port, socket_timeout=1, **options)
     try:
         info = client.info()  # server + persistence sections
     except redis.RedisError:
@@ -139,6 +167,7 @@ class EmbeddedRedis:
         persistence: bool = False,
         extra_args: Sequence[str] = (),
         cluster_node: bool = False,
+        tls: TlsFiles | None = None,
     ) -> None:
         self.binary = find_redis_server()
         self.host = host
@@ -148,11 +177,12 @@ class EmbeddedRedis:
         self.data_dir = Path(data_dir)
         self.persistence = persistence
         self.extra_args = list(extra_args)
+        self.tls = tls
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://{self.host}:{self.port}/0"
+        return f"{'rediss' if self.tls else 'redis'}://{self.host}:{self.port}/0"
 
     def command(self) -> list[str]:
         persist = (
@@ -160,10 +190,11 @@ class EmbeddedRedis:
             if self.persistence
             else ["--appendonly", "no", "--save", ""]
         )
+        ports = self.tls.server_args(self.port) if self.tls else ["--port", str(self.port)]
         return [
             self.binary,
             "--bind", self.host,
-            "--port", str(self.port),
+            *ports,
             "--dir", str(self.data_dir),
             "--daemonize", "no",
             "--protected-mode", "yes",
@@ -199,7 +230,7 @@ class EmbeddedRedis:
                 log = self.data_dir / "redis.log"
                 tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
                 raise RedisSetupError(f"redis-server exited at start: {tail}")
-            if probe_ready(self.host, self.port, self.process.pid):
+            if probe_ready(self.host, self.port, self.process.pid, self.tls):
                 return
             time.sleep(0.05)
         raise RedisSetupError(f"redis-server did not answer on port {self.port} in {timeout}s")

@@ -5,6 +5,8 @@ Environment variables (safe dev defaults):
 - ``MQ_CLUSTERS``: JSON for several deployments, e.g.
   ``{"prod-eu": {"url": "rediss://:pw@host:6380/0", "control_prefix": "streaming:mq"}}``
   (a list of ``{"name": ..., "url": ...}`` works too). Replaces ``MQ_REDIS_URL`` when set.
+  Per cluster, ``write_url`` gives the console's actions a Redis user of their own (reads use
+  ``url``), ``"read_only": true`` refuses every action there (docs/deploy.md, Security).
 - ``CONSOLE_REDIS_URL``: the console's own store (snapshots, time series) and Celery broker.
 - ``DATABASE_URL``: SQL database (users, roles, audit, replay jobs); SQLite by default.
 - ``SECRET_KEY``, ``ALLOWED_HOSTS`` (comma separated).
@@ -62,7 +64,8 @@ def env_rate(name: str, default: str) -> str:
 
 
 def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
-    """Deployments to watch: name -> options (url, control_prefix, stream_prefix, cluster...)."""
+    """Deployments to watch: name -> options (url, write_url, read_only, control_prefix,
+    stream_prefix, cluster...)."""
     raw = os.environ.get("MQ_CLUSTERS", "").strip()
     if not raw:
         return {"default": {"url": os.environ.get("MQ_REDIS_URL", "redis://127.0.0.1:6379/0")}}
@@ -82,6 +85,18 @@ def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
     for name, opts in data.items():
         if not isinstance(opts, dict) or not isinstance(opts.get("url"), str):
             raise ImproperlyConfigured(f'MQ_CLUSTERS[{name!r}] needs a "url" string; {example}')
+        if "write_url" in opts and not isinstance(opts["write_url"], str):
+            raise ImproperlyConfigured(
+                f'MQ_CLUSTERS[{name!r}]["write_url"] must be a URL string; {example}'
+            )
+        if not isinstance(opts.get("read_only", False), bool):
+            raise ImproperlyConfigured(
+                f'MQ_CLUSTERS[{name!r}]["read_only"] must be true or false; {example}'
+            )
+        if opts.get("read_only") and opts.get("write_url"):
+            raise ImproperlyConfigured(
+                f'MQ_CLUSTERS[{name!r}]: a "read_only" cluster takes no "write_url"; {example}'
+            )
     return {str(name): dict(opts) for name, opts in data.items()}
 
 

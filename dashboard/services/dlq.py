@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from dashboard.clusters import dead_letters
+from dashboard.clusters import dead_letters, writer_dead_letters
 from dashboard.masking import MASK, mask_headers
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, payload_visible, require_action
@@ -111,7 +111,7 @@ def dlq_replay(
     )
     with audit_failure(intent):
         try:
-            result = dead_letters(cluster).replay(
+            result = writer_dead_letters(cluster).replay(
                 topic,
                 dlq_id,
                 by=acting_user.get_username(),
@@ -152,7 +152,7 @@ def dlq_delete(
         reason=reason,
     )
     with audit_failure(intent):
-        deleted = dead_letters(cluster).delete(topic, dlq_id)
+        deleted = writer_dead_letters(cluster).delete(topic, dlq_id)
     audit_complete(
         intent, outcome="deleted" if deleted else "missing", counts={"deleted": int(deleted)}
     )
@@ -182,7 +182,7 @@ def dlq_purge(
         reason=reason,
     )
     with audit_failure(intent):
-        removed = dead_letters(cluster).purge(topic)
+        removed = writer_dead_letters(cluster).purge(topic)
     audit_complete(intent, outcome="purged", counts={"deleted": int(removed)})
     return int(removed)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.clusters import admin
+from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.services.audit import (
@@ -60,7 +60,7 @@ def pending_claim(
         detail={"group": group, "partition": partition, "consumer": consumer},
     )
     with audit_failure(intent):
-        claimed = admin(cluster).claim(topic, group, partition, ids, consumer)
+        claimed = writer_admin(cluster).claim(topic, group, partition, ids, consumer)
     audit_complete(
         intent,
         outcome="claimed",
@@ -95,7 +95,7 @@ def pending_move_to_dlq(
         detail={"group": group, "partition": partition},
     )
     with audit_failure(intent):
-        moved = admin(cluster).move_to_dlq(
+        moved = writer_admin(cluster).move_to_dlq(
             topic, group, partition, ids, reason=f"operator {intent.actor}: {reason}"[:200]
         )
     audit_complete(

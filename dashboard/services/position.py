@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.clusters import admin
+from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.position import parse_partitions, plan_json, position_target
@@ -70,7 +70,7 @@ def set_group_position(
         },
     )
     try:
-        done = admin(cluster).set_position(topic, group, target, parts, force=bool(force))
+        done = writer_admin(cluster).set_position(topic, group, target, parts, force=bool(force))
     except Exception as exc:
         moved, rest = (
             (exc.moved, exc.not_moved) if isinstance(exc, PartialMoveError) else ([], scope)

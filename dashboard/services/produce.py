@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dashboard.clusters import admin
+from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.services.audit import Origin, audit_begin, audit_complete, audit_failure
@@ -55,7 +55,7 @@ def produce_message(
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
         raise ValueError("headers: names and values must be strings")
     key = key or None
-    mq = admin(cluster)
+    mq = writer_admin(cluster)
     count = mq.partition_count(topic)  # an unknown topic is refused before the audit row
     if partition is not None and not 0 <= partition < count:
         raise ValueError(f"partition: {topic} has partitions 0..{count - 1}")

@@ -20,7 +20,7 @@ from django.db import OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
-from dashboard.clusters import dead_letters
+from dashboard.clusters import writer_dead_letters
 from dashboard.models import AuditEvent, ReplayJob, ReplayJobStatus
 from dashboard.services.audit import audit_complete
 from mqcore.config import redact_urls
@@ -143,7 +143,7 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
         status=ReplayJobStatus.RUNNING, started_at=timezone.now()
     )
     ReplayJob.objects.filter(pk=job_id).update(attempts=job.attempts + 1)
-    dlq = dead_letters(job.cluster)
+    dlq = writer_dead_letters(job.cluster)
     ids = job.ids()
     tag = job.runner_tag
     by = f"{job.created_by.get_username() if job.created_by else 'system'} ({tag})"

@@ -54,7 +54,7 @@ def trim_topic(
     reason = require_reason(reason)
     if (confirm or "") != topic:
         raise ConfirmationError("type the exact topic name to confirm the trim")
-    admin = clusters.admin(cluster)
+    admin = clusters.writer_admin(cluster)
     admin.partition_count(topic)  # unknown topic: nothing audited, nothing trimmed
     intent = audit_begin(
         acting_user=acting_user,
@@ -79,7 +79,9 @@ def housekeep_cluster(cluster: str) -> dict[str, Any]:
     policy = clusters.retention_policy(cluster)
     if not policy.enabled:
         return {"cluster": cluster, "skipped": "no retention rules configured"}
-    admin = clusters.admin(cluster)
+    if clusters.read_only(cluster):
+        return {"cluster": cluster, "skipped": f"this console is read-only for cluster {cluster}"}
+    admin = clusters.writer_admin(cluster)
     intent = audit_begin(
         acting_user=None,
         event_type=AuditEventType.RETENTION_TRIM,

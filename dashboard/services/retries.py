@@ -71,7 +71,7 @@ def retries_act(
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
     require_action(acting_user, Action.RETRY, cluster=cluster, topic=topic)
     topic_visible_require(acting_user, cluster, topic)
-    rs = clusters.retry_set(cluster)
+    rs = clusters.writer_retry_set(cluster)
     detail: dict[str, Any] = {"action": action, "all_matching": all_matching}
     if all_matching:
         if ids:

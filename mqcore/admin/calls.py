@@ -6,9 +6,8 @@ from typing import Any
 
 import redis
 
-from mqcore.boundary import redis_errors
+from mqcore.boundary import redis_errors, translate
 from mqcore.config import RedisClient
-from mqcore.errors import MQError
 
 __all__ = [
     "Calls",
@@ -34,7 +33,7 @@ def missing_as_none(replies: list[Any], what: str) -> list[Any]:
         ):
             out.append(None)
         elif isinstance(reply, Exception):
-            raise MQError(f"{what}: Redis error: {reply}") from reply
+            raise translate(reply, what) from reply
         else:
             out.append(reply)
     return out

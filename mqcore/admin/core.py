@@ -19,7 +19,7 @@ from mqcore.admin.pending import scan_pending
 from mqcore.admin.position import check_partitions
 from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
 from mqcore.admin.shapes import consumer_infos, lease_info, message_of, retry_backlog_of
-from mqcore.boundary import redis_errors
+from mqcore.boundary import redis_errors, translate
 from mqcore.clock import now_ms
 from mqcore.codec import (
     decode_fields,
@@ -31,7 +31,6 @@ from mqcore.codec import (
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     InvalidArgumentError,
-    MQError,
     UnknownGroupError,
     UnknownMessageError,
     UnknownPartitionError,
@@ -270,7 +269,7 @@ class Admin:
         except redis.ResponseError as exc:
             if "NOGROUP" in str(exc):
                 raise UnknownGroupError(f"group {group!r} does not exist on {topic}") from exc
-            raise MQError(f"claim: Redis error: {exc}") from exc
+            raise translate(exc, "claim") from exc
         except redis.RedisError as exc:
             with redis_errors("claim"):
                 raise exc

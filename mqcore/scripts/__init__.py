@@ -6,7 +6,10 @@ every key it touches through KEYS (Redis Cluster). Scripts run only through
 (EVALSHA, loaded again on NOSCRIPT; works on a pipeline and on Redis Cluster),
 and only from the one typed Python function that owns each script. A caller with a
 :class:`~mqcore.wire.Wire` of its own may send the EVALSHA on it (half the client-side
-time of a redis-py call: the DLQ replay of one letter).
+time of a redis-py call: the DLQ replay of one letter). The scripts that only read
+(:data:`READ_ONLY_SCRIPTS`) go as ``EVALSHA_RO``: Redis then checks their keys as reads,
+so a user with read-only key permissions (``%R~``, docs/deploy.md) may run them, and
+refuses any write in them.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from redis.commands.core import Script
 from mqcore.boundary import redis_errors
 from mqcore.wire import Wire
 
-__all__ = ["call_script", "lua_source", "script_for"]
+__all__ = ["READ_ONLY_SCRIPTS", "call_script", "lua_source", "script_for"]
+
+# scripts that write nothing: run as EVALSHA_RO (a plain EVALSHA counts every key as written)
+READ_ONLY_SCRIPTS = frozenset({"retry_rows_after", "stream_seek"})
 
 _SCRIPTS: weakref.WeakKeyDictionary[Any, dict[str, Script]] = weakref.WeakKeyDictionary()
 
@@ -82,12 +88,20 @@ def call_script(
     as Redis sends it (bytes, never decoded), NOSCRIPT loads the script and sends it again.
     """
     script = script_for(client, name)
+    read_only = name in READ_ONLY_SCRIPTS
     if pipe is not None:
-        return pipe.evalsha(script.sha, len(keys), *keys, *args)
+        run = pipe.evalsha_ro if read_only else pipe.evalsha
+        return run(script.sha, len(keys), *keys, *args)
     with redis_errors(f"script {name}"):
+        if read_only and (wire is None or not wire.direct):
+            try:
+                return client.evalsha_ro(script.sha, len(keys), *keys, *args)
+            except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
+                client.script_load(script.script)
+                return client.evalsha_ro(script.sha, len(keys), *keys, *args)
         if wire is None or not wire.direct:
             return script(keys=list(keys), args=list(args))
-        call = ("EVALSHA", script.sha, len(keys), *keys, *args)
+        call = ("EVALSHA_RO" if read_only else "EVALSHA", script.sha, len(keys), *keys, *args)
         [reply] = wire.run([call])
         if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted or flushed Redis
             client.script_load(script.script)

@@ -65,6 +65,12 @@ def test_mq_clusters_json_list_uses_the_name_field(monkeypatch: pytest.MonkeyPat
         ('[{"url": "redis://x:6379/0"}]', 'needs a "name"'),
         ('{"eu": {"host": "x"}}', "MQ_CLUSTERS['eu'] needs a \"url\""),
         ('{"eu": "redis://x:6379/0"}', "MQ_CLUSTERS['eu'] needs a \"url\""),
+        ('{"eu": {"url": "redis://x", "write_url": 1}}', '["write_url"] must be a URL'),
+        ('{"eu": {"url": "redis://x", "read_only": "yes"}}', "must be true or false"),
+        (
+            '{"eu": {"url": "redis://x", "read_only": true, "write_url": "redis://w"}}',
+            'a "read_only" cluster takes no "write_url"',
+        ),
     ],
 )
 def test_bad_mq_clusters_is_a_clear_error(
