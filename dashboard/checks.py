@@ -15,7 +15,16 @@ MIN_KEY_CHARS = 32
 def audit_key_check(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     key = str(getattr(settings, "AUDIT_HMAC_KEY", "") or "")
     if len(key) >= MIN_KEY_CHARS:
-        return []
+        if getattr(settings, "AUDIT_SIGNED_FROM", None):
+            return []
+        return [
+            checks.Warning(
+                "AUDIT_SIGNED_FROM is unset: HMACs are checked from the first signed audit "
+                "row only, so a chain stripped of them is not noticed.",
+                hint="set AUDIT_SIGNED_FROM to the value manage.py audit_verify prints",
+                id="dashboard.W002",
+            )
+        ]
     return [
         checks.Warning(
             f"AUDIT_HMAC_KEY is unset or shorter than {MIN_KEY_CHARS} characters: the audit "

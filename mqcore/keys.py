@@ -216,6 +216,11 @@ class ConsoleKeys:
     def lease_state(self, cluster: str) -> str:
         return f"{self.prefix}:lease-state:{cluster}"
 
+    def denied_audit(self, user: str, minute: int) -> str:
+        """Refused writes of ``user`` in one minute (epoch s // 60): the audit rows'
+        rate limit (``dashboard.services.audit.denied``)."""
+        return f"{self.prefix}:denied-audit:{minute}:{user}"
+
     def collector_state(self, cluster: str) -> str:
         """Collector memory between passes: status windows, DLQ history, tiers, run id."""
         return f"{self.prefix}:collector-state:{cluster}"

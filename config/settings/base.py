@@ -342,6 +342,15 @@ API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
 AUDIT_VERIFY_INTERVAL_S = env_int("AUDIT_VERIFY_INTERVAL_S", 60)
 # Audit rows carry HMAC(AUDIT_HMAC_KEY, row hash); keep the key outside the database.
 AUDIT_HMAC_KEY = os.environ.get("AUDIT_HMAC_KEY", "")
+# The id of the first audit row signed with AUDIT_HMAC_KEY: every row from it on must carry
+# a valid HMAC (`manage.py audit_verify` prints the value to set). Unset: HMACs are checked
+# from the first signed row only, and a chain stripped of them is not noticed.
+AUDIT_SIGNED_FROM = int(os.environ.get("AUDIT_SIGNED_FROM") or 0) or None
+# Every committed audit append exports the chain head (id, hash, count) to the
+# "opsdash.audit.head" logger and, when set, appends it to this file (JSON lines, fsync'd).
+AUDIT_HEAD_FILE = os.environ.get("AUDIT_HEAD_FILE", "")
+# Refused writes are audited as "denied" rows, at most this many per user per minute.
+AUDIT_DENIED_PER_MINUTE = env_int("AUDIT_DENIED_PER_MINUTE", 10)
 # /metrics: a bearer token; production refuses to start without one unless METRICS_PUBLIC=1.
 METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
 METRICS_PUBLIC = os.environ.get("METRICS_PUBLIC", "") == "1"

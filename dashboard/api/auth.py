@@ -12,6 +12,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import timezone
@@ -20,6 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from dashboard.errors import http_error
 from dashboard.models import ApiToken
 from dashboard.services.api_tokens import token_refusal
+from dashboard.services.audit import audit_denied
 
 __all__ = [
     "ApiParamError",
@@ -89,7 +91,8 @@ def authenticate_request(request: HttpRequest) -> bool:
 
 def api_login_required(view: ViewFunc) -> ViewFunc:
     """Require a session or a bearer token (401), and answer the errors of
-    :data:`dashboard.errors.ERROR_TABLE` as JSON (403, 404, 400, 503)."""
+    :data:`dashboard.errors.ERROR_TABLE` as JSON (403, 404, 400, 503; a refused write is
+    audited as ``denied``)."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -103,13 +106,18 @@ def api_login_required(view: ViewFunc) -> ViewFunc:
             return response
         token = getattr(request, "_api_token", None)
         if token is not None and token.read_only and request.method not in SAFE_METHODS:
-            return json_error(403, "this API token is read-only")
+            refused = PermissionDenied("this API token is read-only")
+            audit_denied(request, refused, cluster=str(kwargs.get("cluster", "")),
+                         topic=str(kwargs.get("topic", "")))  # fmt: skip
+            return json_error(403, str(refused))
         try:
             return view(request, *args, **kwargs)
         except Exception as exc:
             err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
             if err is None:
                 raise
+            audit_denied(request, exc, cluster=str(kwargs.get("cluster", "")),
+                         topic=str(kwargs.get("topic", "")))  # fmt: skip
             response = json_error(err.status, err.message)
             if err.retry_after is not None:
                 response["Retry-After"] = str(err.retry_after)

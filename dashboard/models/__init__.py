@@ -1,6 +1,12 @@
 """SQL models of the console (one module per area; import them here for Django)."""
 
-from dashboard.models.audit import AuditChainHead, AuditEvent, AuditEventType, AuditPhase
+from dashboard.models.audit import (
+    AuditChainHead,
+    AuditEvent,
+    AuditEventType,
+    AuditPhase,
+    AuditTopic,
+)
 from dashboard.models.replay_jobs import ReplayJob, ReplayJobStatus
 from dashboard.models.roles import ConsoleAccess, GroupTopicScope, SensitiveTopic
 from dashboard.models.tokens import ApiToken
@@ -11,6 +17,7 @@ __all__ = [
     "AuditEvent",
     "AuditEventType",
     "AuditPhase",
+    "AuditTopic",
     "ConsoleAccess",
     "GroupTopicScope",
     "ReplayJob",

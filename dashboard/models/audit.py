@@ -28,6 +28,7 @@ __all__ = [
     "AuditEventType",
     "AuditImmutableError",
     "AuditPhase",
+    "AuditTopic",
 ]
 
 GENESIS_HASH = "0" * 64
@@ -62,6 +63,7 @@ class AuditEventType(models.TextChoices):
     ROLE_SYNC = "role.sync", "roles synced"
     API_TOKEN_ISSUE = "token.issue", "API token issued"
     API_TOKEN_REVOKE = "token.revoke", "API token revoked"
+    ACCESS_DENIED = "access.denied", "refused action (no permission)"
 
 
 class AuditPhase(models.TextChoices):
@@ -172,3 +174,24 @@ class AuditEvent(models.Model):
         except AuditEvent.DoesNotExist:
             return "unknown"
         return done.outcome if done is not None else "unknown"
+
+
+class AuditTopic(models.Model):
+    """A topic an audit action's details name (a replay's target, a housekeeper run's
+    partitions, an alert's topic), on the intent row's cluster; ``topic=""`` marks an
+    action only users who see every topic may read (access changes, tokens).
+
+    Derived from the rows when they are appended (``dashboard.services.audit``), never
+    hashed: it only decides who may read a row, so scoped users read an action only when
+    every topic it names is theirs.
+    """
+
+    event = models.ForeignKey(AuditEvent, on_delete=models.CASCADE, related_name="named_topics")
+    topic = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        default_permissions = ()
+        constraints = [models.UniqueConstraint(fields=["event", "topic"], name="audit_topic_once")]
+
+    def __str__(self) -> str:
+        return f"#{self.event_id} names {self.topic or '(global)'}"

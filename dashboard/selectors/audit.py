@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from dashboard.models import AuditEvent, AuditEventType, AuditPhase
+from dashboard.audit_details import GLOBAL, shown_detail
+from dashboard.models import AuditEvent, AuditEventType, AuditPhase, AuditTopic
 from dashboard.permissions import view_scopes
 from mqcore.csvsafe import csv_line, csv_safe
 
@@ -89,16 +90,22 @@ def _glob_regex(pattern: str) -> str:
 
 
 def scope_q(user: Any) -> Q | None:
-    """The rows of ``user``'s topic scopes (cluster and topic), or None: no limit. Rows
-    without topic are in scope when a scope reaches their cluster."""
+    """The rows of ``user``'s topic scopes, or None: no limit. A row is in scope when its
+    topic is (rows without topic: when a scope reaches their cluster) and so is every
+    topic its details name (:class:`AuditTopic`); rows about every topic (access
+    changes, API tokens, refusals of topic-less actions) only for unscoped users."""
     scopes = view_scopes(user)
     if scopes is None:
         return None
     q = Q(pk__in=[])
+    named_ok = Q(pk__in=[])  # a named topic the user sees, on the row's cluster
     for cluster, pattern in scopes:
         where = Q(cluster=cluster) if cluster else Q()
         q |= where & (Q(topic__regex=_glob_regex(pattern)) | Q(topic=""))
-    return q
+        on = Q(event__cluster=cluster) if cluster else Q()
+        named_ok |= on & Q(topic__regex=_glob_regex(pattern))
+    hidden = AuditTopic.objects.filter(event=OuterRef("pk")).exclude(~Q(topic=GLOBAL) & named_ok)
+    return q & ~Q(Exists(hidden))
 
 
 def audit_list(
@@ -145,10 +152,10 @@ def audit_event_json(event: AuditEvent) -> dict[str, Any]:
         "frozen_set": event.frozen_set,
         "reason": event.reason,
         "ticket": event.ticket,
-        "detail": event.detail,
+        "detail": shown_detail(event.detail or {}),
         "outcome": done.outcome if done else "unknown",
         "counts": dict(done.counts) if done else {},
-        "outcome_detail": done.detail if done else {},
+        "outcome_detail": shown_detail(done.detail or {}) if done else {},
         "completed_at": done.created_at.isoformat() if done else None,
         "request_id": event.request_id,
         "client_addr": event.client_addr,

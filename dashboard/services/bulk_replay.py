@@ -26,6 +26,7 @@ from dashboard.services.audit import (
     audit_begin,
     audit_complete,
     audit_failure,
+    audit_filters,
     require_reason,
 )
 from dashboard.services.dlq import require_replay
@@ -194,7 +195,7 @@ def dlq_bulk_start(
             "target_topic": job.target_topic,
             "target_partition": job.target_partition,
             "rate_limit": rate_limit,
-            "filters": job.filters,
+            "filters": audit_filters(job.filters or {}),
         },
     )
     with audit_failure(intent):

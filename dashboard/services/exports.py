@@ -34,7 +34,13 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.exports import EXPORT_FORMATS, ExportSource, export_source
 from dashboard.selectors.pages.params import parse_choice
-from dashboard.services.audit import Origin, audit_begin, audit_complete, origin_from_request
+from dashboard.services.audit import (
+    Origin,
+    audit_begin,
+    audit_complete,
+    audit_filters,
+    origin_from_request,
+)
 from mqcore.export_rows import csv_row_lines
 
 __all__ = [
@@ -150,7 +156,7 @@ def export_start(
         detail={
             "export": kind,
             "format": fmt,
-            "filters": {k: v for k, v in src.filters.items() if v not in (None, "")},
+            "filters": audit_filters(src.filters),
             "max_rows": src.max_rows,
             "masked": src.masked,
         },

@@ -27,6 +27,7 @@ from dashboard.services.audit import (
     audit_begin,
     audit_complete,
     audit_failure,
+    audit_filters,
     require_reason,
 )
 from mqcore.retries import MAX_IDS, RetryOutcome, validate_item_id
@@ -78,7 +79,7 @@ def retries_act(
             raise ValueError("name items or act on all matching, not both")
         flt = filter_from_query(filters or {})
         check_text_filter(flt.text, visible=payload_visible(acting_user, cluster, topic))
-        detail["filter"] = {k: v for k, v in asdict(flt).items() if v is not None}
+        detail["filter"] = audit_filters(asdict(flt))
         if cursor:
             decode_cursor(cursor)  # a bad cursor is bad input: refused before the audit row
         named: list[str] = []

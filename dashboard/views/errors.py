@@ -11,6 +11,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from dashboard.errors import http_error
+from dashboard.services.audit import audit_denied
 
 __all__ = ["error_page", "html_errors"]
 
@@ -28,7 +29,8 @@ def error_page(request: HttpRequest, status: int, title: str, message: str) -> H
 
 
 def html_errors(view: Callable[..., R]) -> Callable[..., R | HttpResponse]:
-    """Answer the errors of :data:`dashboard.errors.ERROR_TABLE` with the error page."""
+    """Answer the errors of :data:`dashboard.errors.ERROR_TABLE` with the error page (a
+    refused write is audited as ``denied``)."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> R | HttpResponse:
@@ -38,6 +40,8 @@ def html_errors(view: Callable[..., R]) -> Callable[..., R | HttpResponse]:
             err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
             if err is None:
                 raise
+            audit_denied(request, exc, cluster=str(kwargs.get("cluster", "")),
+                         topic=str(kwargs.get("topic", "")))  # fmt: skip
             response = error_page(request, err.status, err.title, err.message)
             if err.retry_after is not None:
                 response["Retry-After"] = str(err.retry_after)

@@ -50,6 +50,7 @@ def test_check_deploy_is_clean_with_production_settings() -> None:
         SECRET_KEY=secrets.token_urlsafe(64),
         METRICS_BEARER_TOKEN=secrets.token_urlsafe(24),
         AUDIT_HMAC_KEY=secrets.token_urlsafe(32),
+        AUDIT_SIGNED_FROM="1",
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout

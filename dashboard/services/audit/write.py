@@ -4,47 +4,46 @@ Every state-changing service (Zulip style) takes ``acting_user`` and an
 :class:`Origin` (request id, client address) and calls :func:`audit_begin`
 before it touches Redis and :func:`audit_complete` after. Appends are serialised
 (a row lock on :class:`AuditChainHead` plus a process lock) so the chain never
-forks, whatever the number of threads, workers and web processes.
+forks, whatever the number of threads, workers and web processes. Each append
+records the topics the row's details name (:class:`AuditTopic`, who may read it) and,
+once committed, exports the new chain head (:mod:`.head`).
 """
 
 from __future__ import annotations
 
-import hmac
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import HttpRequest
-from django.utils import timezone
 
+from dashboard.audit_details import named_topics
 from dashboard.client_addr import client_ip, request_id
-from dashboard.models import AuditChainHead, AuditEvent, AuditEventType, AuditPhase
+from dashboard.models import AuditChainHead, AuditEvent, AuditEventType, AuditPhase, AuditTopic
 from dashboard.models.audit import GENESIS_HASH
+from dashboard.services.audit.head import export_head, new_head
 
 __all__ = [
     "AuditReasonError",
-    "ChainReport",
     "ConfirmationError",
     "Origin",
     "audit_begin",
     "audit_complete",
     "audit_failure",
     "audit_record",
-    "audit_verify",
-    "audit_verify_cached",
+    "hmac_key",
     "origin_from_request",
+    "require_reason",
 ]
 
 _append_lock = threading.Lock()
-_verify_lock = threading.Lock()
 MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not copied
 
 
@@ -91,19 +90,35 @@ def _append(row: AuditEvent) -> AuditEvent:
                     AuditChainHead.objects.create(pk=1, appended=1)
             except IntegrityError:
                 AuditChainHead.objects.filter(pk=1).update(appended=F("appended") + 1)
+        count = AuditChainHead.objects.values_list("appended", flat=True).get(pk=1)
         prev = (
             AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first()
             or GENESIS_HASH
         )
         row.prev_hash = prev
         row.hash = row.compute_hash(prev)
-        key = _hmac_key()
+        key = hmac_key()
         row.mac = row.compute_mac(key) if key else ""
         row.save(force_insert=True)
+        _name_topics(row)
+        # exported once committed: a head never names a row a rollback took back
+        head = new_head(row.pk, row.hash, int(count), bool(row.mac))
+        transaction.on_commit(partial(export_head, head))
     return row
 
 
-def _hmac_key() -> bytes:
+def _name_topics(row: AuditEvent) -> None:
+    """The topics ``row``'s details name, recorded on its intent row (who may read it)."""
+    intent_id = row.completes_id or row.pk
+    named = named_topics(row.event_type, row.detail, topic=row.topic)
+    if named:
+        AuditTopic.objects.bulk_create(
+            [AuditTopic(event_id=intent_id, topic=t) for t in sorted(named)],
+            ignore_conflicts=True,
+        )
+
+
+def hmac_key() -> bytes:
     return str(getattr(settings, "AUDIT_HMAC_KEY", "") or "").encode()
 
 
@@ -202,69 +217,3 @@ def audit_record(
     intent = audit_begin(acting_user=acting_user, event_type=event_type, **fields)
     audit_complete(intent, outcome=outcome)
     return intent
-
-
-@dataclass(frozen=True, slots=True)
-class ChainReport:
-    intact: bool
-    checked: int
-    first_broken_id: int | None = None
-    problem: str = ""
-    unsigned: int = 0  # rows written before the HMAC key was configured
-
-    def __str__(self) -> str:
-        if self.intact:
-            note = f", {self.unsigned} written before the HMAC key" if self.unsigned else ""
-            return f"intact ({self.checked} rows{note})"
-        return f"broken at row {self.first_broken_id}: {self.problem} ({self.checked} rows checked)"
-
-
-def audit_verify(*, chunk_size: int = 2000) -> ChainReport:
-    """Recompute the chain in id order; the first row whose links do not hold is reported.
-
-    With ``AUDIT_HMAC_KEY`` set, every row from the first one that carries an HMAC on
-    must carry the right one: a wrong key, or rows rebuilt without it, are reported.
-    """
-    prev = GENESIS_HASH
-    checked = unsigned = 0
-    key = _hmac_key()
-    signed_seen = False
-    for row in AuditEvent.objects.order_by("id").iterator(chunk_size=chunk_size):
-        checked += 1
-        if row.prev_hash != prev:
-            return ChainReport(False, checked, row.pk, "prev_hash does not match the row before")
-        if row.compute_hash(prev) != row.hash:
-            return ChainReport(False, checked, row.pk, "content does not match its hash")
-        if key and (row.mac or signed_seen):
-            signed_seen = True
-            if not hmac.compare_digest(row.mac.encode(), row.compute_mac(key).encode()):
-                problem = "HMAC does not match (wrong AUDIT_HMAC_KEY, or a rewritten chain)"
-                return ChainReport(False, checked, row.pk, problem)
-        elif key:
-            unsigned += 1
-        prev = row.hash
-    appended = AuditChainHead.objects.filter(pk=1).values_list("appended", flat=True).first()
-    if appended is not None and appended > checked:
-        last = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
-        missing = appended - checked
-        return ChainReport(False, checked, last, f"{missing} row(s) missing after this one")
-    return ChainReport(True, checked, unsigned=unsigned)
-
-
-VERIFY_CACHE_KEY = "dashboard:audit-verify"
-
-
-def audit_verify_cached() -> tuple[ChainReport, datetime]:
-    """:func:`audit_verify`, re-run at most once per ``AUDIT_VERIFY_INTERVAL_S`` per cache
-    (the pages' check: one full re-hash a minute, however often it is asked);
-    returns the report and when it was computed. ``manage.py audit_verify`` always re-runs.
-    """
-    cached = cache.get(VERIFY_CACHE_KEY)
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    with _verify_lock:
-        cached = cache.get(VERIFY_CACHE_KEY)
-        if cached is None:
-            cached = (audit_verify(), timezone.now())
-            cache.set(VERIFY_CACHE_KEY, cached, int(settings.AUDIT_VERIFY_INTERVAL_S))
-    return cached  # type: ignore[no-any-return]
