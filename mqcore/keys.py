@@ -177,6 +177,50 @@ class KeySpace:
         """Output hash of a Redis sink (e.g. per-customer totals)."""
         return f"{self.control_prefix}:sink:{{{pipeline}}}:{name}"
 
+    # --- reading a key back -------------------------------------------------
+    def topic_of(self, key: str) -> str | None:
+        """The topic whose key ``key`` is (any key of a topic above, with or without a hash
+        tag), or None: a key of no topic (registry, pipelines, checkpoints), of another
+        layout, cut short, or naming no valid topic."""
+        for prefix, shapes in (
+            (self.stream_prefix, _STREAM_SHAPES),
+            (self.control_prefix, _CONTROL_SHAPES),
+        ):
+            if key.startswith(prefix + ":"):
+                parts = key[len(prefix) + 1 :].split(":")
+                for shape in shapes:
+                    topic = _match_shape(shape, parts)
+                    if topic is not None:
+                        return topic
+        return None
+
+
+# the segments after a prefix of every topic key :class:`KeySpace` makes: "T" the topic,
+# "*" any one segment (a partition, a group, an id), other text itself
+_STREAM_SHAPES = (("T", "p", "*"), ("T", "dlq"))
+_CONTROL_SHAPES = (
+    ("topic", "T", "meta"), ("topic", "T", "partitions"),
+    ("lease", "T", "*", "*"), ("lease-epoch", "T", "*", "*"), ("lease-released", "T", "*", "*"),
+    ("retry", "T"), ("retry", "item", "T", "*"), ("retry", "lock", "T"),
+    ("commit", "T", "p", "*"),
+    ("payload", "T", "p", "*", "*"), ("payload", "idx", "T"),
+    ("consumers", "T", "*"), ("dlq-replays", "T"),
+)  # fmt: skip
+
+
+def _match_shape(shape: tuple[str, ...], parts: list[str]) -> str | None:
+    if len(shape) != len(parts):
+        return None
+    topic = None
+    for want, part in zip(shape, parts, strict=True):
+        if want == "T":
+            topic = part[1:-1] if part[:1] == "{" and part[-1:] == "}" else part
+            if not _NAME_RE.fullmatch(topic):
+                return None
+        elif want != part and (want != "*" or not part):
+            return None
+    return topic
+
 
 @dataclass(frozen=True, slots=True)
 class ConsoleKeys:

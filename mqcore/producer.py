@@ -2,11 +2,11 @@
 
 Everything that can be refused is refused before the first write: unknown
 topic, bad names, payloads over ``MQConfig.max_payload_bytes``, headers that are
-not strings, a partition out of range. The topic's partition count is cached
-for ``cache_ttl_s`` (:mod:`mqcore.partitioner` also picks each message's
-partition) so a send is a single XADD; the XADD uses ``NOMKSTREAM``, so a topic
-deleted since it was cached is detected (no stream is resurrected) and reported
-as :class:`UnknownTopicError`.
+not strings or over ``mqcore.codec.HEADERS_SEND_MAX_BYTES`` as JSON, a partition out of
+range. The topic's partition count is cached for ``cache_ttl_s``
+(:mod:`mqcore.partitioner` also picks each message's partition) so a send is a single
+XADD; the XADD uses ``NOMKSTREAM``, so a topic deleted since it was cached is detected
+(no stream is resurrected) and reported as :class:`UnknownTopicError`.
 
 Entry fields are those the Java library writes to a partition: ``payload``,
 ``timestamp`` (ISO-8601 like Java's ``Instant.toString``), ``retryCount``,
@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from mqcore.boundary import redis_errors, translate
 from mqcore.clock import iso_now
+from mqcore.codec import HEADERS_SEND_MAX_BYTES
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     InvalidArgumentError,
@@ -284,9 +285,14 @@ class Producer:
         if headers or out_of_line:
             header_json = json.dumps(header_map, ensure_ascii=False, separators=(",", ":"))
             try:
-                header_json.encode("utf-8")
+                header_bytes = len(header_json.encode("utf-8"))
             except UnicodeEncodeError as exc:
                 raise InvalidArgumentError(f"headers are not valid text: {exc}") from None
+            if header_bytes > HEADERS_SEND_MAX_BYTES:
+                raise InvalidArgumentError(
+                    f"headers are {header_bytes} bytes as JSON; the limit is "
+                    f"{HEADERS_SEND_MAX_BYTES} bytes (mqcore.codec.HEADERS_SEND_MAX_BYTES)"
+                )
         prefix = self._prefixes.get((topic, part)) or self._prefix(topic, part)
         tail = (
             "timestamp", ts, "retryCount", "0", "maxRetries", retries, "topic", topic,

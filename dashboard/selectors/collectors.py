@@ -1,12 +1,19 @@
-"""Collector health per cluster, as the collectors page and its API twin show it."""
+"""Collector health per cluster, as the collectors page and its API twin show it.
+
+Whatever names a topic is cut to the topics the user may see: the Java probe's topic
+lists, the groups a restart lost, and the slow log's key names (a key is named only when
+it is a key of a visible topic; the others are counted). The slow log holds no arguments
+at all (:mod:`mqcore.admin.slowlog` drops them when reading).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dashboard import store
-from dashboard.clusters import cluster_names
-from dashboard.permissions import cluster_visible
+from dashboard.clusters import cluster_config, cluster_names
+from dashboard.permissions import cluster_visible, topic_visible
 
 __all__ = ["collector_rows"]
 
@@ -19,6 +26,10 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
         if not cluster_visible(user, name):
             continue
         h = health.get(name) or {}
+
+        def visible(topic: str | None, cluster: str = name) -> bool:
+            return bool(topic) and topic_visible(user, cluster, str(topic))
+
         rows.append(
             {
                 "cluster": name,
@@ -37,16 +48,17 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
                 "commands": h.get("commands"),
                 "redis_run_id": str(h.get("redis_run_id") or "")[:12],
                 "restarted_at_ms": h.get("restarted_at_ms"),
-                "restart": h.get("redis_restart") or None,
-                "java": _java(h.get("java")),
-                "redis": h.get("redis") if isinstance(h.get("redis"), dict) else None,
+                "restart": _restart(h.get("redis_restart"), visible),
+                "java": _java(h.get("java"), visible),
+                "redis": _redis(h.get("redis"), visible, name),
             }
         )
     return rows
 
 
-def _java(probe: Any) -> dict[str, Any] | None:
-    """What the last Java probe saw, and whether the frontier encoding needs changing."""
+def _java(probe: Any, visible: Callable[[str], bool]) -> dict[str, Any] | None:
+    """What the last Java probe saw (on the topics the user may see), and whether the
+    frontier encoding needs changing (from every topic: the cluster's setting)."""
     if not isinstance(probe, dict):
         return None
     dlq = [str(t) for t in probe.get("dlq") or []]
@@ -54,9 +66,45 @@ def _java(probe: Any) -> dict[str, Any] | None:
     configured = str(probe.get("configured") or "plain")
     seen = bool(dlq or frontier)
     return {
-        "dlq": dlq,
-        "frontier": frontier,
+        "dlq": [t for t in dlq if visible(t)],
+        "frontier": [t for t in frontier if visible(t)],
         "configured": configured,
         "seen": seen,
         "mismatch": seen and configured != "java-kryo",
     }
+
+
+def _restart(restart: Any, visible: Callable[[str], bool]) -> dict[str, Any] | None:
+    """A restart that lost groups: those of visible topics named (``topic/group``), the
+    others counted (``hidden_groups``)."""
+    if not isinstance(restart, dict):
+        return None
+    missing = [str(g) for g in restart.get("missing_groups") or []]
+    shown = [g for g in missing if visible(g.partition("/")[0])]
+    return {**restart, "missing_groups": shown, "hidden_groups": len(missing) - len(shown)}
+
+
+def _redis(health: Any, visible: Callable[[str], bool], cluster: str) -> dict[str, Any] | None:
+    """The Redis health reading with each slow-log entry's keys cut to visible topics'."""
+    if not isinstance(health, dict):
+        return None
+    keys = cluster_config(cluster).keys
+    slow = []
+    for entry in health.get("slowlog") or []:
+        if not isinstance(entry, dict):
+            continue
+        named = [str(k) for k in entry.get("keys") or []] if "keys" in entry else []
+        shown = [k for k in named if visible(keys.topic_of(k) or "")]
+        command = str(entry.get("command") or "")
+        slow.append(
+            {
+                "id": entry.get("id"),
+                "at_s": entry.get("at_s"),
+                "duration_us": entry.get("duration_us"),
+                # a reading stored before arguments were dropped: its first word only
+                "command": command if "keys" in entry else command.split(" ", 1)[0][:40],
+                "keys": shown,
+                "hidden_keys": len(named) - len(shown) + int(entry.get("cut_keys") or 0),
+            }
+        )
+    return {**health, "slowlog": slow}

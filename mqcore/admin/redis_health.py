@@ -1,5 +1,7 @@
 """How the Redis under a deployment is doing: memory, evictions, persistence, clients, load,
 and its slow log. One bounded read (``INFO``, ``CONFIG GET appendfsync``, ``SLOWLOG GET``).
+The slow log is read as command names and key names only (:mod:`mqcore.admin.slowlog`):
+the arguments of a slow command (a payload, a script's values) are dropped on reading.
 
 Streams are evicted like any other key under an eviction policy other than
 ``noeviction``: messages then vanish. :func:`health_risks` names what in a reading can
@@ -15,6 +17,7 @@ from typing import Any
 
 import redis
 
+from mqcore.admin.slowlog import slowlog_entries
 from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
@@ -23,7 +26,6 @@ __all__ = ["MEMORY_SHARE_RISK", "SLOWLOG_SAMPLE", "health_risks", "redis_health"
 
 SLOWLOG_SAMPLE = 32  # newest slow-log entries read per probe
 MEMORY_SHARE_RISK = 0.9  # of maxmemory used at or above this: writes soon fail (or evict)
-_ARG_CHARS = 120  # of a slow command's arguments kept (they may hold payloads)
 
 
 def _num(info: dict[str, Any], key: str) -> float | None:
@@ -39,7 +41,8 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         return {"cluster": True}
     with redis_errors("read Redis health"):
         info: dict[str, Any] = client.info("everything")
-        slow = client.slowlog_get(SLOWLOG_SAMPLE)
+        # the raw reply (redis-py's slowlog_get joins the arguments into one text)
+        slow = slowlog_entries(client.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE))
         try:
             fsync = decode_text(client.config_get("appendfsync").get("appendfsync")) or None
         except redis.ResponseError:  # CONFIG renamed or refused (managed Redis)
@@ -66,15 +69,7 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         "connected_clients": info.get("connected_clients"),
         "blocked_clients": info.get("blocked_clients"),
         "ops_per_s": info.get("instantaneous_ops_per_sec"),
-        "slowlog": [
-            {
-                "id": int(e.get("id", 0)),
-                "at_s": int(e.get("start_time", 0)),
-                "duration_us": int(e.get("duration", 0)),
-                "command": decode_text(e.get("command"))[:_ARG_CHARS],
-            }
-            for e in slow
-        ],
+        "slowlog": slow,
     }
 
 

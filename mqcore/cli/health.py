@@ -1,5 +1,6 @@
 """``mqcore health``: the MQ Redis's health as the console's collectors page shows it
-(memory, eviction policy, persistence, clients, load, the newest slow-log entries).
+(memory, eviction policy, persistence, clients, load, the newest slow-log entries: command
+and key names, never their arguments).
 
 Exit code 1 when the reading can lose messages (:func:`mqcore.admin.redis_health.health_risks`:
 an eviction policy other than ``noeviction`` or keys evicted, memory at or above
@@ -45,6 +46,12 @@ def _or(value: Any, default: str = "unknown") -> str:
     return default if value is None or value == "" else plain(value)
 
 
+def _keys(entry: dict[str, Any]) -> str:
+    """A slow command's key names (its arguments were never read)."""
+    cut = entry.get("cut_keys") or 0
+    return " ".join([*entry["keys"], *([f"+{cut} cut short"] if cut else [])])
+
+
 def _human(h: dict[str, Any]) -> str:
     if h.get("cluster"):
         return "Redis Cluster: each node has its own health; read it node by node"
@@ -88,8 +95,11 @@ def _human(h: dict[str, Any]) -> str:
     slow = h["slowlog"]
     if slow:
         lines.append(f"slow log (newest {min(len(slow), SLOWLOG_SHOWN)} of {len(slow)} read):")
-        rows = [{**e, "at": iso_from_ms(int(e["at_s"]) * 1000)} for e in slow[:SLOWLOG_SHOWN]]
-        lines.append(table(rows, ["id", "at", "duration_us", "command"]))
+        rows = [
+            {**e, "at": iso_from_ms(int(e["at_s"]) * 1000), "keys": _keys(e)}
+            for e in slow[:SLOWLOG_SHOWN]
+        ]
+        lines.append(table(rows, ["id", "at", "duration_us", "command", "keys"]))
     else:
         lines.append("slow log: empty")
     return "\n".join(lines)

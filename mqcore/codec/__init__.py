@@ -14,6 +14,8 @@ from typing import Any
 from mqcore.errors import InvalidIdError
 
 __all__ = [
+    "HEADERS_MAX_BYTES",
+    "HEADERS_SEND_MAX_BYTES",
     "U64",
     "decode_fields",
     "decode_text",
@@ -27,6 +29,12 @@ __all__ = [
 ]
 
 U64 = 2**64 - 1
+# headers longer than this (in bytes) read as none: a bound on the work of every reader,
+# the Lua scripts' too (HEADERS_MAX_BYTES in mqcore/scripts/lib/headers.lua, the same cap)
+HEADERS_MAX_BYTES = 8192
+# the most a producer sends: half the cap leaves room for what a retry or a dead letter adds
+# (ids, the key, an error message of up to 1000 characters)
+HEADERS_SEND_MAX_BYTES = HEADERS_MAX_BYTES // 2
 _ID_RE = re.compile(r"(\d{1,20})(?:-(\d{1,20}))?")
 _U64 = U64
 _JSON = json.JSONDecoder()
@@ -90,10 +98,13 @@ def parse_headers(raw: bytes | str | None) -> dict[str, str]:
     ``"3"``); ``null`` drops the header; an object or array as compact JSON text.
     Java's ``DeadLetterQueueManager`` replays write the map's ``toString()``,
     ``{k=v, k2=v2}``: that reads as those headers (a value holding ``", "`` then
-    ``word=`` is split there: Java's text cannot tell). Anything else reads as no headers.
+    ``word=`` is split there: Java's text cannot tell). Anything else, or more than
+    :data:`HEADERS_MAX_BYTES` bytes, reads as no headers.
     """
-    if not raw:
+    if not raw or len(raw) > HEADERS_MAX_BYTES:
         return {}
+    if isinstance(raw, str) and len(raw.encode(errors="surrogatepass")) > HEADERS_MAX_BYTES:
+        return {}  # a text's characters are at most its bytes: counted in bytes, as in Lua
     try:
         text = raw.decode() if isinstance(raw, bytes) else raw
         try:  # the C scanner straight away: Java writes no surrounding whitespace
@@ -123,7 +134,7 @@ def _java_map_text(text: str) -> dict[str, str]:
         return {}
     body = text[1:-1]
     keys = list(_JAVA_MAP_KEY.finditer(body))
-    if not keys or keys[0].start() != 0:
+    if not keys or keys[0].start(1) != 0:  # a key opens the body (not ", " then a key)
         return {}
     out: dict[str, str] = {}
     for i, match in enumerate(keys):

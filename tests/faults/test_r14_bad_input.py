@@ -7,6 +7,7 @@ import json
 import pytest
 import redis
 
+from mqcore.codec import HEADERS_SEND_MAX_BYTES
 from mqcore.config import MQConfig
 from mqcore.errors import InvalidArgumentError, PayloadTooLargeError, UnknownTopicError
 from mqcore.producer import OutgoingMessage, Producer
@@ -41,6 +42,11 @@ def _lengths(r: redis.Redis) -> tuple[int, list[int]]:
         (lambda p: p.send("t", "x", headers=["a"]), InvalidArgumentError, "mapping"),
         (lambda p: p.send("t", "\udcff invalid utf-8"), InvalidArgumentError, "not valid text"),
         (lambda p: p.send("t", "x", headers={"h": "\ud800"}), InvalidArgumentError, "valid text"),
+        (  # room left under the readers' cap for what retries and letters add
+            lambda p: p.send("t", "x", headers={"h": "v" * HEADERS_SEND_MAX_BYTES}),
+            InvalidArgumentError,
+            rf"headers are \d+ bytes as JSON; the limit is {HEADERS_SEND_MAX_BYTES} bytes",
+        ),
         (lambda p: p.send("nope", "x"), UnknownTopicError, "unknown topic 'nope'"),
         (lambda p: p.send("t\n", "x"), InvalidArgumentError, "invalid topic name"),
         (

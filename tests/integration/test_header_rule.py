@@ -9,13 +9,15 @@ other, and a replay dropped objects and arrays.
 from __future__ import annotations
 
 import json
+import random
 import threading
+from importlib import resources
 
 import pytest
 import redis
 
 from mqcore.admin import Admin
-from mqcore.codec import parse_headers
+from mqcore.codec import HEADERS_MAX_BYTES, parse_headers
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
 from mqcore.dlq import DeadLetters
@@ -117,3 +119,42 @@ def test_a_minus_zero_partition_header_replays_as_zero(r: redis.Redis, mq_config
     entry = r.xrange(mq_config.keys.partition("orders", 0))[0][1]
     assert entry[b"partitionId"] == b"0"
     assert json.loads(entry[b"headers"])["partitionId"] == "0"
+
+
+def _lua_rule(r: redis.Redis, texts: list[str]) -> list[dict[str, str]]:
+    """``texts`` read by lib/headers.lua's ``read_headers`` (the rule every script pastes in)."""
+    lib = resources.files("mqcore.scripts").joinpath("lib", "headers.lua").read_text("utf-8")
+    script = lib + (
+        "\nlocal out = {}"
+        "\nfor i = 1, #ARGV do out[i] = cjson.encode({h = read_headers(ARGV[i])}) end"
+        "\nreturn out"
+    )
+    rows = [json.loads(row)["h"] for row in r.eval(script, 0, *texts)]
+    return [row if isinstance(row, dict) else {} for row in rows]  # cjson: {} encodes as []
+
+
+def test_lua_and_python_read_random_java_maps_alike(r: redis.Redis) -> None:
+    """Odd ``{k=v}`` texts, among them a body that opens with ``", "`` (once read as
+    headers by Python and as none by Lua)."""
+    rng = random.Random(30)
+    parts = ["{", "}", "=", ",", " ", ", ", "a", "b", "k=", ", k=", '"']
+    texts = [
+        "{" + "".join(rng.choice(parts) for _ in range(rng.randint(0, 12))) + "}"
+        for _ in range(2000)
+    ] + ["{, k=b}", "{k=v, , j=w}", "{k=v, j}", "{k==v, j=, l=x}"]
+    assert _lua_rule(r, texts) == [parse_headers(t) for t in texts]
+
+
+def test_headers_over_the_cap_read_as_none_in_lua_and_python(r: redis.Redis) -> None:
+    def sized(size: int, shape: str) -> str:
+        if shape == "json":  # '{"a":"xxx"}'
+            return '{"a":"' + "x" * (size - 8) + '"}'
+        return "{a=" + "é" * ((size - 4) // 2) + "x" * ((size - 4) % 2) + "}"  # 2-byte chars
+
+    texts = [sized(HEADERS_MAX_BYTES + d, s) for s in ("json", "map") for d in (0, 1)]
+    assert [len(t.encode()) for t in texts] == [HEADERS_MAX_BYTES, HEADERS_MAX_BYTES + 1] * 2
+    python = [parse_headers(t) for t in texts]
+    assert [bool(h) for h in python] == [True, False, True, False]
+    assert python[0]["a"] == "x" * (HEADERS_MAX_BYTES - 8)
+    assert [parse_headers(t.encode()) for t in texts] == python
+    assert _lua_rule(r, texts) == python
