@@ -46,6 +46,7 @@ __all__ = [
     "owned_prefix",
     "resolve_payload",
     "stored_payload_limit",
+    "stored_size",
     "unlinks_owned_payloads",
 ]
 
@@ -167,6 +168,24 @@ def load_payload(
             f"out-of-line payload reference refused: the stored value is over {limit} bytes"
         )
     return decode_stored_payload(bytes(value), headers)
+
+
+def stored_size(client: RedisClient, headers: Mapping[str, str], *, prefix: str) -> int | None:
+    """``STRLEN`` of the payload key an entry's headers point at, before anything is read;
+    None when there is no reference, it is refused (:func:`check_payload_ref`) or the key is
+    no string (:func:`load_payload` then says why)."""
+    ref = headers.get(PAYLOAD_HASH_REF)
+    try:
+        check_payload_ref(ref or "", prefix)
+    except PayloadRefRefusedError:
+        return None
+    with redis_errors("read the size of an out-of-line payload"):
+        pipe = client.pipeline(transaction=False)
+        pipe.strlen(ref)
+        [size] = pipe.execute(raise_on_error=False)
+        if isinstance(size, Exception) and "WRONGTYPE" not in str(size):
+            raise size
+    return None if isinstance(size, Exception) else int(size)
 
 
 def resolve_payload(

@@ -26,6 +26,12 @@ _INT, _STRING, _BOOLEAN, _LONG = 2, 3, 5, 9  # registered id + 2
 _MAPS = frozenset({"java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap"})
 _HASHMAP = b"\x01\x00" + b"java.util.HashMa\xf0"
 _MAX_DEPTH = 4
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def _continuations(chunk: bytes) -> int:
+    """How many UTF-8 continuation bytes (0x80-0xBF) ``chunk`` holds (counted in C)."""
+    return len(chunk) - len(chunk.translate(None, _CONTINUATION))
 
 
 class KryoError(ValueError):
@@ -81,8 +87,45 @@ class _Reader:
                     break
         if length == 0:
             return None
-        units: list[int] = []
-        for _ in range(length - 1):
+        return self.utf16_units(length - 1)
+
+    def utf16_units(self, n: int) -> str:
+        """``n`` UTF-16 units written as 1-3 bytes each, decoded from one slice of the input
+        (a string of N bytes costs a few N bytes, not a Python object per character)."""
+        data, start = self.data, self.pos
+        if n > len(data) - start:
+            raise KryoError("Kryo value ends early")
+        end = start + n
+        if data[start:end].isascii():  # one byte per unit: the usual text
+            self.pos = end
+            return data[start:end].decode("ascii")
+        # multi-byte units: widen the slice until it holds n lead bytes and whole units
+        while True:
+            have = (end - start) - _continuations(data[start:end])
+            if have >= n or end >= len(data):
+                break
+            end = min(len(data), end + n - have)
+        while end < len(data) and 0x80 <= data[end] < 0xC0:
+            end += 1
+        try:
+            text = data[start:end].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            text = ""
+        if len(text) != n:  # not what Kryo's writer emits: read unit by unit, as Kryo does
+            return self._units_slowly(n)
+        self.pos = end
+        if data.find(b"\xed", start, end) >= 0:  # UTF-16 surrogates: pairs joined, lone replaced
+            return (
+                text.encode("utf-16-le", "surrogatepass")
+                .decode("utf-16-le", "surrogatepass")
+                .encode("utf-8", "replace")
+                .decode()
+            )
+        return text
+
+    def _units_slowly(self, n: int) -> str:
+        units = bytearray()  # UTF-16-LE, two bytes a unit
+        for _ in range(n):
             c = self.byte()
             if c >> 4 in (12, 13):
                 c = (c & 0x1F) << 6 | (self.byte() & 0x3F)
@@ -90,9 +133,9 @@ class _Reader:
                 c = (c & 0x0F) << 12 | (self.byte() & 0x3F) << 6 | (self.byte() & 0x3F)
             elif c > 0x7F:
                 raise KryoError("bad Kryo UTF-8")
-            units.append(c)
-        raw = b"".join(u.to_bytes(2, "little") for u in units)
-        return raw.decode("utf-16-le", "surrogatepass").encode("utf-8", "replace").decode()
+            units += c.to_bytes(2, "little")
+        text = units.decode("utf-16-le", "surrogatepass")
+        return text.encode("utf-8", "replace").decode()
 
     def value(self, depth: int = 0) -> Any:
         if depth > _MAX_DEPTH:
