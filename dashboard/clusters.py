@@ -53,6 +53,8 @@ def cluster_names() -> list[str]:
 def cluster_config(name: str) -> MQConfig:
     opts = dict(_options(name))
     url = opts.pop("url")
+    opts.setdefault("max_decode_bytes", int(settings.MQ_MAX_DECODE_BYTES))
+    opts.setdefault("decode_budget_bytes", int(settings.MQ_DECODE_BUDGET_BYTES))
     allowed = {f for f in MQConfig.__dataclass_fields__ if f != "url"}
     return MQConfig.from_url(url, **{k: v for k, v in opts.items() if k in allowed})
 

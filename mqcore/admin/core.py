@@ -22,7 +22,6 @@ from mqcore.admin.shapes import consumer_infos, lease_info, message_of, retry_ba
 from mqcore.boundary import redis_errors
 from mqcore.clock import now_ms
 from mqcore.codec import (
-    Undecoded,
     capped_headers,
     decode_fields,
     decode_text,
@@ -48,7 +47,7 @@ from mqcore.models import (
     PendingPage,
     RetryBacklog,
 )
-from mqcore.payloads import is_out_of_line, resolve_payload, stored_payload_limit, stored_size
+from mqcore.payloads import is_out_of_line, resolve_within, stored_payload_limit
 from mqcore.topics import set_members
 
 __all__ = ["Admin", "validate_topic"]
@@ -247,15 +246,11 @@ class Admin:
         raw = fields.get("payload")
         undecoded = None
         if is_out_of_line(headers, raw):
-            prefix = self.keys.payload_prefix(topic, partition)
-            size = stored_size(self.client, headers, prefix=prefix)  # the length decides, first
-            if size is not None and not budget.fits(size):
-                undecoded = Undecoded(size)
-            else:
-                raw, headers = resolve_payload(
-                    self.client, headers, prefix=prefix, inline=raw,
-                    max_bytes=stored_payload_limit(self.config.max_payload_bytes),
-                )  # fmt: skip
+            raw, headers, undecoded = resolve_within(
+                self.client, headers, prefix=self.keys.payload_prefix(topic, partition),
+                max_bytes=stored_payload_limit(self.config.max_payload_bytes), inline=raw,
+                budget=budget,
+            )  # fmt: skip
         entry_id = decode_text(found[0][0])
         return message_of(
             topic, partition, entry_id, fields, headers, raw, budget=budget, undecoded=undecoded

@@ -17,6 +17,7 @@ name, then size + 1 and each key and value written the same way.
 
 from __future__ import annotations
 
+import codecs
 from typing import Any
 
 __all__ = ["KryoError", "decode", "encode", "looks_kryo"]
@@ -26,12 +27,13 @@ _INT, _STRING, _BOOLEAN, _LONG = 2, 3, 5, 9  # registered id + 2
 _MAPS = frozenset({"java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap"})
 _HASHMAP = b"\x01\x00" + b"java.util.HashMa\xf0"
 _MAX_DEPTH = 4
-_CONTINUATION = bytes(range(0x80, 0xC0))
+_CONTINUATION_BYTES = [bytes([b]) for b in range(0x80, 0xC0)]
 
 
-def _continuations(chunk: bytes) -> int:
-    """How many UTF-8 continuation bytes (0x80-0xBF) ``chunk`` holds (counted in C)."""
-    return len(chunk) - len(chunk.translate(None, _CONTINUATION))
+def _continuations(data: bytes, start: int, end: int) -> int:
+    """How many UTF-8 continuation bytes (0x80-0xBF) ``data[start:end]`` holds (counted in C,
+    without a copy)."""
+    return sum(data.count(b, start, end) for b in _CONTINUATION_BYTES)
 
 
 class KryoError(ValueError):
@@ -96,19 +98,25 @@ class _Reader:
         if n > len(data) - start:
             raise KryoError("Kryo value ends early")
         end = start + n
-        if data[start:end].isascii():  # one byte per unit: the usual text
+        view = memoryview(data)  # decoded in place: no copy of the slice
+        try:  # one byte per unit: the usual text
+            text = codecs.ascii_decode(view[start:end])[0]
+        except UnicodeDecodeError:
+            pass
+        else:
             self.pos = end
-            return data[start:end].decode("ascii")
-        # multi-byte units: widen the slice until it holds n lead bytes and whole units
-        while True:
-            have = (end - start) - _continuations(data[start:end])
-            if have >= n or end >= len(data):
-                break
-            end = min(len(data), end + n - have)
+            return text
+        # multi-byte units: widen the slice until it holds n lead bytes (each widening
+        # counts only the bytes it adds), then take the last unit's continuation bytes
+        have = n - _continuations(data, start, end)
+        while have < n and end < len(data):
+            added = min(len(data), end + n - have)
+            have += (added - end) - _continuations(data, end, added)
+            end = added
         while end < len(data) and 0x80 <= data[end] < 0xC0:
             end += 1
         try:
-            text = data[start:end].decode("utf-8", "surrogatepass")
+            text = codecs.utf_8_decode(view[start:end], "surrogatepass", True)[0]
         except UnicodeDecodeError:
             text = ""
         if len(text) != n:  # not what Kryo's writer emits: read unit by unit, as Kryo does
