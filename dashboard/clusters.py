@@ -75,6 +75,8 @@ def cluster_names() -> list[str]:
 def _config(name: str, url_option: str) -> MQConfig:
     opts = dict(_options(name))
     url = opts[url_option]
+    opts.setdefault("max_decode_bytes", int(settings.MQ_MAX_DECODE_BYTES))
+    opts.setdefault("decode_budget_bytes", int(settings.MQ_DECODE_BUDGET_BYTES))
     allowed = {f for f in MQConfig.__dataclass_fields__ if f != "url"}
     return MQConfig.from_url(url, **{k: v for k, v in opts.items() if k in allowed})
 

@@ -26,6 +26,7 @@ from dashboard.api import openapi as api_openapi
 from dashboard.api import ops as api_ops
 from dashboard.api import pages as api_pages
 from dashboard.api import partitions as api_partitions
+from dashboard.api import payloads as api_payloads
 from dashboard.api import pipelines as api_pipelines
 from dashboard.api import position as api_position
 from dashboard.api import replay_jobs as api_replay_jobs
@@ -44,6 +45,7 @@ from dashboard.views import (
     ops,
     pages,
     partitions,
+    payloads,
     pending_actions,
     position,
     retention,
@@ -65,6 +67,7 @@ urlpatterns = [
     *position.urlpatterns,
     *retention.urlpatterns,
     *retries.urlpatterns,
+    *payloads.urlpatterns,
     *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
@@ -79,6 +82,7 @@ urlpatterns = [
     *api_position.urlpatterns,
     *api_retention.urlpatterns,
     *api_retries.urlpatterns,
+    *api_payloads.urlpatterns,
     *api_alerts.urlpatterns,
     *api_access.urlpatterns,
     *api_dlq_actions.urlpatterns,

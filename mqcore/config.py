@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import redis
 from redis.cluster import RedisCluster
 
+from mqcore.codec.limits import DEFAULT_DECODE_BUDGET_BYTES, DEFAULT_MAX_DECODE_BYTES, DecodeBudget
 from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
 
 __all__ = ["ENCODINGS", "FRONTIER_MODES", "MQConfig", "RedisClient", "redact_urls"]
@@ -74,6 +75,10 @@ class MQConfig:
     # ack, dead letters): "plain", or "java-kryo" on a Redis a Java service shares
     encoding: str = "plain"
     client_options: dict[str, Any] = field(default_factory=dict)
+    # decode limits of the readers that show data (mqcore.codec.limits): one value over
+    # max_decode_bytes is never decoded; one page decodes at most decode_budget_bytes
+    max_decode_bytes: int = DEFAULT_MAX_DECODE_BYTES
+    decode_budget_bytes: int = DEFAULT_DECODE_BUDGET_BYTES
 
     def __post_init__(self) -> None:
         if self.encoding not in ENCODINGS:
@@ -98,6 +103,10 @@ class MQConfig:
             url = parts._replace(query="").geturl().replace("redis+cluster://", "redis://", 1)
         kwargs.update(overrides)
         return cls(url=url, **kwargs)
+
+    def decode_budget(self) -> DecodeBudget:
+        """A fresh decode budget for one page (``max_decode_bytes``, ``decode_budget_bytes``)."""
+        return DecodeBudget(self.max_decode_bytes, self.decode_budget_bytes)
 
     @property
     def frontier_mode(self) -> str:

@@ -88,8 +88,10 @@ def pending_row(e: PendingEntry) -> dict[str, Any]:
 
 
 def letter_row(letter: DlqLetter) -> dict[str, Any]:
-    """A letter's row: text payloads as ``payload``, binary ones as ``payload_hex``."""
+    """A letter's row: text payloads as ``payload``, binary ones as ``payload_hex``; one kept
+    undecoded (too large, the page's budget) as its marker in brackets."""
     binary = letter.payload_bytes is not None
+    shown = f"[{letter.undecoded}]" if letter.undecoded is not None else letter.payload
     return {
         "id": letter.id,
         "partition": letter.partition,
@@ -101,7 +103,7 @@ def letter_row(letter: DlqLetter) -> dict[str, Any]:
         "failed_at": letter.failed_at,
         "timestamp": letter.timestamp,
         "headers": dict(letter.headers),
-        "payload": "" if binary else letter.payload,
+        "payload": "" if binary else shown,
         "payload_hex": letter.payload_bytes.hex() if letter.payload_bytes is not None else None,
     }
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from mqcore.codec.limits import Undecoded
+
 __all__ = [
     "ClusterSnapshot",
     "ConsumerInfo",
@@ -135,6 +137,7 @@ class Message:
     retry_count: int
     max_retries: int
     fields: dict[str, str] = field(default_factory=dict)  # every raw field, decoded leniently
+    undecoded: Undecoded | None = None  # the payload, kept undecoded (too large, page budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,7 @@ class DlqLetter:
     headers: dict[str, str]
     original_topic: str
     replays: list[ReplayRecord] = field(default_factory=list)
+    undecoded: Undecoded | None = None  # the payload, kept undecoded (too large, page budget)
 
 
 @dataclass(frozen=True, slots=True)

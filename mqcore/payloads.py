@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mqcore.boundary import redis_errors
+from mqcore.codec.limits import DecodeBudget, Undecoded
 from mqcore.config import DEFAULT_MAX_PAYLOAD_BYTES, RedisClient
 from mqcore.errors import PayloadRefRefusedError
 
@@ -45,7 +46,9 @@ __all__ = [
     "load_payload",
     "owned_prefix",
     "resolve_payload",
+    "resolve_within",
     "stored_payload_limit",
+    "stored_size",
     "unlinks_owned_payloads",
 ]
 
@@ -169,6 +172,24 @@ def load_payload(
     return decode_stored_payload(bytes(value), headers)
 
 
+def stored_size(client: RedisClient, headers: Mapping[str, str], *, prefix: str) -> int | None:
+    """``STRLEN`` of the payload key an entry's headers point at, before anything is read;
+    None when there is no reference, it is refused (:func:`check_payload_ref`) or the key is
+    no string (:func:`load_payload` then says why)."""
+    ref = headers.get(PAYLOAD_HASH_REF)
+    try:
+        check_payload_ref(ref or "", prefix)
+    except PayloadRefRefusedError:
+        return None
+    with redis_errors("read the size of an out-of-line payload"):
+        pipe = client.pipeline(transaction=False)
+        pipe.strlen(ref)
+        [size] = pipe.execute(raise_on_error=False)
+        if isinstance(size, Exception) and "WRONGTYPE" not in str(size):
+            raise size
+    return None if isinstance(size, Exception) else int(size)
+
+
 def resolve_payload(
     client: RedisClient,
     headers: Mapping[str, str],
@@ -189,6 +210,24 @@ def resolve_payload(
     if stored is None:
         return inline, dict(headers)
     return (stored.encode() if isinstance(stored, str) else stored), dict(headers)
+
+
+def resolve_within(
+    client: RedisClient,
+    headers: Mapping[str, str],
+    *,
+    prefix: str,
+    max_bytes: int,
+    inline: bytes | None,
+    budget: DecodeBudget,
+) -> tuple[bytes | None, dict[str, str], Undecoded | None]:
+    """:func:`resolve_payload` for a reader with decode limits: a stored value longer than
+    ``budget``'s cap (``STRLEN`` first) is not read, and its marker comes back instead."""
+    size = stored_size(client, headers, prefix=prefix)
+    if size is not None and not budget.fits(size):
+        return None, dict(headers), Undecoded(size)
+    raw, out = resolve_payload(client, headers, prefix=prefix, max_bytes=max_bytes, inline=inline)
+    return raw, out, None
 
 
 def fetch_payload(

@@ -309,6 +309,14 @@ ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
 DLQ_JOB_LEASE_S = float(os.environ.get("OPSDASH_REPLAY_LEASE_S", "15"))
 # A DLQ text filter reads at most about this many bytes of letters per page request.
 DLQ_TEXT_FILTER_MAX_BYTES = env_int("DLQ_TEXT_FILTER_MAX_BYTES", 8 * 1024 * 1024)
+# Hostile data (docs/deploy.md, Security): a payload, header or Kryo value longer than
+# MQ_MAX_DECODE_BYTES is shown as "too large, N bytes" and never decoded; one page decodes
+# at most MQ_DECODE_BUDGET_BYTES of payloads (defaults of every cluster; a cluster's
+# "max_decode_bytes" / "decode_budget_bytes" in MQ_CLUSTERS override them). The raw bytes
+# download refuses values over PAYLOAD_DOWNLOAD_MAX_BYTES.
+MQ_MAX_DECODE_BYTES = env_int("MQ_MAX_DECODE_BYTES", 1024 * 1024)
+MQ_DECODE_BUDGET_BYTES = env_int("MQ_DECODE_BUDGET_BYTES", 8 * 1024 * 1024)
+PAYLOAD_DOWNLOAD_MAX_BYTES = env_int("PAYLOAD_DOWNLOAD_MAX_BYTES", 64 * 1024 * 1024)
 # A previewed bulk replay (a draft job with its frozen ids) expires after this long;
 # expired drafts are deleted on the next preview and cannot be started.
 DLQ_DRAFT_TTL_S = env_int("DLQ_DRAFT_TTL_S", 3600)

@@ -120,9 +120,13 @@ class LetterView:
     masked: bool
     binary: bool
     replays: list[dict[str, Any]] = field(default_factory=list)
+    # the payload kept undecoded ({"size", "reason", "text"}: too large, page budget);
+    # the raw bytes through the payload download for users who may see them
+    undecoded: dict[str, Any] | None = None
 
 
 def _view(letter: Any, *, visible: bool, full: bool) -> LetterView:
+    marker = getattr(letter, "undecoded", None)
     raw: bytes = (
         letter.payload_bytes
         if letter.payload_bytes is not None
@@ -159,11 +163,12 @@ def _view(letter: Any, *, visible: bool, full: bool) -> LetterView:
         payload_text=text[:limit] if visible else MASK,
         payload_pretty=pretty,
         payload_hex=hexed,
-        payload_size=len(raw),
+        payload_size=marker.size if marker is not None else len(raw),
         truncated=truncated and visible,
         masked=not visible,
         binary=binary,
         replays=[asdict(r) for r in getattr(letter, "replays", [])],
+        undecoded=marker.as_dict() if marker is not None else None,
     )
 
 

@@ -97,6 +97,8 @@ def item_json(item: RetryItem, *, visible: bool, now_ms: int) -> dict[str, Any]:
         "masked": not visible,
         "encoding": item.encoding,
         "problem": item.problem,
+        # the payload kept undecoded (too large, page budget): raw bytes through the download
+        "undecoded": item.undecoded.as_dict() if item.undecoded is not None else None,
     }
 
 

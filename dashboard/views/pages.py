@@ -233,6 +233,7 @@ def message_detail(
         "binary_len": len(binary) if binary is not None else 0,
         "hex_truncated": hex_truncated,
         "payload_allowed": payload_allowed,
+        "undecoded": message.undecoded.as_dict() if message.undecoded else None,
         "group": request.GET.get("group", ""),
         "preview_limit": PREVIEW_BYTES,
         "trace": message_trace_get(cluster, topic, partition, entry_id, user=request.user),

@@ -22,9 +22,9 @@ from mqcore.admin.shapes import consumer_infos, lease_info, message_of, retry_ba
 from mqcore.boundary import redis_errors, translate
 from mqcore.clock import now_ms
 from mqcore.codec import (
+    capped_headers,
     decode_fields,
     decode_text,
-    parse_headers,
     partition_count_from_meta,
     validate_id,
 )
@@ -46,7 +46,7 @@ from mqcore.models import (
     PendingPage,
     RetryBacklog,
 )
-from mqcore.payloads import is_out_of_line, resolve_payload, stored_payload_limit
+from mqcore.payloads import is_out_of_line, resolve_within, stored_payload_limit
 from mqcore.topics import set_members
 
 __all__ = ["Admin", "validate_topic"]
@@ -240,17 +240,20 @@ class Admin:
         if not found:
             raise UnknownMessageError(f"no entry {entry_id} in {topic} partition {partition}")
         fields = decode_fields(found[0][1])
-        headers = parse_headers(fields.get("headers"))
+        budget = self.config.decode_budget()
+        headers = capped_headers(fields.get("headers"), budget)
         raw = fields.get("payload")
+        undecoded = None
         if is_out_of_line(headers, raw):
-            raw, headers = resolve_payload(
-                self.client,
-                headers,
-                prefix=self.keys.payload_prefix(topic, partition),
-                max_bytes=stored_payload_limit(self.config.max_payload_bytes),
-                inline=raw,
-            )
-        return message_of(topic, partition, decode_text(found[0][0]), fields, headers, raw)
+            raw, headers, undecoded = resolve_within(
+                self.client, headers, prefix=self.keys.payload_prefix(topic, partition),
+                max_bytes=stored_payload_limit(self.config.max_payload_bytes), inline=raw,
+                budget=budget,
+            )  # fmt: skip
+        entry_id = decode_text(found[0][0])
+        return message_of(
+            topic, partition, entry_id, fields, headers, raw, budget=budget, undecoded=undecoded
+        )
 
     def claim(
         self, topic: str, group: str, partition: int, ids: Sequence[str], consumer: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mqcore.codec import decode_text, payload_text
+from mqcore.codec import DecodeBudget, Undecoded, decode_text, payload_within
 from mqcore.models import ConsumerInfo, LeaseInfo, Message, RetryBacklog
 
 __all__ = ["consumer_infos", "entry_int", "lease_info", "message_of", "retry_backlog_of"]
@@ -28,10 +28,17 @@ def message_of(
     raw_payload: bytes | None,
     *,
     with_fields: bool = True,
+    budget: DecodeBudget | None = None,
+    undecoded: Undecoded | None = None,
 ) -> Message:
     """A partition entry as a :class:`Message` from its decoded ``fields`` and ``headers``
-    (``raw_payload``: the stored or resolved payload); ``with_fields`` keeps every raw field."""
-    text, binary = payload_text(raw_payload)
+    (``raw_payload``: the stored or resolved payload); ``with_fields`` keeps every raw field
+    (one over ``budget``'s cap as its marker). ``budget``: the page's decode limits (a
+    payload over them is kept undecoded); ``undecoded``: a payload already known too large."""
+    if undecoded is not None:
+        text, binary = "", None
+    else:
+        text, binary, undecoded = payload_within(raw_payload, budget)
     key = fields.get("key")
     return Message(
         topic=topic,
@@ -44,8 +51,15 @@ def message_of(
         timestamp=decode_text(fields.get("timestamp")),
         retry_count=entry_int(fields.get("retryCount"), 0),
         max_retries=entry_int(fields.get("maxRetries"), 3),
-        fields={k: decode_text(v) for k, v in fields.items()} if with_fields else {},
+        fields={k: _field_text(v, budget) for k, v in fields.items()} if with_fields else {},
+        undecoded=undecoded,
     )
+
+
+def _field_text(raw: bytes, budget: DecodeBudget | None) -> str:
+    if budget is not None and not budget.fits(len(raw)):
+        return f"[{Undecoded(len(raw))}]"
+    return decode_text(raw)
 
 
 def lease_info(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> LeaseInfo:

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqcore.browse.expr import Expression, compile_expression
-from mqcore.codec import decode_text, parse_headers, payload_text
+from mqcore.codec import DEFAULT_MAX_DECODE_BYTES, decode_text, parse_headers, payload_text
 from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 
 __all__ = ["JSON_PAYLOAD_BYTES", "Filters", "RawEntry", "parse_header_filter"]
 
-JSON_PAYLOAD_BYTES = 1024 * 1024  # a longer payload is not parsed for an expression
+JSON_PAYLOAD_BYTES = DEFAULT_MAX_DECODE_BYTES  # a longer payload is not parsed for an expression
 
 
 def parse_header_filter(text: str) -> tuple[str, str | None]:
@@ -44,10 +44,13 @@ def parse_header_filter(text: str) -> tuple[str, str | None]:
 RawEntry = tuple[str, int, Mapping[bytes, Any]]  # (id, partition, fields as redis-py sends them)
 
 
-def _payload_value(raw: bytes | None) -> Any:
-    """The payload as an expression sees it: its JSON value, else its text (None: binary)."""
+def _payload_value(raw: bytes | None, cap: int) -> Any:
+    """The payload as an expression sees it: its JSON value, else its text (None: binary,
+    or longer than the decode cap ``cap``: such a payload is never decoded)."""
     if raw is None:
         return ""
+    if len(raw) > cap:
+        return None
     if len(raw) <= JSON_PAYLOAD_BYTES:
         try:
             return json.loads(raw)
@@ -61,14 +64,14 @@ class _View(dict[str, Any]):
     """What an expression sees of one raw entry (:data:`mqcore.browse.expr.ROOTS`), each
     root decoded when the expression first asks for it."""
 
-    def __init__(self, entry: RawEntry, headers: Callable[[], dict[str, str]]) -> None:
+    def __init__(self, entry: RawEntry, headers: Callable[[], dict[str, str]], cap: int) -> None:
         super().__init__()
-        self.entry, self.headers = entry, headers
+        self.entry, self.headers, self.cap = entry, headers, cap
 
     def __missing__(self, root: str) -> Any:
         entry_id, partition, fields = self.entry
         if root == "payload":
-            value: Any = _payload_value(fields.get(b"payload"))
+            value: Any = _payload_value(fields.get(b"payload"), self.cap)
         elif root == "headers":
             value = self.headers()
         elif root == "key":
@@ -137,8 +140,10 @@ class Filters:
         expr = self.expression is not None and bool(self.expression.roots & {"payload", "headers"})
         return bool(self.text) or header_value or expr
 
-    def matches(self, entry: RawEntry) -> bool:
-        """Whether one raw entry passes every filter; only what a filter needs is decoded."""
+    def matches(self, entry: RawEntry, cap: int = DEFAULT_MAX_DECODE_BYTES) -> bool:
+        """Whether one raw entry passes every filter; only what a filter needs is decoded,
+        and no payload or headers longer than ``cap`` (the decode cap: such a payload matches
+        no text, headers count as none)."""
         fields = entry[2]
         if self.key is not None:
             raw = fields.get(b"key")
@@ -148,7 +153,8 @@ class Filters:
 
         def headers() -> dict[str, str]:
             if not parsed:
-                parsed.append(parse_headers(fields.get(b"headers")))
+                raw = fields.get(b"headers")
+                parsed.append(parse_headers(raw) if raw is None or len(raw) <= cap else {})
             return parsed[0]
 
         if self.header is not None:
@@ -157,9 +163,10 @@ class Filters:
             if found is None or (value is not None and found != value):
                 return False
         if self.text:
-            text = payload_text(fields.get(b"payload"))[0]
+            raw = fields.get(b"payload")
+            text = payload_text(raw)[0] if raw is None or len(raw) <= cap else ""
             if not text_matches(text, headers(), self.text):
                 return False
         if self.expression is not None:
-            return self.expression.matches(_View(entry, headers))
+            return self.expression.matches(_View(entry, headers, cap))
         return True

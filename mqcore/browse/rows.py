@@ -20,7 +20,10 @@ ROW_PREVIEW_BYTES = 1024  # of each payload in a browsed page unless asked other
 
 def payload_preview(message: Message, max_bytes: int | None) -> dict[str, Any]:
     """The payload cut to ``max_bytes`` (None: whole): ``text`` (cut on a character
-    boundary), ``binary`` (raw bytes, or None), ``size`` in bytes, ``truncated``."""
+    boundary), ``binary`` (raw bytes, or None), ``size`` in bytes, ``truncated``; a payload
+    kept undecoded (:mod:`mqcore.codec.limits`) is no text and its stored size."""
+    if message.undecoded is not None:
+        return {"text": "", "binary": None, "size": message.undecoded.size, "truncated": False}
     binary = message.payload_bytes
     if binary is not None:
         size = len(binary)
@@ -51,6 +54,8 @@ def message_row(message: Message, max_bytes: int | None) -> dict[str, Any]:
         "payload_hex": preview["binary"].hex() if preview["binary"] is not None else None,
         "payload_size": preview["size"],
         "payload_truncated": preview["truncated"],
+        # kept undecoded ({"size", "reason", "text"}): the bytes through the payload download
+        "payload_undecoded": message.undecoded.as_dict() if message.undecoded else None,
     }
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
-from mqcore.codec import U64, decode_fields, parse_headers, validate_id
+from mqcore.codec import U64, capped_headers, decode_fields, validate_id
 from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
@@ -227,6 +227,8 @@ def browse_topic(
     heads: list[tuple[tuple[int, int, int], int]] = []
     dry = list(range(len(parts)))  # partitions to read before the next pick
     read_bytes = 0
+    budget = admin.config.decode_budget()
+    cap = budget.max_value_bytes
     while len(messages) < query.limit and scanned < query.max_scan:
         if dry:  # one round trip for every partition that ran dry (read lazily)
             if read_bytes >= query.max_scan_bytes:  # big payloads: stop here, the cursor goes on
@@ -248,13 +250,14 @@ def browse_topic(
             heapq.heappush(heads, (head.buffer[0][0], i))
         elif not head.last_read:
             dry.append(i)
-        if filters is None or filters.matches((entry_id, head.partition, raw)):
+        if filters is None or filters.matches((entry_id, head.partition, raw), cap):
             fields = decode_fields(raw)
-            headers = parse_headers(fields.get("headers"))
+            headers = capped_headers(fields.get("headers"), budget)
             payload = fields.get("payload")
             message = message_of(
-                topic, head.partition, entry_id, fields, headers, payload, with_fields=False
-            )
+                topic, head.partition, entry_id, fields, headers, payload, with_fields=False,
+                budget=budget,
+            )  # fmt: skip
             messages.append(message)
     out_positions: dict[int, str | None] = {}
     for part in parts:

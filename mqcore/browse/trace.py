@@ -29,7 +29,15 @@ import redis
 from mqcore.admin.shapes import entry_int
 from mqcore.boundary import redis_errors
 from mqcore.clock import now_ms
-from mqcore.codec import decode_fields, decode_text, id_ms, id_tuple, parse_headers, validate_id
+from mqcore.codec import (
+    DecodeBudget,
+    capped_headers,
+    decode_fields,
+    decode_text,
+    id_ms,
+    id_tuple,
+    validate_id,
+)
 from mqcore.dlq.letters import letter_from_entry
 from mqcore.errors import InvalidIdError
 from mqcore.models import Message
@@ -128,13 +136,14 @@ def _group_states(admin: Admin, key: str, entry_id: str) -> tuple[list[dict[str,
 def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[Any], int, bool]:
     found: list[dict[str, Any]] = []
     reader = RangeReader(admin.client, key, "(" + message.id, RETRY_SCAN, "read retries")
+    cap = DecodeBudget.no_payloads(admin.config.max_decode_bytes)
     for entries in reader:
         for entry_id, raw in entries:
             fields = decode_fields(raw)
             origin = decode_text(fields.get("originalMessageId"))
             if not origin:
                 continue
-            headers = parse_headers(fields.get("headers"))
+            headers = capped_headers(fields.get("headers"), cap)
             if root in (origin, headers.get(ORIGINAL_HEADER)):
                 found.append(
                     {
@@ -159,6 +168,7 @@ def _scheduled(
         now_ms=now_ms(),
         limit=RETRY_ITEMS,
         max_scan=RETRY_ITEMS,
+        budget=DecodeBudget.no_payloads(admin.config.max_decode_bytes),  # ids and headers only
     )
     found = [
         {
@@ -180,9 +190,10 @@ def _dead_letters(
     found: list[dict[str, Any]] = []
     dlq = admin.keys.dlq(topic)
     reader = RangeReader(admin.client, dlq, f"{id_ms(root)}-0", DLQ_SCAN, "read the DLQ")
+    headers_only = DecodeBudget.no_payloads(admin.config.max_decode_bytes)
     for entries in reader:
         for entry_id, raw in entries:
-            letter = letter_from_entry(entry_id, raw)
+            letter = letter_from_entry(entry_id, raw, headers_only)
             if letter.partition != partition:
                 continue
             if letter.original_id in ids or letter.headers.get(ORIGINAL_HEADER) == root:

@@ -11,12 +11,23 @@ import json
 import re
 from typing import Any
 
+from mqcore.codec.limits import (
+    DEFAULT_DECODE_BUDGET_BYTES,
+    DEFAULT_MAX_DECODE_BYTES,
+    DecodeBudget,
+    Undecoded,
+)
 from mqcore.errors import InvalidIdError
 
 __all__ = [
+    "DEFAULT_DECODE_BUDGET_BYTES",
+    "DEFAULT_MAX_DECODE_BYTES",
     "HEADERS_MAX_BYTES",
     "HEADERS_SEND_MAX_BYTES",
     "U64",
+    "DecodeBudget",
+    "Undecoded",
+    "capped_headers",
     "decode_fields",
     "decode_text",
     "entry_bytes",
@@ -25,6 +36,7 @@ __all__ = [
     "parse_headers",
     "partition_count_from_meta",
     "payload_text",
+    "payload_within",
     "validate_id",
 ]
 
@@ -157,6 +169,28 @@ def payload_text(raw: bytes | None) -> tuple[str, bytes | None]:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError:
         return raw.decode("utf-8", errors="replace"), raw
+
+
+def payload_within(
+    raw: bytes | None, budget: DecodeBudget | None
+) -> tuple[str, bytes | None, Undecoded | None]:
+    """:func:`payload_text` within a page's decode limits: (text, raw bytes when not UTF-8,
+    None), or ("", None, the marker) for a payload over the cap or past the page's budget,
+    decided from its length before anything is decoded."""
+    if raw is not None and budget is not None:
+        marker = budget.admit(len(raw))
+        if marker is not None:
+            return "", None, marker
+    text, binary = payload_text(raw)
+    return text, binary, None
+
+
+def capped_headers(raw: bytes | str | None, budget: DecodeBudget | None) -> dict[str, str]:
+    """:func:`parse_headers` for a reader with decode limits: headers longer than the cap
+    count as none (as the Lua scripts' header rule does past its cap)."""
+    if raw is not None and budget is not None and not budget.fits(len(raw)):
+        return {}
+    return parse_headers(raw)
 
 
 def partition_count_from_meta(raw: Any) -> int:

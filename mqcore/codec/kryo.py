@@ -17,6 +17,7 @@ name, then size + 1 and each key and value written the same way.
 
 from __future__ import annotations
 
+import codecs
 from typing import Any
 
 __all__ = ["KryoError", "decode", "encode", "looks_kryo"]
@@ -26,6 +27,13 @@ _INT, _STRING, _BOOLEAN, _LONG = 2, 3, 5, 9  # registered id + 2
 _MAPS = frozenset({"java.util.HashMap", "java.util.LinkedHashMap", "java.util.TreeMap"})
 _HASHMAP = b"\x01\x00" + b"java.util.HashMa\xf0"
 _MAX_DEPTH = 4
+_CONTINUATION_BYTES = [bytes([b]) for b in range(0x80, 0xC0)]
+
+
+def _continuations(data: bytes, start: int, end: int) -> int:
+    """How many UTF-8 continuation bytes (0x80-0xBF) ``data[start:end]`` holds (counted in C,
+    without a copy)."""
+    return sum(data.count(b, start, end) for b in _CONTINUATION_BYTES)
 
 
 class KryoError(ValueError):
@@ -81,8 +89,51 @@ class _Reader:
                     break
         if length == 0:
             return None
-        units: list[int] = []
-        for _ in range(length - 1):
+        return self.utf16_units(length - 1)
+
+    def utf16_units(self, n: int) -> str:
+        """``n`` UTF-16 units written as 1-3 bytes each, decoded from one slice of the input
+        (a string of N bytes costs a few N bytes, not a Python object per character)."""
+        data, start = self.data, self.pos
+        if n > len(data) - start:
+            raise KryoError("Kryo value ends early")
+        end = start + n
+        view = memoryview(data)  # decoded in place: no copy of the slice
+        try:  # one byte per unit: the usual text
+            text = codecs.ascii_decode(view[start:end])[0]
+        except UnicodeDecodeError:
+            pass
+        else:
+            self.pos = end
+            return text
+        # multi-byte units: widen the slice until it holds n lead bytes (each widening
+        # counts only the bytes it adds), then take the last unit's continuation bytes
+        have = n - _continuations(data, start, end)
+        while have < n and end < len(data):
+            added = min(len(data), end + n - have)
+            have += (added - end) - _continuations(data, end, added)
+            end = added
+        while end < len(data) and 0x80 <= data[end] < 0xC0:
+            end += 1
+        try:
+            text = codecs.utf_8_decode(view[start:end], "surrogatepass", True)[0]
+        except UnicodeDecodeError:
+            text = ""
+        if len(text) != n:  # not what Kryo's writer emits: read unit by unit, as Kryo does
+            return self._units_slowly(n)
+        self.pos = end
+        if data.find(b"\xed", start, end) >= 0:  # UTF-16 surrogates: pairs joined, lone replaced
+            return (
+                text.encode("utf-16-le", "surrogatepass")
+                .decode("utf-16-le", "surrogatepass")
+                .encode("utf-8", "replace")
+                .decode()
+            )
+        return text
+
+    def _units_slowly(self, n: int) -> str:
+        units = bytearray()  # UTF-16-LE, two bytes a unit
+        for _ in range(n):
             c = self.byte()
             if c >> 4 in (12, 13):
                 c = (c & 0x1F) << 6 | (self.byte() & 0x3F)
@@ -90,9 +141,9 @@ class _Reader:
                 c = (c & 0x0F) << 12 | (self.byte() & 0x3F) << 6 | (self.byte() & 0x3F)
             elif c > 0x7F:
                 raise KryoError("bad Kryo UTF-8")
-            units.append(c)
-        raw = b"".join(u.to_bytes(2, "little") for u in units)
-        return raw.decode("utf-16-le", "surrogatepass").encode("utf-8", "replace").decode()
+            units += c.to_bytes(2, "little")
+        text = units.decode("utf-16-le", "surrogatepass")
+        return text.encode("utf-8", "replace").decode()
 
     def value(self, depth: int = 0) -> Any:
         if depth > _MAX_DEPTH:

@@ -13,14 +13,22 @@ import redis
 
 from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
+from mqcore.codec import (
+    DEFAULT_MAX_DECODE_BYTES,
+    DecodeBudget,
+    decode_text,
+    entry_bytes,
+    id_tuple,
+    validate_id,
+)
 from mqcore.codec import U64 as _U64
-from mqcore.codec import decode_text, entry_bytes, id_tuple, validate_id
 from mqcore.config import RedisClient
 from mqcore.dlq.letters import (
     REPLAY_SEQ_HEADER,
     REPLAYED_HEADER,
     letter_from_entry,
     letters_from_entries,
+    spend_kept,
 )
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
@@ -79,10 +87,13 @@ def read_page(
     until_ms: int | None,
     max_scan: int,
     max_scan_bytes: int | None = None,
+    decode: DecodeBudget | None = None,
 ) -> DlqPage:
     """Newest letters first from ``before`` (exclusive), scanning at most ``max_scan``
     letters and, when given, about ``max_scan_bytes`` bytes of entries (reads are sized
-    from the letters seen so far, so one read stays near the budget).
+    from the letters seen so far, so one read stays near the budget). ``decode``: the
+    page's decode limits, spent on the letters it keeps (a filter looks at the letters it
+    scans under the cap alone).
 
     ``check_topic`` runs when nothing was read: an empty page may mean an unknown topic.
     """
@@ -105,6 +116,9 @@ def read_page(
     last_scanned: str | None = None
     exhausted = False
     scanned_bytes = 0
+    scan_decode = decode
+    if decode is not None and filtering:
+        scan_decode = DecodeBudget.cap_only(decode.max_value_bytes)
     while len(letters) < limit and scanned < max_scan:
         want = min(chunk, max_scan - scanned)
         if max_scan_bytes is not None:
@@ -122,9 +136,11 @@ def read_page(
         scanned += len(entries)
         if max_scan_bytes is not None:
             scanned_bytes += sum(entry_bytes(entry) for entry in entries)
-        for letter in letters_from_entries(entries):
+        for letter in letters_from_entries(entries, scan_decode):
             last_scanned = letter.id
             if not filtering or _matches(letter, partition, key, text):
+                if decode is not None and scan_decode is not decode:
+                    letter = spend_kept(letter, decode)
                 letters.append(letter)
                 if len(letters) == limit:
                     break
@@ -157,6 +173,7 @@ def matching_ids(
     until_ms: int | None,
     max_ids: int,
     max_scan_bytes: int | None = None,
+    max_decode_bytes: int = DEFAULT_MAX_DECODE_BYTES,
 ) -> list[str]:
     """Ids of the letters of a known topic matching the filters, oldest first.
 
@@ -165,6 +182,8 @@ def matching_ids(
     (InvalidArgumentError) rather than frozen incomplete.
     """
     budget = BULK_TEXT_SCAN_BYTES if max_scan_bytes is None else max_scan_bytes
+    # the filters see what the pages show: a payload over the cap is not decoded, nor matched
+    cap = DecodeBudget.cap_only(max_decode_bytes)
     lo = "-" if since_ms is None else f"{_ms(since_ms)}-0"
     hi = "+" if until_ms is None else f"{_ms(until_ms)}-{_U64}"
     filtering = partition is not None or key is not None or bool(text)
@@ -183,7 +202,7 @@ def matching_ids(
                 )
         for entry_id, fields in entries:
             if filtering:
-                if _matches(letter_from_entry(entry_id, fields), partition, key, text):
+                if _matches(letter_from_entry(entry_id, fields, cap), partition, key, text):
                     out.append(decode_text(entry_id))
             else:
                 out.append(decode_text(entry_id))
@@ -202,6 +221,7 @@ def replay_followups(
     records: list[ReplayRecord],
     *,
     visible: Callable[[str], bool] | None = None,
+    max_decode_bytes: int = DEFAULT_MAX_DECODE_BYTES,
 ) -> list[dict[str, Any]]:
     """What happened to each of a letter's replay ``records`` (consumed, or dead-lettered again).
 
@@ -209,7 +229,8 @@ def replay_followups(
     letter (:func:`_failures_by_replay`).
     """
     shown = {t for t in {r.topic for r in records} if visible is None or visible(t)}
-    failures = _failures_by_replay(client, keys, dlq_id, records, shown)
+    headers_only = DecodeBudget.no_payloads(max_decode_bytes)
+    failures = _failures_by_replay(client, keys, dlq_id, records, shown, headers_only)
     out: list[dict[str, Any]] = []
     for seq, rec in enumerate(records, start=1):
         if rec.topic not in shown:
@@ -274,6 +295,7 @@ def _failures_by_replay(
     dlq_id: str,
     records: list[ReplayRecord],
     topics: set[str],
+    headers_only: DecodeBudget,
 ) -> dict[int, list[str]]:
     """Letters carrying ``x-replayed-from-dlq`` = ``dlq_id``, newer than the first replay,
     grouped by the replay they came from (one bounded scan per target topic's DLQ)."""
@@ -287,7 +309,7 @@ def _failures_by_replay(
                 entries = client.xrange(dlq, lo, "+", _SCAN_PAGE)
             scanned += len(entries)
             for entry_id, fields in entries:
-                letter = letter_from_entry(entry_id, fields)
+                letter = letter_from_entry(entry_id, fields, headers_only)
                 if letter.headers.get(REPLAYED_HEADER) != dlq_id:
                     continue
                 seq = _replay_of(letter, topic, records)

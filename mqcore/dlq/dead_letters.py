@@ -86,6 +86,7 @@ class DeadLetters:
             until_ms=until_ms,
             max_scan=max_scan,
             max_scan_bytes=max_scan_bytes,
+            decode=self.config.decode_budget(),
         )
 
     def get(self, topic: str, dlq_id: str) -> DlqLetter:
@@ -99,7 +100,8 @@ class DeadLetters:
             found, raw = pipe.execute()
         if not found:
             raise UnknownMessageError(f"no dead letter {dlq_id} in topic {topic!r}")
-        letter = letter_from_entry(*found[0])
+        entry_id, raw_fields = found[0]
+        letter = letter_from_entry(entry_id, raw_fields, self.config.decode_budget())
         return DlqLetter(
             **{f: getattr(letter, f) for f in DlqLetter.__dataclass_fields__ if f != "replays"},
             replays=parse_records(raw),
@@ -128,6 +130,7 @@ class DeadLetters:
             since_ms=since_ms,
             until_ms=until_ms,
             max_ids=max_ids,
+            max_decode_bytes=self.config.max_decode_bytes,
         )
 
     def replays(self, topic: str, dlq_id: str) -> list[ReplayRecord]:
@@ -149,7 +152,10 @@ class DeadLetters:
         that topic is read.
         """
         records = self.replays(topic, dlq_id)
-        return replay_followups(self.client, self.keys, dlq_id, records, visible=visible)
+        return replay_followups(
+            self.client, self.keys, dlq_id, records, visible=visible,
+            max_decode_bytes=self.config.max_decode_bytes,
+        )  # fmt: skip
 
     # --- replay -----------------------------------------------------------------------------
     def replay(

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.codec import decode_text, entry_bytes
+from mqcore.codec import DecodeBudget, decode_text, entry_bytes
 from mqcore.config import RedisClient
 from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
-from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of
+from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of, spend_kept
 from mqcore.scripts import call_script
 from mqcore.wire import Wire
 
@@ -220,8 +220,11 @@ def read_page(
     offset: int = 0,
     max_scan: int = 5000,
     max_scan_bytes: int = SCAN_BYTES,
+    budget: DecodeBudget | None = None,
 ) -> RetryPage:
-    """One page of ``topic``'s retry items in due order (see the module's notes)."""
+    """One page of ``topic``'s retry items in due order (see the module's notes).
+    ``budget``: the page's decode limits, spent on the items it keeps (a filter looks at
+    the items it scans under the cap alone)."""
     if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidArgumentError(f"limit must be 1..{MAX_LIMIT}")
     if isinstance(offset, bool) or not 0 <= offset <= MAX_OFFSET:
@@ -237,6 +240,9 @@ def read_page(
     items: list[RetryItem] = []
     scanned, complete, inside, last, read_bytes = 0, False, False, None, 0
     tie: tuple[float, str] | None = None
+    scan_budget = budget
+    if budget is not None and flt.narrows:
+        scan_budget = DecodeBudget.cap_only(budget.max_value_bytes)
     with redis_errors(f"read the retry set of {topic!r}"):
         total, due, rank, below, opened = reader.open(at, first_n)
         start, end = reader.span(total, due)
@@ -290,8 +296,10 @@ def read_page(
                 for i, ((member, score), raw) in enumerate(zip(part, hashes, strict=True)):
                     scanned += 1
                     last = (score, member)
-                    item = item_from_hash(item_id_of(member, prefix), _ms(score), raw)
+                    item = item_from_hash(item_id_of(member, prefix), _ms(score), raw, scan_budget)
                     if flt.matches(item):
+                        if budget is not None and scan_budget is not budget:
+                            item = spend_kept(item, budget)
                         items.append(item)
                     if len(items) == limit or scanned == max_scan:
                         inside = done - len(part) + i < len(members) - 1

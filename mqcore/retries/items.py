@@ -13,10 +13,10 @@ non-numeric ``retryCount`` reads as None, a hash that is gone as ``missing``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from mqcore.codec import decode_text, parse_headers, payload_text
+from mqcore.codec import DecodeBudget, Undecoded, capped_headers, decode_text, payload_within
 from mqcore.codec.kryo import KryoError, decode, looks_kryo
 from mqcore.errors import InvalidArgumentError
 
@@ -25,6 +25,7 @@ __all__ = [
     "RetryItem",
     "RetryPage",
     "item_from_hash",
+    "spend_kept",
     "validate_item_id",
 ]
 
@@ -58,6 +59,7 @@ class RetryItem:
     payload_size: int = 0
     encoding: str = "plain"  # plain | java-kryo | missing (the hash is gone)
     problem: str | None = None  # why a value could not be read
+    undecoded: Undecoded | None = None  # the payload, kept undecoded (too large, page budget)
 
     @property
     def actionable(self) -> bool:
@@ -100,14 +102,30 @@ def _text(raw: Any) -> str:
     return "" if raw is None else str(raw)
 
 
-def _kryo_fields(raw: dict[Any, Any]) -> tuple[dict[str, Any], str | None]:
+def _kryo_fields(
+    raw: dict[Any, Any], budget: DecodeBudget | None
+) -> tuple[dict[str, Any], str | None]:
+    """The hash's Kryo values; by their length first, a payload over ``budget`` stays an
+    :class:`Undecoded` and another value over its cap is left out (named in the problem)."""
     out: dict[str, Any] = {}
     problem = None
     for k, v in raw.items():
+        if budget is not None and not budget.fits(len(k)):
+            continue
         try:
             name = decode(k)
         except KryoError:
             continue
+        if budget is not None and isinstance(v, bytes):
+            marker = budget.admit(len(v)) if name == "payload" else None
+            if marker is None and not budget.fits(len(v)):
+                marker = Undecoded(len(v))
+            if marker is not None:
+                if name == "payload":
+                    out["payload"] = marker
+                else:
+                    problem = f"{name}: {marker}"[:200]
+                continue
         try:
             out[str(name)] = decode(v)
         except KryoError as exc:
@@ -115,14 +133,18 @@ def _kryo_fields(raw: dict[Any, Any]) -> tuple[dict[str, Any], str | None]:
     return out, problem
 
 
-def item_from_hash(item_id: str, due_ms: int, raw: Any) -> RetryItem:
+def item_from_hash(
+    item_id: str, due_ms: int, raw: Any, budget: DecodeBudget | None = None
+) -> RetryItem:
     """The item ``item_id`` due at ``due_ms`` from its ``HGETALL`` reply (bytes or text;
-    an error reply when the key is not a hash)."""
+    an error reply when the key is not a hash). ``budget``: the page's decode limits (a
+    payload over them is not decoded: ``undecoded`` says why; headers over the cap count
+    as none)."""
     if raw.__class__ is dict and b"topic" in raw:  # the usual reply: bytes names, looked up
         get = raw.get
         return _item(item_id, due_ms, get(b"topic"), get(b"partitionId"), get(b"payload"),
                      get(b"key"), get(b"headers"), get(b"retryCount"), get(b"maxRetries"),
-                     get(b"originalMessageId"), "plain", None)  # fmt: skip
+                     get(b"originalMessageId"), "plain", None, budget)  # fmt: skip
     if isinstance(raw, Exception):  # e.g. WRONGTYPE: the member names a key of another type
         why = f"not a retry item hash: {str(raw)[:120]}"
         return RetryItem(item_id, due_ms, "", None, None, None, None, None, encoding="missing",
@@ -132,12 +154,24 @@ def item_from_hash(item_id: str, due_ms: int, raw: Any) -> RetryItem:
     encoding, problem = "plain", cast(str | None, None)
     fields = {_text(k): v for k, v in raw.items()}
     if "topic" not in fields and all(isinstance(k, bytes) and looks_kryo(k) for k in raw):
-        fields, problem = _kryo_fields(raw)
+        fields, problem = _kryo_fields(raw, budget)
         encoding = "java-kryo"
+        budget = None  # the Kryo values were read within it already
     get = fields.get
     return _item(item_id, due_ms, get("topic"), get("partitionId"), get("payload"), get("key"),
                  get("headers"), get("retryCount"), get("maxRetries"), get("originalMessageId"),
-                 encoding, problem)  # fmt: skip
+                 encoding, problem, budget)  # fmt: skip
+
+
+def spend_kept(item: RetryItem, budget: DecodeBudget) -> RetryItem:
+    """``item``, kept on a page whose items were decoded for a filter under the cap alone,
+    within the page's budget: past it its payload text is dropped for the marker."""
+    if item.undecoded is not None:
+        return item
+    marker = budget.admit(item.payload_size)
+    if marker is None:
+        return item
+    return replace(item, payload="", payload_bytes=None, undecoded=marker)
 
 
 def _item(
@@ -153,14 +187,19 @@ def _item(
     original: Any,
     encoding: str,
     problem: str | None,
+    budget: DecodeBudget | None = None,
 ) -> RetryItem:
     """A RetryItem from the values of its hash fields (bytes, text, or Kryo-decoded)."""
     if isinstance(headers_raw, dict):
         headers = {str(k): str(v) for k, v in headers_raw.items() if v is not None}
     else:
-        headers = parse_headers(headers_raw if isinstance(headers_raw, bytes | str) else None)
-    if isinstance(raw_payload, bytes):
-        text, not_utf8 = payload_text(raw_payload)
+        raw_headers = headers_raw if isinstance(headers_raw, bytes | str) else None
+        headers = capped_headers(raw_headers, budget)
+    marker: Undecoded | None = None
+    if isinstance(raw_payload, Undecoded):  # a Kryo payload kept undecoded
+        text, not_utf8, size, marker = "", None, raw_payload.size, raw_payload
+    elif isinstance(raw_payload, bytes):
+        text, not_utf8, marker = payload_within(raw_payload, budget)
         size = len(raw_payload)
     else:
         text = "" if raw_payload is None else str(raw_payload)
@@ -168,5 +207,5 @@ def _item(
     return RetryItem(
         item_id, due_ms, _text(topic), _int(partition), _int(retry_count), _int(max_retries),
         _text(key) or None, _text(original) or None, headers, text, not_utf8, size, encoding,
-        problem,
+        problem, marker,
     )  # fmt: skip

@@ -22,6 +22,7 @@ from typing import Any
 from mqcore import clock
 from mqcore.admin import Admin, validate_topic
 from mqcore.boundary import redis_errors
+from mqcore.codec import DecodeBudget
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownMessageError
 from mqcore.payloads import owned_prefix
@@ -101,6 +102,7 @@ class RetrySet:
             cursor=cursor,
             offset=offset,
             max_scan=max_scan,
+            budget=self.config.decode_budget(),
         )
         if not page.total:
             self.admin.partition_count(topic)
@@ -117,7 +119,7 @@ class RetrySet:
             score, raw = pipe.execute()
         if score is None:
             raise UnknownMessageError(f"no retry item {item_id!r} in the retry set of {topic!r}")
-        return item_from_hash(item_id, int(score), raw)
+        return item_from_hash(item_id, int(score), raw, self.config.decode_budget())
 
     def retry_now(self, topic: str, ids: Iterable[str]) -> RetryOutcome:
         """Put the named items back on their partitions now, whatever their due time."""
@@ -190,11 +192,13 @@ class RetrySet:
         self.admin.partition_count(topic)
         now = clock.now_ms() if now_ms is None else now_ms
         out, scanned = RetryOutcome(), 0
+        cap = DecodeBudget.cap_only(self.config.max_decode_bytes)
         while True:
             want = min(BATCH, max_items - out.requested)
             page = read_page(
-                self.client, self.keys, topic, flt=flt, now_ms=now, limit=want, cursor=cursor
-            )
+                self.client, self.keys, topic, flt=flt, now_ms=now, limit=want, cursor=cursor,
+                budget=cap,  # the filter sees what the pages show
+            )  # fmt: skip
             ids = [i.id for i in page.items if i.actionable]
             if ids:
                 out.add(batch(topic, ids))

@@ -230,6 +230,13 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
         API_OP_OK,
         lambda ctx, role: {"ids": [ctx["retry"][role]], "reason": "matrix"},
     ),
+    # raw payload downloads: whoever may see the payloads (the topic is not sensitive)
+    "dlq-letter-payload": ("GET", R, None),
+    "retry-item-payload": ("GET", R, None),
+    "message-payload": ("GET", R, None),
+    "api-dlq-letter-payload": ("GET", API_R, None),
+    "api-retry-item-payload": ("GET", API_R, None),
+    "api-message-payload": ("GET", API_R, None),
 }
 
 
@@ -333,6 +340,7 @@ def url_for(pattern: URLPattern, ctx: dict[str, Any]) -> str:
         "group": "default-group",
         "name": "order_totals",  # a pipeline name (pages answer 404 until it has checkpoints)
         "username": "no-such-user",  # access pages answer 404 for it
+        "item_id": ctx["retry"]["anonymous"],  # a retry item no role's action deletes
     }
     names = set(pattern.pattern.regex.groupindex)
     return reverse(f"dashboard:{pattern.name}", kwargs={k: values[k] for k in names})

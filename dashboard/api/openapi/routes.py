@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dashboard.api.openapi.access_routes import ACCESS_ROUTES, ACCESS_TWINS
 from dashboard.api.openapi.browse_routes import BROWSE_ROUTES, BROWSE_TWINS
+from dashboard.api.openapi.payload_routes import PAYLOAD_ROUTES, PAYLOAD_TWINS
 from dashboard.api.openapi.retry_routes import RETRY_ROUTES, RETRY_TWINS
 from dashboard.api.openapi.route import DLQ_FILTERS, REASON, Route
 from dashboard.api.openapi.route import route as _r
@@ -341,6 +342,7 @@ ROUTES: tuple[Route, ...] = (
     *BROWSE_ROUTES,
     *TOOLS_ROUTES,
     *RETRY_ROUTES,
+    *PAYLOAD_ROUTES,
 )
 
 # Page URL name -> its API twin (the suite fails on a page missing here).
@@ -385,4 +387,5 @@ PAGE_TWINS: dict[str, str] = {
     **BROWSE_TWINS,
     **TOOLS_TWINS,
     **RETRY_TWINS,
+    **PAYLOAD_TWINS,
 }
