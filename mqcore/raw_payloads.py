@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.codec import DEFAULT_MAX_DECODE_BYTES, capped_headers, kryo, validate_id
-from mqcore.codec.limits import DecodeBudget
+from mqcore.codec import kryo, parse_headers, validate_id
 from mqcore.config import RedisClient
 from mqcore.errors import PayloadRefRefusedError, PayloadTooLargeError, UnknownMessageError
 from mqcore.keys import KeySpace
@@ -94,14 +93,13 @@ def message_payload(
     entry_id: str,
     *,
     max_bytes: int,
-    max_decode_bytes: int = DEFAULT_MAX_DECODE_BYTES,
 ) -> bytes:
     """A partition entry's payload as stored: its ``payload`` field, or the value of the
     out-of-line payload key its headers name (checked, STRLEN first)."""
     what = f"entry {entry_id} in {topic!r} partition {partition}"
     fields = _entry(client, keys.partition(topic, partition), entry_id, what)
     inline = _field(fields, _PAYLOAD)
-    headers = capped_headers(_field(fields, b"headers"), DecodeBudget(max_decode_bytes))
+    headers = parse_headers(_field(fields, b"headers"))
     if not is_out_of_line(headers, inline):
         value = inline or b""
         _bounded(len(value), max_bytes, f"the payload of {what}")

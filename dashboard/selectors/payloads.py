@@ -58,10 +58,7 @@ def raw_payload_get(
         data = retry_item_payload(client, keys, topic, ref, max_bytes=bound)
     elif kind == "message":
         clusters.admin(cluster).partition_count(topic)  # an unknown topic: 404
-        data = message_payload(
-            client, keys, topic, partition, ref, max_bytes=bound,
-            max_decode_bytes=config.max_decode_bytes,
-        )  # fmt: skip
+        data = message_payload(client, keys, topic, partition, ref, max_bytes=bound)
     else:
         raise ValueError(f"kind: one of {', '.join(KINDS)}")
     name = _UNSAFE.sub("_", f"{topic}-{kind}-{ref}")[:120]

@@ -22,9 +22,9 @@ from mqcore.admin.shapes import consumer_infos, lease_info, message_of, retry_ba
 from mqcore.boundary import redis_errors, translate
 from mqcore.clock import now_ms
 from mqcore.codec import (
-    capped_headers,
     decode_fields,
     decode_text,
+    parse_headers,
     partition_count_from_meta,
     validate_id,
 )
@@ -241,7 +241,7 @@ class Admin:
             raise UnknownMessageError(f"no entry {entry_id} in {topic} partition {partition}")
         fields = decode_fields(found[0][1])
         budget = self.config.decode_budget()
-        headers = capped_headers(fields.get("headers"), budget)
+        headers = parse_headers(fields.get("headers"))
         raw = fields.get("payload")
         undecoded = None
         if is_out_of_line(headers, raw):

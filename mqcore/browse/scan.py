@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors
-from mqcore.codec import U64, capped_headers, decode_fields, validate_id
+from mqcore.codec import U64, decode_fields, parse_headers, validate_id
 from mqcore.cursor import pack_cursor, unpack_cursor
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.models import Message
@@ -252,7 +252,7 @@ def browse_topic(
             dry.append(i)
         if filters is None or filters.matches((entry_id, head.partition, raw), cap):
             fields = decode_fields(raw)
-            headers = capped_headers(fields.get("headers"), budget)
+            headers = parse_headers(fields.get("headers"))
             payload = fields.get("payload")
             message = message_of(
                 topic, head.partition, entry_id, fields, headers, payload, with_fields=False,

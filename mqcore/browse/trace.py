@@ -31,11 +31,11 @@ from mqcore.boundary import redis_errors
 from mqcore.clock import now_ms
 from mqcore.codec import (
     DecodeBudget,
-    capped_headers,
     decode_fields,
     decode_text,
     id_ms,
     id_tuple,
+    parse_headers,
     validate_id,
 )
 from mqcore.dlq.letters import letter_from_entry
@@ -136,14 +136,13 @@ def _group_states(admin: Admin, key: str, entry_id: str) -> tuple[list[dict[str,
 def _readded(admin: Admin, key: str, message: Message, root: str) -> tuple[list[Any], int, bool]:
     found: list[dict[str, Any]] = []
     reader = RangeReader(admin.client, key, "(" + message.id, RETRY_SCAN, "read retries")
-    cap = DecodeBudget.no_payloads(admin.config.max_decode_bytes)
     for entries in reader:
         for entry_id, raw in entries:
             fields = decode_fields(raw)
             origin = decode_text(fields.get("originalMessageId"))
             if not origin:
                 continue
-            headers = capped_headers(fields.get("headers"), cap)
+            headers = parse_headers(fields.get("headers"))
             if root in (origin, headers.get(ORIGINAL_HEADER)):
                 found.append(
                     {

@@ -27,7 +27,6 @@ __all__ = [
     "U64",
     "DecodeBudget",
     "Undecoded",
-    "capped_headers",
     "decode_fields",
     "decode_text",
     "entry_bytes",
@@ -183,14 +182,6 @@ def payload_within(
             return "", None, marker
     text, binary = payload_text(raw)
     return text, binary, None
-
-
-def capped_headers(raw: bytes | str | None, budget: DecodeBudget | None) -> dict[str, str]:
-    """:func:`parse_headers` for a reader with decode limits: headers longer than the cap
-    count as none (as the Lua scripts' header rule does past its cap)."""
-    if raw is not None and budget is not None and not budget.fits(len(raw)):
-        return {}
-    return parse_headers(raw)
 
 
 def partition_count_from_meta(raw: Any) -> int:

@@ -16,9 +16,9 @@ from mqcore.codec import _SCAN as _SCAN_HEADERS
 from mqcore.codec import (
     DecodeBudget,
     Undecoded,
-    capped_headers,
     decode_text,
     kryo,
+    parse_headers,
     payload_text,
     payload_within,
 )
@@ -134,7 +134,7 @@ def letter_from_entry(
     fields = _bytes_keyed(raw_fields)
     java = any(kryo.looks_kryo(name) for name in fields)
     get = (_plain_fields(fields, budget) if java else fields).get
-    headers = capped_headers(get(b"headers"), budget)
+    headers = parse_headers(get(b"headers"))
     partition = _partition_of(headers, get(b"partitionId"))
     key = get(b"key")
     raw_payload = get(b"payload")

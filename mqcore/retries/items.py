@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from mqcore.codec import DecodeBudget, Undecoded, capped_headers, decode_text, payload_within
+from mqcore.codec import DecodeBudget, Undecoded, decode_text, parse_headers, payload_within
 from mqcore.codec.kryo import KryoError, decode, looks_kryo
 from mqcore.errors import InvalidArgumentError
 
@@ -194,7 +194,7 @@ def _item(
         headers = {str(k): str(v) for k, v in headers_raw.items() if v is not None}
     else:
         raw_headers = headers_raw if isinstance(headers_raw, bytes | str) else None
-        headers = capped_headers(raw_headers, budget)
+        headers = parse_headers(raw_headers)
     marker: Undecoded | None = None
     if isinstance(raw_payload, Undecoded):  # a Kryo payload kept undecoded
         text, not_utf8, size, marker = "", None, raw_payload.size, raw_payload
