@@ -180,3 +180,11 @@ def test_redis_alerts_and_the_cli_share_one_risk_rule() -> None:
     assert [c.rule for c in alert_conditions(None, {"redis": lru}, TH)] == ["redis_eviction"]
     assert health_risks({"cluster": True}) == []
     assert health_risks({**calm, "memory_share": None}) == []
+
+
+def test_redis_restart_alert_names_no_group() -> None:
+    """The alert reaches every viewer of the cluster and the webhooks: a count, not the groups
+    (topics of other teams); the collectors page lists them filtered by visibility."""
+    health = {"redis_restart": {"at_ms": NOW, "missing_groups": ["payments/billing", "orders/g"]}}
+    (cond,) = alert_conditions(None, health, TH)
+    assert "payments" not in cond.message and "2 groups missing" in cond.message

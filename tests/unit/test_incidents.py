@@ -114,6 +114,8 @@ def test_collector_gap_failure_and_redis_restart() -> None:
     restart = redis_restart_event("a", "b", ["orders/billing"], NOW)
     assert restart is not None
     assert restart["severity"] == "critical"
+    # a topic-less event every viewer of the cluster reads: a count, never the groups' names
+    assert "orders" not in str(restart) and restart["data"]["missing_groups"] == 1
 
 
 def test_incident_diff_first_pass_records_only() -> None:
