@@ -34,7 +34,6 @@ from mqcore.scripts import call_script, lua_source
 __all__ = [
     "ACK_POLICIES",
     "ack",
-    "ack_in_pipeline",
     "ack_reply_count",
     "check_ack_policy",
     "dead_letter",
@@ -122,57 +121,6 @@ def _entry_status(
     return status
 
 
-def _ack_call(
-    keys: KeySpace,
-    *,
-    topic: str,
-    group: str,
-    partition: int,
-    ids: Sequence[str],
-    epoch: int | None,
-    policy: str = "none",
-    owner: str | None = None,
-    frontier: str = "",
-) -> tuple[str, list[str], list[str]]:
-    """Script name, KEYS and ARGV of an ack under ``policy``."""
-    check_ack_policy(policy)
-    stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
-    front_key, mode = keys.commit_frontier(topic, partition), _FRONTIER_MODES[frontier]
-    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
-    delete = "0" if policy == "none" else "1"
-    # on java-kryo a Java service's retries share the entry's payload key: never unlinked
-    prefix = owned_prefix(frontier, keys.payload_prefix(topic, partition))
-    return (
-        "ack_entries",
-        [stream, epoch_key, front_key, keys.payload_index(topic), *lease],
-        [group, fence, delete, mode, prefix, *ids],
-    )
-
-
-def ack_in_pipeline(
-    pipe: Any,
-    client: RedisClient,
-    keys: KeySpace,
-    *,
-    topic: str,
-    group: str,
-    partition: int,
-    ids: Sequence[str],
-    epoch: int | None,
-    policy: str = "none",
-    owner: str | None = None,
-    frontier: str = "",
-) -> None:
-    """Queue :func:`ack` on ``pipe``; its reply (:func:`ack_reply_count`: how many were
-    pending, -1 when fenced) comes from ``pipe.execute``. A ``NoScriptError`` there means
-    Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
-    name, script_keys, args = _ack_call(
-        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, owner=owner, frontier=frontier,
-    )  # fmt: skip
-    call_script(client, name, script_keys, args, pipe=pipe)
-
-
 def load_ack_script(client: RedisClient) -> None:
     """Load the ack script into Redis, for pipelines that only send its EVALSHA."""
     with redis_errors("script load"):
@@ -191,7 +139,8 @@ def ack(
     policy: str = "none",
     owner: str | None = None,
     frontier: str = "",
-) -> int:
+    pipe: Any = None,
+) -> int | None:
     """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
     ``immediate`` and ``all-groups-ack`` XDEL an acked entry when no other group on the
@@ -206,16 +155,33 @@ def ack(
     is raised in the same script to the highest id acked, never past its lowest pending
     entry nor the partition's retention floor, in that encoding. Raises
     :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
+
+    With ``pipe`` the ack is only queued and None returned (no ids: nothing queued); its
+    reply (:func:`ack_reply_count`: how many were pending, -1 when fenced) comes from
+    ``pipe.execute``. A ``NoScriptError`` there means Redis lost the script (restart, flush):
+    call :func:`load_ack_script`, or ack again without ``pipe``.
     """
     for entry_id in ids:
         _check_id(entry_id)
     if not ids:
-        return 0
-    name, script_keys, args = _ack_call(
-        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, owner=owner, frontier=frontier,
-    )  # fmt: skip
-    result = ack_reply_count(call_script(client, name, script_keys, args))
+        return None if pipe is not None else 0
+    check_ack_policy(policy)
+    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
+    script_keys = [
+        keys.partition(topic, partition),
+        keys.lease_epoch(topic, group, partition),
+        keys.commit_frontier(topic, partition),
+        keys.payload_index(topic),
+        *lease,
+    ]
+    delete = "0" if policy == "none" else "1"
+    # on java-kryo a Java service's retries share the entry's payload key: never unlinked
+    prefix = owned_prefix(frontier, keys.payload_prefix(topic, partition))
+    args = [group, fence, delete, _FRONTIER_MODES[frontier], prefix, *ids]
+    if pipe is not None:
+        call_script(client, "ack_entries", script_keys, args, pipe=pipe)
+        return None
+    result = ack_reply_count(call_script(client, "ack_entries", script_keys, args))
     if result < 0:
         raise _fenced(topic, group, partition, epoch)
     return result
