@@ -19,7 +19,7 @@ from typing import Any
 
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, validate_id
 from mqcore.config import FRONTIER_MODES, RedisClient
 from mqcore.errors import (
     FencedError,
@@ -42,7 +42,6 @@ __all__ = [
     "schedule_retry",
 ]
 
-_ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
 # MQConfig.encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
 _FRONTIER_MODES = {"": "", **FRONTIER_MODES}
@@ -69,12 +68,6 @@ def _delete_flag(policy: str, encoding: str) -> str:
     if policy == "none":
         return "0"
     return "1" if unlinks_owned_payloads(encoding) else "2"
-
-
-def _check_id(entry_id: str) -> str:
-    if not entry_id or not set(entry_id) <= _ID_CHARS or entry_id.count("-") > 1:
-        raise InvalidArgumentError(f"invalid stream entry id {entry_id!r}")
-    return entry_id
 
 
 def _fence(
@@ -162,7 +155,7 @@ def ack(
     call :func:`load_ack_script`, or ack again without ``pipe``.
     """
     for entry_id in ids:
-        _check_id(entry_id)
+        validate_id(entry_id)
     if not ids:
         return None if pipe is not None else 0
     check_ack_policy(policy)
@@ -217,7 +210,7 @@ def schedule_retry(
     on a stale epoch and :class:`UnknownMessageError` when the entry is no longer pending
     (nothing is written in either case).
     """
-    _check_id(entry_id)
+    validate_id(entry_id)
     check_ack_policy(policy)
     item = retry_item_fields(
         fields,
@@ -291,7 +284,7 @@ def dead_letter(
     still needs it. Raises :class:`FencedError` on a stale epoch and
     :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
-    _check_id(entry_id)
+    validate_id(entry_id)
     check_ack_policy(policy)
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     reply = call_script(

@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from mqcore.boundary import redis_errors
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
-from mqcore.keys import KeySpace, validate_name
+from mqcore.keys import KeySpace
 from mqcore.partition import partition_for_key
 from mqcore.topics import parse_partition_count
+from mqcore.validate import validate_topic
 
 __all__ = ["Partitioner"]
 
@@ -45,10 +46,7 @@ class Partitioner:
         now = time.monotonic()
         if cached is not None and cached[1] > now:
             return cached[0]
-        try:
-            validate_name("topic", topic)
-        except ValueError as exc:
-            raise InvalidArgumentError(str(exc)) from None
+        validate_topic(topic)
         with redis_errors(f"look up topic {topic!r}"):
             pipe = self.client.pipeline(transaction=False)
             pipe.sismember(self.keys.registry(), topic)

@@ -21,9 +21,9 @@ from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
-from mqcore.keys import validate_name
 from mqcore.models import TopicInfo
 from mqcore.scripts import call_script
+from mqcore.validate import checked_name, validate_topic
 
 __all__ = [
     "DEFAULT_GROUP",
@@ -74,13 +74,6 @@ def _check_partitions(partitions: int) -> int:
     return partitions
 
 
-def _name(kind: str, value: str) -> str:
-    try:
-        return validate_name(kind, value)
-    except ValueError as exc:
-        raise InvalidArgumentError(str(exc)) from None
-
-
 class Topics:
     """Topic administration for one deployment (thread-safe: holds only a client)."""
 
@@ -98,9 +91,9 @@ class Topics:
         Idempotent for the same count; a larger count grows the topic; a smaller
         one raises :class:`InvalidArgumentError` (partition counts never shrink).
         """
-        _name("topic", topic)
+        validate_topic(topic)
         _check_partitions(partitions)
-        group_list = [_name("group", g) for g in groups]
+        group_list = [checked_name("group", g) for g in groups]
         self._apply(topic, partitions, group_list, "0")
         with redis_errors(f"register topic {topic!r}"):
             self.client.sadd(self.keys.registry(), topic)
@@ -119,7 +112,7 @@ class Topics:
 
     def ensure_group(self, topic: str, group: str, *, start_id: str = "0") -> None:
         """Create ``group`` at ``start_id`` on every partition (idempotent)."""
-        _name("group", group)
+        checked_name("group", group)
         if not isinstance(start_id, str) or not _START_ID_RE.fullmatch(start_id):
             raise InvalidArgumentError(f"invalid start id {start_id!r}")
         count = self.partition_count(topic)

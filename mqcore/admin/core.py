@@ -48,8 +48,9 @@ from mqcore.models import (
 )
 from mqcore.payloads import is_out_of_line, resolve_within, stored_payload_limit
 from mqcore.topics import set_members
+from mqcore.validate import validate_topic
 
-__all__ = ["Admin", "validate_topic"]
+__all__ = ["Admin"]
 
 
 class Admin:
@@ -386,10 +387,3 @@ class Admin:
         from mqcore.snapshot import take_snapshot_dict
 
         return take_snapshot_dict(self, topics=topics, batch=batch, last_ids=last_ids)
-
-
-def validate_topic(topic: str) -> str:
-    try:
-        return validate_name("topic", topic)
-    except ValueError as exc:
-        raise InvalidArgumentError(str(exc)) from exc

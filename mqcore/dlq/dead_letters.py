@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
 from mqcore.codec import validate_id
 from mqcore.config import MQConfig, RedisClient
@@ -22,6 +21,7 @@ from mqcore.keys import KeySpace
 from mqcore.letter_payloads import delete_all, delete_ids
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
 from mqcore.payloads import unlinks_owned_payloads
+from mqcore.validate import validate_topic
 from mqcore.wire import Wire
 
 
