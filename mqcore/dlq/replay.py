@@ -16,16 +16,16 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from mqcore.boundary import redis_errors
 from mqcore.clock import iso_from_ms, now_ms
-from mqcore.codec import decode_text, partition_count_from_meta
+from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.dlq.letters import plain_fields
-from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
+from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.keys import KeySpace
 from mqcore.models import ReplayResult
 from mqcore.partition import partition_for_key
 from mqcore.scripts import call_script
+from mqcore.topics import read_partition_count
 from mqcore.wire import Wire
 
 REPLAY_BATCH = 50  # letters per script call: 100 took Redis 3-4.5 ms on a loaded 2-core machine
@@ -46,14 +46,7 @@ class Replayer:
         cached = self._counts.get(target)
         if cached and not refresh and time.monotonic() - cached[1] < _META_TTL_S:
             return cached[0]
-        with redis_errors(f"read topic {target}"):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.sismember(self.keys.registry(), target)
-            pipe.hget(self.keys.meta(target), "partitionCount")
-            known, raw = pipe.execute()
-        if not known:
-            raise UnknownTopicError(f"unknown topic {target!r}")
-        count = partition_count_from_meta(raw)
+        count = read_partition_count(self.client, self.keys, target, f"read topic {target}")
         self._counts[target] = (count, time.monotonic())
         return count
 
