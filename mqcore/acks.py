@@ -19,7 +19,7 @@ from typing import Any
 
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, validate_id
 from mqcore.config import FRONTIER_MODES, RedisClient
 from mqcore.errors import (
     FencedError,
@@ -34,7 +34,6 @@ from mqcore.scripts import call_script, lua_source
 __all__ = [
     "ACK_POLICIES",
     "ack",
-    "ack_in_pipeline",
     "ack_reply_count",
     "check_ack_policy",
     "dead_letter",
@@ -43,7 +42,6 @@ __all__ = [
     "schedule_retry",
 ]
 
-_ID_CHARS = frozenset("0123456789-")
 ACK_POLICIES = ("none", "immediate", "all-groups-ack")  # Java's ackDeletePolicy values
 # MQConfig.encoding -> the ack scripts' mode ("": an operator's ack leaves it alone)
 _FRONTIER_MODES = {"": "", **FRONTIER_MODES}
@@ -70,12 +68,6 @@ def _delete_flag(policy: str, encoding: str) -> str:
     if policy == "none":
         return "0"
     return "1" if unlinks_owned_payloads(encoding) else "2"
-
-
-def _check_id(entry_id: str) -> str:
-    if not entry_id or not set(entry_id) <= _ID_CHARS or entry_id.count("-") > 1:
-        raise InvalidArgumentError(f"invalid stream entry id {entry_id!r}")
-    return entry_id
 
 
 def _fence(
@@ -122,57 +114,6 @@ def _entry_status(
     return status
 
 
-def _ack_call(
-    keys: KeySpace,
-    *,
-    topic: str,
-    group: str,
-    partition: int,
-    ids: Sequence[str],
-    epoch: int | None,
-    policy: str = "none",
-    owner: str | None = None,
-    frontier: str = "",
-) -> tuple[str, list[str], list[str]]:
-    """Script name, KEYS and ARGV of an ack under ``policy``."""
-    check_ack_policy(policy)
-    stream, epoch_key = keys.partition(topic, partition), keys.lease_epoch(topic, group, partition)
-    front_key, mode = keys.commit_frontier(topic, partition), _FRONTIER_MODES[frontier]
-    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
-    delete = "0" if policy == "none" else "1"
-    # on java-kryo a Java service's retries share the entry's payload key: never unlinked
-    prefix = owned_prefix(frontier, keys.payload_prefix(topic, partition))
-    return (
-        "ack_entries",
-        [stream, epoch_key, front_key, keys.payload_index(topic), *lease],
-        [group, fence, delete, mode, prefix, *ids],
-    )
-
-
-def ack_in_pipeline(
-    pipe: Any,
-    client: RedisClient,
-    keys: KeySpace,
-    *,
-    topic: str,
-    group: str,
-    partition: int,
-    ids: Sequence[str],
-    epoch: int | None,
-    policy: str = "none",
-    owner: str | None = None,
-    frontier: str = "",
-) -> None:
-    """Queue :func:`ack` on ``pipe``; its reply (:func:`ack_reply_count`: how many were
-    pending, -1 when fenced) comes from ``pipe.execute``. A ``NoScriptError`` there means
-    Redis lost the script (restart, flush): call :func:`load_ack_script` and ack again."""
-    name, script_keys, args = _ack_call(
-        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, owner=owner, frontier=frontier,
-    )  # fmt: skip
-    call_script(client, name, script_keys, args, pipe=pipe)
-
-
 def load_ack_script(client: RedisClient) -> None:
     """Load the ack script into Redis, for pipelines that only send its EVALSHA."""
     with redis_errors("script load"):
@@ -191,7 +132,8 @@ def ack(
     policy: str = "none",
     owner: str | None = None,
     frontier: str = "",
-) -> int:
+    pipe: Any = None,
+) -> int | None:
     """Acknowledge ``ids`` under the ack-delete ``policy``; returns how many were pending.
 
     ``immediate`` and ``all-groups-ack`` XDEL an acked entry when no other group on the
@@ -206,16 +148,33 @@ def ack(
     is raised in the same script to the highest id acked, never past its lowest pending
     entry nor the partition's retention floor, in that encoding. Raises
     :class:`FencedError` when ``epoch`` is stale: nothing is acked then.
+
+    With ``pipe`` the ack is only queued and None returned (no ids: nothing queued); its
+    reply (:func:`ack_reply_count`: how many were pending, -1 when fenced) comes from
+    ``pipe.execute``. A ``NoScriptError`` there means Redis lost the script (restart, flush):
+    call :func:`load_ack_script`, or ack again without ``pipe``.
     """
     for entry_id in ids:
-        _check_id(entry_id)
+        validate_id(entry_id)
     if not ids:
-        return 0
-    name, script_keys, args = _ack_call(
-        keys, topic=topic, group=group, partition=partition, ids=ids, epoch=epoch,
-        policy=policy, owner=owner, frontier=frontier,
-    )  # fmt: skip
-    result = ack_reply_count(call_script(client, name, script_keys, args))
+        return None if pipe is not None else 0
+    check_ack_policy(policy)
+    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
+    script_keys = [
+        keys.partition(topic, partition),
+        keys.lease_epoch(topic, group, partition),
+        keys.commit_frontier(topic, partition),
+        keys.payload_index(topic),
+        *lease,
+    ]
+    delete = "0" if policy == "none" else "1"
+    # on java-kryo a Java service's retries share the entry's payload key: never unlinked
+    prefix = owned_prefix(frontier, keys.payload_prefix(topic, partition))
+    args = [group, fence, delete, _FRONTIER_MODES[frontier], prefix, *ids]
+    if pipe is not None:
+        call_script(client, "ack_entries", script_keys, args, pipe=pipe)
+        return None
+    result = ack_reply_count(call_script(client, "ack_entries", script_keys, args))
     if result < 0:
         raise _fenced(topic, group, partition, epoch)
     return result
@@ -251,7 +210,7 @@ def schedule_retry(
     on a stale epoch and :class:`UnknownMessageError` when the entry is no longer pending
     (nothing is written in either case).
     """
-    _check_id(entry_id)
+    validate_id(entry_id)
     check_ack_policy(policy)
     item = retry_item_fields(
         fields,
@@ -325,7 +284,7 @@ def dead_letter(
     still needs it. Raises :class:`FencedError` on a stale epoch and
     :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
-    _check_id(entry_id)
+    validate_id(entry_id)
     check_ack_policy(policy)
     fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     reply = call_script(

@@ -23,8 +23,9 @@ from mqcore.clock import now_ms
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
-from mqcore.keys import KeySpace, validate_name
+from mqcore.keys import KeySpace
 from mqcore.scripts import call_script
+from mqcore.validate import checked_name, validate_topic
 
 __all__ = ["Lease", "LeaseManager"]
 
@@ -57,11 +58,8 @@ class LeaseManager:
         owner: str,
         ttl_ms: int = 15000,
     ) -> None:
-        try:
-            validate_name("topic", topic)
-            validate_name("group", group)
-        except ValueError as exc:
-            raise InvalidArgumentError(str(exc)) from None
+        validate_topic(topic)
+        checked_name("group", group)
         if not owner:
             raise InvalidArgumentError("a lease owner name is required")
         if ttl_ms < 100:

@@ -15,12 +15,12 @@ import threading
 import time
 from collections.abc import Iterator
 
-from mqcore.boundary import redis_errors
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
-from mqcore.keys import KeySpace, validate_name
+from mqcore.keys import KeySpace
 from mqcore.partition import partition_for_key
-from mqcore.topics import parse_partition_count
+from mqcore.topics import read_partition_count
+from mqcore.validate import validate_topic
 
 __all__ = ["Partitioner"]
 
@@ -45,19 +45,12 @@ class Partitioner:
         now = time.monotonic()
         if cached is not None and cached[1] > now:
             return cached[0]
+        validate_topic(topic)
         try:
-            validate_name("topic", topic)
-        except ValueError as exc:
-            raise InvalidArgumentError(str(exc)) from None
-        with redis_errors(f"look up topic {topic!r}"):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.sismember(self.keys.registry(), topic)
-            pipe.hget(self.keys.meta(topic), "partitionCount")
-            registered, raw = pipe.execute()
-        if not registered:
+            count = read_partition_count(self.client, self.keys, topic, f"look up topic {topic!r}")
+        except UnknownTopicError:
             self.invalidate(topic)
-            raise UnknownTopicError(f"unknown topic {topic!r}: create it first")
-        count = parse_partition_count(raw)
+            raise UnknownTopicError(f"unknown topic {topic!r}: create it first") from None
         with self._lock:
             self._counts[topic] = (count, now + self._cache_ttl_s)
         return count

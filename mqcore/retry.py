@@ -27,12 +27,12 @@ from typing import Any
 from mqcore import clock
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import ConnectionLostError, InvalidArgumentError, MQError
 from mqcore.payloads import owned_prefix
 from mqcore.scripts import call_script
-from mqcore.topics import parse_partition_count, set_members
+from mqcore.topics import set_members
 
 __all__ = ["DIRECT_READD_MS", "MoveStats", "RetryMover", "RetryPolicy"]
 
@@ -140,7 +140,7 @@ class RetryMover:
             for item in items:
                 pipe.hmget(item, "topic", "partitionId")
             replies = pipe.execute()
-            count = parse_partition_count(replies[0])
+            count = partition_count_from_meta(replies[0])
             keys: list[Any] = [zset]
             args: list[Any] = ["+inf" if force else now, iso_now()]
             skipped = 0
@@ -173,7 +173,7 @@ class RetryMover:
         return MoveStats(int(reply[0]), int(reply[1]), skipped)
 
     def _count(self, topic: str) -> int:
-        return parse_partition_count(self.client.hget(self.keys.meta(topic), "partitionCount"))
+        return partition_count_from_meta(self.client.hget(self.keys.meta(topic), "partitionCount"))
 
     def move_all(self) -> int:
         """Move due items of every registered topic (a few batches each); returns items moved."""

@@ -18,12 +18,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
-from mqcore.keys import validate_name
+from mqcore.keys import KeySpace
 from mqcore.models import TopicInfo
 from mqcore.scripts import call_script
+from mqcore.validate import checked_name, validate_topic
 
 __all__ = [
     "DEFAULT_GROUP",
@@ -31,7 +32,7 @@ __all__ = [
     "MAX_PARTITIONS",
     "SET_SCAN_COUNT",
     "Topics",
-    "parse_partition_count",
+    "read_partition_count",
     "set_members",
 ]
 
@@ -55,15 +56,17 @@ def set_members(client: RedisClient, key: str) -> builtins.list[str]:
     return sorted({decode_text(m) for m in client.sscan_iter(key, count=SET_SCAN_COUNT)})
 
 
-def parse_partition_count(raw: Any) -> int:
-    """Meta ``partitionCount`` as Java reads it: missing or invalid means 1."""
-    if raw is None:
-        return 1
-    try:
-        count = int(decode_text(raw))
-    except (TypeError, ValueError):
-        return 1
-    return count if count >= 1 else 1
+def read_partition_count(client: RedisClient, keys: KeySpace, topic: str, doing: str) -> int:
+    """A registered topic's partition count (meta ``partitionCount``, missing or invalid means
+    1, as Java reads it), else UnknownTopicError; ``doing`` names the read in a Redis error."""
+    with redis_errors(doing):
+        pipe = client.pipeline(transaction=False)
+        pipe.sismember(keys.registry(), topic)
+        pipe.hget(keys.meta(topic), "partitionCount")
+        registered, raw = pipe.execute()
+    if not registered:
+        raise UnknownTopicError(f"unknown topic {topic!r}")
+    return partition_count_from_meta(raw)
 
 
 def _check_partitions(partitions: int) -> int:
@@ -72,13 +75,6 @@ def _check_partitions(partitions: int) -> int:
     if not 1 <= partitions <= MAX_PARTITIONS:
         raise InvalidArgumentError(f"partitions must be 1..{MAX_PARTITIONS}, got {partitions}")
     return partitions
-
-
-def _name(kind: str, value: str) -> str:
-    try:
-        return validate_name(kind, value)
-    except ValueError as exc:
-        raise InvalidArgumentError(str(exc)) from None
 
 
 class Topics:
@@ -98,9 +94,9 @@ class Topics:
         Idempotent for the same count; a larger count grows the topic; a smaller
         one raises :class:`InvalidArgumentError` (partition counts never shrink).
         """
-        _name("topic", topic)
+        validate_topic(topic)
         _check_partitions(partitions)
-        group_list = [_name("group", g) for g in groups]
+        group_list = [checked_name("group", g) for g in groups]
         self._apply(topic, partitions, group_list, "0")
         with redis_errors(f"register topic {topic!r}"):
             self.client.sadd(self.keys.registry(), topic)
@@ -119,7 +115,7 @@ class Topics:
 
     def ensure_group(self, topic: str, group: str, *, start_id: str = "0") -> None:
         """Create ``group`` at ``start_id`` on every partition (idempotent)."""
-        _name("group", group)
+        checked_name("group", group)
         if not isinstance(start_id, str) or not _START_ID_RE.fullmatch(start_id):
             raise InvalidArgumentError(f"invalid start id {start_id!r}")
         count = self.partition_count(topic)
@@ -156,14 +152,7 @@ class Topics:
 
     def partition_count(self, topic: str) -> int:
         """The topic's partition count (meta ``partitionCount``; missing/invalid means 1)."""
-        with redis_errors("partition count"):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.sismember(self.keys.registry(), topic)
-            pipe.hget(self.keys.meta(topic), "partitionCount")
-            registered, raw = pipe.execute()
-        if not registered:
-            raise UnknownTopicError(f"unknown topic {topic!r}")
-        return parse_partition_count(raw)
+        return read_partition_count(self.client, self.keys, topic, "partition count")
 
     def describe(self, topic: str) -> TopicInfo:
         infos = self._describe_many([topic], check=True)
@@ -198,7 +187,7 @@ class Topics:
             for i, t in enumerate(topics):
                 if check and not first[2 * i]:
                     raise UnknownTopicError(f"unknown topic {t!r}")
-                counts.append(parse_partition_count(first[2 * i + 1]))
+                counts.append(partition_count_from_meta(first[2 * i + 1]))
             pipe = self.client.pipeline(transaction=False)
             for t, count in zip(topics, counts, strict=True):
                 pipe.xlen(self.keys.dlq(t))

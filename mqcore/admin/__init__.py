@@ -10,7 +10,7 @@ One module per part:
 
 - :mod:`.core` -- :class:`Admin`: topics, groups, leases, consumers, retry
   backlog, one message, the operator actions (claim, dead-letter) and the
-  snapshot (:mod:`mqcore.snapshot`); :func:`validate_topic`.
+  snapshot (:mod:`mqcore.snapshot`).
 - :mod:`.lag` -- lag per group and partition, NULL lag counted in bounded pages.
 - :mod:`.pending` -- the paged ``XPENDING`` scan into a bounded heap; :data:`PENDING_PAGE`.
 - :mod:`.position` -- group position moves (dry run and move, exact entries-read);
@@ -22,7 +22,7 @@ One module per part:
 - :mod:`.shapes` -- the lease, consumer and retry dataclasses from their snapshot shapes.
 """
 
-from mqcore.admin.core import Admin, validate_topic
+from mqcore.admin.core import Admin
 from mqcore.admin.pending import PENDING_PAGE
 from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
 
@@ -32,5 +32,4 @@ __all__ = [
     "PositionMove",
     "PositionPlan",
     "PositionTarget",
-    "validate_topic",
 ]

@@ -25,7 +25,6 @@ from mqcore.codec import (
     decode_fields,
     decode_text,
     parse_headers,
-    partition_count_from_meta,
     validate_id,
 )
 from mqcore.config import MQConfig, RedisClient
@@ -34,7 +33,6 @@ from mqcore.errors import (
     UnknownGroupError,
     UnknownMessageError,
     UnknownPartitionError,
-    UnknownTopicError,
 )
 from mqcore.keys import KeySpace, validate_name
 from mqcore.models import (
@@ -47,9 +45,10 @@ from mqcore.models import (
     RetryBacklog,
 )
 from mqcore.payloads import is_out_of_line, resolve_within, stored_payload_limit
-from mqcore.topics import set_members
+from mqcore.topics import read_partition_count, set_members
+from mqcore.validate import validate_topic
 
-__all__ = ["Admin", "validate_topic"]
+__all__ = ["Admin"]
 
 
 class Admin:
@@ -69,14 +68,7 @@ class Admin:
     def partition_count(self, topic: str) -> int:
         """Partition count of a registered topic, or UnknownTopicError."""
         validate_topic(topic)
-        with redis_errors(f"read topic {topic}"):
-            pipe = self.client.pipeline(transaction=False)
-            pipe.sismember(self.keys.registry(), topic)
-            pipe.hget(self.keys.meta(topic), "partitionCount")
-            member, count = pipe.execute()
-        if not member:
-            raise UnknownTopicError(f"unknown topic {topic!r}")
-        return partition_count_from_meta(count)
+        return read_partition_count(self.client, self.keys, topic, f"read topic {topic}")
 
     def _check_partition(self, topic: str, partition: int) -> int:
         count = self.partition_count(topic)
@@ -386,10 +378,3 @@ class Admin:
         from mqcore.snapshot import take_snapshot_dict
 
         return take_snapshot_dict(self, topics=topics, batch=batch, last_ids=last_ids)
-
-
-def validate_topic(topic: str) -> str:
-    try:
-        return validate_name("topic", topic)
-    except ValueError as exc:
-        raise InvalidArgumentError(str(exc)) from exc

@@ -2,7 +2,7 @@
 
 - ``key``: the message key, exactly;
 - ``header``: ``NAME=VALUE`` (that header with exactly that value) or ``NAME`` (present);
-- ``text``: the DLQ pages' text rule (:func:`mqcore.dlq.browse.text_matches`: case-insensitive,
+- ``text``: the DLQ pages' text rule (:func:`mqcore.text_match.text_matches`: case-insensitive,
   in the first 64 KiB of the payload or of a header name or value);
 - ``expression``: :mod:`mqcore.browse.expr` over the payload read as JSON (the first
   :data:`JSON_PAYLOAD_BYTES`; a payload that is not JSON is its text, a binary one null),
@@ -24,8 +24,8 @@ from typing import Any
 
 from mqcore.browse.expr import Expression, compile_expression
 from mqcore.codec import DEFAULT_MAX_DECODE_BYTES, decode_text, parse_headers, payload_text
-from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
+from mqcore.text_match import text_matches
 
 __all__ = ["JSON_PAYLOAD_BYTES", "Filters", "RawEntry", "parse_header_filter"]
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from mqcore.acks import ack, ack_in_pipeline, ack_reply_count
+from mqcore.acks import ack, ack_reply_count
 from mqcore.boundary import translate
 from mqcore.codec import decode_text
 from mqcore.consumer.handling import handle_entry
@@ -239,19 +239,7 @@ class PartitionWorker(threading.Thread):
         pipe = h.client.pipeline(transaction=False)
         acks = self.acks
         if acks:
-            ack_in_pipeline(
-                pipe,
-                h.client,
-                h.keys,
-                topic=h.topic,
-                group=h.group,
-                partition=self.partition,
-                ids=acks,
-                epoch=self.lease.epoch,
-                policy=h.options.ack_policy,
-                owner=self.lease.owner,
-                frontier=h.encoding,
-            )
+            self._ack(acks, pipe)
         if self.backlog or acks:
             start = "0" if self.backlog else ">"
             pipe.xreadgroup(h.group, h.name, {self.stream: start}, count=h.options.batch_size)
@@ -267,15 +255,14 @@ class PartitionWorker(threading.Thread):
             self.acks = []
             first = replies[0]
             if isinstance(first, redis.exceptions.NoScriptError):
-                self._ack_now(acks)
+                self._ack(acks)
             elif isinstance(first, Exception):
                 self.acks = acks  # keep them for the next flush
                 raise translate(first, "ack")
             elif ack_reply_count(first) < 0:
                 raise FencedError(f"p{self.partition}: epoch {self.lease.epoch} is stale")
             else:
-                h.stats.add(acked=len(acks))
-                report_acked(h, self.partition, acks)
+                self._acked(acks)
         reply = replies[-1]
         if isinstance(reply, Exception):
             raise translate(reply, "read")
@@ -284,29 +271,28 @@ class PartitionWorker(threading.Thread):
             self.backlog = False
         return entries
 
-    def _ack_now(self, ids: list[str]) -> None:
-        h = self.host
+    def _ack(self, ids: list[str], pipe: Any = None) -> None:
+        """The fenced ack of ``ids`` (:func:`mqcore.acks.ack`): now, or queued on ``pipe``,
+        whose reply :meth:`_read` checks."""
+        h, lease = self.host, self.lease
         ack(
-            h.client,
-            h.keys,
-            topic=h.topic,
-            group=h.group,
-            partition=self.partition,
-            ids=ids,
-            epoch=self.lease.epoch,
-            policy=h.options.ack_policy,
-            owner=self.lease.owner,
-            frontier=h.encoding,
-        )
-        h.stats.add(acked=len(ids))
-        report_acked(h, self.partition, ids)
+            h.client, h.keys, topic=h.topic, group=h.group, partition=self.partition, ids=ids,
+            epoch=lease.epoch, policy=h.options.ack_policy, owner=lease.owner,
+            frontier=h.encoding, pipe=pipe,
+        )  # fmt: skip
+        if pipe is None:
+            self._acked(ids)
+
+    def _acked(self, ids: list[str]) -> None:
+        self.host.stats.add(acked=len(ids))
+        report_acked(self.host, self.partition, ids)
 
     def _flush_acks(self) -> None:
         if not self.acks:
             return
         ids, self.acks = self.acks, []
         try:
-            self._ack_now(ids)
+            self._ack(ids)
         except ConnectionLostError:
             self.acks = ids + self.acks
             raise

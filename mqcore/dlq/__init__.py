@@ -29,7 +29,8 @@ One module per part:
 - :mod:`.letters` -- DLQ entries decoded into :class:`~mqcore.models.DlqLetter`
   (a page's hot loop), replay records parsed.
 - :mod:`.browse` -- a page newest first, the ids matching filters, replay follow-ups.
-- :mod:`.replay` -- replay batches through the script, the target's partition count.
+- :mod:`.replay` -- :class:`~mqcore.dlq.replay.Replayer`, DeadLetters' own: replay batches through
+  the script, the target's partition count.
 """
 
 from mqcore.dlq.dead_letters import DeadLetters

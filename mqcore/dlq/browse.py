@@ -6,12 +6,11 @@ reports how much it read; the time range maps to an id range.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import redis
 
-from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
 from mqcore.codec import (
     DEFAULT_MAX_DECODE_BYTES,
@@ -33,10 +32,11 @@ from mqcore.dlq.letters import (
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord
+from mqcore.text_match import text_matches
+from mqcore.validate import validate_topic
 from mqcore.wire import Wire
 
 _SCAN_PAGE = 250  # letters per XRANGE: ~0.25 ms of Redis time (500 took ~0.5 ms, p99 1.4 ms)
-TEXT_MATCH_CHARS = 64 * 1024  # of a payload and of each header value a text filter searches
 BULK_TEXT_SCAN_BYTES = 256 * 1024 * 1024  # letters read by one text-filtered bulk selection
 _FOLLOWUP_SCAN = 10_000
 
@@ -54,16 +54,6 @@ def _matches(
     if text:
         return text_matches(letter.payload, letter.headers, text)
     return True
-
-
-def text_matches(payload: str, headers: Mapping[str, str], text: str) -> bool:
-    """The one text filter rule (DLQ pages, bulk selections, the topic and retry browsers):
-    ``text``, case-insensitive, in the first TEXT_MATCH_CHARS of the payload or of a header
-    name or value."""
-    needle, cut = text.lower(), TEXT_MATCH_CHARS
-    if needle in payload[:cut].lower():
-        return True
-    return any(needle in k[:cut].lower() or needle in v[:cut].lower() for k, v in headers.items())
 
 
 def _ms(value: int) -> int:

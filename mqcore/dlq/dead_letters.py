@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mqcore.admin import validate_topic
 from mqcore.boundary import redis_errors
 from mqcore.codec import validate_id
 from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq.browse import matching_ids, read_page, replay_followups
 from mqcore.dlq.letters import letter_from_entry, parse_records
-from mqcore.dlq.replay import run
+from mqcore.dlq.replay import Replayer
 from mqcore.errors import InvalidArgumentError, UnknownMessageError, UnknownTopicError
 from mqcore.keys import KeySpace
 from mqcore.letter_payloads import delete_all, delete_ids
 from mqcore.models import DlqLetter, DlqPage, ReplayRecord, ReplayResult
 from mqcore.payloads import unlinks_owned_payloads
+from mqcore.validate import validate_topic
 from mqcore.wire import Wire
 
 
@@ -32,10 +32,9 @@ class DeadLetters:
         self.config = config
         self.keys: KeySpace = config.keys
         self.client: RedisClient = client if client is not None else config.client()
-        self._counts: dict[str, tuple[int, float]] = {}
-        self._keys_cache: dict[tuple[str, str, int], list[str]] = {}
         self._wire = Wire(self.client, 1, "read dead letters")
-        self._script_wire = Wire(self.client, 1, "replay dead letters", translate=False)
+        replay_wire = Wire(self.client, 1, "replay dead letters", translate=False)
+        self._replayer = Replayer(self.client, self.keys, replay_wire)
         # on java-kryo a Java service's letters share the entry's payload key: never unlinked
         self._unlink = unlinks_owned_payloads(config.encoding)
 
@@ -227,19 +226,8 @@ class DeadLetters:
                 raise InvalidArgumentError(
                     "replay to another topic is not atomic across hash slots on Redis Cluster"
                 )
-        return run(
-            self.client,
-            self.keys,
-            self._counts,
-            self._keys_cache,
-            topic,
-            ids,
-            target,
-            by,
-            force,
-            target_partition,
-            dry=dry,
-            wire=self._script_wire,
+        return self._replayer.run(
+            topic, ids, target, by=by, force=force, target_partition=target_partition, dry=dry
         )
 
     # --- deleting ----------------------------------------------------------------------------

@@ -16,133 +16,120 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from mqcore.boundary import redis_errors
 from mqcore.clock import iso_from_ms, now_ms
-from mqcore.codec import decode_text, partition_count_from_meta
+from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.dlq.letters import plain_fields
-from mqcore.errors import InvalidArgumentError, UnknownPartitionError, UnknownTopicError
+from mqcore.errors import InvalidArgumentError, UnknownPartitionError
 from mqcore.keys import KeySpace
 from mqcore.models import ReplayResult
 from mqcore.partition import partition_for_key
 from mqcore.scripts import call_script
+from mqcore.topics import read_partition_count
 from mqcore.wire import Wire
 
 REPLAY_BATCH = 50  # letters per script call: 100 took Redis 3-4.5 ms on a loaded 2-core machine
 _META_TTL_S = 5.0
 
 
-def target_count(
-    client: RedisClient,
-    space: KeySpace,
-    counts: dict[str, tuple[int, float]],
-    target: str,
-    refresh: bool,
-) -> int:
-    """The partition count of ``target`` (cached in ``counts``); UnknownTopicError if unknown."""
-    cached = counts.get(target)
-    if cached and not refresh and time.monotonic() - cached[1] < _META_TTL_S:
-        return cached[0]
-    with redis_errors(f"read topic {target}"):
-        pipe = client.pipeline(transaction=False)
-        pipe.sismember(space.registry(), target)
-        pipe.hget(space.meta(target), "partitionCount")
-        known, raw = pipe.execute()
-    if not known:
-        raise UnknownTopicError(f"unknown topic {target!r}")
-    count = partition_count_from_meta(raw)
-    counts[target] = (count, time.monotonic())
-    return count
+class Replayer:
+    """The replays of one deployment's dead letters (:class:`~mqcore.dlq.DeadLetters`' own):
+    it keeps each target's partition count (a few seconds) and each call's script keys."""
 
+    def __init__(self, client: RedisClient, keys: KeySpace, wire: Wire | None = None) -> None:
+        self.client, self.keys, self.wire = client, keys, wire
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._script_keys: dict[tuple[str, str, int], list[str]] = {}
 
-def script_keys(
-    space: KeySpace,
-    cache: dict[tuple[str, str, int], list[str]],
-    topic: str,
-    target: str,
-    count: int,
-) -> list[str]:
-    """The script's keys: the DLQ, its replay records, the target's meta, payload index set and
-    partitions."""
-    cache_key = (topic, target, count)
-    keys = cache.get(cache_key)
-    if keys is None:
-        keys = [
-            space.dlq(topic),
-            space.dlq_replays(topic),
-            space.meta(target),
-            space.payload_index(target),
-            *(space.partition(target, p) for p in range(count)),
-        ]
-        if len(cache) > 1000:
-            cache.clear()
-        cache[cache_key] = keys
-    return keys
+    def target_count(self, target: str, *, refresh: bool = False) -> int:
+        """The partition count of ``target`` (cached); UnknownTopicError if unknown."""
+        cached = self._counts.get(target)
+        if cached and not refresh and time.monotonic() - cached[1] < _META_TTL_S:
+            return cached[0]
+        count = read_partition_count(self.client, self.keys, target, f"read topic {target}")
+        self._counts[target] = (count, time.monotonic())
+        return count
 
+    def script_keys(self, topic: str, target: str, count: int) -> list[str]:
+        """The script's keys: the DLQ, its replay records, the target's meta, payload index
+        set and partitions."""
+        cache, space = self._script_keys, self.keys
+        keys = cache.get((topic, target, count))
+        if keys is None:
+            keys = [
+                space.dlq(topic),
+                space.dlq_replays(topic),
+                space.meta(target),
+                space.payload_index(target),
+                *(space.partition(target, p) for p in range(count)),
+            ]
+            if len(cache) > 1000:
+                cache.clear()
+            cache[(topic, target, count)] = keys
+        return keys
 
-def run(
-    client: RedisClient,
-    space: KeySpace,
-    counts: dict[str, tuple[int, float]],
-    keys_cache: dict[tuple[str, str, int], list[str]],
-    topic: str,
-    ids: Sequence[str],
-    target: str,
-    by: str,
-    force: bool,
-    target_partition: int | None,
-    *,
-    dry: bool,
-    wire: Wire | None = None,
-) -> list[ReplayResult]:
-    """Replay (with ``dry`` only plan) validated ``ids`` of ``topic`` onto a known ``target``;
-    the script calls go out on ``wire`` when given (see :func:`mqcore.scripts.call_script`)."""
-    count = target_count(client, space, counts, target, refresh=False)
-    if target_partition is not None and not 0 <= target_partition < count:
-        raise UnknownPartitionError(
-            f"topic {target!r} has partitions 0..{count - 1}, not {target_partition}"
-        )
-    fixed = -1 if target_partition is None else target_partition
+    def run(
+        self,
+        topic: str,
+        ids: Sequence[str],
+        target: str,
+        *,
+        by: str,
+        force: bool,
+        target_partition: int | None,
+        dry: bool,
+    ) -> list[ReplayResult]:
+        """Replay (with ``dry`` only plan) validated ``ids`` of ``topic`` onto a known
+        ``target``; the script calls go out on the wire when there is one (see
+        :func:`mqcore.scripts.call_script`)."""
+        client, space = self.client, self.keys
+        count = self.target_count(target)
+        if target_partition is not None and not 0 <= target_partition < count:
+            raise UnknownPartitionError(
+                f"topic {target!r} has partitions 0..{count - 1}, not {target_partition}"
+            )
+        fixed = -1 if target_partition is None else target_partition
 
-    def send(
-        chunk: list[str], keyed: list[tuple[str, str]], given: dict[str, Any] | None = None
-    ) -> list[Any]:
-        """One script call for ``chunk`` plus the ``(id, key)`` letters pinned by key;
-        ``given``: decoded fields of letters Java wrote through Kryo."""
-        nonlocal count
-        for _attempt in range(3):
-            now = now_ms()
-            keys = script_keys(space, keys_cache, topic, target, count)
-            flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
-            pinned = [f"{dlq_id}={partition_for_key(key, count)}" for dlq_id, key in keyed]
-            decoded = json.dumps(given, ensure_ascii=False) if given else "{}"
-            payloads = [space.payload_topic_prefix(topic), space.payload_topic_prefix(target)]
-            token = uuid.uuid4().hex  # names this call's new payload keys
-            args = [now, iso_from_ms(now), by, *flags, decoded, *payloads, token, *chunk, *pinned]
-            reply: list[Any] = call_script(client, "replay_letters", keys, args, wire=wire)
-            if not (reply and reply[0] == b"stale"):
-                return reply
-            count = target_count(client, space, counts, target, refresh=True)
-        raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
+        def send(
+            chunk: list[str], keyed: list[tuple[str, str]], given: dict[str, Any] | None = None
+        ) -> list[Any]:
+            """One script call for ``chunk`` plus the ``(id, key)`` letters pinned by key;
+            ``given``: decoded fields of letters Java wrote through Kryo."""
+            nonlocal count
+            for _attempt in range(3):
+                now = now_ms()
+                keys = self.script_keys(topic, target, count)
+                flags = ["1" if force else "0", target, fixed, "1" if dry else "0"]
+                pinned = [f"{dlq_id}={partition_for_key(key, count)}" for dlq_id, key in keyed]
+                decoded = json.dumps(given, ensure_ascii=False) if given else "{}"
+                payloads = [space.payload_topic_prefix(topic), space.payload_topic_prefix(target)]
+                token = uuid.uuid4().hex  # names this call's new payload keys
+                args = [now, iso_from_ms(now), by, *flags, decoded, *payloads, token]
+                args += [*chunk, *pinned]
+                reply: list[Any] = call_script(client, "replay_letters", keys, args, wire=self.wire)
+                if not (reply and reply[0] == b"stale"):
+                    return reply
+                count = self.target_count(target, refresh=True)
+            raise InvalidArgumentError(f"partition count of {target!r} keeps changing")
 
-    out: list[ReplayResult] = []
-    for start in range(0, len(ids), REPLAY_BATCH):
-        chunk = list(ids[start : start + REPLAY_BATCH])
-        rows = send(chunk, [])
-        kryo = [i for i, row in enumerate(rows) if row[1] == b"java-kryo"]
-        if kryo:  # letters Java wrote through Redisson's Kryo codec: decoded here, sent again
-            wanted = [decode_text(rows[i][0]) for i in kryo]
-            again = send(wanted, [], java_fields(client, space.dlq(topic), wanted))
-            for i, row in zip(kryo, again, strict=True):
-                rows[i] = row
-        routed = [i for i, row in enumerate(rows) if row[1] == b"route"]
-        if routed:  # letters whose partition is gone: where their key lives now
-            keyed = [(decode_text(rows[i][0]), decode_text(rows[i][2])) for i in routed]
-            again = send([], keyed)
-            for i, row in zip(routed, again, strict=True):
-                rows[i] = row
-        out.extend(_result(row, target) for row in rows)
-    return out
+        out: list[ReplayResult] = []
+        for start in range(0, len(ids), REPLAY_BATCH):
+            chunk = list(ids[start : start + REPLAY_BATCH])
+            rows = send(chunk, [])
+            kryo = [i for i, row in enumerate(rows) if row[1] == b"java-kryo"]
+            if kryo:  # letters Java wrote through Redisson's Kryo codec: decoded here, sent again
+                wanted = [decode_text(rows[i][0]) for i in kryo]
+                again = send(wanted, [], java_fields(client, space.dlq(topic), wanted))
+                for i, row in zip(kryo, again, strict=True):
+                    rows[i] = row
+            routed = [i for i, row in enumerate(rows) if row[1] == b"route"]
+            if routed:  # letters whose partition is gone: where their key lives now
+                keyed = [(decode_text(rows[i][0]), decode_text(rows[i][2])) for i in routed]
+                again = send([], keyed)
+                for i, row in zip(routed, again, strict=True):
+                    rows[i] = row
+            out.extend(_result(row, target) for row in rows)
+        return out
 
 
 def java_fields(client: RedisClient, dlq: str, ids: Sequence[str]) -> dict[str, Any]:

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqcore.clock import now_ms
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.payloads import owned_prefix
 from mqcore.retention.policy import RetentionPolicy
 from mqcore.scripts import call_script
-from mqcore.topics import Topics, parse_partition_count, set_members
+from mqcore.topics import Topics, set_members
 
 __all__ = [
     "MAX_ROUNDS",
@@ -213,7 +213,7 @@ def housekeep(
     at = now_ms()
     out: list[PartitionTrim] = []
     for topic in names:
-        count = parse_partition_count(client.hget(keys.meta(topic), "partitionCount"))
+        count = partition_count_from_meta(client.hget(keys.meta(topic), "partitionCount"))
         for p in range(count):
             out.append(
                 trim_partition(

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mqcore.clock import now_ms
-from mqcore.codec import decode_text
+from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import RedisClient
 from mqcore.keys import KeySpace
 from mqcore.retention.counting import COUNT_CAP, Counter
@@ -35,7 +35,6 @@ from mqcore.retention.effects import (
 from mqcore.retention.floor import partition_floors
 from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import JavaRetention, RetentionPolicy
-from mqcore.topics import parse_partition_count
 
 __all__ = [
     "COUNT_CAP",
@@ -142,7 +141,7 @@ def topic_retention(
     """
     now = now_ms() if at_ms is None else at_ms
     interval_ms = int(housekeep_interval_s * 1000) if housekeep_interval_s else None
-    count = parse_partition_count(client.hget(keys.meta(topic), "partitionCount"))
+    count = partition_count_from_meta(client.hget(keys.meta(topic), "partitionCount"))
     out = []
     for p in partitions if partitions is not None else range(count):
         key = keys.partition(topic, p)

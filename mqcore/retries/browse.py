@@ -32,11 +32,11 @@ from mqcore.boundary import redis_errors
 from mqcore.codec import DecodeBudget, decode_text, entry_bytes
 from mqcore.config import RedisClient
 from mqcore.cursor import pack_cursor, unpack_cursor
-from mqcore.dlq.browse import text_matches
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, item_id_of, spend_kept
 from mqcore.scripts import call_script
+from mqcore.text_match import text_matches
 from mqcore.wire import Wire
 
 __all__ = [

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqcore import clock
-from mqcore.admin import Admin, validate_topic
+from mqcore.admin import Admin
 from mqcore.boundary import redis_errors
 from mqcore.codec import DecodeBudget
 from mqcore.config import MQConfig, RedisClient
@@ -30,6 +30,7 @@ from mqcore.retries.browse import RetryFilter, read_page
 from mqcore.retries.items import RetryItem, RetryPage, item_from_hash, validate_item_id
 from mqcore.retry import RetryMover
 from mqcore.scripts import call_script
+from mqcore.validate import validate_topic
 
 __all__ = ["BATCH", "MAX_IDS", "MAX_MATCHING", "RetryOutcome", "RetrySet"]
 

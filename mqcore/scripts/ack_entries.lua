@@ -15,20 +15,9 @@
 -- Returns the number of entries acked, or -1 when the epoch is stale (nothing done).
 -- An acked entry is deleted only when no other group on the stream still needs it (not yet
 -- delivered to it, or in its PEL): every group counts, leased or not (lib/floor.lua).
--- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
--- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
--- (Java takes the lease with SETNX) fences us as well
-if ARGV[2] ~= '' then
-  local epoch, owner = string.match(ARGV[2], '^(%d+)|(.+)$')
-  if redis.call('GET', KEYS[2]) ~= (epoch or ARGV[2]) then
-    return -1
-  end
-  if owner then
-    local holder = redis.call('GET', KEYS[#KEYS])
-    if holder and holder ~= owner then
-      return -1
-    end
-  end
+--#include fence
+if stale_fence(KEYS[2], KEYS[#KEYS], ARGV[2]) then
+  return -1
 end
 if #ARGV < 6 then
   return 0

@@ -25,20 +25,9 @@
 -- not copied; the letter then carries x-payload-missing.
 -- Returns {1, dlq id}, {2} when the entry no longer exists (acked, nothing added),
 -- {0} when it is not pending (nothing done), or {-1} when the epoch is stale.
--- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
--- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
--- (Java takes the lease with SETNX) fences us as well
-if ARGV[2] ~= '' then
-  local epoch, owner = string.match(ARGV[2], '^(%d+)|(.+)$')
-  if redis.call('GET', KEYS[2]) ~= (epoch or ARGV[2]) then
-    return {-1}
-  end
-  if owner then
-    local holder = redis.call('GET', KEYS[#KEYS])
-    if holder and holder ~= owner then
-      return {-1}
-    end
-  end
+--#include fence
+if stale_fence(KEYS[2], KEYS[#KEYS], ARGV[2]) then
+  return {-1}
 end
 --#include headers
 --#include payloads

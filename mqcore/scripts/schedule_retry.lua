@@ -20,20 +20,9 @@
 -- A gone payload key is not copied; the item then carries x-payload-missing.
 -- Returns {1, item-or-new-id}, {0} when the entry is not pending (nothing written),
 -- or {-1} when the epoch is stale (nothing written).
--- fencing: ARGV[2] is '<epoch>' or '<epoch>|<owner>'; with an owner, the lease key (the last
--- KEY) must be free or still ours: a take-over by a writer that does not raise the epoch
--- (Java takes the lease with SETNX) fences us as well
-if ARGV[2] ~= '' then
-  local epoch, owner = string.match(ARGV[2], '^(%d+)|(.+)$')
-  if redis.call('GET', KEYS[2]) ~= (epoch or ARGV[2]) then
-    return {-1}
-  end
-  if owner then
-    local holder = redis.call('GET', KEYS[#KEYS])
-    if holder and holder ~= owner then
-      return {-1}
-    end
-  end
+--#include fence
+if stale_fence(KEYS[2], KEYS[#KEYS], ARGV[2]) then
+  return {-1}
 end
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[3]) == 0 then
   return {0}

@@ -239,6 +239,28 @@ def test_a_full_ack_batch_rides_with_the_next_read_which_does_not_block(
         assert " BLOCK " not in str(after["command"])
 
 
+def test_acks_riding_a_read_are_sent_again_after_a_script_flush(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """Redis lost the ack script (restart, flush) between the handler and the read its acks
+    ride on: the pipelined EVALSHA answers NOSCRIPT, and the acks go again on their own."""
+    Topics(mq_config).create(TOPIC, 1)
+    _send(mq_config, ["a", "b", "c"])
+    seen: list[str] = []
+
+    def handler(m: Message) -> None:
+        seen.append(m.payload)
+        r.script_flush()
+
+    consumer = Consumer(mq_config, TOPIC, handler, FAST)
+    with running(consumer):
+        wait_for(lambda: consumer.stats.acked == 3)
+    keys = mq_config.keys
+    assert r.xpending(keys.partition(TOPIC, 0), GROUP)["pending"] == 0
+    assert sorted(seen) == ["a", "b", "c"]  # each handled once: no worker crashed and re-read
+    assert r.get(keys.lease_epoch(TOPIC, GROUP, 0)) == b"1"
+
+
 def test_decode_message_is_lenient() -> None:
     m = decode_message(
         "t", 1, "1-0",

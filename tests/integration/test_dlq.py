@@ -13,7 +13,7 @@ import redis
 from mqcore.boundary import redis_errors
 from mqcore.config import MQConfig
 from mqcore.dlq import DeadLetters
-from mqcore.dlq.replay import run as replay_run
+from mqcore.dlq.replay import Replayer
 from mqcore.errors import (
     InvalidIdError,
     MQError,
@@ -250,7 +250,10 @@ def test_replay_on_the_wire_answers_as_through_redis_pys_script(
 
     def scripted(ids: list[str]) -> list[ReplayResult]:  # no wire: redis-py's Script
         with redis_errors("script replay_letters"):  # what DeadLetters adds around it
-            return replay_run(r, keys, {}, {}, "orders", ids, "orders", "", False, None, dry=False)
+            replay = Replayer(r, keys).run
+            return replay(
+                "orders", ids, "orders", by="", force=False, target_partition=None, dry=False
+            )
 
     try:
         wired = [DeadLetters(mq_config, r).replay_many, DeadLetters(mq_config, single).replay_many]

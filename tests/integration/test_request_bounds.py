@@ -12,9 +12,10 @@ from django.test import Client
 from dashboard.models import ReplayJob
 from mqcore.config import MQConfig
 from mqcore.dlq import browse
-from mqcore.dlq.browse import TEXT_MATCH_CHARS, matching_ids
+from mqcore.dlq.browse import matching_ids
 from mqcore.errors import InvalidArgumentError
 from mqcore.producer import Producer
+from mqcore.text_match import TEXT_MATCH_CHARS
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]

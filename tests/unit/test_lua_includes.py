@@ -23,6 +23,8 @@ def test_every_script_loads_with_its_includes() -> None:
         assert "local function partition_floor(" in lua_source(name)
         assert "local function entry_payload_ref(" in lua_source(name)
     assert "local function deletable(" in lua_source("ack_entries")
+    for name in ("ack_entries", "dead_letter", "schedule_retry"):  # one lease fence
+        assert "local function stale_fence(" in lua_source(name)
 
 
 def test_no_helper_is_defined_in_two_files() -> None:
