@@ -12,4 +12,4 @@ class DashboardConfig(AppConfig):
 
         checks.register()
 
-        signals.connect()
+        signals.connect(self)

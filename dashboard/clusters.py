@@ -18,6 +18,7 @@ offer none.
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from typing import Any
 
@@ -191,10 +192,14 @@ def console_keys() -> ConsoleKeys:
 
 
 def reset_caches() -> None:
-    """Forget cached configs and clients (tests change settings between cases)."""
-    for fn in (
-        cluster_config, cluster_client, admin, dead_letters, checkpoints, console_redis,
-        retention_policy, java_retention, retry_set, writer_config, _writer_client,
-        writer_admin, writer_dead_letters, writer_retry_set,
-    ):  # fmt: skip
-        fn.cache_clear()
+    """Forget every functools cache of the console: the configs, clients and writers here,
+    and any other ``@cache``/``@lru_cache`` function of a ``dashboard`` module (tests
+    change settings between cases). Found by looking, so a new cache cannot be missed."""
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "")
+        if name != "dashboard" and not name.startswith("dashboard."):
+            continue
+        for value in list(vars(module).values()):
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear) and getattr(value, "__module__", None) == name:
+                clear()

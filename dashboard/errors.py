@@ -1,8 +1,8 @@
 """The one table from exceptions to HTTP answers, for pages, htmx partials and the API.
 
-Views never map errors themselves: HTML views use
-:func:`dashboard.views.errors.html_errors`, the API's ``api_view`` uses
-:func:`http_error` directly; both read :data:`ERROR_TABLE`, first match wins.
+Views never map errors themselves: the one guard, :func:`dashboard.guard.guard` (pages
+through ``page_guard``, the API through ``api_view``), reads :data:`ERROR_TABLE`
+through :func:`http_error`, first match wins.
 Messages never carry secrets: a cluster error names the cluster and the error
 type only.
 """

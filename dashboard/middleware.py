@@ -3,6 +3,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
+from django_htmx.middleware import HtmxDetails
 
 from mqcore.clock import now_ms
 
@@ -23,6 +25,33 @@ class SecurityHeadersMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", CSP)
+        return response
+
+
+class _WatchedHtmxDetails(HtmxDetails):
+    """django-htmx's ``request.htmx`` that remembers whether the view asked it."""
+
+    asked = False
+
+    def __bool__(self) -> bool:
+        self.asked = True
+        return super().__bool__()
+
+
+class HtmxMiddleware:
+    """Sets ``request.htmx`` (as django-htmx's middleware does) and adds ``Vary: HX-Request``
+    to every response whose view asked whether the request came from htmx (a region of the
+    page, or the whole page): the one place the console sets that Vary."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        details = _WatchedHtmxDetails(request)
+        request.htmx = details  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        if details.asked:
+            patch_vary_headers(response, ("HX-Request",))
         return response
 
 

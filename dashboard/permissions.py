@@ -5,7 +5,8 @@ the same answers through the ``can`` context so a button a role cannot use is
 never rendered, and the server refuses it anyway (403).
 
 An action is the custom permission ``dashboard.console_<action>``. Groups carry
-them (migration 0003, ``manage.py sync_roles``); a group may be scoped to topic
+them (synced from :data:`ROLES` after every ``migrate``, and by ``manage.py sync_roles``);
+a group may be scoped to topic
 name patterns (:class:`~dashboard.models.GroupTopicScope`), and then its
 permissions hold only on matching topics. A user's answers are computed once
 per user object and cached on it (one request, one job, one thread pool).
@@ -73,6 +74,29 @@ class Action(StrEnum):
     @property
     def codename(self) -> str:
         return f"console_{self.value}"
+
+    @property
+    def label(self) -> str:
+        """The permission's name, as Django's admin shows it."""
+        return _LABELS[self]
+
+
+_LABELS = {
+    Action.VIEW: "View pages and API reads",
+    Action.VIEW_PAYLOAD: "See payloads of sensitive topics",
+    Action.REPLAY: "Replay dead letters to their original partition",
+    Action.CLAIM: "Claim pending entries to a consumer",
+    Action.MOVE_TO_DLQ: "Move pending entries to the DLQ",
+    Action.PRODUCE: "Produce a test message to a topic",
+    Action.FORCE: "Force replay of an already replayed letter",
+    Action.REPLAY_TARGET: "Replay to another topic or partition",
+    Action.DELETE: "Delete a dead letter",
+    Action.PURGE: "Purge a whole DLQ",
+    Action.SET_POSITION: "Move a consumer group's position",
+    Action.SILENCE: "Silence or acknowledge an alert",
+    Action.MANAGE_ACCESS: "Manage roles, topic scopes and sensitive topics",
+    Action.RETRY: "Retry or delete items of the retry set",
+}
 
 
 # the actions that write to the MQ Redis: none on a read-only cluster (dashboard.clusters)
@@ -306,36 +330,38 @@ def payload_visible(user: Any, cluster: str, topic: str) -> bool:
     return not topic_sensitive(cluster, topic)
 
 
-def action_permissions() -> dict[Action, Any]:
+def action_permissions(using: str = "default") -> dict[Action, Any]:
     """The custom permission row of every action (created when missing)."""
     from django.contrib.auth.models import Permission
     from django.contrib.contenttypes.models import ContentType
 
     from dashboard.models import ConsoleAccess
 
-    ct = ContentType.objects.get_for_model(ConsoleAccess, for_concrete_model=False)
-    labels = dict(ConsoleAccess._meta.permissions)
+    ct = ContentType.objects.db_manager(using).get_for_model(
+        ConsoleAccess, for_concrete_model=False
+    )
     perms: dict[Action, Any] = {}
     for action in Action:
-        perm, _ = Permission.objects.get_or_create(
-            content_type=ct, codename=action.codename, defaults={"name": labels[action.codename]}
+        perm, _ = Permission.objects.using(using).get_or_create(
+            content_type=ct, codename=action.codename, defaults={"name": action.label}
         )
         perms[action] = perm
     return perms
 
 
-def roles_sync() -> dict[str, list[str]]:
-    """Create or repair the three groups and their custom permissions.
+def roles_sync(using: str = "default") -> dict[str, list[str]]:
+    """Create or repair the three groups and their custom permissions, from :data:`ROLES`:
+    after every ``migrate`` (``dashboard.signals``) and by ``manage.py sync_roles``.
 
     Extra permissions an admin added to a role group are removed, so a role
-    means the same everywhere. Returns role -> codenames granted.
+    means the same everywhere. Idempotent. Returns role -> codenames granted.
     """
     from django.contrib.auth.models import Group
 
-    perms = action_permissions()
+    perms = action_permissions(using)
     result: dict[str, list[str]] = {}
     for role, actions in ROLES.items():
-        group, _ = Group.objects.get_or_create(name=role)
+        group, _ = Group.objects.using(using).get_or_create(name=role)
         wanted = [perms[a] for a in sorted(actions)]
         group.permissions.set(wanted)
         result[role] = [p.codename for p in wanted]

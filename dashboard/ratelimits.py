@@ -97,7 +97,7 @@ def check_rate(request: HttpRequest, group: str) -> None:
 def rate_limited(group: str, *, filters: tuple[str, ...] = ()) -> Callable[[V], V]:
     """Count each request in ``group``, and in ``filter`` too when one of the query
     parameters ``filters`` is set. Put it under the decorator that authenticates and
-    answers errors (``page_errors``, ``html_errors``, ``api_view``)."""
+    answers errors (``page_guard``, ``api_view``)."""
     if group not in GROUPS:
         raise ValueError(f"unknown rate limit group {group!r}")
 

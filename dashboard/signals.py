@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models.signals import post_save
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate, post_save
 
 from dashboard.models import AuditEventType
+from dashboard.permissions import roles_sync
 from dashboard.services.audit import audit_record
 
-__all__ = ["audit_admin_change", "connect"]
+__all__ = ["audit_admin_change", "connect", "sync_roles_after_migrate"]
 
 _AUDITED_MODELS = {
     ("auth", "user"),
@@ -36,8 +38,19 @@ def audit_admin_change(sender: Any, instance: Any, created: bool, **kwargs: Any)
     )
 
 
-def connect() -> None:
+def sync_roles_after_migrate(sender: AppConfig, *, using: str = "default", **kwargs: Any) -> None:
+    """After ``migrate`` (and a ``flush``): one permission per action and the role groups
+    as :data:`dashboard.permissions.ROLES` says, idempotently. New actions need no
+    migration; the migrations up to 0011 that listed permissions stay as they were."""
+    roles_sync(using)
+
+
+def connect(app: AppConfig | None = None) -> None:
     """Connect every handler (idempotent: each has a dispatch uid)."""
+    if app is not None:
+        post_migrate.connect(
+            sync_roles_after_migrate, sender=app, dispatch_uid="opsdash-roles-sync"
+        )
     post_save.connect(
         audit_admin_change, sender="admin.LogEntry", dispatch_uid="opsdash-role-audit"
     )

@@ -128,7 +128,7 @@ MIDDLEWARE = [
     "dashboard.middleware.SessionTimeoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
+    "dashboard.middleware.HtmxMiddleware",  # request.htmx, and Vary: HX-Request
     "dashboard.middleware.SecurityHeadersMiddleware",
     "axes.middleware.AxesMiddleware",
 ]

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
-from dashboard.api.body import Body
+from dashboard.body import Body
 from dashboard.selectors.access import access_overview, user_access
 from dashboard.services import access as svc
 from dashboard.services.audit import origin_from_request

@@ -10,31 +10,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.api.body import Body
+from dashboard.body import Body
 from dashboard.clusters import cluster_names
-from dashboard.permissions import Action, require_action, require_action_somewhere
+from dashboard.permissions import Action, require_action_somewhere
 from dashboard.selectors.alerts import alerts_get
 from dashboard.services import alert_mutes as svc
 from dashboard.services.audit import origin_from_request
 
 
-def _body(request: HttpRequest) -> dict[str, Any]:
-    data = Body(request).data
-    for name in ("cluster", "alert", "kind", "duration", "reason"):
-        if name in data and not isinstance(data[name], str):
-            raise ApiParamError(f"{name} must be a string")
-    return data
-
-
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def alert_list(request: HttpRequest) -> HttpResponse:
-    require_action(request.user, Action.VIEW)
     cluster = request.GET.get("cluster") or None
     if cluster is not None and cluster not in cluster_names():
         raise ApiParamError(f"unknown cluster {cluster[:100]!r}")
@@ -45,14 +34,14 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 @api_view("POST")
 def alert_mute(request: HttpRequest) -> HttpResponse:
     require_action_somewhere(request.user, Action.SILENCE)  # the alert's topic: the service
-    body = _body(request)
+    body = Body(request)
     mute = svc.alert_mute(
         acting_user=request.user,
-        cluster=body.get("cluster", ""),
-        alert_id=body.get("alert", ""),
-        kind=body.get("kind", "silence"),
-        duration=body.get("duration", ""),
-        reason=body.get("reason", ""),
+        cluster=body.text("cluster"),
+        alert_id=body.text("alert"),
+        kind=body.text("kind", "silence"),
+        duration=body.text("duration"),
+        reason=body.text("reason"),
         origin=origin_from_request(request),
     )
     return JsonResponse({"mute": mute})
@@ -61,15 +50,15 @@ def alert_mute(request: HttpRequest) -> HttpResponse:
 @api_view("POST")
 def alert_unmute(request: HttpRequest) -> HttpResponse:
     require_action_somewhere(request.user, Action.SILENCE)  # the alert's topic: the service
-    body = _body(request)
+    body = Body(request)
     svc.alert_unmute(
         acting_user=request.user,
-        cluster=body.get("cluster", ""),
-        alert_id=body.get("alert", ""),
-        reason=body.get("reason", ""),
+        cluster=body.text("cluster"),
+        alert_id=body.text("alert"),
+        reason=body.text("reason"),
         origin=origin_from_request(request),
     )
-    return JsonResponse({"lifted": body.get("alert", "")})
+    return JsonResponse({"lifted": body.text("alert")})
 
 
 urlpatterns: list[URLPattern] = [

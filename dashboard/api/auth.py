@@ -18,8 +18,10 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from dashboard.errors import http_error
+from dashboard.errors import HttpError
+from dashboard.guard import guard
 from dashboard.models import ApiToken
+from dashboard.permissions import Action
 from dashboard.services.api_tokens import token_refusal
 from dashboard.services.audit import audit_denied
 
@@ -89,10 +91,16 @@ def authenticate_request(request: HttpRequest) -> bool:
     return bool(user is not None and user.is_authenticated and user.is_active)
 
 
-def api_login_required(view: ViewFunc) -> ViewFunc:
-    """Require a session or a bearer token (401), and answer the errors of
-    :data:`dashboard.errors.ERROR_TABLE` as JSON (403, 404, 400, 503; a refused write is
-    audited as ``denied``)."""
+def _answer(request: HttpRequest, err: HttpError) -> HttpResponse:
+    return json_error(err.status, err.message)
+
+
+def api_login_required(view: ViewFunc, action: Action | None = None) -> ViewFunc:
+    """Require a session or a bearer token (401), then :func:`dashboard.guard.guard`:
+    ``action`` on the URL's cluster and topic, the cluster looked up, and the errors of
+    :data:`dashboard.errors.ERROR_TABLE` answered as JSON (403, 404, 400, 503; a refused
+    write is audited as ``denied``)."""
+    guarded = guard(_answer, action)(view)
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -110,26 +118,16 @@ def api_login_required(view: ViewFunc) -> ViewFunc:
             audit_denied(request, refused, cluster=str(kwargs.get("cluster", "")),
                          topic=str(kwargs.get("topic", "")))  # fmt: skip
             return json_error(403, str(refused))
-        try:
-            return view(request, *args, **kwargs)
-        except Exception as exc:
-            err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
-            if err is None:
-                raise
-            audit_denied(request, exc, cluster=str(kwargs.get("cluster", "")),
-                         topic=str(kwargs.get("topic", "")))  # fmt: skip
-            response = json_error(err.status, err.message)
-            if err.retry_after is not None:
-                response["Retry-After"] = str(err.retry_after)
-            return response
+        return guarded(request, *args, **kwargs)
 
     # Bearer-token clients send no CSRF cookie; session POSTs are checked inside
     # the view's own decorators (see api_view).
     return cast(ViewFunc, wrapper)
 
 
-def api_view(*methods: str) -> Callable[[ViewFunc], ViewFunc]:
-    """``@api_view("GET")``: method check (405 JSON) + :func:`api_login_required`.
+def api_view(*methods: str, action: Action | None = None) -> Callable[[ViewFunc], ViewFunc]:
+    """``@api_view("GET", action=Action.VIEW)``: method check (405 JSON) +
+    :func:`api_login_required` (with the guard's ``action``).
 
     Session-authenticated unsafe methods (POST, ...) still need the CSRF token;
     bearer-token requests are exempt because they carry no ambient credentials.
@@ -139,7 +137,7 @@ def api_view(*methods: str) -> Callable[[ViewFunc], ViewFunc]:
         allowed.add("HEAD")
 
     def decorator(view: ViewFunc) -> ViewFunc:
-        inner = api_login_required(view)
+        inner = api_login_required(view, action)
 
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:

@@ -15,9 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.api.body import Body
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, rate_limited
 from dashboard.selectors.pages.browse import browse_get
 from dashboard.services import produce as svc
@@ -28,18 +27,15 @@ __all__ = ["urlpatterns"]
 LOOSE = {"default": str}
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 @rate_limited("browse", filters=BROWSE_FILTERS)
 def topic_browse(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     data = browse_get(cluster, topic, request.GET, user=request.user)
     return JsonResponse({"cluster": cluster, **data}, json_dumps_params=LOOSE)
 
 
 @api_view("POST")
 def topic_produce(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     body = Body(request)
     headers = body.data.get("headers") or {}
     if not isinstance(headers, dict):

@@ -10,15 +10,12 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import audit as audit_sel
 from dashboard.selectors import dlq as sel
@@ -37,11 +34,9 @@ def _limit(request: HttpRequest, default: int = 50) -> int:
     return int(raw)
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 @rate_limited("browse", filters=DLQ_FILTERS)
 def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     page = sel.dlq_page_get(
         user=request.user,
         cluster=cluster,
@@ -64,43 +59,18 @@ def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     )
 
 
-def _body(request: HttpRequest) -> dict[str, Any]:
-    if not request.body:
-        return {}
-    try:
-        data = json.loads(request.body)
-    except ValueError as exc:
-        raise ApiParamError("body must be a JSON object") from exc
-    if not isinstance(data, dict):
-        raise ApiParamError("body must be a JSON object")
-    return data
-
-
 @api_view("POST")
 def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    cluster_config(cluster)
-    body = _body(request)
-    force = body.get("force", False)
-    reason = body.get("reason", "")
-    target_topic = body.get("target_topic") or None
-    target_partition = body.get("target_partition")
-    if not isinstance(force, bool) or not isinstance(reason, str):
-        raise ApiParamError("force must be a boolean and reason a string")
-    if target_topic is not None and not isinstance(target_topic, str):
-        raise ApiParamError("target_topic must be a string")
-    if target_partition is not None and (
-        not isinstance(target_partition, int) or isinstance(target_partition, bool)
-    ):
-        raise ApiParamError("target_partition must be an integer")
+    body = Body(request)
     result = svc.dlq_replay(
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
         dlq_id=dlq_id,
-        reason=reason,
-        force=force,
-        target_topic=target_topic,
-        target_partition=target_partition,
+        reason=body.text("reason"),
+        force=body.flag("force"),
+        target_topic=body.text("target_topic") or None,
+        target_partition=body.number("target_partition"),
         origin=origin_from_request(request),
     )
     return JsonResponse(
@@ -114,9 +84,8 @@ def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
     )
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def audit_list(request: HttpRequest) -> HttpResponse:
-    require_action(request.user, Action.VIEW)
     filters = audit_sel.AuditFilters.from_query(request.GET)
     before_raw = request.GET.get("before", "")
     if before_raw and not before_raw.isdigit():

@@ -15,9 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path, re_path
 
 from dashboard.api.auth import api_view
-from dashboard.api.body import Body
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
 from dashboard.services.audit import origin_from_request
@@ -27,10 +26,8 @@ __all__ = ["urlpatterns"]
 LOOSE = {"default": str}  # letters carry mqcore values; as the page's export, text for the rest
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     data = sel.dlq_letter_get(user=request.user, cluster=cluster, topic=topic, dlq_id=dlq_id)
     return JsonResponse(
         {
@@ -45,7 +42,6 @@ def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 
 @api_view("POST")
 def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    cluster_config(cluster)
     body = Body(request)
     deleted = svc.dlq_delete(
         acting_user=request.user,
@@ -60,7 +56,6 @@ def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 
 @api_view("POST")
 def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     body = Body(request)
     removed = svc.dlq_purge(
         acting_user=request.user,
@@ -73,10 +68,8 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return JsonResponse({"topic": topic, "purged": removed})
 
 
-@api_view("POST")
+@api_view("POST", action=Action.VIEW)
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     ids = Body(request).texts("ids")
     if not ids:
         raise ValueError("ids: select at least one letter to export")

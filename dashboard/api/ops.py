@@ -15,9 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.api.body import Body
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.selectors.collectors import collector_rows
 from dashboard.services import pending as pending_svc
 from dashboard.services.audit import audit_verify_cached, origin_from_request
@@ -32,10 +31,8 @@ def _target(body: Body) -> tuple[str, int, list[str]]:
     return body.text("group").strip(), partition, body.texts("ids")
 
 
-@api_view("POST")
+@api_view("POST", action=Action.CLAIM)
 def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.CLAIM, cluster=cluster, topic=topic)
     body = Body(request)
     group, partition, ids = _target(body)
     claimed = pending_svc.pending_claim(
@@ -52,10 +49,8 @@ def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpRespons
     return JsonResponse({"group": group, "partition": partition, "claimed": claimed})
 
 
-@api_view("POST")
+@api_view("POST", action=Action.MOVE_TO_DLQ)
 def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.MOVE_TO_DLQ, cluster=cluster, topic=topic)
     body = Body(request)
     group, partition, ids = _target(body)
     moved = pending_svc.pending_move_to_dlq(
@@ -71,17 +66,15 @@ def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpR
     return JsonResponse({"group": group, "partition": partition, "moved": moved})
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def collectors(request: HttpRequest) -> HttpResponse:
-    require_action(request.user, Action.VIEW)
     return JsonResponse(
         {"collectors": collector_rows(request.user), "interval_s": settings.COLLECT_INTERVAL_S}
     )
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def audit_verify(request: HttpRequest) -> HttpResponse:
-    require_action(request.user, Action.VIEW)
     report, checked_at = audit_verify_cached()
     return JsonResponse(
         {

@@ -9,8 +9,6 @@ or message -> 404 JSON; bad parameters -> 400 JSON; unreachable cluster -> 503 J
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -18,15 +16,16 @@ from django.urls import path
 
 from dashboard import store
 from dashboard.api.auth import api_view
+from dashboard.body import FORM_TRUE
 from dashboard.charts import window_ms
-from dashboard.clusters import cluster_config, cluster_names
+from dashboard.clusters import cluster_names
 from dashboard.collectors.series import (
     GROUP_METRICS,
     MEMORY_METRIC,
     PARTITION_METRIC,
     TOPIC_METRICS,
 )
-from dashboard.permissions import Action, cluster_visible, require_action, topic_visible
+from dashboard.permissions import Action, cluster_visible, topic_visible
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import (
     MAX_PREVIEW_BYTES,
@@ -65,19 +64,6 @@ SERIES_METRICS = tuple(
 PARTITION_SERIES_MAX = 256  # partition_lag: the most lagging partitions, at most this many
 
 
-def api_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """No role on the cluster/topic -> 403 (the error table answers the rest, in api_view)."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        require_action(
-            request.user, Action.VIEW, cluster=kwargs.get("cluster"), topic=kwargs.get("topic")
-        )
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
 def _limit_offset(request: HttpRequest) -> tuple[int, int]:
     limit = parse_int(
         request.GET.get("limit"), "limit", default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT
@@ -87,7 +73,7 @@ def _limit_offset(request: HttpRequest) -> tuple[int, int]:
 
 
 def _flag(request: HttpRequest, name: str) -> bool:
-    return request.GET.get(name, "") in ("1", "on", "true", "yes")
+    return request.GET.get(name, "") in FORM_TRUE
 
 
 def _jsonable(value: Any) -> Any:
@@ -102,19 +88,16 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def clusters(request: HttpRequest) -> HttpResponse:
     return JsonResponse(
         {"clusters": [n for n in cluster_names() if cluster_visible(request.user, n)]}
     )
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     """The overview page's rows (worst first by default), one page at a time."""
-    cluster_config(cluster)
     page = parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
     per_page = (
         parse_int(
@@ -158,11 +141,9 @@ def _row_out(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("sparkline", "group_names")}
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def topics(request: HttpRequest, cluster: str) -> HttpResponse:
     """Topics of the latest snapshot by name (``topic list`` fields plus status and lag)."""
-    cluster_config(cluster)
     limit, offset = _limit_offset(request)
     rows, snap = topic_list(cluster, user=request.user)
     return JsonResponse(
@@ -178,10 +159,8 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
     )
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     data = fill_last_ids(cluster, topic_get(cluster, topic, user=request.user))
     row = data.get("row") or {}
     out = {
@@ -207,15 +186,13 @@ def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
     return JsonResponse(_jsonable(out))
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     """Time series behind the topic charts: ``?metric=lag&window=1h[&group=G]``.
 
     ``metric=partition_lag`` answers per partition (1-minute samples), the most
     lagging first, at most :data:`PARTITION_SERIES_MAX` of them (``left_out``: the rest).
     """
-    cluster_config(cluster)
     metric = parse_choice(request.GET.get("metric"), "metric", SERIES_METRICS, "lag")
     window = request.GET.get("window") or "1h"
     try:
@@ -270,21 +247,17 @@ def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
     )
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def lag(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     """Live lag (``mqcore lag --json`` shape), optionally one group."""
-    cluster_config(cluster)
     group = request.GET.get("group") or None
     groups = lag_get(cluster, topic, user=request.user, group=group)
     return JsonResponse({"topic": topic, "groups": _jsonable(groups)})
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     """One page of a group's PEL (``mqcore pending --json`` shape plus paging and totals)."""
-    cluster_config(cluster)
     group = request.GET.get("group", "")
     if not group:
         raise ParamError("group is required")
@@ -324,10 +297,8 @@ def pending(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     )
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     group = request.GET.get("group") or None
     if group is not None and group not in group_list(cluster, topic):
         raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
@@ -335,8 +306,7 @@ def leases(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return JsonResponse({"topic": topic, "group": group, **_jsonable(data)})
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def message(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:
@@ -345,7 +315,6 @@ def message(
     The payload is cut to ``max_bytes`` (default 64 KiB, at most 4 MiB): ``payload_size``
     is its full size in bytes and ``payload_truncated`` says whether it was cut. ``trace``:
     its delivery state per group, retries and dead letter (bounded lookups)."""
-    cluster_config(cluster)
     max_bytes = parse_int(
         request.GET.get("max_bytes"),
         "max_bytes",

@@ -8,27 +8,22 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
 
 __all__ = ["urlpatterns"]
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def partitions(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     data = partitions_get(
         cluster, topic, user=request.user, window=request.GET.get("window") or "5m"
     )
     return JsonResponse({"cluster": cluster, **data})
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def hot_keys(request: HttpRequest, cluster: str, topic: str, partition: int) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     sample = hot_keys_get(
         cluster, topic, partition, user=request.user, count=request.GET.get("count")
     )

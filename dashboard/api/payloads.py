@@ -9,8 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path, re_path
 
 from dashboard.api.auth import api_view
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors.payloads import download_response, raw_payload_get
 
 __all__ = ["urlpatterns"]
@@ -19,27 +18,25 @@ __all__ = ["urlpatterns"]
 def _download(
     request: HttpRequest, cluster: str, topic: str, kind: str, ref: str, partition: int = 0
 ) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     payload = raw_payload_get(
         user=request.user, cluster=cluster, topic=topic, kind=kind, ref=ref, partition=partition
     )
     return download_response(payload)  # type: ignore[return-value]
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def letter_payload(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
     return _download(request, cluster, topic, "dlq", dlq_id)
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def retry_item_payload(
     request: HttpRequest, cluster: str, topic: str, item_id: str
 ) -> HttpResponse:
     return _download(request, cluster, topic, "retry", item_id)
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def message_payload(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:

@@ -6,7 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors import pipelines as sel
 
 __all__ = ["urlpatterns"]
@@ -27,16 +27,14 @@ def _int(request: HttpRequest, name: str, default: int | None) -> int | None:
     return value
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def pipelines_api(request: HttpRequest, cluster: str) -> HttpResponse:
-    require_action(request.user, Action.VIEW, cluster=cluster)
     rows = sel.pipeline_list(cluster=cluster, user=request.user)
     return JsonResponse({"cluster": cluster, "pipelines": rows})
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def pipeline_api(request: HttpRequest, cluster: str, name: str) -> HttpResponse:
-    require_action(request.user, Action.VIEW, cluster=cluster)
     limit = _int(request, "limit", sel.HISTORY_PAGE) or sel.HISTORY_PAGE
     if limit > MAX_LIMIT:
         raise ApiParamError(f"limit must be <= {MAX_LIMIT}")

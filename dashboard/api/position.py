@@ -16,68 +16,49 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.api.body import Body
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.selectors import position as sel
 from dashboard.services import position as svc
 from dashboard.services.audit import origin_from_request
 
 
-def _body(request: HttpRequest) -> dict[str, Any]:
-    data = Body(request).data
-    target = data.get("target")
+def _target(body: Body) -> dict[str, Any]:
+    """The move's ``target`` and ``partitions``, as the selector and the service take them."""
+    target = body.data.get("target")
     if not isinstance(target, dict) or not isinstance(target.get("kind"), str):
         raise ApiParamError('target: {"kind": "latest|earliest|time|id", "value": ...}')
     value = target.get("value")
     if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
         raise ApiParamError("target.value must be a string or an integer")
-    partitions = data.get("partitions", "all")
+    partitions = body.data.get("partitions", "all")
     if partitions != "all" and not isinstance(partitions, list):
         raise ApiParamError('partitions: a list of numbers or "all"')
-    return {"kind": target["kind"], "value": value, "partitions": partitions, "raw": data}
+    return {"kind": target["kind"], "value": value, "partitions": partitions}
 
 
-@api_view("POST")
+@api_view("POST", action=Action.SET_POSITION)
 def position_plan(request: HttpRequest, cluster: str, topic: str, group: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.SET_POSITION, cluster=cluster, topic=topic)
-    body = _body(request)
     plan = sel.position_plan_get(
-        user=request.user,
-        cluster=cluster,
-        topic=topic,
-        group=group,
-        kind=body["kind"],
-        value=body["value"],
-        partitions=body["partitions"],
+        user=request.user, cluster=cluster, topic=topic, group=group, **_target(Body(request))
     )
     return JsonResponse(plan)
 
 
-@api_view("POST")
+@api_view("POST", action=Action.SET_POSITION)
 def position_move(request: HttpRequest, cluster: str, topic: str, group: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.SET_POSITION, cluster=cluster, topic=topic)
-    body = _body(request)
-    reason, confirm = body["raw"].get("reason", ""), body["raw"].get("confirm", "")
-    if not isinstance(reason, str) or not isinstance(confirm, str):
-        raise ApiParamError("reason and confirm must be strings")
-    force = body["raw"].get("force", False)
-    if not isinstance(force, bool):
-        raise ApiParamError("force must be true or false")
+    body = Body(request)
+    target = _target(body)
     result = svc.set_group_position(
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
         group=group,
-        kind=body["kind"],
-        value=body["value"],
-        partitions=body["partitions"],
-        reason=reason,
-        confirm=confirm,
+        **target,
+        reason=body.text("reason"),
+        confirm=body.text("confirm"),
         origin=origin_from_request(request),
-        force=force,
+        force=body.flag("force"),
     )
     return JsonResponse(result)
 

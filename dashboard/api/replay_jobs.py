@@ -20,10 +20,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
-from dashboard.api.body import Body
-from dashboard.clusters import cluster_config
+from dashboard.body import Body
 from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors import dlq as sel
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import replay_runner as runner
@@ -35,9 +34,7 @@ DRY_RUN_ROWS = 50
 FILTER_FIELDS = ("partition", "key", "text", "since", "until")
 
 
-def _job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> ReplayJob:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
+def _job(cluster: str, topic: str, job_id: UUID) -> ReplayJob:
     return get_object_or_404(ReplayJob, pk=job_id, cluster=cluster, topic=topic)
 
 
@@ -95,10 +92,8 @@ def _selection(body: Body) -> bulk.BulkSelection:
     return bulk.BulkSelection(ids=ids)
 
 
-@api_view("POST")
+@api_view("POST", action=Action.REPLAY)
 def bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.REPLAY, cluster=cluster, topic=topic)
     body = Body(request)
     job = bulk.dlq_bulk_preview(
         acting_user=request.user,
@@ -112,14 +107,14 @@ def bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
     return JsonResponse(job_json(job), status=201)
 
 
-@api_view("GET")
+@api_view("GET", action=Action.VIEW)
 def job_detail(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    return JsonResponse(job_json(_job(request, cluster, topic, job_id)))
+    return JsonResponse(job_json(_job(cluster, topic, job_id)))
 
 
-@api_view("POST")
+@api_view("POST", action=Action.VIEW)
 def job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    job = _job(request, cluster, topic, job_id)
+    job = _job(cluster, topic, job_id)
     body = Body(request)
     rate_limit = body.number("rate_limit") or 0
     job = bulk.dlq_bulk_start(
@@ -133,9 +128,9 @@ def job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> H
     return JsonResponse(job_json(job))
 
 
-@api_view("POST")
+@api_view("POST", action=Action.VIEW)
 def job_cancel(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    job = _job(request, cluster, topic, job_id)
+    job = _job(cluster, topic, job_id)
     job = bulk.dlq_bulk_cancel(
         acting_user=request.user, job=job, origin=origin_from_request(request)
     )

@@ -14,9 +14,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
-from dashboard.api.body import Body
-from dashboard.api.pages import api_errors
-from dashboard.clusters import cluster_config
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
 from dashboard.services import retention as svc
@@ -25,10 +24,8 @@ from dashboard.services.audit import origin_from_request
 __all__ = ["urlpatterns"]
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def retention(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     page = parse_int(request.GET.get("page"), "page", default=1, minimum=1, maximum=100_000)
     data = retention_get(
         user=request.user,
@@ -40,10 +37,8 @@ def retention(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return JsonResponse(data)
 
 
-@api_view("POST")
-@api_errors
+@api_view("POST", action=Action.VIEW)
 def retention_trim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     body = Body(request)
     rules = {
         "maxlen": body.number("maxlen"),

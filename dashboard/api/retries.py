@@ -19,9 +19,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.api.body import Body
-from dashboard.api.pages import api_errors
-from dashboard.clusters import cluster_config
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
@@ -32,25 +31,20 @@ __all__ = ["urlpatterns"]
 FILTER_FIELDS = ("state", "order", "key", "text", "partition")
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def retries(request: HttpRequest, cluster: str) -> HttpResponse:
-    cluster_config(cluster)
     data = retries_overview_get(user=request.user, cluster=cluster)
     return JsonResponse({"cluster": cluster, **data})
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 @rate_limited("browse", filters=RETRY_FILTERS)
 def topic_retries(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     data = retries_page_get(user=request.user, cluster=cluster, topic=topic, query=request.GET)
     return JsonResponse({"cluster": cluster, **data})
 
 
 def _act(request: HttpRequest, cluster: str, topic: str, action: str) -> HttpResponse:
-    cluster_config(cluster)
     body = Body(request)
     raw = body.data.get("filter", {})
     if not isinstance(raw, dict):

@@ -12,8 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from dashboard.api.auth import api_view
-from dashboard.api.pages import api_errors
-from dashboard.clusters import cluster_config
+from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.pages.timeline import KINDS, parse_kinds, parse_time, timeline_get
 
@@ -22,10 +21,8 @@ __all__ = ["urlpatterns"]
 DEFAULT_LIMIT = 100
 
 
-@api_view("GET")
-@api_errors
+@api_view("GET", action=Action.VIEW)
 def timeline(request: HttpRequest, cluster: str) -> HttpResponse:
-    cluster_config(cluster)
     topic = request.GET.get("topic", "").strip() or None
     kinds = parse_kinds(request.GET.getlist("kind"))
     group = request.GET.get("group", "").strip() or None

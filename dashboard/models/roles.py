@@ -1,7 +1,8 @@
 """Role data: custom permissions, per-group topic scopes, sensitive topics.
 
 The roles themselves are the Django groups "Viewer", "Operator" and "Admin",
-created by migration 0002 and kept in sync by ``manage.py sync_roles``;
+created and kept in sync from ``dashboard.permissions.ROLES`` after every ``migrate``
+(``dashboard.signals``) and by ``manage.py sync_roles``;
 ``dashboard.permissions`` turns these rows into answers.
 """
 
@@ -16,27 +17,13 @@ __all__ = ["ConsoleAccess", "GroupTopicScope", "SensitiveTopic"]
 
 
 class ConsoleAccess(models.Model):
-    """Carrier of the console's custom permissions (no table)."""
+    """Carrier of the console's custom permissions (no table). The permissions are not
+    listed here: a post-migrate step creates one per :class:`dashboard.permissions.Action`
+    and syncs the role groups (``dashboard.signals``), so no migration restates them."""
 
     class Meta:
         managed = False
         default_permissions = ()
-        permissions = [
-            ("console_view", "View pages and API reads"),
-            ("console_view_payload", "See payloads of sensitive topics"),
-            ("console_replay", "Replay dead letters to their original partition"),
-            ("console_claim", "Claim pending entries to a consumer"),
-            ("console_move_to_dlq", "Move pending entries to the DLQ"),
-            ("console_produce", "Produce a test message to a topic"),
-            ("console_force", "Force replay of an already replayed letter"),
-            ("console_replay_target", "Replay to another topic or partition"),
-            ("console_delete", "Delete a dead letter"),
-            ("console_purge", "Purge a whole DLQ"),
-            ("console_set_position", "Move a consumer group's position"),
-            ("console_silence", "Silence or acknowledge an alert"),
-            ("console_manage_access", "Manage roles, topic scopes and sensitive topics"),
-            ("console_retry", "Retry or delete items of the retry set"),
-        ]
 
     def __str__(self) -> str:
         return "console access"

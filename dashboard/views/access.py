@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.selectors.access import access_overview, user_access
 from dashboard.services import access as svc
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 __all__ = ["urlpatterns"]
 
@@ -30,14 +30,14 @@ def _done(request: HttpRequest, anchor: str) -> HttpResponse:
 
 @require_GET
 @login_required
-@html_errors
+@page_guard()
 def access_page(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/access.html", {"d": access_overview(user=request.user)})
 
 
 @require_GET
 @login_required
-@html_errors
+@page_guard()
 def access_user(request: HttpRequest, username: str) -> HttpResponse:
     data = user_access(user=request.user, username=username)
     return render(request, "dashboard/access_user.html", {"d": data})
@@ -45,7 +45,7 @@ def access_user(request: HttpRequest, username: str) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def access_role(request: HttpRequest) -> HttpResponse:
     p = request.POST
     svc.role_set(
@@ -60,7 +60,7 @@ def access_role(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def access_groups(request: HttpRequest) -> HttpResponse:
     p = request.POST
     svc.group_put(
@@ -76,7 +76,7 @@ def access_groups(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def access_group_delete(request: HttpRequest) -> HttpResponse:
     p = request.POST
     svc.group_delete(
@@ -90,7 +90,7 @@ def access_group_delete(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def access_members(request: HttpRequest) -> HttpResponse:
     p = request.POST
     svc.member_set(
@@ -106,7 +106,7 @@ def access_members(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def access_sensitive(request: HttpRequest) -> HttpResponse:
     p = request.POST
     kw: dict[str, Any] = {

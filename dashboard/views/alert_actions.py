@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard.services import alert_mutes as svc
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 
 def form_duration(post: QueryDict) -> str:
@@ -48,7 +48,7 @@ def _back() -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def alert_mute(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", "silence")
     cluster, alert_id = form_target(request.POST)
@@ -68,7 +68,7 @@ def alert_mute(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def alert_unmute(request: HttpRequest) -> HttpResponse:
     alert_id = request.POST.get("alert", "")
     svc.alert_unmute(

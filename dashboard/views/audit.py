@@ -6,22 +6,18 @@ exports are neutralised against spreadsheet formula injection.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET
 
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors import audit as sel
 from dashboard.services.audit import audit_verify_cached
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 PER_PAGE = 50
 EXPORT_MAX = 100_000  # rows per export; both exports stream, row by row
@@ -33,21 +29,9 @@ def _without_page(request: HttpRequest) -> str:
     return query.urlencode()
 
 
-def audit_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Admins only (403), then expected errors answered with the error page."""
-    guarded = html_errors(view)
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        require_action(request.user, Action.VIEW)
-        return guarded(request, *args, **kwargs)
-
-    return wrapper
-
-
 @require_GET
 @login_required
-@audit_errors
+@page_guard(Action.VIEW)
 def audit_page(request: HttpRequest) -> HttpResponse:
     filters = sel.AuditFilters.from_query(request.GET)
     paginator = Paginator(sel.audit_list(filters=filters, user=request.user), PER_PAGE)
@@ -66,7 +50,7 @@ def audit_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @login_required
-@audit_errors
+@page_guard(Action.VIEW)
 def audit_export_csv(request: HttpRequest) -> StreamingHttpResponse:
     filters = sel.AuditFilters.from_query(request.GET)
     events = sel.audit_list(filters=filters, user=request.user)[:EXPORT_MAX]
@@ -77,7 +61,7 @@ def audit_export_csv(request: HttpRequest) -> StreamingHttpResponse:
 
 @require_GET
 @login_required
-@audit_errors
+@page_guard(Action.VIEW)
 def audit_export_json(request: HttpRequest) -> StreamingHttpResponse:
     filters = sel.AuditFilters.from_query(request.GET)
     events = sel.audit_list(filters=filters, user=request.user)[:EXPORT_MAX]
@@ -88,7 +72,7 @@ def audit_export_json(request: HttpRequest) -> StreamingHttpResponse:
 
 @require_GET
 @login_required
-@audit_errors
+@page_guard(Action.VIEW)
 def audit_chain(request: HttpRequest) -> HttpResponse:
     """The chain check, recomputed at most once per ``AUDIT_VERIFY_INTERVAL_S`` (cached)."""
     report, checked_at = audit_verify_cached()

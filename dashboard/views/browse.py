@@ -19,15 +19,15 @@ from django.shortcuts import redirect
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.clusters import cluster_config
-from dashboard.permissions import actions_for, can_map
+from dashboard.permissions import Action, actions_for, can_map
 from dashboard.ratelimits import BROWSE_FILTERS, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.services import produce as svc
 from dashboard.services.audit import origin_from_request
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import page_errors, render_page
+from dashboard.views.pages import render_page
 
 __all__ = ["urlpatterns"]
 
@@ -72,19 +72,17 @@ def _context(
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 @rate_limited("browse", filters=BROWSE_FILTERS)
 def browse_page(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     context, status = _context(request, cluster, topic)
     return render_page(request, TEMPLATE, context, status=status)
 
 
 @login_required
 @require_POST
-@page_errors
+@page_guard(Action.VIEW)
 def produce_message(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     form = {name: request.POST.get(name, "") for name in ("payload", "key", "headers", "partition")}
     try:
         sent = svc.produce_message(

@@ -11,16 +11,15 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
-from django.shortcuts import render
 from django.urls import path
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors import pipelines as sel
 from dashboard.selectors.pages.snapshot import now_ms
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
+from dashboard.views.pages import render_page
 
 
 def _before(request: HtmxHttpRequest) -> int | None:
@@ -35,18 +34,14 @@ def _before(request: HtmxHttpRequest) -> int | None:
 
 
 def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
-    name = f"{template}#live" if request.htmx else template
     context.setdefault("poll_seconds", settings.PIPELINES_POLL_S)
-    response = render(request, name, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    return render_page(request, template, context, region="live")
 
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def pipeline_list(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
-    require_action(request.user, Action.VIEW, cluster=cluster)
     rows = sel.pipeline_list(cluster=cluster, user=request.user)
     context = {"cluster": cluster, "pipelines": rows, "now_ms": now_ms()}
     return _render(request, "dashboard/pipelines.html", context)
@@ -54,9 +49,8 @@ def pipeline_list(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def pipeline_detail(request: HtmxHttpRequest, cluster: str, name: str) -> HttpResponse:
-    require_action(request.user, Action.VIEW, cluster=cluster)
     data = sel.pipeline_get(
         cluster=cluster, pipeline=name, user=request.user, before=_before(request)
     )

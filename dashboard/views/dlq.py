@@ -19,56 +19,36 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import URLPattern, path, re_path
-from django.utils.cache import patch_vary_headers
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.clusters import cluster_config
+from dashboard.body import Body
 from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.permissions import Action, actions_for, can_map, require_action
+from dashboard.permissions import Action, actions_for, can_map
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import dlq as svc
 from dashboard.services import replay_runner as runner
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
+from dashboard.views.pages import render_page
 
 DRY_RUN_ROWS = 50
 ID_RE = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
 BASE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/"
 
 
-def _check_topic(request: HttpRequest, cluster: str, topic: str) -> set[Action]:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
-    return actions_for(request.user, cluster=cluster, topic=topic)
-
-
-def _can(actions: set[Action]) -> dict[str, bool]:
-    return can_map(actions)
-
-
-def _int_or_none(raw: str | None, name: str) -> int | None:
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise ValueError(f"{name}: a number >= 0")
-    return int(raw)
-
-
-def _flag(raw: str | None) -> bool:
-    return (raw or "") in ("1", "on", "true", "yes")
+def _can(request: HttpRequest, cluster: str, topic: str) -> dict[str, bool]:
+    return can_map(actions_for(request.user, cluster=cluster, topic=topic))
 
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 @rate_limited("browse", filters=DLQ_FILTERS)
 def dlq_list(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    actions = _check_topic(request, cluster, topic)
     filters = sel.DlqFilters.from_query(request.GET)
     before = request.GET.get("before") or None
     page = sel.dlq_page_get(
@@ -80,27 +60,23 @@ def dlq_list(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse
         "page": page,
         "filters": filters,
         "before": before,
-        "can": _can(actions),
+        "can": _can(request, cluster, topic),
         "jobs": ReplayJob.objects.filter(cluster=cluster, topic=topic).exclude(
             status=ReplayJobStatus.DRAFT
         )[:5],
     }
-    name = "dashboard/dlq.html#letters" if request.htmx else "dashboard/dlq.html"
-    response = render(request, name, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    return render_page(request, "dashboard/dlq.html", context, region="letters")
 
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    actions = _check_topic(request, cluster, topic)
     data = sel.dlq_letter_get(user=request.user, cluster=cluster, topic=topic, dlq_id=dlq_id)
     return render(
         request,
         "dashboard/dlq_letter.html",
-        {"cluster": cluster, "topic": topic, "can": _can(actions), **data},
+        {"cluster": cluster, "topic": topic, "can": _can(request, cluster, topic), **data},
     )
 
 
@@ -109,20 +85,18 @@ _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def dlq_replay(request: HtmxHttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    cluster_config(cluster)
-    target_topic = request.POST.get("target_topic", "").strip() or None
-    target_partition = _int_or_none(request.POST.get("target_partition"), "target partition")
+    form = Body.form(request)
     result = svc.dlq_replay(
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
         dlq_id=dlq_id,
-        reason=request.POST.get("reason", ""),
-        force=_flag(request.POST.get("force")),
-        target_topic=target_topic,
-        target_partition=target_partition,
+        reason=form.text("reason"),
+        force=form.flag("force"),
+        target_topic=form.text("target_topic").strip() or None,
+        target_partition=form.number("target_partition"),
         origin=origin_from_request(request),
     )
     if request.htmx:
@@ -142,15 +116,14 @@ def dlq_replay(request: HtmxHttpRequest, cluster: str, topic: str, dlq_id: str) 
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    cluster_config(cluster)
     deleted = svc.dlq_delete(
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
         dlq_id=dlq_id,
-        reason=request.POST.get("reason", ""),
+        reason=Body.form(request).text("reason"),
         origin=origin_from_request(request),
     )
     messages.success(request, f"Deleted {dlq_id}." if deleted else f"{dlq_id} was already gone.")
@@ -159,15 +132,15 @@ def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> H
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
+    form = Body.form(request)
     removed = svc.dlq_purge(
         acting_user=request.user,
         cluster=cluster,
         topic=topic,
-        confirm=request.POST.get("confirm", ""),
-        reason=request.POST.get("reason", ""),
+        confirm=form.text("confirm"),
+        reason=form.text("reason"),
         origin=origin_from_request(request),
     )
     messages.success(request, f"Purged {removed} letters from the DLQ of {topic}.")
@@ -176,10 +149,9 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    ids = request.POST.getlist("id")
+    ids = Body.form(request).texts("id")
     if not ids:
         raise ValueError("select at least one letter to export")
     letters = svc.dlq_export(
@@ -206,10 +178,10 @@ def export_disposition(topic: str) -> str:
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def dlq_bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
-    if _flag(request.POST.get("all")):
+    form = Body.form(request)
+    if form.flag("all"):
         filters = sel.DlqFilters.from_query(request.POST)
         selection = bulk.BulkSelection(
             partition=filters.partition,
@@ -219,7 +191,7 @@ def dlq_bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResp
             until_ms=filters.until_ms,
         )
     else:
-        ids = tuple(request.POST.getlist("id"))
+        ids = tuple(form.texts("id"))
         if not ids:
             raise ValueError("select letters, or replay all matching the filter")
         selection = bulk.BulkSelection(ids=ids)
@@ -228,17 +200,15 @@ def dlq_bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResp
         cluster=cluster,
         topic=topic,
         selection=selection,
-        force=_flag(request.POST.get("force")),
-        target_topic=request.POST.get("target_topic", "").strip() or None,
-        target_partition=_int_or_none(request.POST.get("target_partition"), "target partition"),
+        force=form.flag("force"),
+        target_topic=form.text("target_topic").strip() or None,
+        target_partition=form.number("target_partition"),
     )
     return redirect("dashboard:dlq-job", cluster=cluster, topic=topic, job_id=job.pk)
 
 
-def _job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> ReplayJob:
-    _check_topic(request, cluster, topic)
-    job = get_object_or_404(ReplayJob, pk=job_id, cluster=cluster, topic=topic)
-    return job
+def _job(cluster: str, topic: str, job_id: UUID) -> ReplayJob:
+    return get_object_or_404(ReplayJob, pk=job_id, cluster=cluster, topic=topic)
 
 
 def plan_label(reason: str, topic: str, partition: int | None) -> str:
@@ -266,16 +236,15 @@ def _plan_rows(job: ReplayJob) -> list[dict[str, Any]]:
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    job = _job(request, cluster, topic, job_id)
-    actions = actions_for(request.user, cluster=cluster, topic=topic)
+    job = _job(cluster, topic, job_id)
     context: dict[str, Any] = {
         "cluster": cluster,
         "topic": topic,
         "job": job,
         "progress": runner.job_progress(job),
-        "can": _can(actions),
+        "can": _can(request, cluster, topic),
     }
     if job.status == ReplayJobStatus.DRAFT:
         context["plan"] = _plan_rows(job)
@@ -286,13 +255,13 @@ def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Htt
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def dlq_job_progress(
     request: HtmxHttpRequest, cluster: str, topic: str, job_id: UUID
 ) -> HttpResponse:
-    job = _job(request, cluster, topic, job_id)
+    job = _job(cluster, topic, job_id)
     context = {"cluster": cluster, "topic": topic, "job": job, "progress": runner.job_progress(job)}
-    context["can"] = _can(actions_for(request.user, cluster=cluster, topic=topic))
+    context["can"] = _can(request, cluster, topic)
     response = render(request, "dashboard/replay_job.html#progress", context)
     if not job.active and request.htmx:
         response.status_code = 286  # htmx: stop polling
@@ -301,15 +270,16 @@ def dlq_job_progress(
 
 @require_POST
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def dlq_job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    job = _job(request, cluster, topic, job_id)
+    job = _job(cluster, topic, job_id)
+    form = Body.form(request)
     bulk.dlq_bulk_start(
         acting_user=request.user,
         job=job,
-        reason=request.POST.get("reason", ""),
-        ticket=request.POST.get("ticket", "").strip(),
-        rate_limit=_int_or_none(request.POST.get("rate_limit"), "rate limit") or 0,
+        reason=form.text("reason"),
+        ticket=form.text("ticket").strip(),
+        rate_limit=form.number("rate_limit") or 0,
         origin=origin_from_request(request),
     )
     return redirect("dashboard:dlq-job", cluster=cluster, topic=topic, job_id=job.pk)
@@ -317,9 +287,9 @@ def dlq_job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) 
 
 @require_POST
 @login_required
-@html_errors
+@page_guard(Action.VIEW)
 def dlq_job_cancel(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    job = _job(request, cluster, topic, job_id)
+    job = _job(cluster, topic, job_id)
     bulk.dlq_bulk_cancel(acting_user=request.user, job=job, origin=origin_from_request(request))
     return redirect("dashboard:dlq-job", cluster=cluster, topic=topic, job_id=job.pk)
 

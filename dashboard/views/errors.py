@@ -1,21 +1,21 @@
-"""The console's error page, and the decorator that answers expected errors with it."""
+"""The console's error page, and the pages' guard that answers expected errors with it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from dashboard.errors import http_error
-from dashboard.services.audit import audit_denied
+from dashboard.errors import HttpError
+from dashboard.guard import guard
+from dashboard.permissions import Action
 
-__all__ = ["error_page", "html_errors"]
+__all__ = ["error_page", "page_guard"]
 
-R = TypeVar("R", bound=HttpResponseBase)
+V = TypeVar("V", bound=Callable[..., HttpResponseBase])
 
 
 def error_page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
@@ -28,23 +28,11 @@ def error_page(request: HttpRequest, status: int, title: str, message: str) -> H
     )
 
 
-def html_errors(view: Callable[..., R]) -> Callable[..., R | HttpResponse]:
-    """Answer the errors of :data:`dashboard.errors.ERROR_TABLE` with the error page (a
-    refused write is audited as ``denied``)."""
+def _answer(request: HttpRequest, err: HttpError) -> HttpResponse:
+    return error_page(request, err.status, err.title, err.message)
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> R | HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except Exception as exc:
-            err = http_error(exc, cluster=str(kwargs.get("cluster", "")))
-            if err is None:
-                raise
-            audit_denied(request, exc, cluster=str(kwargs.get("cluster", "")),
-                         topic=str(kwargs.get("topic", "")))  # fmt: skip
-            response = error_page(request, err.status, err.title, err.message)
-            if err.retry_after is not None:
-                response["Retry-After"] = str(err.retry_after)
-            return response
 
-    return wrapper
+def page_guard(action: Action | None = None) -> Callable[[V], V]:
+    """:func:`dashboard.guard.guard` for pages: ``action`` on the URL's cluster and topic,
+    the cluster looked up, expected errors answered with the error page."""
+    return guard(_answer, action)

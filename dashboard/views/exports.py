@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from dashboard.ratelimits import rate_limited
 from dashboard.services.exports import export_download
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 __all__ = ["urlpatterns"]
 
@@ -23,7 +23,7 @@ def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpRe
 
 @require_GET
 @login_required
-@html_errors
+@page_guard()
 @rate_limited("export")
 def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("lag", request, cluster, topic)
@@ -31,7 +31,7 @@ def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBa
 
 @require_GET
 @login_required
-@html_errors
+@page_guard()
 @rate_limited("export")
 def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("pending", request, cluster, topic)
@@ -39,7 +39,7 @@ def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpRespon
 
 @require_GET
 @login_required
-@html_errors
+@page_guard()
 @rate_limited("export")
 def dlq_export_all(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("dlq", request, cluster, topic)

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import render
 from django.urls import path
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from dashboard import store
@@ -30,11 +27,12 @@ from dashboard.permissions import (
     cluster_visible,
     has_action,
     has_action_somewhere,
-    require_action,
 )
 from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.collectors import collector_rows
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
+from dashboard.views.pages import render_page
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -66,26 +64,19 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
     return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
 
 
-def _render(request: HtmxHttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
-    name = f"{template}#live" if request.htmx else template
-    response = render(request, name, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
 @require_GET
 @login_required
+@page_guard(Action.VIEW)
 def collectors(request: HtmxHttpRequest) -> HttpResponse:
-    require_action(request.user, Action.VIEW)
     rows = collector_rows(request.user)
     context = {"rows": rows, "interval_s": settings.COLLECT_INTERVAL_S}
-    return _render(request, "dashboard/collectors.html", context)
+    return render_page(request, "dashboard/collectors.html", context, region="live")
 
 
 @require_GET
 @login_required
+@page_guard(Action.VIEW)
 def alerts(request: HtmxHttpRequest) -> HttpResponse:
-    require_action(request.user, Action.VIEW)
     names = [n for n in cluster_names() if cluster_visible(request.user, n)]
     cluster = request.GET.get("cluster") or None
     if cluster not in names:
@@ -110,7 +101,7 @@ def alerts(request: HtmxHttpRequest) -> HttpResponse:
         "durations": DURATION_CHOICES,
         "now_ms": data["now_ms"],
     }
-    return _render(request, "dashboard/alerts.html", context)
+    return render_page(request, "dashboard/alerts.html", context, region="live")
 
 
 urlpatterns = [

@@ -7,26 +7,23 @@ every view is bookmarkable. Views read through :mod:`dashboard.selectors.pages` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import path
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from dashboard.body import FORM_TRUE
 from dashboard.charts import WINDOWS
-from dashboard.clusters import cluster_config, cluster_names
+from dashboard.clusters import cluster_names
 from dashboard.permissions import (
     Action,
     actions_for,
     can_map,
     cluster_visible,
     has_action,
-    require_action,
 )
 from dashboard.selectors.pages.leases import leases_get
 from dashboard.selectors.pages.messages import (
@@ -41,7 +38,7 @@ from dashboard.selectors.pages.partitions import partitions_get
 from dashboard.selectors.pages.pending import pending_get, poison_threshold
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.topic import group_list, topic_charts_get, topic_get
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
 
 HEX_PREVIEW_BYTES = 4096
@@ -57,27 +54,11 @@ def render_page(
 ) -> HttpResponse:
     """Render the page, or only ``template#region`` for an htmx poll of that region."""
     name = f"{template}#{region}" if region and request.htmx else template
-    response = render(request, name, context, status=status)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
-
-
-def page_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Deny users without a role (403), then answer expected errors with the error page."""
-    guarded = html_errors(view)
-
-    @wraps(view)
-    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        require_action(
-            request.user, Action.VIEW, cluster=kwargs.get("cluster"), topic=kwargs.get("topic")
-        )
-        return guarded(request, *args, **kwargs)
-
-    return wrapper
+    return render(request, name, context, status=status)
 
 
 def _flag(request: HtmxHttpRequest, name: str) -> bool:
-    return request.GET.get(name, "") in ("1", "on", "true", "yes")
+    return request.GET.get(name, "") in FORM_TRUE
 
 
 @login_required
@@ -92,9 +73,8 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def overview(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
-    cluster_config(cluster)
     page = parse_int(request.GET.get("page"), "page", default=1, minimum=1) or 1
     data = overview_get(
         cluster,
@@ -111,9 +91,8 @@ def overview(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def topic_detail(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     window = request.GET.get("window") or "1h"
     data = topic_get(cluster, topic, user=request.user)
     groups = [g["group"] for g in data["groups"]]
@@ -135,9 +114,8 @@ def topic_detail(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResp
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def pending(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     groups = group_list(cluster, topic)
     group = request.GET.get("group") or (groups[0] if groups else "")
     per_page = PAGE_SIZE
@@ -191,9 +169,8 @@ def pending(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def leases(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     groups = group_list(cluster, topic)
     group = request.GET.get("group") or None
     if group is not None and group not in groups:
@@ -212,11 +189,10 @@ def leases(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def message_detail(
     request: HtmxHttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:
-    cluster_config(cluster)
     message, payload_allowed = message_get(cluster, topic, partition, entry_id, user=request.user)
     full = _flag(request, "full")
     preview = payload_preview(message, None if full else PREVIEW_BYTES)

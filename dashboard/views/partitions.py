@@ -8,19 +8,19 @@ from django.http import HttpResponse
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET
 
-from dashboard.clusters import cluster_config
+from dashboard.permissions import Action
 from dashboard.selectors.pages.partitions import hot_keys_get
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import page_errors, render_page
+from dashboard.views.pages import render_page
 
 __all__ = ["urlpatterns"]
 
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def hot_keys(request: HtmxHttpRequest, cluster: str, topic: str, partition: int) -> HttpResponse:
-    cluster_config(cluster)
     sample = hot_keys_get(
         cluster, topic, partition, user=request.user, count=request.GET.get("count")
     )

@@ -11,10 +11,9 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import URLPattern, path, re_path
 from django.views.decorators.http import require_GET
 
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors.payloads import download_response, raw_payload_get
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 __all__ = ["urlpatterns"]
 
@@ -24,8 +23,6 @@ BASE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/"
 def _download(
     request: HttpRequest, cluster: str, topic: str, kind: str, ref: str, partition: int = 0
 ) -> StreamingHttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.VIEW, cluster=cluster, topic=topic)
     payload = raw_payload_get(
         user=request.user, cluster=cluster, topic=topic, kind=kind, ref=ref, partition=partition
     )
@@ -34,7 +31,7 @@ def _download(
 
 @login_required
 @require_GET
-@html_errors
+@page_guard(Action.VIEW)
 def letter_payload(
     request: HttpRequest, cluster: str, topic: str, dlq_id: str
 ) -> StreamingHttpResponse | HttpResponse:
@@ -43,7 +40,7 @@ def letter_payload(
 
 @login_required
 @require_GET
-@html_errors
+@page_guard(Action.VIEW)
 def retry_item_payload(
     request: HttpRequest, cluster: str, topic: str, item_id: str
 ) -> StreamingHttpResponse | HttpResponse:
@@ -52,7 +49,7 @@ def retry_item_payload(
 
 @login_required
 @require_GET
-@html_errors
+@page_guard(Action.VIEW)
 def message_payload(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> StreamingHttpResponse | HttpResponse:

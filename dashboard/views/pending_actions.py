@@ -17,10 +17,9 @@ from django.shortcuts import redirect
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_POST
 
-from dashboard.clusters import cluster_config
 from dashboard.services import pending as pending_svc
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 
 def _pending_targets(request: HttpRequest) -> dict[int, list[str]]:
@@ -45,7 +44,6 @@ def _per_partition(
     request: HttpRequest, cluster: str, topic: str, action: Callable[..., list[str]], **extra: str
 ) -> tuple[str, int]:
     """Run a pending service once per partition of the checked rows: (group, entries done)."""
-    cluster_config(cluster)
     group = request.POST.get("group", "").strip()
     total = 0
     for partition, ids in _pending_targets(request).items():
@@ -67,7 +65,7 @@ def _per_partition(
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     consumer = request.POST.get("consumer", "")
     group, total = _per_partition(
@@ -79,7 +77,7 @@ def pending_claim(request: HttpRequest, cluster: str, topic: str) -> HttpRespons
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def pending_move_to_dlq(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     group, total = _per_partition(request, cluster, topic, pending_svc.pending_move_to_dlq)
     messages.success(request, f"Moved {total} entries to the DLQ.")

@@ -14,16 +14,16 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import URLPattern, path
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.clusters import cluster_config
-from dashboard.permissions import Action, require_action
+from dashboard.body import Body
+from dashboard.permissions import Action
 from dashboard.selectors import position as sel
 from dashboard.services import position as svc
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
+from dashboard.views.pages import render_page
 
 KINDS = ("earliest", "latest", "time", "id")
 
@@ -42,10 +42,8 @@ def _context(cluster: str, topic: str, group: str, form: dict[str, Any]) -> dict
 
 @require_GET
 @login_required
-@html_errors
+@page_guard(Action.SET_POSITION)
 def position_page(request: HttpRequest, cluster: str, topic: str, group: str) -> HttpResponse:
-    cluster_config(cluster)
-    require_action(request.user, Action.SET_POSITION, cluster=cluster, topic=topic)
     return render(
         request, "dashboard/position.html", _context(cluster, topic, group, _form(request.GET))
     )
@@ -53,9 +51,8 @@ def position_page(request: HttpRequest, cluster: str, topic: str, group: str) ->
 
 @require_GET
 @login_required
-@html_errors
+@page_guard()
 def position_plan(request: HtmxHttpRequest, cluster: str, topic: str, group: str) -> HttpResponse:
-    cluster_config(cluster)
     form = _form(request.GET)
     plan = sel.position_plan_get(
         user=request.user,
@@ -67,18 +64,14 @@ def position_plan(request: HtmxHttpRequest, cluster: str, topic: str, group: str
         partitions=form["partitions"],
     )
     context = {**_context(cluster, topic, group, form), "plan": plan}
-    name = "dashboard/position.html#plan" if request.htmx else "dashboard/position.html"
-    response = render(request, name, context)
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    return render_page(request, "dashboard/position.html", context, region="plan")
 
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def position_move(request: HttpRequest, cluster: str, topic: str, group: str) -> HttpResponse:
-    cluster_config(cluster)
-    form = _form(request.POST)
+    form, body = _form(request.POST), Body.form(request)
     result = svc.set_group_position(
         acting_user=request.user,
         cluster=cluster,
@@ -87,10 +80,10 @@ def position_move(request: HttpRequest, cluster: str, topic: str, group: str) ->
         kind=form["kind"],
         value=form["value"],
         partitions=form["partitions"],
-        reason=request.POST.get("reason", ""),
-        confirm=request.POST.get("confirm", ""),
+        reason=body.text("reason"),
+        confirm=body.text("confirm"),
         origin=origin_from_request(request),
-        force=request.POST.get("force") == "1",
+        force=body.flag("force"),
     )
     context = {**_context(cluster, topic, group, form), "result": result}
     return render(request, "dashboard/position.html", context)

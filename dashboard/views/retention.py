@@ -15,14 +15,14 @@ from django.http import HttpResponse
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.clusters import cluster_config
-from dashboard.permissions import actions_for, can_map
+from dashboard.permissions import Action, actions_for, can_map
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
 from dashboard.services import retention as svc
 from dashboard.services.audit import origin_from_request
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import page_errors, render_page
+from dashboard.views.pages import render_page
 
 __all__ = ["urlpatterns"]
 
@@ -49,18 +49,16 @@ def _context(request: HtmxHttpRequest, cluster: str, topic: str, form: dict[str,
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def retention_page(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     context = _context(request, cluster, topic, _form(request.GET))
     return render_page(request, TEMPLATE, context, region="view")
 
 
 @login_required
 @require_POST
-@page_errors
+@page_guard(Action.VIEW)
 def retention_trim(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     form = _form(request.POST)
     result = svc.trim_topic(
         acting_user=request.user,

@@ -20,15 +20,14 @@ from django.shortcuts import redirect
 from django.urls import URLPattern, path, reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.clusters import cluster_config
-from dashboard.permissions import actions_for, can_map
+from dashboard.permissions import Action, actions_for, can_map
 from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
 from dashboard.services.audit import origin_from_request
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import page_errors, render_page
+from dashboard.views.pages import render_page
 
 __all__ = ["urlpatterns"]
 
@@ -37,19 +36,17 @@ FILTERS = ("state", "order", "key", "text", "partition")
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def retries_index(request: HtmxHttpRequest, cluster: str) -> HttpResponse:
-    cluster_config(cluster)
     data = retries_overview_get(user=request.user, cluster=cluster)
     return render_page(request, "dashboard/retries_index.html", {"cluster": cluster, "d": data})
 
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 @rate_limited("browse", filters=RETRY_FILTERS)
 def topic_retries(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse:
-    cluster_config(cluster)
     data = retries_page_get(user=request.user, cluster=cluster, topic=topic, query=request.GET)
     context = {
         "cluster": cluster,
@@ -64,7 +61,6 @@ def topic_retries(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpRes
 
 
 def _act(request: HttpRequest, cluster: str, topic: str, action: str) -> HttpResponse:
-    cluster_config(cluster)
     post = request.POST
     one = post.get("one", "").strip()
     every = post.get("all_matching") in ("1", "on", "true")
@@ -97,14 +93,14 @@ def _act(request: HttpRequest, cluster: str, topic: str, action: str) -> HttpRes
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def topic_retries_retry(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _act(request, cluster, topic, "retry")
 
 
 @require_POST
 @login_required
-@html_errors
+@page_guard()
 def topic_retries_delete(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _act(request, cluster, topic, "delete")
 

@@ -27,7 +27,7 @@ from mozilla_django_oidc.views import (
 )
 
 from dashboard.sso.mapping import SSOProviderError, SSORefused
-from dashboard.views.errors import html_errors
+from dashboard.views.errors import page_guard
 
 __all__ = ["ConsoleLoginView", "oidc_authenticate", "oidc_callback", "sso_logout"]
 
@@ -76,7 +76,7 @@ class ConsoleLoginView(LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not local_login_enabled():
-            return html_errors(_local_login_off)(request)
+            return page_guard()(_local_login_off)(request)
         return super().post(request, *args, **kwargs)
 
 
@@ -115,7 +115,7 @@ class _Callback(OIDCAuthenticationCallbackView):  # type: ignore[misc]
 
 
 @require_GET
-@html_errors
+@page_guard()
 def oidc_callback(request: HttpRequest) -> HttpResponse:
     """Finish the authorization code flow; refusals and provider errors become error pages."""
     if not sso_enabled():

@@ -11,12 +11,13 @@ from django.http import HttpResponse
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from dashboard.clusters import cluster_config
+from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.timeline import KINDS, parse_kinds, parse_time, timeline_get
+from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import page_errors, render_page
+from dashboard.views.pages import render_page
 
 __all__ = ["urlpatterns"]
 
@@ -25,9 +26,8 @@ PAGE_LIMIT = 100
 
 @login_required
 @require_GET
-@page_errors
+@page_guard(Action.VIEW)
 def timeline(request: HtmxHttpRequest, cluster: str, topic: str | None = None) -> HttpResponse:
-    cluster_config(cluster)
     picked_topic = topic or request.GET.get("topic", "").strip() or None
     kinds = parse_kinds(request.GET.getlist("kind"))
     group = request.GET.get("group", "").strip()

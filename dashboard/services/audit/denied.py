@@ -1,8 +1,8 @@
 """Refused writes leave an audit row: outcome ``denied``, at most a few per user a minute.
 
 Every refusal of the pages and the API passes through the error answer of
-:data:`dashboard.errors.ERROR_TABLE` (``html_errors`` for pages, ``api_login_required``
-for the API); both hand a ``PermissionDenied`` of an unsafe request (POST, ...) here.
+:data:`dashboard.errors.ERROR_TABLE` (``dashboard.guard``, for pages and the API); it
+hands a ``PermissionDenied`` of an unsafe request (POST, ...) here.
 The row names the user, the view and its cluster and topic when the URL has them. A
 user who keeps trying writes ``AUDIT_DENIED_PER_MINUTE`` rows a minute at most (a
 counter per user and minute in the console store; in the process when the store is
