@@ -18,13 +18,7 @@ from dashboard.alert_mutes import MUTE_KINDS, alert_of_id, duration_parse, mute_
 from dashboard.clusters import cluster_names
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action, require_action_somewhere
-from dashboard.services.audit import (
-    Origin,
-    audit_begin,
-    audit_complete,
-    audit_failure,
-    require_reason,
-)
+from dashboard.services.audit import Origin, audited, require_reason
 from dashboard.store import default_store
 from mqcore.clock import now_ms
 
@@ -87,18 +81,17 @@ def alert_mute(
         "duration_s": seconds,
         "opened_at_ms": alert.get("opened_at_ms"),
     }
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.ALERT_SILENCE if kind == "silence" else AuditEventType.ALERT_ACK,
         origin=origin,
         cluster=cluster,
         reason=reason,
         detail={"alert": alert["id"], "duration_s": seconds, "until_ms": mute["until_ms"]},
-    )
-    mute["by"] = intent.actor
-    with audit_failure(intent):
+    ) as audit:
+        mute["by"] = audit.intent.actor
         default_store().mute_put(cluster, alert["id"], mute, seconds)
-    audit_complete(intent, outcome="silenced" if kind == "silence" else "acknowledged")
+        audit.set("silenced" if kind == "silence" else "acknowledged")
     return mute
 
 
@@ -119,14 +112,13 @@ def alert_unmute(
     mute = store.mutes_get(cluster, [alert_id]).get(alert_id)
     if mute is None:
         raise ValueError(f"alert {alert_id[:200]!r} is neither silenced nor acknowledged")
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.ALERT_UNSILENCE,
         origin=origin,
         cluster=cluster,
         reason=(reason or "").strip()[:MAX_REASON],
         detail={"alert": alert_id, "kind": mute.get("kind"), "was_until_ms": mute.get("until_ms")},
-    )
-    with audit_failure(intent):
+    ) as audit:
         lifted = store.mute_delete(cluster, alert_id)
-    audit_complete(intent, outcome="lifted" if lifted else "already expired")
+        audit.set("lifted" if lifted else "already expired")

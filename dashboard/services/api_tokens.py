@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from dashboard.models import ApiToken, AuditEventType
-from dashboard.services.audit import Origin, audit_begin, audit_complete
+from dashboard.services.audit import Origin, audited
 from dashboard.sso.mapping import USERNAME_PREFIX
 
 __all__ = ["MAX_TOKEN_DAYS", "issue_token", "revoke_tokens", "token_refusal"]
@@ -47,21 +47,15 @@ def issue_token(
         "days": days,
         "scope": "read" if read_only else "read-write",
     }
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.API_TOKEN_ISSUE,
         origin=origin or Origin.system("api-token"),
         detail=detail,
-    )
-    row, token = ApiToken.issue(user, name=name, days=days, read_only=read_only)
-    audit_complete(
-        intent,
-        outcome="issued",
-        detail={
-            "prefix": row.key_prefix,
-            "expires_at": row.expires_at.isoformat() if row.expires_at else "",
-        },
-    )
+    ) as audit:
+        row, token = ApiToken.issue(user, name=name, days=days, read_only=read_only)
+        expires = row.expires_at.isoformat() if row.expires_at else ""
+        audit.set("issued", detail={"prefix": row.key_prefix, "expires_at": expires})
     return row, token
 
 
@@ -71,14 +65,14 @@ def revoke_tokens(
     """Revoke the active tokens among ``rows``; audited with their prefixes."""
     active = rows.filter(revoked_at__isnull=True)
     prefixes = list(active.values_list("key_prefix", flat=True)[:1000])
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.API_TOKEN_REVOKE,
         origin=origin or Origin.system("api-token"),
         detail={"target": target[:150], "prefixes": prefixes},
-    )
-    count = active.update(revoked_at=timezone.now())
-    audit_complete(intent, outcome="revoked" if count else "none", counts={"revoked": count})
+    ) as audit:
+        count = active.update(revoked_at=timezone.now())
+        audit.set("revoked" if count else "none", counts={"revoked": count})
     return count
 
 

@@ -21,14 +21,7 @@ from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, payload_visible, require_action
-from dashboard.services.audit import (
-    Origin,
-    audit_begin,
-    audit_complete,
-    audit_failure,
-    audit_filters,
-    require_reason,
-)
+from dashboard.services.audit import Origin, audit_filters, audited, require_reason
 from dashboard.services.dlq import require_replay
 from dashboard.services.replay_runner import complete_job_audit
 from mqcore.codec import validate_id
@@ -179,7 +172,7 @@ def dlq_bulk_start(
     if job.created_at < draft_cutoff():
         ttl_min = int(settings.DLQ_DRAFT_TTL_S) // 60
         raise ValueError(f"this preview expired (previews last {ttl_min} min): preview again")
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.DLQ_BULK_REPLAY,
         origin=origin,
@@ -197,20 +190,19 @@ def dlq_bulk_start(
             "rate_limit": rate_limit,
             "filters": audit_filters(job.filters or {}),
         },
-    )
-    with audit_failure(intent):
+    ) as audit:
         started = ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.DRAFT).update(
             status=ReplayJobStatus.QUEUED,
             reason=reason,
             ticket=ticket,
             rate_limit=rate_limit,
-            audit_event_id=intent.pk,
+            audit_event_id=audit.intent.pk,
         )
-    if not started:
-        audit_complete(intent, outcome="already-started")
         job.refresh_from_db()
-        return job
-    job.refresh_from_db()
+        if not started:
+            audit.set("already-started")
+            return job
+        audit.leave_open()  # the job's runner writes the outcome (complete_job_audit)
     if enqueue:
         try:
             current_app.send_task(REPLAY_TASK, args=(str(job.pk),))
@@ -218,7 +210,8 @@ def dlq_bulk_start(
             ReplayJob.objects.filter(pk=job.pk).update(
                 status=ReplayJobStatus.FAILED, error=f"could not enqueue: {exc}"
             )
-            audit_complete(intent, outcome="failed", detail={"error": str(exc)[:300]})
+            audit.set("failed", detail={"error": str(exc)[:300]})
+            audit.close()
             raise
     return job
 
@@ -226,7 +219,7 @@ def dlq_bulk_start(
 def dlq_bulk_cancel(*, acting_user: Any, job: ReplayJob, origin: Origin | None = None) -> ReplayJob:
     """Ask a running job to stop at its next chunk (a queued or draft one stops at once)."""
     require_action(acting_user, Action.REPLAY, cluster=job.cluster, topic=job.topic)
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.DLQ_BULK_CANCEL,
         origin=origin,
@@ -234,17 +227,16 @@ def dlq_bulk_cancel(*, acting_user: Any, job: ReplayJob, origin: Origin | None =
         topic=job.topic,
         frozen_set=frozen_set_ref(job),
         detail={"job": str(job.id)},
-    )
-    now = timezone.now()
-    stopped = ReplayJob.objects.filter(
-        pk=job.pk, status__in=[ReplayJobStatus.DRAFT, ReplayJobStatus.QUEUED], cursor=0
-    ).update(status=ReplayJobStatus.CANCELLED, finished_at=now)
-    if not stopped:
-        ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.RUNNING).update(
-            status=ReplayJobStatus.CANCELLING
-        )
-    job.refresh_from_db()
-    audit_complete(intent, outcome=str(job.status))
+    ) as audit:
+        stopped = ReplayJob.objects.filter(
+            pk=job.pk, status__in=[ReplayJobStatus.DRAFT, ReplayJobStatus.QUEUED], cursor=0
+        ).update(status=ReplayJobStatus.CANCELLED, finished_at=timezone.now())
+        if not stopped:
+            ReplayJob.objects.filter(pk=job.pk, status=ReplayJobStatus.RUNNING).update(
+                status=ReplayJobStatus.CANCELLING
+            )
+        job.refresh_from_db()
+        audit.set(str(job.status))
     if stopped and job.audit_event_id:
         complete_job_audit(job)
     return job

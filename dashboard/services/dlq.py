@@ -4,8 +4,8 @@ Bulk replay jobs are in :mod:`dashboard.services.bulk_replay`, their runner in
 :mod:`dashboard.services.replay_runner`.
 
 Every function follows the same order (ARCHITECTURE.md): permission check ->
-audit intent row (outcome "unknown") -> mqcore call (atomic Lua) -> audit
-outcome row. Replays are idempotent in Redis (replay records), so a double
+input checked -> ``with audited(...)``: intent row (outcome "unknown"), mqcore call
+(atomic Lua), outcome row. Replays are idempotent in Redis (replay records), so a double
 click, a retried request or a resumed job never replays a letter twice unless
 an admin forces it.
 """
@@ -22,9 +22,8 @@ from dashboard.permissions import Action, payload_visible, require_action
 from dashboard.services.audit import (
     ConfirmationError,
     Origin,
-    audit_begin,
-    audit_complete,
-    audit_failure,
+    audited,
+    require_confirmation,
     require_reason,
 )
 from mqcore.codec import validate_id
@@ -99,7 +98,7 @@ def dlq_replay(
     target = bool(target_topic) or target_partition is not None
     if force or target:
         reason = require_reason(reason)
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=_replay_event(force, target),
         origin=origin,
@@ -108,8 +107,7 @@ def dlq_replay(
         letter_ids=[dlq_id],
         reason=reason,
         detail={"force": force, "target_topic": target_topic, "target_partition": target_partition},
-    )
-    with audit_failure(intent):
+    ) as audit:
         try:
             result = writer_dead_letters(cluster).replay(
                 topic,
@@ -121,12 +119,11 @@ def dlq_replay(
             )
         except UnknownPartitionError as exc:  # a target in the request, not a page: bad input
             raise TargetError(str(exc)) from exc
-    audit_complete(
-        intent,
-        outcome=result.reason,
-        counts={"replayed": int(result.replayed)},
-        detail={"new_id": result.new_id, "topic": result.topic, "partition": result.partition},
-    )
+        audit.set(
+            result.reason,
+            counts={"replayed": int(result.replayed)},
+            detail={"new_id": result.new_id, "topic": result.topic, "partition": result.partition},
+        )
     return result
 
 
@@ -142,7 +139,7 @@ def dlq_delete(
     """Delete one letter (admin). Returns False when it was already gone."""
     require_action(acting_user, Action.DELETE, cluster=cluster, topic=topic)
     reason = require_reason(reason)
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.DLQ_DELETE,
         origin=origin,
@@ -150,12 +147,9 @@ def dlq_delete(
         topic=topic,
         letter_ids=[dlq_id],
         reason=reason,
-    )
-    with audit_failure(intent):
+    ) as audit:
         deleted = writer_dead_letters(cluster).delete(topic, dlq_id)
-    audit_complete(
-        intent, outcome="deleted" if deleted else "missing", counts={"deleted": int(deleted)}
-    )
+        audit.set("deleted" if deleted else "missing", counts={"deleted": int(deleted)})
     return bool(deleted)
 
 
@@ -171,19 +165,17 @@ def dlq_purge(
     """Purge a topic's whole DLQ (admin); ``confirm`` must be the topic name typed again."""
     require_action(acting_user, Action.PURGE, cluster=cluster, topic=topic)
     reason = require_reason(reason)
-    if (confirm or "").strip() != topic:
-        raise ConfirmationError("type the topic name exactly to confirm the purge")
-    intent = audit_begin(
+    require_confirmation(confirm, topic, "type the topic name exactly to confirm the purge")
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.DLQ_PURGE,
         origin=origin,
         cluster=cluster,
         topic=topic,
         reason=reason,
-    )
-    with audit_failure(intent):
+    ) as audit:
         removed = writer_dead_letters(cluster).purge(topic)
-    audit_complete(intent, outcome="purged", counts={"deleted": int(removed)})
+        audit.set("purged", counts={"deleted": int(removed)})
     return int(removed)
 
 
@@ -211,7 +203,8 @@ def dlq_export(
     require_action(acting_user, Action.VIEW, cluster=cluster, topic=topic)
     ids = export_ids(ids)
     visible = payload_visible(acting_user, cluster, topic)
-    intent = audit_begin(
+    out: list[dict[str, Any]] = []
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.DLQ_EXPORT,
         origin=origin,
@@ -219,9 +212,7 @@ def dlq_export(
         topic=topic,
         letter_ids=ids,
         detail={"masked": not visible},
-    )
-    out: list[dict[str, Any]] = []
-    with audit_failure(intent):
+    ) as audit:
         dlq = dead_letters(cluster)
         for dlq_id in ids:
             try:
@@ -237,7 +228,7 @@ def dlq_export(
                 data["payload"] = MASK
                 data.pop("payload_hex", None)
             out.append(data)
-    audit_complete(intent, outcome="exported", counts={"exported": len(out)})
+        audit.set("exported", counts={"exported": len(out)})
     return out
 
 

@@ -34,13 +34,7 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.exports import EXPORT_FORMATS, ExportSource, export_source
 from dashboard.selectors.pages.params import parse_choice
-from dashboard.services.audit import (
-    Origin,
-    audit_begin,
-    audit_complete,
-    audit_filters,
-    origin_from_request,
-)
+from dashboard.services.audit import Audited, Origin, audit_filters, audited, origin_from_request
 from mqcore.export_rows import csv_row_lines
 
 __all__ = [
@@ -109,21 +103,16 @@ def _joined(chunks: Iterator[str], size: int = CHUNK_CHARS) -> Iterator[str]:
         yield "".join(buffer)
 
 
-def _audited(chunks: Iterator[str], src: ExportSource, intent: Any) -> Iterator[str]:
+def _streamed(chunks: Iterator[str], src: ExportSource, audit: Audited) -> Iterator[str]:
     """``chunks`` as they stream; the audit outcome when they end, fail or are dropped."""
     outcome = "aborted"
-    try:
-        yield from _joined(chunks)
-        outcome = "exported"
-    except Exception as exc:
-        outcome = "failed"
-        audit_complete(intent, outcome=outcome, detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
-    finally:
-        if outcome != "failed":
-            audit_complete(
-                intent,
-                outcome=outcome,
+    with audit:
+        try:
+            yield from _joined(chunks)
+            outcome = "exported"
+        finally:
+            audit.set(
+                outcome,
                 counts={"rows": int(src.stats["rows"]), "scanned": int(src.stats["scanned"])},
                 detail={
                     "truncated": bool(src.stats["truncated"]),
@@ -147,7 +136,7 @@ def export_start(
     fmt = parse_choice(query.get("format"), "format", EXPORT_FORMATS, "csv")
     src = export_source(kind, cluster=cluster, topic=topic, query=query, user=acting_user)
     group = src.filters.get("group") if kind != "dlq" else None
-    intent = audit_begin(
+    audit = audited(
         acting_user=acting_user,
         event_type=EVENTS[kind],
         origin=origin,
@@ -171,7 +160,7 @@ def export_start(
     }
     chunks = csv_row_lines(src.columns, src.rows) if fmt == "csv" else _json(src, head)
     return Export(
-        chunks=_audited(chunks, src, intent),
+        chunks=_streamed(chunks, src, audit),
         filename=export_filename(kind, topic, group, fmt, src.max_rows),
         content_type=CONTENT_TYPES[fmt],
         max_rows=src.max_rows,

@@ -7,13 +7,7 @@ from typing import Any
 from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
-from dashboard.services.audit import (
-    Origin,
-    audit_begin,
-    audit_complete,
-    audit_failure,
-    require_reason,
-)
+from dashboard.services.audit import Origin, audited, require_reason
 
 __all__ = ["MAX_IDS", "pending_claim", "pending_move_to_dlq"]
 
@@ -49,7 +43,7 @@ def pending_claim(
         raise ValueError("name the consumer to claim to")
     if len(ids) > 1:
         reason = require_reason(reason)
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.PENDING_CLAIM,
         origin=origin,
@@ -58,14 +52,11 @@ def pending_claim(
         letter_ids=ids,
         reason=reason,
         detail={"group": group, "partition": partition, "consumer": consumer},
-    )
-    with audit_failure(intent):
+    ) as audit:
         claimed = writer_admin(cluster).claim(topic, group, partition, ids, consumer)
-    audit_complete(
-        intent,
-        outcome="claimed",
-        counts={"claimed": len(claimed), "not_pending": len(ids) - len(claimed)},
-    )
+        audit.set(
+            "claimed", counts={"claimed": len(claimed), "not_pending": len(ids) - len(claimed)}
+        )
     return list(claimed)
 
 
@@ -84,7 +75,7 @@ def pending_move_to_dlq(
     require_action(acting_user, Action.MOVE_TO_DLQ, cluster=cluster, topic=topic)
     ids = _clean_ids(ids)
     reason = require_reason(reason)
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.PENDING_MOVE_TO_DLQ,
         origin=origin,
@@ -93,12 +84,9 @@ def pending_move_to_dlq(
         letter_ids=ids,
         reason=reason,
         detail={"group": group, "partition": partition},
-    )
-    with audit_failure(intent):
+    ) as audit:
         moved = writer_admin(cluster).move_to_dlq(
-            topic, group, partition, ids, reason=f"operator {intent.actor}: {reason}"[:200]
+            topic, group, partition, ids, reason=f"operator {audit.intent.actor}: {reason}"[:200]
         )
-    audit_complete(
-        intent, outcome="moved", counts={"moved": len(moved), "not_pending": len(ids) - len(moved)}
-    )
+        audit.set("moved", counts={"moved": len(moved), "not_pending": len(ids) - len(moved)})
     return list(moved)

@@ -15,6 +15,7 @@ A group a pipeline moves (its checkpoint records name it) is refused unless
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from dashboard.clusters import writer_admin
@@ -22,12 +23,14 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.position import parse_partitions, plan_json, position_target
 from dashboard.services.audit import (
+    Audited,
     ConfirmationError,
     Origin,
-    audit_begin,
-    audit_complete,
+    audited,
+    require_confirmation,
     require_reason,
 )
+from mqcore.admin import PositionPlan
 from mqcore.errors import PartialMoveError
 
 __all__ = ["ConfirmationError", "set_group_position"]
@@ -52,10 +55,9 @@ def set_group_position(
     target = position_target(kind, value)
     parts = parse_partitions(partitions)
     reason = require_reason(reason)
-    if (confirm or "") != group:
-        raise ConfirmationError("type the exact group name to confirm the move")
+    require_confirmation(confirm, group, "type the exact group name to confirm the move")
     scope: list[int | str] = [*parts] if parts is not None else ["all"]
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.GROUP_SET_POSITION,
         origin=origin,
@@ -68,16 +70,26 @@ def set_group_position(
             "partitions": scope,
             "force": bool(force),
         },
-    )
-    try:
+        failure_detail=partial(_not_moved, group, scope),
+    ) as audit:
         done = writer_admin(cluster).set_position(topic, group, target, parts, force=bool(force))
-    except Exception as exc:
-        moved, rest = (
-            (exc.moved, exc.not_moved) if isinstance(exc, PartialMoveError) else ([], scope)
-        )
-        detail = {"error": f"{type(exc).__name__}: {exc}", "group": group, "moved": moved}
-        audit_complete(intent, outcome="failed", detail={**detail, "not_moved": rest})
-        raise
+        _moved(audit, group, done)
+    return plan_json(done)
+
+
+def _not_moved(group: str, scope: list[int | str], exc: Exception) -> dict[str, Any]:
+    """A failed move's detail: what moved before the failure and what did not."""
+    if isinstance(exc, PartialMoveError):
+        return {"group": group, "moved": exc.moved, "not_moved": exc.not_moved}
+    return {"group": group, "moved": [], "not_moved": scope}
+
+
+def _moved(audit: Audited, group: str, done: PositionPlan) -> None:
+    counts = {
+        "partitions": len(done.moves),
+        "skipped": done.skipped,
+        "redelivered": done.redelivered,
+    }
     moves = [
         {
             "partition": m.partition,
@@ -88,19 +100,6 @@ def set_group_position(
         }
         for m in done.moves
     ]
-    audit_complete(
-        intent,
-        outcome="moved",
-        counts={
-            "partitions": len(done.moves),
-            "skipped": done.skipped,
-            "redelivered": done.redelivered,
-        },
-        detail={
-            "group": group,
-            "direction": done.direction,
-            "moved": [m.partition for m in done.moves],
-            "moves": moves,
-        },
-    )
-    return plan_json(done)
+    moved = [m.partition for m in done.moves]
+    detail = {"group": group, "direction": done.direction, "moved": moved, "moves": moves}
+    audit.set("moved", counts=counts, detail=detail)

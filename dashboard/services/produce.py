@@ -16,7 +16,7 @@ from typing import Any
 from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
-from dashboard.services.audit import Origin, audit_begin, audit_complete, audit_failure
+from dashboard.services.audit import Origin, audited
 from mqcore.producer import Producer, parse_header_assignment
 
 __all__ = ["MAX_HEADERS", "header_lines", "produce_message"]
@@ -61,7 +61,7 @@ def produce_message(
         raise ValueError(f"partition: {topic} has partitions 0..{count - 1}")
     producer = Producer(mq.config, mq.client)
     producer.check(topic, payload, key=key, headers=headers or None, partition=partition)
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.MESSAGE_PRODUCE,
         origin=origin,
@@ -73,13 +73,9 @@ def produce_message(
             "header_names": sorted(headers)[:MAX_HEADERS],
             "payload_bytes": len(payload.encode("utf-8")),
         },
-    )
-    with audit_failure(intent):
+    ) as audit:
         res = producer.send(topic, payload, key=key, headers=headers or None, partition=partition)
-    audit_complete(
-        intent,
-        outcome="produced",
-        counts={"produced": 1},
-        detail={"partition": res.partition, "id": res.id},
-    )
+        audit.set(
+            "produced", counts={"produced": 1}, detail={"partition": res.partition, "id": res.id}
+        )
     return {"topic": res.topic, "partition": res.partition, "id": res.id}

@@ -17,11 +17,11 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.services.audit import (
+    Audited,
     ConfirmationError,
     Origin,
-    audit_begin,
-    audit_complete,
-    audit_failure,
+    audited,
+    require_confirmation,
     require_reason,
 )
 from mqcore.retention import PartitionTrim, RetentionPolicy, housekeep
@@ -29,9 +29,13 @@ from mqcore.retention import PartitionTrim, RetentionPolicy, housekeep
 __all__ = ["ConfirmationError", "housekeep_cluster", "trim_topic"]
 
 
-def _summary(done: list[PartitionTrim]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def _trimmed(
+    audit: Audited, done: list[PartitionTrim]
+) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """A trim's outcome (set on ``audit``): totals, and what each partition lost or kept."""
     rows = [t.as_dict() for t in done if t.deleted or t.held_by]
     counts = {"deleted": sum(t.deleted for t in done), "partitions": len(done)}
+    audit.set("trimmed", counts=counts, detail={"partitions": rows})
     return counts, rows
 
 
@@ -52,11 +56,10 @@ def trim_topic(
     if not used.enabled:
         raise ValueError("no retention rule: give a maxlen, a max age or consumed")
     reason = require_reason(reason)
-    if (confirm or "") != topic:
-        raise ConfirmationError("type the exact topic name to confirm the trim")
+    require_confirmation(confirm, topic, "type the exact topic name to confirm the trim")
     admin = clusters.writer_admin(cluster)
     admin.partition_count(topic)  # unknown topic: nothing audited, nothing trimmed
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.RETENTION_TRIM,
         origin=origin,
@@ -64,13 +67,11 @@ def trim_topic(
         topic=topic,
         reason=reason,
         detail={"policy": used.as_dict()},
-    )
-    with audit_failure(intent):
+    ) as audit:
         done = housekeep(
             admin.client, admin.keys, used, topics=[topic], encoding=admin.config.encoding
         )
-    counts, rows = _summary(done)
-    audit_complete(intent, outcome="trimmed", counts=counts, detail={"partitions": rows})
+        counts, rows = _trimmed(audit, done)
     return {"topic": topic, "policy": used.as_dict(), **counts, "trims": rows}
 
 
@@ -82,16 +83,14 @@ def housekeep_cluster(cluster: str) -> dict[str, Any]:
     if clusters.read_only(cluster):
         return {"cluster": cluster, "skipped": f"this console is read-only for cluster {cluster}"}
     admin = clusters.writer_admin(cluster)
-    intent = audit_begin(
+    with audited(
         acting_user=None,
         event_type=AuditEventType.RETENTION_TRIM,
         origin=Origin.system("housekeeper"),
         cluster=cluster,
         reason="scheduled retention (housekeeper)",
         detail={"policy": policy.as_dict()},
-    )
-    with audit_failure(intent):
+    ) as audit:
         done = housekeep(admin.client, admin.keys, policy, encoding=admin.config.encoding)
-    counts, rows = _summary(done)
-    audit_complete(intent, outcome="trimmed", counts=counts, detail={"partitions": rows})
+        counts, _ = _trimmed(audit, done)
     return {"cluster": cluster, **counts}

@@ -24,10 +24,9 @@ from dashboard.selectors.retries import filter_from_query
 from dashboard.services.audit import (
     ConfirmationError,
     Origin,
-    audit_begin,
-    audit_complete,
-    audit_failure,
     audit_filters,
+    audited,
+    require_confirmation,
     require_reason,
 )
 from mqcore.retries import MAX_IDS, RetryOutcome, validate_item_id
@@ -36,6 +35,7 @@ from mqcore.retries.browse import decode_cursor
 __all__ = ["ACTIONS", "ConfirmationError", "retries_act"]
 
 ACTIONS = ("retry", "delete")
+COUNTS = ("requested", "retried", "dropped", "deleted", "skipped", "missing")
 
 
 def _ids(ids: list[str]) -> list[str]:
@@ -87,10 +87,12 @@ def retries_act(
         named = _ids(list(ids or []))
     if action == "delete" or all_matching or len(named) > 1:
         reason = require_reason(reason)
-    if action == "delete" and all_matching and (confirm or "").strip() != topic:
-        raise ConfirmationError("type the topic name exactly to delete every matching item")
+    if action == "delete" and all_matching:
+        require_confirmation(
+            confirm, topic, "type the topic name exactly to delete every matching item"
+        )
     rs.admin.partition_count(topic)  # unknown topic: nothing audited, nothing written
-    intent = audit_begin(
+    with audited(
         acting_user=acting_user,
         event_type=AuditEventType.RETRY_DELETE if action == "delete" else AuditEventType.RETRY_NOW,
         origin=origin,
@@ -99,24 +101,19 @@ def retries_act(
         letter_ids=named,
         reason=reason,
         detail=detail,
-    )
-    with audit_failure(intent):
+    ) as audit:
         out: RetryOutcome
         if all_matching:
             act = rs.delete_matching if action == "delete" else rs.retry_matching
             out = act(topic, flt, cursor=cursor or None)
         else:
             out = (rs.delete if action == "delete" else rs.retry_now)(topic, named)
-    counts = {
-        k: getattr(out, k)
-        for k in ("requested", "retried", "dropped", "deleted", "skipped", "missing")
-    }
-    audit_complete(
-        intent,
-        outcome="deleted" if action == "delete" else "retried",
-        counts=counts,
-        detail={"ids": out.ids[:MAX_IDS], "more": out.more} if all_matching else None,
-    )
+        counts = {k: getattr(out, k) for k in COUNTS}
+        audit.set(
+            "deleted" if action == "delete" else "retried",
+            counts=counts,
+            detail={"ids": out.ids[:MAX_IDS], "more": out.more} if all_matching else None,
+        )
     return {
         "topic": topic,
         "action": action,

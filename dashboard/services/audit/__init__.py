@@ -1,6 +1,7 @@
 """The audit log, written by every service that changes state (one home for audit).
 
-- :mod:`.write`: intent before the action, outcome after, one hash chain (HMAC-signed
+- :mod:`.write`: ``with audited(...)``: intent before the action, outcome (or the
+  error) after; the reason and confirmation checks; one hash chain (HMAC-signed
   with ``AUDIT_HMAC_KEY``), the topics each row names, the head exported on commit;
 - :mod:`.head`: the chain head exported out of the database (log line, ``AUDIT_HEAD_FILE``);
 - :mod:`.verify`: the chain check against ``AUDIT_SIGNED_FROM`` and the exported head;
@@ -21,14 +22,16 @@ from dashboard.services.audit.verify import (
 )
 from dashboard.services.audit.write import (
     MAX_LETTER_IDS,
+    Audited,
     AuditReasonError,
     ConfirmationError,
     Origin,
     audit_begin,
     audit_complete,
-    audit_failure,
     audit_record,
+    audited,
     origin_from_request,
+    require_confirmation,
     require_reason,
 )
 
@@ -36,6 +39,7 @@ __all__ = [
     "MAX_LETTER_IDS",
     "VERIFY_CACHE_KEY",
     "AuditReasonError",
+    "Audited",
     "ChainHead",
     "ChainReport",
     "ConfirmationError",
@@ -44,13 +48,14 @@ __all__ = [
     "audit_begin",
     "audit_complete",
     "audit_denied",
-    "audit_failure",
     "audit_filters",
     "audit_record",
     "audit_verify",
     "audit_verify_cached",
+    "audited",
     "origin_from_request",
     "read_head",
+    "require_confirmation",
     "require_reason",
     "shown_detail",
     "signed_from",

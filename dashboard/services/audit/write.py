@@ -1,8 +1,10 @@
 """Writing the audit log: intent before the action, outcome after, one hash chain.
 
 Every state-changing service (Zulip style) takes ``acting_user`` and an
-:class:`Origin` (request id, client address) and calls :func:`audit_begin`
-before it touches Redis and :func:`audit_complete` after. Appends are serialised
+:class:`Origin` (request id, client address), checks its input (:func:`require_reason`,
+:func:`require_confirmation`) and runs the action in ``with audited(...) as audit:``:
+the intent row is written before it touches Redis, the outcome row (the one the block
+sets, or "failed" with the error) when the block ends. Appends are serialised
 (a row lock on :class:`AuditChainHead` plus a process lock) so the chain never
 forks, whatever the number of threads, workers and web processes. Each append
 records the topics the row's details name (:class:`AuditTopic`, who may read it) and,
@@ -13,8 +15,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -32,14 +33,16 @@ from dashboard.services.audit.head import export_head, new_head
 
 __all__ = [
     "AuditReasonError",
+    "Audited",
     "ConfirmationError",
     "Origin",
     "audit_begin",
     "audit_complete",
-    "audit_failure",
     "audit_record",
+    "audited",
     "hmac_key",
     "origin_from_request",
+    "require_confirmation",
     "require_reason",
 ]
 
@@ -80,6 +83,12 @@ def require_reason(reason: str, ticket: str = "") -> str:
     if not reason and not (ticket or "").strip():
         raise AuditReasonError("a reason or ticket is required for this action")
     return reason
+
+
+def require_confirmation(confirm: str, expected: str, message: str) -> None:
+    """ConfirmationError(``message``) unless ``confirm`` (trimmed) is ``expected`` exactly."""
+    if (confirm or "").strip() != expected:
+        raise ConfirmationError(message)
 
 
 def _append(row: AuditEvent) -> AuditEvent:
@@ -128,7 +137,7 @@ def _actor(acting_user: Any) -> tuple[str, int | None]:
     return (acting_user.get_username(), acting_user.pk)
 
 
-def audit_begin(
+def audited(
     *,
     acting_user: Any,
     event_type: AuditEventType,
@@ -140,8 +149,11 @@ def audit_begin(
     reason: str = "",
     ticket: str = "",
     detail: Mapping[str, Any] | None = None,
-) -> AuditEvent:
-    """Write the intent row (outcome "unknown") before the action runs."""
+    failure_detail: Callable[[Exception], Mapping[str, Any]] | None = None,
+) -> Audited:
+    """Write the intent row (outcome "unknown") and return the action's handle: run the
+    action in ``with`` it, and it writes the outcome row when the block ends (see
+    :class:`Audited`). ``failure_detail`` adds to a failed outcome's ``{"error"}``."""
     actor, actor_id = _actor(acting_user)
     origin = origin or Origin()
     ids = list(letter_ids)
@@ -149,7 +161,7 @@ def audit_begin(
     if len(ids) > MAX_LETTER_IDS:
         extra["letter_count"] = len(ids)
         ids = ids[:MAX_LETTER_IDS]
-    return _append(
+    intent = _append(
         AuditEvent(
             phase=AuditPhase.INTENT,
             event_type=event_type,
@@ -167,6 +179,78 @@ def audit_begin(
             client_addr=origin.client_addr,
         )
     )
+    return Audited(intent, failure_detail)
+
+
+class Audited:
+    """An action's open intent row. Used as ``with audited(...) as audit:``, it writes
+    the outcome row when the block ends:
+
+    - normally (or a stream's reader stops, ``GeneratorExit``): the outcome the block
+      set with :meth:`set` (default "completed", no counts, no detail);
+    - by an exception: "failed" with ``{"error": "Type: message"}`` (plus the
+      ``failure_detail`` of :func:`audited`), and the exception goes on;
+    - when the process stops (``KeyboardInterrupt``, ``SystemExit``): none, the intent
+      stays "unknown", as when the process is killed.
+
+    :meth:`close` writes the outcome set so far at once (the block then writes none);
+    :meth:`leave_open` leaves it to a later writer (a bulk replay job's runner).
+    """
+
+    __slots__ = ("_failure", "_held", "_written", "counts", "detail", "intent", "outcome")
+
+    def __init__(
+        self,
+        intent: AuditEvent,
+        failure_detail: Callable[[Exception], Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.intent = intent
+        self.outcome = "completed"
+        self.counts: Mapping[str, int] | None = None
+        self.detail: Mapping[str, Any] | None = None
+        self._failure = failure_detail
+        self._written = self._held = False
+
+    def set(
+        self,
+        outcome: str,
+        *,
+        counts: Mapping[str, int] | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The outcome row to write when the block ends normally."""
+        self.outcome, self.counts, self.detail = outcome, counts, detail
+
+    def close(self) -> None:
+        """Write the outcome row set so far, now (once: the block's end then writes none)."""
+        if not self._written:
+            self._written = True
+            audit_complete(
+                self.intent, outcome=self.outcome, counts=self.counts, detail=self.detail
+            )
+
+    def leave_open(self) -> None:
+        """The block's end writes no outcome row: a later writer completes the intent."""
+        self._held = True
+
+    def __enter__(self) -> Audited:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if self._held or not (exc is None or isinstance(exc, (Exception, GeneratorExit))):
+            return  # left open, or the process is stopping: the intent stays "unknown"
+        if isinstance(exc, Exception):
+            extra = self._failure(exc) if self._failure else {}
+            self.set("failed", detail={"error": f"{type(exc).__name__}: {exc}", **extra})
+        self.close()
+
+
+def audit_begin(**fields: Any) -> AuditEvent:
+    """The intent row alone, for an outcome written apart by :func:`audit_complete`
+    (services use :func:`audited`)."""
+    return audited(**fields).intent
 
 
 def audit_complete(
@@ -196,24 +280,10 @@ def audit_complete(
     )
 
 
-@contextmanager
-def audit_failure(intent: AuditEvent) -> Iterator[AuditEvent]:
-    """Run the action of ``intent``; if it raises, append a "failed" outcome and re-raise.
-
-    The success outcome is the caller's (after the ``with`` block), so a crash
-    inside the block that kills the process leaves the intent at "unknown".
-    """
-    try:
-        yield intent
-    except Exception as exc:
-        audit_complete(intent, outcome="failed", detail={"error": f"{type(exc).__name__}: {exc}"})
-        raise
-
-
 def audit_record(
     *, acting_user: Any, event_type: AuditEventType, outcome: str = "completed", **fields: Any
 ) -> AuditEvent:
     """Intent and outcome at once, for changes that already happened (admin edits, syncs)."""
-    intent = audit_begin(acting_user=acting_user, event_type=event_type, **fields)
-    audit_complete(intent, outcome=outcome)
-    return intent
+    with audited(acting_user=acting_user, event_type=event_type, **fields) as audit:
+        audit.set(outcome)
+    return audit.intent
