@@ -332,7 +332,7 @@ class Producer:
         args = plan.args if nomkstream else tuple(a for a in plan.args if a != "NOMKSTREAM")
         if plan.stored_payload is None:
             return client.execute_command(*args)
-        script = script_for(self.client, "add_entry_with_payload")
+        script = script_for("add_entry_with_payload")
         first_field = args.index("*") + 1
         return script(
             keys=[args[1], plan.payload_key, plan.payload_index],

@@ -14,16 +14,16 @@ refuses any write in them.
 
 from __future__ import annotations
 
+import hashlib
 import re
-import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import redis
 from redis.client import Pipeline
-from redis.commands.core import Script
 
 from mqcore.boundary import redis_errors
 from mqcore.wire import Wire
@@ -33,7 +33,25 @@ __all__ = ["READ_ONLY_SCRIPTS", "call_script", "lua_source", "script_for"]
 # scripts that write nothing: run as EVALSHA_RO (a plain EVALSHA counts every key as written)
 READ_ONLY_SCRIPTS = frozenset({"retry_rows_after", "stream_seek"})
 
-_SCRIPTS: weakref.WeakKeyDictionary[Any, dict[str, Script]] = weakref.WeakKeyDictionary()
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """One bundled script: its source and SHA1, run on any client by EVALSHA (loaded on
+    NOSCRIPT: a restarted or flushed Redis). It holds no client, so nothing keeps a client
+    and its sockets alive (redis-py's ``Script`` holds the client it was registered on)."""
+
+    name: str
+    script: str
+    sha: str
+    read_only: bool  # EVALSHA_RO: a plain EVALSHA counts every key as written
+
+    def __call__(self, keys: Sequence[Any], args: Sequence[Any], client: Any) -> Any:
+        run = client.evalsha_ro if self.read_only else client.evalsha
+        try:
+            return run(self.sha, len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            client.script_load(self.script)
+            return run(self.sha, len(keys), *keys, *args)
 
 
 _INCLUDE = re.compile(r"^--#include (\w+)$", re.MULTILINE)
@@ -56,15 +74,12 @@ def _lib(name: str) -> str:
     return _INCLUDE.sub(lambda m: _lib(m.group(1)), lib).rstrip("\n")
 
 
-def script_for(client: Any, name: str) -> Script:
-    """The registered ``Script`` of ``name`` on ``client`` (one per client and script)."""
-    per_client = _SCRIPTS.get(client)
-    if per_client is None:
-        per_client = _SCRIPTS[client] = {}
-    script = per_client.get(name)
-    if script is None:
-        script = per_client[name] = client.register_script(lua_source(name))
-    return script
+@cache
+def script_for(name: str) -> Script:
+    """The bundled script ``name`` (its source with includes, and SHA1), one per process."""
+    source = lua_source(name)
+    sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # noqa: S324 (Redis's script id)
+    return Script(name, source, sha, name in READ_ONLY_SCRIPTS)
 
 
 def call_script(
@@ -87,21 +102,20 @@ def call_script(
     when it talks to Redis directly) the EVALSHA goes out as a raw command; its reply is
     as Redis sends it (bytes, never decoded), NOSCRIPT loads the script and sends it again.
     """
-    script = script_for(client, name)
-    read_only = name in READ_ONLY_SCRIPTS
+    script = script_for(name)
     if pipe is not None:
-        run = pipe.evalsha_ro if read_only else pipe.evalsha
+        run = pipe.evalsha_ro if script.read_only else pipe.evalsha
         return run(script.sha, len(keys), *keys, *args)
     with redis_errors(f"script {name}"):
-        if read_only and (wire is None or not wire.direct):
-            try:
-                return client.evalsha_ro(script.sha, len(keys), *keys, *args)
-            except redis.exceptions.NoScriptError:  # a restarted or flushed Redis
-                client.script_load(script.script)
-                return client.evalsha_ro(script.sha, len(keys), *keys, *args)
         if wire is None or not wire.direct:
-            return script(keys=list(keys), args=list(args))
-        call = ("EVALSHA_RO" if read_only else "EVALSHA", script.sha, len(keys), *keys, *args)
+            return script(keys, args, client)
+        call = (
+            "EVALSHA_RO" if script.read_only else "EVALSHA",
+            script.sha,
+            len(keys),
+            *keys,
+            *args,
+        )
         [reply] = wire.run([call])
         if isinstance(reply, redis.exceptions.NoScriptError):  # a restarted or flushed Redis
             client.script_load(script.script)
