@@ -19,13 +19,13 @@ from django.conf import settings
 from dashboard.store import values
 from dashboard.store.batches import Command, run_transaction
 from dashboard.store.incidents import IncidentPage, incidents_commands, incidents_read
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.pieces import read_pieces
 from dashboard.store.points import tiers
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
-from mqcore.keys import ConsoleKeys
 
 __all__ = ["ConsoleStore", "PassPoints"]
 

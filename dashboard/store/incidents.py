@@ -22,8 +22,8 @@ from django.conf import settings
 
 from dashboard.store import values
 from dashboard.store.batches import Command
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import tiers
-from mqcore.keys import ConsoleKeys
 
 __all__ = [
     "CHUNK",

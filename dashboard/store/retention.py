@@ -9,6 +9,7 @@ from typing import Any
 import redis
 
 from dashboard.store.batches import BULK_PER_EXECUTE, Command, chunks, first_error, run_batched
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import (
     TIERS,
     Tier,
@@ -19,7 +20,6 @@ from dashboard.store.points import (
     trim_points,
 )
 from dashboard.store.series_write import index_entry
-from mqcore.keys import ConsoleKeys
 
 __all__ = ["VANISHED_PER_PASS", "forget_vanished", "trim_over_cap"]
 

@@ -36,6 +36,7 @@ from dashboard.store.batches import (
     run_batched,
     send_batched,
 )
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import (
     Tier,
     decode_points,
@@ -46,7 +47,6 @@ from dashboard.store.points import (
     tiers,
 )
 from mqcore.boundary import redis_errors
-from mqcore.keys import ConsoleKeys
 
 __all__ = ["Lengths", "SeriesWriter", "index_entry", "index_member"]
 
