@@ -31,7 +31,6 @@ from dashboard.store.batches import (
     BULK_PER_EXECUTE,
     MEMBERS_PER_COMMAND,
     WHAT,
-    Command,
     chunks,
     run_batched,
     send_batched,
@@ -47,6 +46,7 @@ from dashboard.store.points import (
     tiers,
 )
 from mqcore.boundary import redis_errors
+from mqcore.wire import Command
 
 __all__ = ["Lengths", "SeriesWriter", "index_entry", "index_member"]
 

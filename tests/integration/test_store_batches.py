@@ -17,14 +17,13 @@ from dashboard import store
 from dashboard.clusters import console_keys, console_redis, console_store
 from dashboard.store import POINT, ConsoleStore
 from dashboard.store.batches import (
-    BIG_ARGUMENT,
     BULK_PER_EXECUTE,
     MEMBERS_PER_COMMAND,
     chunks,
-    run_transaction,
     send_batched,
 )
 from mqcore.errors import ConnectionLostError
+from mqcore.wire import BIG_ARGUMENT, Wire
 
 pytestmark = [pytest.mark.redis]
 
@@ -135,8 +134,7 @@ def test_trim_in_batches_keeps_every_series_in_retention(
 
 def test_transaction_sends_a_big_value_as_it_is(console_r: redis.Redis) -> None:
     big = bytes(range(256)) * (BIG_ARGUMENT // 128)  # any bytes, CR LF included
-    replies = run_transaction(
-        console_redis(),
+    replies = Wire(console_redis(), 1).transaction(
         [
             ("SET", "tx:big", big),
             ("SET", "tx:small", b"x"),
@@ -153,10 +151,12 @@ def test_transaction_sends_a_big_value_as_it_is(console_r: redis.Redis) -> None:
 def test_transaction_refused_in_part_writes_nothing(console_r: redis.Redis) -> None:
     client = console_redis()
     with pytest.raises(redis.ResponseError):
-        run_transaction(client, [("SET", "tx:a", b"1" * BIG_ARGUMENT), ("SET",), ("SET", "b", 1)])
+        Wire(client, 1).transaction(
+            [("SET", "tx:a", b"1" * BIG_ARGUMENT), ("SET",), ("SET", "b", 1)]
+        )
     assert console_r.exists("tx:a", "b") == 0
     with pytest.raises(redis.ResponseError):  # fails as it runs: the others stand, as in Redis
-        run_transaction(client, [("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
+        Wire(client, 1).transaction([("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
     assert console_r.mget("tx:s", "tx:t") == [b"v", b"w"]
     assert client.ping()  # the connection went back to the pool in step
 
