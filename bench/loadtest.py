@@ -86,13 +86,13 @@ def _prepare(topics: int) -> str:
     from django.test import Client
 
     from bench.p9_overview import SAMPLES, _snapshot, _write
-    from dashboard import store
+    from dashboard.clusters import console_store
     from dashboard.permissions import roles_sync
 
     call_command("migrate", verbosity=0, interactive=False)
     call_command("collectstatic", verbosity=0, interactive=False)
     now = int(time.time() * 1000)
-    writer = store.default_store()
+    writer = console_store()
     for k in range(SAMPLES):
         at = now - (SAMPLES - k) * 60_000
         points = [("lag", f"topic-{i:04d}", float((i + k) % 50)) for i in range(topics)]

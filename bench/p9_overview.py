@@ -1,6 +1,6 @@
 """P9: the overview page with 1,000 topics, server time, vs loading its snapshot from Redis.
 
-Raw: ``store.snapshot_get`` (one GET + JSON decode of the whole cluster snapshot),
+Raw: ``ConsoleStore.snapshot_get`` (one GET + JSON decode of the whole cluster snapshot),
 median of many runs. Ours: the full Django request for ``/clusters/bench/``
 (session auth, selectors, sort, one page of 50 rows with sparklines from the
 time series, template rendering), p95 over many runs, in-process through the
@@ -121,12 +121,12 @@ def run(ctx: BenchContext) -> list[Result]:
         from django.contrib.auth.models import Group, User
         from django.test import Client
 
-        from dashboard import store
+        from dashboard.clusters import console_store
         from dashboard.permissions import roles_sync
 
         now = int(time.time() * 1000)
         snap = _snapshot(now, topics)
-        writer = store.default_store()
+        writer = console_store()
         for k in range(SAMPLES):
             at = now - (SAMPLES - k) * 60_000
             points = [("lag", f"topic-{i:04d}", float((i + k) % 50)) for i in range(topics)]

@@ -27,11 +27,12 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from dashboard.store.console import ConsoleStore
+from dashboard.store.keys import ConsoleKeys
 from mqcore.admin import Admin
 from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq import DeadLetters
-from mqcore.keys import ConsoleKeys
 from mqcore.retention import JavaRetention, RetentionPolicy
 from mqcore.retries import RetrySet
 
@@ -45,6 +46,7 @@ __all__ = [
     "cluster_names",
     "console_keys",
     "console_redis",
+    "console_store",
     "dead_letters",
     "java_retention",
     "read_only",
@@ -189,6 +191,12 @@ def console_redis() -> redis.Redis:
 
 def console_keys() -> ConsoleKeys:
     return ConsoleKeys(settings.CONSOLE_KEY_PREFIX)
+
+
+def console_store() -> ConsoleStore:
+    """The console store at ``CONSOLE_REDIS_URL`` under ``CONSOLE_KEY_PREFIX``: what pages
+    read and the collector writes."""
+    return ConsoleStore(console_redis(), console_keys())
 
 
 def reset_caches() -> None:

@@ -1,4 +1,6 @@
-"""Every Redis key name mqcore (and the console) uses, and nowhere else.
+"""Every Redis key name mqcore uses, and nowhere else.
+
+The console's own store has its keys in ``dashboard.store.keys``.
 
 The layout is the one the Java library redis-streaming writes (see
 docs/redis-layout.md): a Python producer, a Java consumer and the console share
@@ -10,9 +12,8 @@ Java compatible) and must be on for Redis Cluster; a Java service on a cluster
 gets the same keys by naming its topics ``{orders}``.
 
 Keys that the Java library does not have (fencing epochs, replay records,
-checkpoints, the console's own store) live under the same control prefix or,
-for the console, under ``opsdash:``; all topic-scoped ones carry the topic
-segment so they hash with the topic.
+checkpoints) live under the same control prefix; all topic-scoped ones carry the
+topic segment so they hash with the topic.
 """
 
 from __future__ import annotations
@@ -21,17 +22,14 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "DEFAULT_CONSOLE_PREFIX",
     "DEFAULT_CONTROL_PREFIX",
     "DEFAULT_STREAM_PREFIX",
-    "ConsoleKeys",
     "KeySpace",
     "validate_name",
 ]
 
 DEFAULT_CONTROL_PREFIX = "streaming:mq"
 DEFAULT_STREAM_PREFIX = "stream:topic"
-DEFAULT_CONSOLE_PREFIX = "opsdash"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9._\-]{1,200}$")
 
@@ -220,76 +218,3 @@ def _match_shape(shape: tuple[str, ...], parts: list[str]) -> str | None:
         elif want != part and (want != "*" or not part):
             return None
     return topic
-
-
-@dataclass(frozen=True, slots=True)
-class ConsoleKeys:
-    """Keys of the console's own store (its own Redis / DB number)."""
-
-    prefix: str = DEFAULT_CONSOLE_PREFIX
-
-    def snapshot(self, cluster: str) -> str:
-        return f"{self.prefix}:snapshot:{cluster}"
-
-    def snapshot_version(self, cluster: str) -> str:
-        """A few bytes that change with every stored snapshot (readers cache the decoded one)."""
-        return f"{self.prefix}:snapshot-version:{cluster}"
-
-    def series(self, cluster: str, tier: str, metric: str, entity: str) -> str:
-        return f"{self.prefix}:ts:{cluster}:{tier}:{metric}:{entity}"
-
-    def series_entry(self, cluster: str, tier: str, key: str) -> tuple[str, str]:
-        """(metric, entity) of a key :meth:`series` made (a metric name holds no colon)."""
-        metric, _, entity = key[len(self.series(cluster, tier, "", "")) - 1 :].partition(":")
-        return metric, entity
-
-    def series_index(self, cluster: str) -> str:
-        return f"{self.prefix}:ts-index:{cluster}"
-
-    def slot_claim(self, cluster: str, slot: int) -> str:
-        return f"{self.prefix}:slot:{cluster}:{slot}"
-
-    def incidents(self, cluster: str) -> str:
-        """The incident timeline of a cluster: a sorted set of events scored by time."""
-        return f"{self.prefix}:incidents:{cluster}"
-
-    def incidents_topic(self, cluster: str, topic: str) -> str:
-        """The same events of one topic (an index, so a topic's timeline reads only its own)."""
-        return f"{self.prefix}:incidents-topic:{cluster}:{topic}"
-
-    def lease_state(self, cluster: str) -> str:
-        return f"{self.prefix}:lease-state:{cluster}"
-
-    def denied_audit(self, user: str, minute: int) -> str:
-        """Refused writes of ``user`` in one minute (epoch s // 60): the audit rows'
-        rate limit (``dashboard.services.audit.denied``)."""
-        return f"{self.prefix}:denied-audit:{minute}:{user}"
-
-    def collector_state(self, cluster: str) -> str:
-        """Collector memory between passes: status windows, DLQ history, tiers, run id."""
-        return f"{self.prefix}:collector-state:{cluster}"
-
-    def collector_state_version(self, cluster: str) -> str:
-        """Changes with every write of the collector and lease state (read in pieces)."""
-        return f"{self.prefix}:collector-state-version:{cluster}"
-
-    def collector_health(self) -> str:
-        return f"{self.prefix}:collector-health"
-
-    def alerts(self, cluster: str) -> str:
-        return f"{self.prefix}:alerts:{cluster}"
-
-    def alert_history(self, cluster: str) -> str:
-        return f"{self.prefix}:alert-history:{cluster}"
-
-    def alert_mute(self, cluster: str, alert_id: str) -> str:
-        """A silence or acknowledgement of one alert id; it expires with its duration."""
-        return f"{self.prefix}:alert-mute:{cluster}:{alert_id}"
-
-    def replay_job(self, job_id: str) -> str:
-        return f"{self.prefix}:replay-job:{job_id}"
-
-    def cache_prefix(self, name: str) -> str:
-        """The key prefix of a Django cache kept in the console store (Django appends
-        ``:<version>:<key>``), e.g. the rate limits' counters."""
-        return f"{self.prefix}:cache:{name}"

@@ -18,14 +18,16 @@ shapes. The snapshot reads both shapes (see the contract test).
 
 :meth:`Wire.send` writes a round trip now and reads its replies when asked, so that
 the caller's own work meanwhile overlaps Redis's (the console store's series writes
-run while the pass encodes its snapshot).
+run while the pass encodes its snapshot). :meth:`Wire.transaction` runs commands in one
+MULTI/EXEC, one round trip; a big last argument (a pass's snapshot, megabytes of JSON)
+goes to the socket as it is, not copied into the packed buffer first.
 
 Connection errors and timeouts raise ``ConnectionLostError`` naming ``what``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,9 +37,18 @@ from hiredis import pack_command as pack
 from mqcore.boundary import redis_errors
 from mqcore.wire_link import give_back, link_capable, take_link
 
-__all__ = ["WIRE_CHUNK", "Command", "Wire", "read_replies", "wire_capable"]
+__all__ = [
+    "BIG_ARGUMENT",
+    "WIRE_CHUNK",
+    "Command",
+    "Wire",
+    "first_error",
+    "read_replies",
+    "wire_capable",
+]
 
 WIRE_CHUNK = 10_000  # commands per round trip on the wire path (a few MB of replies at most)
+BIG_ARGUMENT = 1 << 16  # bytes from which a transaction's last argument is sent as it is
 Command = tuple[Any, ...]  # raw command arguments, e.g. ("XLEN", key)
 _LOST = (redis.ConnectionError, redis.TimeoutError)
 
@@ -82,6 +93,14 @@ def read_replies(conn: Any, n: int) -> list[Any]:
         except redis.ResponseError as exc:  # one command failed: the others stand
             append(exc)
     return out
+
+
+def first_error(replies: Sequence[Any]) -> Exception | None:
+    """The first error reply of a round trip, if any."""
+    for reply in replies:
+        if isinstance(reply, Exception):
+            return reply
+    return None
 
 
 class Wire:
@@ -143,6 +162,26 @@ class Wire:
 
         return replies
 
+    def transaction(self, cmds: Sequence[Command]) -> list[Any]:
+        """The replies of ``cmds`` run in one MULTI/EXEC, one round trip (the first error
+        reply raises: a command refused aborts the lot, one failing as it runs leaves the
+        others standing, as in Redis). Connection errors are redis-py's own, retried as its
+        pipelines are (on a pooled connection, not the wire's own links)."""
+        if not self.direct:
+            pipe: Any = self.client.pipeline(transaction=True)
+            for cmd in cmds:
+                pipe.execute_command(*cmd)
+            return pipe.execute()  # type: ignore[no-any-return]
+        packed = _packed([("MULTI",), *cmds, ("EXEC",)])
+        pool = self.client.connection_pool
+        conn: Any = pool.get_connection()
+        try:
+            return conn.retry.call_with_retry(  # type: ignore[no-any-return]
+                lambda: _exec(conn, packed, len(cmds)), lambda _error: conn.disconnect()
+            )
+        finally:
+            pool.release(conn)
+
     def _pipeline(self, chunk: list[Command]) -> list[Any]:
         pipe = self.client.pipeline(transaction=False)
         for cmd in chunk:
@@ -163,6 +202,39 @@ class Wire:
             return conn.exchange(b"".join([pack(cmd) for cmd in chunk]), len(chunk))
         finally:
             conn.release()
+
+
+def _packed(commands: Sequence[Command]) -> list[bytes]:
+    """The commands packed by hiredis, a big last argument left out of the packing."""
+    out: list[bytes] = []
+    small: list[bytes] = []
+    for cmd in commands:
+        last = cmd[-1]
+        if isinstance(last, bytes) and len(last) >= BIG_ARGUMENT:
+            head = pack((*cmd[:-1], b""))  # ends with the empty argument: b"$0\r\n\r\n"
+            small.append(head[:-6])
+            small.append(b"$%d\r\n" % len(last))
+            out.append(b"".join(small))
+            out.append(last)
+            small = [b"\r\n"]
+        else:
+            small.append(pack(cmd))
+    out.append(b"".join(small))
+    return out
+
+
+def _exec(conn: Any, packed: list[bytes], queued: int) -> list[Any]:
+    conn.send_packed_command(packed)
+    # MULTI's OK, a QUEUED per command, EXEC's replies; a command refused aborts the lot
+    answers = read_replies(conn, queued + 2)
+    refused = first_error(answers)
+    if refused is not None:
+        raise refused
+    replies = answers[-1]
+    error = first_error(replies)
+    if error is not None:
+        raise error
+    return list(replies)
 
 
 class _Borrowed:

@@ -23,7 +23,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from mqcore.keys import ConsoleKeys
+from dashboard.store.keys import ConsoleKeys
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("OPSDASH_VAR_DIR", BASE_DIR / "var"))

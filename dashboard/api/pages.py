@@ -14,11 +14,10 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from dashboard import store
 from dashboard.api.auth import api_view
 from dashboard.body import FORM_TRUE
 from dashboard.charts import window_ms
-from dashboard.clusters import cluster_names
+from dashboard.clusters import cluster_names, console_store
 from dashboard.collectors.series import (
     GROUP_METRICS,
     MEMORY_METRIC,
@@ -231,10 +230,12 @@ def topic_series(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
     per_group = metric in GROUP_METRICS
     if per_group:
         names = [group] if group else groups
-        series = store.series_many(cluster, metric, [f"{topic}/{g}" for g in names], since_ms=since)
+        series = console_store().series_many(
+            cluster, metric, [f"{topic}/{g}" for g in names], since_ms=since
+        )
         points = {e.split("/", 1)[1] if "/" in e else e: pts for e, pts in series.items()}
     else:
-        points = {topic: store.series_get(cluster, metric, topic, since_ms=since)}
+        points = {topic: console_store().series_get(cluster, metric, topic, since_ms=since)}
     return JsonResponse(
         {
             "cluster": cluster,

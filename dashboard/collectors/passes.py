@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 
 from dashboard.alerts import RULES, AlertTransition, alert_conditions, alert_transition
-from dashboard.clusters import java_retention, retention_policy
+from dashboard.clusters import console_store, java_retention, retention_policy
 from dashboard.collectors.incidents import collector_failure_event, incident_diff
 from dashboard.collectors.leases import lease_diff
 from dashboard.collectors.memory import MemoryPass, memory_mark, memory_pass
@@ -51,7 +51,7 @@ from dashboard.collectors.sources import (
 )
 from dashboard.collectors.thresholds import alert_thresholds, status_thresholds
 from dashboard.status import snapshot_enrich
-from dashboard.store import ConsoleStore, default_store, tiers
+from dashboard.store import ConsoleStore, tiers
 from dashboard.store.console import PassPoints
 from mqcore import clock
 from mqcore.config import redact_urls
@@ -146,7 +146,7 @@ def collect_cluster(
     redo a slot it claimed, any other run skips it - or, with
     ``gather_when_claimed``, gathers and returns the snapshot without storing it.
     """
-    store = store or default_store()
+    store = store or console_store()
     started = time.perf_counter()
     now_ms = clock.now_ms()
     interval = max(1, int(settings.COLLECT_INTERVAL_S))

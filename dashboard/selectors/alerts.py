@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard import store
 from dashboard.alert_mutes import mute_applies
 from dashboard.alerts import alert_scope
-from dashboard.clusters import cluster_names
+from dashboard.clusters import cluster_names, console_store
 from dashboard.permissions import row_visible, view_scopes
 from mqcore.clock import now_ms
 
@@ -34,7 +33,9 @@ def alerts_get(
 ) -> dict[str, Any]:
     """``open`` (each with ``mute``) and ``resolved`` alerts of ``cluster`` (None: all)
     that ``user`` may see (None: every alert, for the /metrics exporter)."""
-    rows = store.alerts_list(cluster, include_resolved=include_resolved)
+    rows = console_store().alerts_list(
+        [cluster] if cluster is not None else cluster_names(), include_resolved=include_resolved
+    )
     if user is not None:
         rows = [r for r in rows if alert_visible(user, r)]
     open_alerts = [dict(r) for r in rows if r.get("state") == "open"]
@@ -46,7 +47,7 @@ def alerts_get(
         (name, alert_id): mute
         for name, ids in by_cluster.items()
         if name in known
-        for alert_id, mute in store.alert_mutes_get(name, ids).items()
+        for alert_id, mute in console_store().mutes_get(name, ids).items()
     }
     now = now_ms()
     for alert in open_alerts:

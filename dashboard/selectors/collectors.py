@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dashboard import store
-from dashboard.clusters import cluster_config, cluster_names
+from dashboard.clusters import cluster_config, cluster_names, console_store
 from dashboard.permissions import cluster_visible, topic_visible
 
 __all__ = ["collector_rows"]
@@ -20,7 +19,7 @@ __all__ = ["collector_rows"]
 
 def collector_rows(user: Any) -> list[dict[str, Any]]:
     """One row per cluster the user may see: the last pass, its timings and errors."""
-    health = store.collector_health_get()
+    health = console_store().collector_health_get()
     rows = []
     for name in cluster_names():
         if not cluster_visible(user, name):

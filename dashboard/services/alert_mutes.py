@@ -15,11 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard.alert_mutes import MUTE_KINDS, alert_of_id, duration_parse, mute_topic
-from dashboard.clusters import cluster_names
+from dashboard.clusters import cluster_names, console_store
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action, require_action_somewhere
 from dashboard.services.audit import Origin, audited, require_reason
-from dashboard.store import default_store
 from mqcore.clock import now_ms
 
 __all__ = ["alert_mute", "alert_unmute"]
@@ -39,7 +38,7 @@ def _alert_checked(acting_user: Any, cluster: str, alert_id: str) -> dict[str, A
     if not alert_id:
         raise ValueError("name the alert (its id, rule:entity)")
     found = next(
-        (a for a in default_store().alerts_list([cluster]) if a.get("id") == alert_id), None
+        (a for a in console_store().alerts_list([cluster]) if a.get("id") == alert_id), None
     )
     about = found if found is not None else alert_of_id(alert_id)
     require_action(acting_user, Action.SILENCE, cluster=cluster, topic=mute_topic(about))
@@ -90,7 +89,7 @@ def alert_mute(
         detail={"alert": alert["id"], "duration_s": seconds, "until_ms": mute["until_ms"]},
     ) as audit:
         mute["by"] = audit.intent.actor
-        default_store().mute_put(cluster, alert["id"], mute, seconds)
+        console_store().mute_put(cluster, alert["id"], mute, seconds)
         audit.set("silenced" if kind == "silence" else "acknowledged")
     return mute
 
@@ -108,7 +107,7 @@ def alert_unmute(
     _cluster_check(cluster)
     _alert_checked(acting_user, cluster, alert_id)
     alert_id = alert_id.strip()
-    store = default_store()
+    store = console_store()
     mute = store.mutes_get(cluster, [alert_id]).get(alert_id)
     if mute is None:
         raise ValueError(f"alert {alert_id[:200]!r} is neither silenced nor acknowledged")

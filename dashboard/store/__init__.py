@@ -1,8 +1,8 @@
 """The console store (its own Redis): latest snapshot, time series, incident timeline, health,
 alerts.
 
-Pages read it through the module functions (``snapshot_get``, ``series_get`` ...),
-the collector writes it through :class:`ConsoleStore`. One collector pass is one
+Pages read it and the collector writes it through :class:`ConsoleStore`
+(``dashboard.clusters.console_store()``: the one of the settings). One collector pass is one
 MULTI/EXEC after its series points, so a worker killed mid-pass leaves the
 previous pass intact and the next pass restores everything.
 
@@ -16,8 +16,8 @@ Modules:
 * :mod:`~dashboard.store.series_read` - points of a window for charts;
 * :mod:`~dashboard.store.incidents` - the incident timeline (bounded sorted sets);
 * :mod:`~dashboard.store.retention` - rewriting series past their cap, dropping vanished ones;
-* :mod:`~dashboard.store.console` - :class:`ConsoleStore`;
-* :mod:`~dashboard.store.contract` - the read functions pages use.
+* :mod:`~dashboard.store.keys` - every key name of the store (:class:`ConsoleKeys`);
+* :mod:`~dashboard.store.console` - :class:`ConsoleStore`, what pages read and a pass writes.
 
 Series of vanished entities are deleted after the longest retention; the bytes per
 series are bounded by retention / cadence x point size (see :func:`series_bytes`).
@@ -26,17 +26,6 @@ series are bounded by retention / cadence x point size (see :func:`series_bytes`
 from __future__ import annotations
 
 from dashboard.store.console import ConsoleStore
-from dashboard.store.contract import (
-    alert_mutes_get,
-    alerts_list,
-    collector_health_get,
-    default_store,
-    incidents_get,
-    lease_timeline_get,
-    series_get,
-    series_many,
-    snapshot_get,
-)
 from dashboard.store.points import (
     COUNTER,
     GAUGE,
@@ -60,20 +49,11 @@ __all__ = [
     "TIERS",
     "ConsoleStore",
     "Tier",
-    "alert_mutes_get",
-    "alerts_list",
-    "collector_health_get",
     "decode_points",
-    "default_store",
     "encode_points",
-    "incidents_get",
-    "lease_timeline_get",
     "point_struct",
     "rollup_value",
     "series_bytes",
-    "series_get",
-    "series_many",
-    "snapshot_get",
     "tier_for",
     "tiers",
     "trim_points",

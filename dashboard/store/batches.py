@@ -10,11 +10,8 @@ a pass costs one round trip per batch, not one per key. They go through
 :class:`mqcore.wire.Wire`, as the collector's reads do: packed by hiredis on one
 connection of a plain client (redis-py's pipeline packer costs more than Redis
 spends on a script call of 250 keys), an ordinary pipeline on any other client.
-Replies are then Redis's own (``SET`` answers ``b"OK"``, not ``True``).
-
-:func:`run_transaction` runs commands in one MULTI/EXEC the same way; a big
-argument (a pass's snapshot, megabytes of JSON) goes to the socket as it is,
-not copied into a packed buffer first.
+Replies are then Redis's own (``SET`` answers ``b"OK"``, not ``True``). A pass's
+MULTI/EXEC goes through the same wire (:meth:`mqcore.wire.Wire.transaction`).
 """
 
 from __future__ import annotations
@@ -24,9 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import redis
-from hiredis import pack_command as pack
 
-from mqcore.wire import Wire, read_replies, wire_capable
+from mqcore.wire import Command, Wire
 
 __all__ = [
     "BULK_PER_EXECUTE",
@@ -34,20 +30,16 @@ __all__ = [
     "MEMBERS_PER_COMMAND",
     "WHAT",
     "chunks",
-    "first_error",
     "run_batched",
-    "run_transaction",
     "send_batched",
 ]
 
 MEMBERS_PER_COMMAND = 250  # keys of one script call, members of one ZADD
 COMMANDS_PER_EXECUTE = 1000  # small commands (one key, a few bytes) per round trip
 BULK_PER_EXECUTE = 100  # commands of MEMBERS_PER_COMMAND members, or big values, per round trip
-BIG_ARGUMENT = 1 << 16  # bytes from which a transaction's last argument is sent as it is
 WHAT = "console store"  # names the store in translated connection errors
 
 T = TypeVar("T")
-Command = tuple[Any, ...]  # ("ZADD", key, score, member, ...): as redis-py's execute_command
 
 
 def chunks(items: Sequence[T], size: int = MEMBERS_PER_COMMAND) -> Iterator[Sequence[T]]:
@@ -117,63 +109,3 @@ def send_batched(
         return sent[0]
 
     return replies
-
-
-def first_error(replies: Sequence[Any]) -> Exception | None:
-    """The first error reply of a batch, if any."""
-    for reply in replies:
-        if isinstance(reply, Exception):
-            return reply
-    return None
-
-
-def run_transaction(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
-    """Run ``commands`` in one MULTI/EXEC, one round trip; their replies (the first error
-    reply raises). Connection errors are redis-py's own, retried as its pipelines are."""
-    if not wire_capable(client):
-        pipe: Any = client.pipeline(transaction=True)
-        for cmd in commands:
-            pipe.execute_command(*cmd)
-        return pipe.execute()  # type: ignore[no-any-return]
-    packed = _packed([("MULTI",), *commands, ("EXEC",)])
-    pool = client.connection_pool
-    conn: Any = pool.get_connection()
-    try:
-        return conn.retry.call_with_retry(  # type: ignore[no-any-return]
-            lambda: _exec(conn, packed, len(commands)), lambda _error: conn.disconnect()
-        )
-    finally:
-        pool.release(conn)
-
-
-def _packed(commands: Sequence[Command]) -> list[bytes]:
-    """The commands packed by hiredis, a big last argument left out of the packing."""
-    out: list[bytes] = []
-    small: list[bytes] = []
-    for cmd in commands:
-        last = cmd[-1]
-        if isinstance(last, bytes) and len(last) >= BIG_ARGUMENT:
-            head = pack((*cmd[:-1], b""))  # ends with the empty argument: b"$0\r\n\r\n"
-            small.append(head[:-6])
-            small.append(b"$%d\r\n" % len(last))
-            out.append(b"".join(small))
-            out.append(last)
-            small = [b"\r\n"]
-        else:
-            small.append(pack(cmd))
-    out.append(b"".join(small))
-    return out
-
-
-def _exec(conn: Any, packed: list[bytes], queued: int) -> list[Any]:
-    conn.send_packed_command(packed)
-    # MULTI's OK, a QUEUED per command, EXEC's replies; a command refused aborts the lot
-    answers = read_replies(conn, queued + 2)
-    refused = first_error(answers)
-    if refused is not None:
-        raise refused
-    replies = answers[-1]
-    error = first_error(replies)
-    if error is not None:
-        raise error
-    return list(replies)

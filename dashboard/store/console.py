@@ -17,15 +17,16 @@ import redis
 from django.conf import settings
 
 from dashboard.store import values
-from dashboard.store.batches import Command, run_transaction
+from dashboard.store.batches import WHAT
 from dashboard.store.incidents import IncidentPage, incidents_commands, incidents_read
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.pieces import read_pieces
 from dashboard.store.points import tiers
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
-from mqcore.keys import ConsoleKeys
+from mqcore.wire import Command, Wire
 
 __all__ = ["ConsoleStore", "PassPoints"]
 
@@ -236,7 +237,7 @@ class ConsoleStore:
         cmds += _alerts_commands(keys, cluster, alerts_open, alerts_resolved, history_max)
         if slot is not None:
             cmds.append(("SET", keys.slot_claim(cluster, slot), "done", "XX", "KEEPTTL"))
-        run_transaction(self.r, cmds)
+        Wire(self.r, 1, WHAT).transaction(cmds)
         values.remember(("state", cluster), state_raw, state)
         if lease_state is not None:
             values.remember(("lease", cluster), lease_raw, lease_state)
@@ -279,7 +280,7 @@ class ConsoleStore:
         cmds += _alerts_commands(keys, cluster, alerts_open, alerts_resolved, history_max)
         cmds.append(("SET", keys.collector_state(cluster), values.dumps(state)))
         cmds.append(("SET", keys.collector_state_version(cluster), _version(at)))
-        run_transaction(self.r, cmds)
+        Wire(self.r, 1, WHAT).transaction(cmds)
         values.versioned_put(("state", cluster), None, None)
 
 

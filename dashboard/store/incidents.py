@@ -21,9 +21,9 @@ from typing import Any
 from django.conf import settings
 
 from dashboard.store import values
-from dashboard.store.batches import Command
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import tiers
-from mqcore.keys import ConsoleKeys
+from mqcore.wire import Command
 
 __all__ = [
     "CHUNK",

@@ -8,7 +8,8 @@ from typing import Any
 
 import redis
 
-from dashboard.store.batches import BULK_PER_EXECUTE, Command, chunks, first_error, run_batched
+from dashboard.store.batches import BULK_PER_EXECUTE, chunks, run_batched
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import (
     TIERS,
     Tier,
@@ -19,7 +20,7 @@ from dashboard.store.points import (
     trim_points,
 )
 from dashboard.store.series_write import index_entry
-from mqcore.keys import ConsoleKeys
+from mqcore.wire import Command, first_error
 
 __all__ = ["VANISHED_PER_PASS", "forget_vanished", "trim_over_cap"]
 

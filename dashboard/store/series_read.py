@@ -7,9 +7,10 @@ from typing import Any
 
 from django.conf import settings
 
-from dashboard.store.batches import BULK_PER_EXECUTE, Command, first_error, run_batched
+from dashboard.store.batches import BULK_PER_EXECUTE, run_batched
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import decode_points, point_struct, tier_for, tiers
-from mqcore.keys import ConsoleKeys
+from mqcore.wire import Command, first_error
 
 __all__ = ["read_series"]
 

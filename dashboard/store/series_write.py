@@ -31,11 +31,11 @@ from dashboard.store.batches import (
     BULK_PER_EXECUTE,
     MEMBERS_PER_COMMAND,
     WHAT,
-    Command,
     chunks,
     run_batched,
     send_batched,
 )
+from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import (
     Tier,
     decode_points,
@@ -46,7 +46,7 @@ from dashboard.store.points import (
     tiers,
 )
 from mqcore.boundary import redis_errors
-from mqcore.keys import ConsoleKeys
+from mqcore.wire import Command
 
 __all__ = ["Lengths", "SeriesWriter", "index_entry", "index_member"]
 

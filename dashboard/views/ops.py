@@ -17,10 +17,9 @@ from django.http import HttpResponse
 from django.urls import path
 from django.views.decorators.http import require_GET
 
-from dashboard import store
 from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
 from dashboard.alerts import RULES
-from dashboard.clusters import cluster_names
+from dashboard.clusters import cluster_names, console_store
 from dashboard.metrics_export import metrics_text
 from dashboard.permissions import (
     Action,
@@ -56,8 +55,8 @@ def metrics(request: HtmxHttpRequest) -> HttpResponse:
         return response
     names = cluster_names()
     body = metrics_text(
-        {name: store.snapshot_get(name) for name in names},
-        {k: v for k, v in store.collector_health_get().items() if k in names},
+        {name: console_store().snapshot_get(name) for name in names},
+        {k: v for k, v in console_store().collector_health_get().items() if k in names},
         alerts_get(user=None)["open"],
         max_partition_series=int(settings.METRICS_MAX_PARTITION_SERIES),
     )

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from dashboard import store
-from dashboard.clusters import console_keys
+from dashboard.clusters import console_keys, console_store
 from dashboard.store import decode_points
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
@@ -30,13 +29,14 @@ def test_two_beats_one_sample_per_slot_and_killed_worker_recovers(
     beats = [start("beat", env, tmp_path), start("beat", env, tmp_path)]
     worker = start("worker", env, tmp_path)
     try:
-        wait_for(lambda: (store.collector_health_get().get("main") or {}).get("runs", 0) >= 4,
+        health = console_store().collector_health_get
+        wait_for(lambda: (health().get("main") or {}).get("runs", 0) >= 4,
                  timeout=30, what="4 passes")  # fmt: skip
         stop(worker, kill=True)  # kill -9, possibly mid-pass
         broker.delete("celery")  # tasks queued while no worker ran are moot (they expire anyway)
-        runs_at_kill = store.collector_health_get()["main"]["runs"]
+        runs_at_kill = console_store().collector_health_get()["main"]["runs"]
         worker = start("worker", env, tmp_path)
-        wait_for(lambda: store.collector_health_get()["main"]["runs"] >= runs_at_kill + 3,
+        wait_for(lambda: console_store().collector_health_get()["main"]["runs"] >= runs_at_kill + 3,
                  timeout=30, what="passes after restart")  # fmt: skip
     finally:
         for proc in [*beats, worker]:
@@ -45,9 +45,9 @@ def test_two_beats_one_sample_per_slot_and_killed_worker_recovers(
     key = console_keys().series("main", "raw", "length", "orders")
     stamps = [t for t, _ in decode_points(console_r.get(key))]
     assert len(stamps) == len(set(stamps)), "two beats must not give two samples in one slot"
-    health = store.collector_health_get()["main"]
+    health = console_store().collector_health_get()["main"]
     assert health["ok"] is True
     assert len(stamps) == health["runs"]  # every pass that ran stored exactly one sample
-    snap = store.snapshot_get("main")
+    snap = console_store().snapshot_get("main")
     assert snap is not None
     assert snap["topics"][0]["length"] == 1

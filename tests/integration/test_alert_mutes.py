@@ -14,7 +14,7 @@ import redis
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from dashboard import store
+from dashboard.clusters import console_store
 from dashboard.collectors.notify import alert_notify
 from dashboard.collectors.passes import collect_cluster
 from dashboard.models import AuditEvent, AuditEventType
@@ -104,7 +104,7 @@ def test_silence_suppresses_the_webhook_and_shows_on_the_page(
     assert _pass() == []
     _grow(r, mq_config)
     assert _pass() == []
-    assert store.alerts_list("default")[0]["id"] == ALERT  # still listed, open
+    assert console_store().alerts_list(["default"])[0]["id"] == ALERT  # still listed, open
     api = admin.get("/api/v1/alerts").json()["alerts"]
     assert api[0]["mute"]["kind"] == "silence"
     assert api[0]["mute"]["by"] == "boss"
@@ -211,7 +211,7 @@ def test_rewind_alerts_at_once_and_only_once(
     r.xgroup_setid(key, "default-group", ids[1])  # the group goes back 3 entries
     events = _pass()
     assert events == ["opened rewind:orders/default-group"]
-    (alert,) = store.alerts_list("default")
+    (alert,) = console_store().alerts_list(["default"])
     assert alert["severity"] == "warning"
     assert f"to {ids[1]}" in alert["message"]
     assert "partition 0" in alert["message"]

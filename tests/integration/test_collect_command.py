@@ -9,7 +9,7 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
-from dashboard import store
+from dashboard.clusters import console_store
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
 from mqcore.topics import Topics
@@ -29,7 +29,7 @@ def test_collect_once_prints_and_stores(mq_config: MQConfig, console_r: redis.Re
     lines = _run("--once", "--cluster", "default")
     assert re.fullmatch(r"collected default in \d+ ms", lines[-1])
     assert any("1 topics, 3 partitions, 1 groups" in line and "stored" in line for line in lines)
-    assert store.snapshot_get("default") is not None
+    assert console_store().snapshot_get("default") is not None
     # same slot again: still gathers and prints, but does not store a second sample
     again = _run("--once")
     assert any("not stored" in line for line in again)
@@ -57,4 +57,4 @@ def test_unreachable_cluster_fails_with_last_line(settings, console_r: redis.Red
     assert "FAILED" in lines[0]
     assert "hunter2" not in out.getvalue()
     assert re.fullmatch(r"collected down in \d+ ms", lines[-1])
-    assert store.collector_health_get()["down"]["ok"] is False
+    assert console_store().collector_health_get()["down"]["ok"] is False

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from dashboard import store
-from dashboard.clusters import console_keys
+from dashboard.clusters import console_keys, console_store
 from dashboard.store import decode_points
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
@@ -25,11 +24,11 @@ def _base(server: EmbeddedRedis) -> str:
 
 
 def _health(name: str) -> dict:
-    return store.collector_health_get().get(name) or {}
+    return console_store().collector_health_get().get(name) or {}
 
 
 def _statuses(cluster: str, topic: str) -> set[str]:
-    snap = store.snapshot_get(cluster) or {}
+    snap = console_store().snapshot_get(cluster) or {}
     for t in snap.get("topics") or []:
         if t["topic"] == topic:
             return {p["status"] for g in t["groups"] for p in g["partitions"]}
@@ -62,9 +61,9 @@ def test_samples_on_schedule_retention_and_failing_cluster_isolated(
         # retention 3 s at 1 s: at most 4 + slack 2 points stay stored, none far older
         assert 2 <= len(points) <= 6
         assert stamps[0] >= (time.time() - 3 - 4) * 1000
-        recent = store.series_get("main", "length", "orders", since_ms=stamps[-2])
+        recent = console_store().series_get("main", "length", "orders", since_ms=stamps[-2])
         assert recent == points[-2:]
-        snap = store.snapshot_get("main")
+        snap = console_store().snapshot_get("main")
         assert snap is not None
         assert snap["topics"][0]["length"] == 6
         dead_health = _health("dead")
@@ -72,9 +71,9 @@ def test_samples_on_schedule_retention_and_failing_cluster_isolated(
         assert dead_health["errors"] >= 2
         assert "Connection" in dead_health["error"]
         assert _health("main")["ok"] is True
-        alerts = wait_for(lambda: store.alerts_list("dead"), what="collector alert")
+        alerts = wait_for(lambda: console_store().alerts_list(["dead"]), what="collector alert")
         assert alerts[0]["rule"] == "collector"
-        assert store.alerts_list("main") == []
+        assert console_store().alerts_list(["main"]) == []
     finally:
         stop(proc)
 
@@ -108,7 +107,7 @@ def test_consumer_stop_turns_partitions_stop_then_ok_on_resume(
         for i in range(4):
             producer.send("jobs", f"b{i}", partition=i % 2)
         wait_for(lambda: _statuses("main", "jobs") == {"STOP"}, timeout=30, what="STOP")
-        snap = store.snapshot_get("main")
+        snap = console_store().snapshot_get("main")
         assert snap is not None
         assert "no consumer activity" in snap["topics"][0]["status_reason"]
         resumed = Consumer(mq_config, "jobs", lambda m: None, options)
@@ -117,7 +116,7 @@ def test_consumer_stop_turns_partitions_stop_then_ok_on_resume(
             wait_for(lambda: _statuses("main", "jobs") == {"OK"}, timeout=30, what="OK again")
         finally:
             resumed.stop()
-        events = store.lease_timeline_get("main", "jobs")
+        events = console_store().lease_timeline_get("main", "jobs")
         kinds = {e["event"] for e in events}
         assert "acquired" in kinds
         assert kinds & {"released", "expired"}

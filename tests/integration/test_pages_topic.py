@@ -154,7 +154,7 @@ def test_odd_snapshot_data_never_500s(viewer_client: Client, mq_config) -> None:
 def test_partition_lag_traces_sampled_once_a_minute(
     viewer_client: Client, mq_config, r, console_r
 ) -> None:
-    from dashboard import store
+    from dashboard.clusters import console_store
     from dashboard.collectors.passes import collect_cluster
 
     Topics(mq_config).create("skewed", 3, groups=["billing"])
@@ -165,7 +165,7 @@ def test_partition_lag_traces_sampled_once_a_minute(
     assert collect_cluster("default", claim=False).stored  # same minute: not sampled again
     since = int(time.time() * 1000) - 3_600_000
     entities = [f"skewed/billing/{p}" for p in range(3)]
-    series = store.series_many("default", "partition_lag", entities, since_ms=since)
+    series = console_store().series_many("default", "partition_lag", entities, since_ms=since)
     assert [len(series[e]) for e in entities] in ([1, 1, 1], [2, 2, 2])  # a minute may turn
     assert series["skewed/billing/0"][-1][1] == 7.0
 

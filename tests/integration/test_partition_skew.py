@@ -11,9 +11,9 @@ import redis
 from django.test import Client, override_settings
 
 from dashboard.alerts import AlertThresholds, alert_conditions
-from dashboard.clusters import console_keys, console_redis
+from dashboard.clusters import console_keys, console_redis, console_store
 from dashboard.collectors.passes import collect_cluster
-from dashboard.store import ConsoleStore, series_get
+from dashboard.store import ConsoleStore
 from mqcore.admin.partitions import hot_keys, topic_memory
 from mqcore.config import MQConfig
 from tests.integration.dlq_support import make_topic, role_user
@@ -77,7 +77,7 @@ def test_collector_pass_feeds_the_partition_panel_and_memory_series(
     memory = snap["topics"][0]["memory"]
     assert memory["bytes"] > 0
     assert len(memory["partitions"]) == 4
-    assert series_get("default", "memory_bytes", "orders", since_ms=now - 60_000)
+    assert console_store().series_get("default", "memory_bytes", "orders", since_ms=now - 60_000)
     client = viewer()
     api = client.get(f"{API}/partitions").json()
     assert api["collected"] is True

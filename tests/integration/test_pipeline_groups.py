@@ -8,7 +8,7 @@ import redis
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from dashboard import store
+from dashboard.clusters import console_store
 from dashboard.collectors.passes import collect_cluster
 from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig
@@ -52,7 +52,7 @@ def test_pipeline_group_shows_checkpoint_health_not_unowned(
     settings.ALERT_STATUS_FOR_S = 0
     for _ in range(3):
         assert collect_cluster("default", claim=False).stored
-    snap = store.snapshot_get("default") or {}
+    snap = console_store().snapshot_get("default") or {}
     groups = {g["group"]: g for g in snap["topics"][0]["groups"]}
     mark = groups[GROUP]["pipeline"]
     assert mark["name"] == PIPE
@@ -83,7 +83,7 @@ def test_pipeline_group_shows_checkpoint_health_not_unowned(
     assert by_name["plain"]["pipeline"] is None
 
     # no alarm of any kind for the pipeline group
-    open_ids = [a["id"] for a in store.alerts_list("default")]
+    open_ids = [a["id"] for a in console_store().alerts_list(["default"])]
     assert not [i for i in open_ids if GROUP in i], open_ids
     assert "status:orders/plain" in open_ids  # the same trouble without a pipeline alarms
 
@@ -116,11 +116,14 @@ def test_failed_and_old_checkpoints_alert(
     pipeline.record_planned(PIPE, 2, run_id="a", **kw)
     pipeline.record_failed(PIPE, 2, run_id="a", reason="sink <b>down</b>")
     assert collect_cluster("default", claim=False).stored
-    alerts = {a["id"]: a for a in store.alerts_list("default")}
+    alerts = {a["id"]: a for a in console_store().alerts_list(["default"])}
     assert f"checkpoint_age:{PIPE}" in alerts
     failed = alerts[f"checkpoint_failed:{PIPE}"]
     assert "batch 2 failed" in failed["message"]
-    mark = {g["group"]: g for g in (store.snapshot_get("default") or {})["topics"][0]["groups"]}
+    mark = {
+        g["group"]: g
+        for g in (console_store().snapshot_get("default") or {})["topics"][0]["groups"]
+    }
     assert mark[GROUP]["pipeline"]["health"] == "failing"
     html = client.get("/clusters/default/topics/orders/").content.decode()
     assert 'data-pipeline-health="failing"' in html
@@ -129,6 +132,6 @@ def test_failed_and_old_checkpoints_alert(
     pipeline.record_planned(PIPE, 2, run_id="b", **kw)
     pipeline.record_committed(PIPE, 2, run_id="b", records=0, acked_ids={}, **kw)
     assert collect_cluster("default", claim=False).stored
-    ids = {a["id"] for a in store.alerts_list("default")}
+    ids = {a["id"] for a in console_store().alerts_list(["default"])}
     assert f"checkpoint_failed:{PIPE}" not in ids
     assert f"checkpoint_age:{PIPE}" not in ids

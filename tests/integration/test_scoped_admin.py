@@ -11,9 +11,9 @@ import redis
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from dashboard.clusters import console_store
 from dashboard.models import ApiToken, GroupTopicScope, SensitiveTopic
 from dashboard.permissions import ADMIN, Action, actions_for, cluster_visible, has_action
-from dashboard.store import default_store
 from tests.integration.dlq_support import role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -60,7 +60,7 @@ def open_alerts(console_r: redis.Redis) -> list[str]:
         _alert("dlq_growth", "payments"),
         _alert("collector", "default"),
     ]
-    default_store().alerts_write("default", {a["id"]: a for a in alerts}, [], {})
+    console_store().alerts_write("default", {a["id"]: a for a in alerts}, [], {})
     return [a["id"] for a in alerts]
 
 
@@ -125,7 +125,7 @@ def test_silences_are_checked_on_the_alert_topic(open_alerts: list[str]) -> None
     # not open, another topic: refused before telling whether it is open
     ghost = client.post("/alerts/mute/", {**form, "cluster": "default", "alert": "status:pay"})
     assert ghost.status_code == 403
-    mutes = default_store().mutes_get("default", open_alerts)
+    mutes = console_store().mutes_get("default", open_alerts)
     assert set(mutes) == {open_alerts[0]}
     # the API twin, and lifting
     _, token = ApiToken.issue(bob, read_only=False)
@@ -146,7 +146,7 @@ def test_silences_are_checked_on_the_alert_topic(open_alerts: list[str]) -> None
     )
     lift = {"cluster": "default", "alert": open_alerts[2], "reason": "x"}
     assert api.post("/api/v1/alerts/unmute", lift, **auth).status_code == 403
-    assert open_alerts[2] in default_store().mutes_get("default", [open_alerts[2]])
+    assert open_alerts[2] in console_store().mutes_get("default", [open_alerts[2]])
     lift = {"cluster": "default", "alert": open_alerts[0], "reason": "x"}
     assert api.post("/api/v1/alerts/unmute", lift, **auth).status_code == 200
 

@@ -8,8 +8,7 @@ import pytest
 import redis
 from django.test import override_settings
 
-from dashboard import store
-from dashboard.clusters import console_keys, console_redis
+from dashboard.clusters import cluster_names, console_keys, console_redis, console_store
 from dashboard.collectors.incidents import event, lease_events
 from dashboard.collectors.passes import collect_cluster
 from dashboard.store import POINT, ConsoleStore
@@ -45,17 +44,19 @@ def test_series_round_trip_and_tier_choice(cs: ConsoleStore) -> None:
     now = int(time.time()) * 1000
     for i in range(5):
         _write(cs, now - (4 - i) * 1000, float(i))
-    got = store.series_get("c1", "lag", "orders", since_ms=now - 10_000)
+    got = console_store().series_get("c1", "lag", "orders", since_ms=now - 10_000)
     assert got == [(now - (4 - i) * 1000, float(i)) for i in range(5)]
-    assert store.series_get("c1", "lag", "orders", since_ms=now - 2000, until_ms=now - 1000) == [
+    assert console_store().series_get(
+        "c1", "lag", "orders", since_ms=now - 2000, until_ms=now - 1000
+    ) == [
         (now - 2000, 2.0),
         (now - 1000, 3.0),
     ]
-    many = store.series_many("c1", "lag", ["orders", "absent"], since_ms=now - 1000)
+    many = console_store().series_many("c1", "lag", ["orders", "absent"], since_ms=now - 1000)
     assert many == {"orders": [(now - 1000, 3.0), (now, 4.0)], "absent": []}
     # older than the raw retention: answered from the 1-min tier (no bucket closed yet),
     # followed by the raw points of the open bucket
-    assert store.series_get("c1", "lag", "orders", since_ms=now - 2 * 86_400_000) == got
+    assert console_store().series_get("c1", "lag", "orders", since_ms=now - 2 * 86_400_000) == got
 
 
 @override_settings(SERIES_RAW_RETENTION_S=10, COLLECT_INTERVAL_S=1)
@@ -67,7 +68,7 @@ def test_retention_trims_stored_bytes(cs: ConsoleStore, console_r: redis.Redis) 
     assert raw is not None
     # 11 points fit the retention, + slack of 2 before a rewrite
     assert len(raw) // POINT.size <= 13
-    assert store.series_get("c1", "lag", "orders", since_ms=now - 5000)[-1] == (now, 39.0)
+    assert console_store().series_get("c1", "lag", "orders", since_ms=now - 5000)[-1] == (now, 39.0)
 
 
 @override_settings(COLLECT_INTERVAL_S=10)
@@ -83,11 +84,11 @@ def test_closed_bucket_rolls_up_gauge_max_and_counter_last(
     one_min = console_keys().series("c1", "1m", "lag", "orders")
     assert len(console_r.get(one_min)) == POINT.size  # one point for the closed bucket
     since = minute - 2 * 86_400_000  # older than raw: the 1-min tier, then the open bucket
-    assert store.series_get("c1", "lag", "orders", since_ms=since) == [
+    assert console_store().series_get("c1", "lag", "orders", since_ms=since) == [
         (minute, 9.0),
         (minute + 60_000, 1.0),
     ]
-    assert store.series_get("c1", "produced_total", "orders", since_ms=since) == [
+    assert console_store().series_get("c1", "produced_total", "orders", since_ms=since) == [
         (minute, 2.0**53 + 2),  # counters: the last value, exact
         (minute + 60_000, 7.0),
     ]
@@ -108,9 +109,9 @@ def test_lease_timeline_newest_first_and_capped(cs: ConsoleStore) -> None:
             change = {"at_ms": now + i, "group": "g", "partition": 0, "event": "acquired",
                       "owner": f"c{i}", "previous_owner": None, "epoch": i}  # fmt: skip
             _write(cs, now + i, 1.0, incidents=lease_events({"orders": [change]}))
-    rows = store.lease_timeline_get("c1", "orders")
+    rows = console_store().lease_timeline_get("c1", "orders")
     assert [r["owner"] for r in rows] == ["c4", "c3", "c2"]
-    assert store.lease_timeline_get("c1", "orders", limit=1)[0]["epoch"] == 4
+    assert console_store().lease_timeline_get("c1", "orders", limit=1)[0]["epoch"] == 4
 
 
 def test_incidents_bounded_by_retention_and_paged_by_cursor(
@@ -141,7 +142,7 @@ def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: red
         producer.send("orders", f"m{i}", key=str(i))
     result = collect_cluster("default")
     assert result.stored
-    snap = store.snapshot_get("default")
+    snap = console_store().snapshot_get("default")
     assert snap is not None
     assert snap["cluster"] == "default"
     assert {"taken_at_ms", "elapsed_ms", "topics", "pipelines", "redis_run_id"} <= set(snap)
@@ -153,12 +154,14 @@ def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: red
     for group in topic["groups"]:
         assert group["status"] in {"OK", "WARN", "STALL", "STOP", "ERR", "UNKNOWN"}
         assert all("status_reason" in p for p in group["partitions"])
-    health = store.collector_health_get()["default"]
+    health = console_store().collector_health_get()["default"]
     assert health["ok"] is True
     assert health["runs"] == 1
     assert health["redis_run_id"] == snap["redis_run_id"]
-    assert store.series_get("default", "lag", "orders/billing", since_ms=0)  # group series
-    assert store.alerts_list() == []
+    assert console_store().series_get(
+        "default", "lag", "orders/billing", since_ms=0
+    )  # group series
+    assert console_store().alerts_list(cluster_names()) == []
     # a second run in the same slot is refused (R17); a forced one (no claim) goes through
     assert not collect_cluster("default").stored
     assert collect_cluster("default", claim=False).stored
@@ -202,7 +205,7 @@ def test_points_are_appended_while_the_pass_runs_on(
     monkeypatch.setattr(passes, waits_in, waiting)
     assert collect_cluster("default", claim=False).stored
     assert seen == [True]
-    assert store.series_get("default", metric, entity, since_ms=0)
+    assert console_store().series_get("default", metric, entity, since_ms=0)
     monkeypatch.setattr(passes, waits_in, step)
 
     def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
@@ -232,9 +235,9 @@ def test_redis_restart_without_persistence_is_reported(
     console_r.set(console_keys().collector_state_version("default"), "1:edited")  # as writers do
     r.flushdb()  # the restarted server came back empty: groups are gone
     assert collect_cluster("default", claim=False).stored
-    health = store.collector_health_get()["default"]
+    health = console_store().collector_health_get()["default"]
     assert health["redis_restart"]["missing_groups"] == ["orders/default-group"]
-    alerts = store.alerts_list("default")
+    alerts = console_store().alerts_list(["default"])
     assert [a["rule"] for a in alerts] == ["redis_restart"]
     assert not r.exists(mq_config.keys.partition("orders", 0))  # never recreated
 
@@ -251,10 +254,10 @@ def test_window_reads_only_its_tail_and_falls_back_when_passes_came_early(
     steady = [(now_s - 20_000 + 10 * i, float(i)) for i in range(1990)]
     burst = [(now_s - 60 + i, 5000.0 + i) for i in range(61)]
     console_r.set(key, b"".join(pack_point(GAUGE, t, v) for t, v in steady + burst))
-    hour = store.series_get("c1", "lag", "orders", since_ms=(now_s - 3600) * 1000)
+    hour = console_store().series_get("c1", "lag", "orders", since_ms=(now_s - 3600) * 1000)
     expected = [(t * 1000, v) for t, v in steady + burst if t >= now_s - 3600]
     assert hour == expected  # the burst needed the whole-series fallback
-    minute = store.series_get("c1", "lag", "orders", since_ms=(now_s - 30) * 1000)
+    minute = console_store().series_get("c1", "lag", "orders", since_ms=(now_s - 30) * 1000)
     assert minute == [(t * 1000, v) for t, v in burst if t >= now_s - 30]
 
 

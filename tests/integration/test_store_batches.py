@@ -14,17 +14,16 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from dashboard import store
-from dashboard.clusters import console_keys, console_redis
+from dashboard.clusters import console_keys, console_redis, console_store
 from dashboard.store import POINT, ConsoleStore
 from dashboard.store.batches import (
-    BIG_ARGUMENT,
     BULK_PER_EXECUTE,
     MEMBERS_PER_COMMAND,
     chunks,
-    run_transaction,
     send_batched,
 )
 from mqcore.errors import ConnectionLostError
+from mqcore.wire import BIG_ARGUMENT, Wire
 
 pytestmark = [pytest.mark.redis]
 
@@ -81,7 +80,9 @@ def test_index_of_a_big_pass_goes_out_in_chunks(cs: ConsoleStore, console_r: red
     zadds = _calls(console_r, "zadd") - zadd_before
     assert zadds >= math.ceil(n / MEMBERS_PER_COMMAND)  # 1,200 members: 5 ZADDs at least
     assert console_r.zcard(console_keys().series_index("big")) == n
-    got = store.series_many("big", "lag", ["topic-00000", f"topic-{n - 1:05d}"], since_ms=0)
+    got = console_store().series_many(
+        "big", "lag", ["topic-00000", f"topic-{n - 1:05d}"], since_ms=0
+    )
     assert [v for _, v in got["topic-00000"]] == [0.0]
     assert [v for _, v in got[f"topic-{n - 1:05d}"]] == [float(n - 1)]
 
@@ -91,7 +92,7 @@ def test_pass_after_script_flush_still_writes(cs: ConsoleStore, console_r: redis
     _pass(cs, now - 1000, [("lag", "orders", 1.0)])
     console_r.script_flush()  # as after a restart of the store
     _pass(cs, now, [("lag", "orders", 2.0)])
-    assert store.series_get("big", "lag", "orders", since_ms=now - 5000) == [
+    assert console_store().series_get("big", "lag", "orders", since_ms=now - 5000) == [
         (now - 1000, 1.0),
         (now, 2.0),
     ]
@@ -125,13 +126,15 @@ def test_trim_in_batches_keeps_every_series_in_retention(
         raw = console_r.get(console_keys().series("big", "raw", "lag", f"t{i}"))
         assert raw is not None
         assert len(raw) // POINT.size <= 13  # 11 points in retention + slack of 2
-    assert store.series_get("big", "lag", f"t{n - 1}", since_ms=now - 3000)[-1] == (now, 29.0)
+    assert console_store().series_get("big", "lag", f"t{n - 1}", since_ms=now - 3000)[-1] == (
+        now,
+        29.0,
+    )
 
 
 def test_transaction_sends_a_big_value_as_it_is(console_r: redis.Redis) -> None:
     big = bytes(range(256)) * (BIG_ARGUMENT // 128)  # any bytes, CR LF included
-    replies = run_transaction(
-        console_redis(),
+    replies = Wire(console_redis(), 1).transaction(
         [
             ("SET", "tx:big", big),
             ("SET", "tx:small", b"x"),
@@ -148,10 +151,12 @@ def test_transaction_sends_a_big_value_as_it_is(console_r: redis.Redis) -> None:
 def test_transaction_refused_in_part_writes_nothing(console_r: redis.Redis) -> None:
     client = console_redis()
     with pytest.raises(redis.ResponseError):
-        run_transaction(client, [("SET", "tx:a", b"1" * BIG_ARGUMENT), ("SET",), ("SET", "b", 1)])
+        Wire(client, 1).transaction(
+            [("SET", "tx:a", b"1" * BIG_ARGUMENT), ("SET",), ("SET", "b", 1)]
+        )
     assert console_r.exists("tx:a", "b") == 0
     with pytest.raises(redis.ResponseError):  # fails as it runs: the others stand, as in Redis
-        run_transaction(client, [("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
+        Wire(client, 1).transaction([("SET", "tx:s", "v"), ("INCR", "tx:s"), ("SET", "tx:t", "w")])
     assert console_r.mget("tx:s", "tx:t") == [b"v", b"w"]
     assert client.ping()  # the connection went back to the pool in step
 

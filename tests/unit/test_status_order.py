@@ -23,6 +23,7 @@ from dashboard.status import (
     status_parse,
     worst,
 )
+from dashboard.store import ConsoleStore
 from dashboard.templatetags import console
 
 NOW = 1_000_000
@@ -106,8 +107,8 @@ def one_topic_per_status(monkeypatch: pytest.MonkeyPatch) -> None:
         ],
     }
     monkeypatch.setattr(snapshot, "cluster_config", lambda cluster: None)
-    monkeypatch.setattr(snapshot.store, "snapshot_get", lambda cluster: snap)
-    monkeypatch.setattr(overview.store, "collector_health_get", lambda: {})
+    monkeypatch.setattr(ConsoleStore, "snapshot_get", lambda self, cluster: snap)
+    monkeypatch.setattr(ConsoleStore, "collector_health_get", lambda self: {})
     monkeypatch.setattr(overview, "topic_visible", lambda user, cluster, topic: True)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from dashboard import clusters, store
+from dashboard import clusters
+from dashboard.clusters import console_store
 from dashboard.selectors.pages.params import NotFoundError
 from dashboard.selectors.pages.snapshot import (
     pipeline_mark,
@@ -54,7 +55,7 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     rows = [{**asdict(lease), "pipeline": pipelines.get(lease.group)} for lease in leases]
     timeline = [
         e
-        for e in store.lease_timeline_get(cluster, topic, limit=TIMELINE_LIMIT)
+        for e in console_store().lease_timeline_get(cluster, topic, limit=TIMELINE_LIMIT)
         if group is None or e.get("group") == group
     ]
     return {

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard import charts, store
+from dashboard import charts
+from dashboard.clusters import console_store
 from dashboard.permissions import topic_visible, view_scopes
 from dashboard.selectors.pages.params import ORDERS, PAGE_SIZE, Paged, parse_choice
 from dashboard.selectors.pages.snapshot import (
@@ -212,7 +213,7 @@ def overview_get(
     page = min(max(1, page), pages)
     items = rows[(page - 1) * per_page : page * per_page]
     if sparklines and items:
-        series = store.series_many(
+        series = console_store().series_many(
             cluster, "lag", [r["topic"] for r in items], since_ms=now_ms() - SPARK_WINDOW_MS
         )
         for row in items:
@@ -236,7 +237,7 @@ def overview_get(
 
 def _collector_health(cluster: str) -> dict[str, Any]:
     try:
-        health = store.collector_health_get()
+        health = console_store().collector_health_get()
     except Exception:  # the page still renders; the collectors page shows the detail
         return {}
     value = health.get(cluster) if isinstance(health, Mapping) else None

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dashboard import clusters, store
+from dashboard import clusters
+from dashboard.clusters import console_store
 from dashboard.collectors.series import PARTITION_PRODUCED_METRIC
 from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_choice, parse_int
 from dashboard.selectors.pages.snapshot import (
@@ -63,7 +64,7 @@ def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -
     since = now_ms() - RATE_WINDOWS[window]
     entities = [f"{topic}/{p}" for p in range(count)]
     series = (
-        store.series_many(cluster, PARTITION_PRODUCED_METRIC, entities, since_ms=since)
+        console_store().series_many(cluster, PARTITION_PRODUCED_METRIC, entities, since_ms=since)
         if entities
         else {}
     )

@@ -11,8 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from dashboard import store
-from dashboard.clusters import cluster_config
+from dashboard.clusters import cluster_config, console_store
 from dashboard.permissions import topic_visible
 from dashboard.selectors.pages.params import NotFoundError
 from dashboard.status import status_parse
@@ -37,7 +36,7 @@ def snapshot_get(cluster: str) -> dict[str, Any] | None:
     Raises UnknownClusterError (404) for a cluster that is not configured.
     """
     cluster_config(cluster)
-    snap = store.snapshot_get(cluster)
+    snap = console_store().snapshot_get(cluster)
     return snap if isinstance(snap, dict) else None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from dashboard import store
+from dashboard.clusters import console_store
 from dashboard.collectors.incidents import COLLECTOR_KINDS
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase
 from dashboard.permissions import topic_visible
@@ -191,7 +191,7 @@ def timeline_events(
     page = None
     found: list[dict[str, Any]] = []
     if stored:
-        page = store.incidents_get(
+        page = console_store().incidents_get(
             cluster,
             topic=topic,
             since_ms=since_ms,

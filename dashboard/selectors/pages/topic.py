@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from dashboard import charts, clusters, store
+from dashboard import charts, clusters
+from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
 from dashboard.selectors.pages.overview import overview_row
 from dashboard.selectors.pages.params import NotFoundError, ParamError
@@ -131,7 +132,7 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
     since = now_ms() - DRAIN_WINDOW_MS
     names = [str(g.get("group", "")) for g in data.get("groups") or []]
     lag_series = (
-        store.series_many(cluster, "lag", [f"{topic}/{g}" for g in names], since_ms=since)
+        console_store().series_many(cluster, "lag", [f"{topic}/{g}" for g in names], since_ms=since)
         if names
         else {}
     )
@@ -218,6 +219,7 @@ def topic_charts_get(
     until = now_ms()
     since = until - span
     entities = [f"{topic}/{g}" for g in groups]
+    store = console_store()
     lag = store.series_many(cluster, "lag", entities, since_ms=since) if entities else {}
     lag_ms = store.series_many(cluster, "lag_ms", entities, since_ms=since) if entities else {}
     consumed = (
@@ -293,7 +295,7 @@ def partition_lag_series(
     chosen = candidates[:limit]
     entities = [f"{topic}/{g}/{p}" for _, g, p in chosen]
     series = (
-        store.series_many(cluster, PARTITION_METRIC, entities, since_ms=since_ms)
+        console_store().series_many(cluster, PARTITION_METRIC, entities, since_ms=since_ms)
         if entities
         else {}
     )

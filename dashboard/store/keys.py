@@ -1,0 +1,87 @@
+"""Every key name of the console's own store (its own Redis / DB number), and nowhere else.
+
+The store of the console, not of the queues: snapshots, series, the incident timeline,
+collector state and health, alerts, replay jobs and Django caches, all under one prefix
+(``CONSOLE_KEY_PREFIX``, ``opsdash`` by default). The queues' keys are ``mqcore.keys``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_CONSOLE_PREFIX", "ConsoleKeys"]
+
+DEFAULT_CONSOLE_PREFIX = "opsdash"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleKeys:
+    """Keys of the console's own store (its own Redis / DB number)."""
+
+    prefix: str = DEFAULT_CONSOLE_PREFIX
+
+    def snapshot(self, cluster: str) -> str:
+        return f"{self.prefix}:snapshot:{cluster}"
+
+    def snapshot_version(self, cluster: str) -> str:
+        """A few bytes that change with every stored snapshot (readers cache the decoded one)."""
+        return f"{self.prefix}:snapshot-version:{cluster}"
+
+    def series(self, cluster: str, tier: str, metric: str, entity: str) -> str:
+        return f"{self.prefix}:ts:{cluster}:{tier}:{metric}:{entity}"
+
+    def series_entry(self, cluster: str, tier: str, key: str) -> tuple[str, str]:
+        """(metric, entity) of a key :meth:`series` made (a metric name holds no colon)."""
+        metric, _, entity = key[len(self.series(cluster, tier, "", "")) - 1 :].partition(":")
+        return metric, entity
+
+    def series_index(self, cluster: str) -> str:
+        return f"{self.prefix}:ts-index:{cluster}"
+
+    def slot_claim(self, cluster: str, slot: int) -> str:
+        return f"{self.prefix}:slot:{cluster}:{slot}"
+
+    def incidents(self, cluster: str) -> str:
+        """The incident timeline of a cluster: a sorted set of events scored by time."""
+        return f"{self.prefix}:incidents:{cluster}"
+
+    def incidents_topic(self, cluster: str, topic: str) -> str:
+        """The same events of one topic (an index, so a topic's timeline reads only its own)."""
+        return f"{self.prefix}:incidents-topic:{cluster}:{topic}"
+
+    def lease_state(self, cluster: str) -> str:
+        return f"{self.prefix}:lease-state:{cluster}"
+
+    def denied_audit(self, user: str, minute: int) -> str:
+        """Refused writes of ``user`` in one minute (epoch s // 60): the audit rows'
+        rate limit (``dashboard.services.audit.denied``)."""
+        return f"{self.prefix}:denied-audit:{minute}:{user}"
+
+    def collector_state(self, cluster: str) -> str:
+        """Collector memory between passes: status windows, DLQ history, tiers, run id."""
+        return f"{self.prefix}:collector-state:{cluster}"
+
+    def collector_state_version(self, cluster: str) -> str:
+        """Changes with every write of the collector and lease state (read in pieces)."""
+        return f"{self.prefix}:collector-state-version:{cluster}"
+
+    def collector_health(self) -> str:
+        return f"{self.prefix}:collector-health"
+
+    def alerts(self, cluster: str) -> str:
+        return f"{self.prefix}:alerts:{cluster}"
+
+    def alert_history(self, cluster: str) -> str:
+        return f"{self.prefix}:alert-history:{cluster}"
+
+    def alert_mute(self, cluster: str, alert_id: str) -> str:
+        """A silence or acknowledgement of one alert id; it expires with its duration."""
+        return f"{self.prefix}:alert-mute:{cluster}:{alert_id}"
+
+    def replay_job(self, job_id: str) -> str:
+        return f"{self.prefix}:replay-job:{job_id}"
+
+    def cache_prefix(self, name: str) -> str:
+        """The key prefix of a Django cache kept in the console store (Django appends
+        ``:<version>:<key>``), e.g. the rate limits' counters."""
+        return f"{self.prefix}:cache:{name}"
