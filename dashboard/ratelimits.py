@@ -38,6 +38,7 @@ __all__ = [
     "RETRY_FILTERS",
     "TooManyRequests",
     "check_rate",
+    "count_request",
     "rate_limited",
 ]
 
@@ -94,6 +95,14 @@ def check_rate(request: HttpRequest, group: str) -> None:
     )
 
 
+def count_request(request: HttpRequest, group: str, filters: tuple[str, ...] = ()) -> None:
+    """Count ``request`` in ``group``, and in ``filter`` too when one of the query
+    parameters ``filters`` is set (TooManyRequests when over either)."""
+    check_rate(request, group)
+    if any(str(request.GET.get(name) or "").strip() for name in filters):
+        check_rate(request, "filter")
+
+
 def rate_limited(group: str, *, filters: tuple[str, ...] = ()) -> Callable[[V], V]:
     """Count each request in ``group``, and in ``filter`` too when one of the query
     parameters ``filters`` is set. Put it under the decorator that authenticates and
@@ -104,9 +113,7 @@ def rate_limited(group: str, *, filters: tuple[str, ...] = ()) -> Callable[[V], 
     def decorator(view: V) -> V:
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-            check_rate(request, group)
-            if any(str(request.GET.get(name) or "").strip() for name in filters):
-                check_rate(request, "filter")
+            count_request(request, group, filters)
             return view(request, *args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
