@@ -40,3 +40,33 @@ def test_a_failed_produce_does_not_run_the_filtered_browser_past_the_limit(
         f"{T}/messages/produce/?where={NO_MATCH}", {"payload": "x", "partition": "not a number"}
     )
     assert side.status_code == 429
+
+
+def test_a_queued_bulk_replay_on_a_cluster_now_read_only_fails_clearly(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """The cluster was made read-only after the job was queued: the runner ends the job
+    as failed with the read-only message (never left running), and writes nothing."""
+    from django.conf import settings
+
+    from dashboard.models import ReplayJobStatus
+    from dashboard.services import bulk_replay as svc
+    from dashboard.services.replay_runner import replay_job_run
+    from tests.integration.acl_support import mq_cluster
+    from tests.integration.dlq_support import add_letters
+
+    make_topic(mq_config, "orders", 1)
+    add_letters(r, mq_config, "orders", 3)
+    operator = role_user("op", "Operator")
+    job = svc.dlq_bulk_preview(
+        acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
+    )
+    job = svc.dlq_bulk_start(acting_user=operator, job=job, reason="t", enqueue=False)
+    length = r.xlen(mq_config.keys.partition("orders", 0))
+    with mq_cluster(**{**settings.MQ_CLUSTERS["default"], "read_only": True}):
+        done = replay_job_run(job_id=str(job.pk))
+    assert done is not None
+    assert done.status == ReplayJobStatus.FAILED
+    assert "read-only for cluster default" in done.error
+    assert not done.lease_owner
+    assert r.xlen(mq_config.keys.partition("orders", 0)) == length
