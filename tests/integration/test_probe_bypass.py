@@ -70,3 +70,33 @@ def test_a_queued_bulk_replay_on_a_cluster_now_read_only_fails_clearly(
     assert "read-only for cluster default" in done.error
     assert not done.lease_owner
     assert r.xlen(mq_config.keys.partition("orders", 0)) == length
+
+
+def test_export_of_selected_letters_decodes_within_one_page_budget(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """The selected letters' JSON export is one page: its letters share one decode budget
+    (each letter had a fresh budget, so 1,000 letters of almost 1 MiB were all decoded and
+    held in memory at once)."""
+    from dashboard.clusters import reset_caches
+
+    make_topic(mq_config, "orders", 1)
+    big = "x" * 300_000
+    ids = [
+        r.xadd(mq_config.keys.dlq("orders"), {"payload": big, "partitionId": "0"}).decode()
+        for _ in range(4)
+    ]
+    viewer = Client()
+    viewer.force_login(role_user("v", "Viewer"))
+    with override_settings(MQ_DECODE_BUDGET_BYTES=700_000):
+        reset_caches()
+        try:
+            resp = viewer.post(f"{T}/dlq/export/", {"id": ids})
+        finally:
+            reset_caches()
+    assert resp.status_code == 200
+    letters = resp.json()["letters"]
+    assert len(letters) == 4
+    decoded = [x for x in letters if x["payload"] == big]
+    assert len(decoded) == 2  # the budget held two; the others carry the marker
+    assert all(x["undecoded"] for x in letters if x["payload"] != big)
