@@ -7,8 +7,8 @@ Three groups, each a setting holding a django-ratelimit rate (``"60/m"``; empty:
 - ``filter`` (``RATELIMIT_FILTER``): those requests again when they carry a filter that
   reads entries (the browser's key, header, text or where; the DLQ's and the retry
   browser's key and text), which scan far more than they show.
-- ``export`` (``RATELIMIT_EXPORT``): "export all matching" of lag, pending and DLQ,
-  pages and API.
+- ``export`` (``RATELIMIT_EXPORT``): "export all matching" of lag, pending and DLQ, the
+  export of selected dead letters and the raw payload downloads, pages and API.
 
 Counts are per user (the page and the API share them; a request without a user counts
 by address) in the cache ``RATELIMIT_USE_CACHE``: the console store, so every web worker

@@ -150,6 +150,7 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 @require_POST
 @login_required
 @page_guard()
+@rate_limited("export")
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     ids = Body.form(request).texts("id")
     if not ids:

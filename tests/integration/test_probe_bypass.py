@@ -100,3 +100,27 @@ def test_export_of_selected_letters_decodes_within_one_page_budget(
     decoded = [x for x in letters if x["payload"] == big]
     assert len(decoded) == 2  # the budget held two; the others carry the marker
     assert all(x["undecoded"] for x in letters if x["payload"] != big)
+
+
+@override_settings(RATELIMIT_EXPORT="1/m")
+def test_selected_letters_export_and_payload_downloads_count_as_exports(
+    r: redis.Redis, mq_config: MQConfig, console_r: redis.Redis
+) -> None:
+    """Each reads up to 1,000 letters or a 64 MiB value: past the export limit, 429 on the
+    pages and the API alike, nothing read."""
+    make_topic(mq_config, "orders", 1)
+    letter = r.xadd(mq_config.keys.dlq("orders"), {"payload": "p", "partition": "0"}).decode()
+    entry = r.xadd(mq_config.keys.partition("orders", 0), {"payload": "m"}).decode()
+    viewer = Client()
+    viewer.force_login(role_user("v", "Viewer"))
+    assert viewer.get(f"{T}/lag/export/").status_code == 200
+    api = "/api/v1/clusters/default/topics/orders"
+    refused = [
+        viewer.post(f"{T}/dlq/export/", {"id": [letter]}),
+        viewer.post(f"{api}/dlq/export", {"ids": [letter]}, content_type="application/json"),
+        viewer.get(f"{T}/dlq/{letter}/payload/"),
+        viewer.get(f"{api}/dlq/{letter}/payload"),
+        viewer.get(f"{T}/messages/0/{entry}/payload/"),
+        viewer.head(f"{api}/messages/0/{entry}/payload"),
+    ]
+    assert [x.status_code for x in refused] == [429] * len(refused)
