@@ -3,6 +3,8 @@ hostile references an app wrote (real redis-server). These held on main; kept as
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import redis
 from django.contrib.auth.models import Group, User
@@ -44,7 +46,7 @@ def topics(r: redis.Redis, mq_config: MQConfig) -> dict[str, str]:
     # an entry of a visible topic whose headers point at the other topic's payload key
     lure = r.xadd(
         keys.partition("orders-eu", 0),
-        {"payload": "", "headers": '{"x-payload-hash-ref": "%s"}' % secret},
+        {"payload": "", "headers": json.dumps({"x-payload-hash-ref": secret})},
     ).decode()
     return {"letter": letter, "item": item, "entry": entry, "lure": lure}
 
