@@ -244,6 +244,7 @@ def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Htt
         "cluster": cluster,
         "topic": topic,
         "job": job,
+        "job_filters": bulk.job_filters(job, request.user),
         "progress": runner.job_progress(job),
         "can": _can(request, cluster, topic),
     }

@@ -124,3 +124,39 @@ def test_selected_letters_export_and_payload_downloads_count_as_exports(
         viewer.head(f"{api}/messages/0/{entry}/payload"),
     ]
     assert [x.status_code for x in refused] == [429] * len(refused)
+
+
+def test_a_bulk_replay_jobs_text_filter_is_a_digest_for_a_masked_viewer(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """An Operator's text filter ran over a sensitive topic's payloads: a Viewer who sees
+    them masked reads the job (listed on the DLQ page) with the filter as a digest, as the
+    audit log keeps it, on the job's page and the API."""
+    from dashboard.models import SensitiveTopic
+    from dashboard.services import bulk_replay as svc
+    from tests.integration.dlq_support import add_letters
+
+    make_topic(mq_config, "orders", 1)
+    add_letters(r, mq_config, "orders", 2, payload=lambda i: f"card 4111-1111-1111-1111 #{i}")
+    SensitiveTopic.objects.create(cluster="", pattern="orders")
+    operator = role_user("op", "Operator")
+    secret = "4111-1111-1111-1111"
+    job = svc.dlq_bulk_preview(
+        acting_user=operator,
+        cluster="default",
+        topic="orders",
+        selection=svc.BulkSelection(text=secret),
+    )
+    viewer = Client()
+    viewer.force_login(role_user("v", "Viewer"))
+    api = viewer.get(f"/api/v1/clusters/default/topics/orders/dlq/jobs/{job.pk}")
+    page = viewer.get(f"{T}/dlq/jobs/{job.pk}/")
+    assert api.status_code == 200
+    assert page.status_code == 200
+    assert secret not in api.content.decode()
+    assert api.json()["filters"]["text"]["len"] == len(secret)
+    assert secret not in page.content.decode()
+    mine = Client()
+    mine.force_login(operator)  # who may see the payloads reads the filter itself
+    own = mine.get(f"/api/v1/clusters/default/topics/orders/dlq/jobs/{job.pk}")
+    assert own.json()["filters"]["text"] == secret
