@@ -160,3 +160,17 @@ def test_a_bulk_replay_jobs_text_filter_is_a_digest_for_a_masked_viewer(
     mine.force_login(operator)  # who may see the payloads reads the filter itself
     own = mine.get(f"/api/v1/clusters/default/topics/orders/dlq/jobs/{job.pk}")
     assert own.json()["filters"]["text"] == secret
+
+
+@override_settings(RATELIMIT_EXPORT="1/m")
+def test_exports_from_another_site_do_not_spend_the_victims_export_limit(
+    orders: None, console_r: redis.Redis
+) -> None:
+    """A page on another site making a logged-in browser request exports is refused, and
+    its requests do not use up the user's own exports."""
+    viewer = Client()
+    viewer.force_login(role_user("v", "Viewer"))
+    for _ in range(3):
+        lured = viewer.get(f"{T}/lag/export/", HTTP_SEC_FETCH_SITE="cross-site")
+        assert lured.status_code == 403
+    assert viewer.get(f"{T}/lag/export/", HTTP_SEC_FETCH_SITE="same-origin").status_code == 200
