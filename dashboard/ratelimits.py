@@ -7,8 +7,8 @@ Three groups, each a setting holding a django-ratelimit rate (``"60/m"``; empty:
 - ``filter`` (``RATELIMIT_FILTER``): those requests again when they carry a filter that
   reads entries (the browser's key, header, text or where; the DLQ's and the retry
   browser's key and text), which scan far more than they show.
-- ``export`` (``RATELIMIT_EXPORT``): "export all matching" of lag, pending and DLQ,
-  pages and API.
+- ``export`` (``RATELIMIT_EXPORT``): "export all matching" of lag, pending and DLQ, the
+  export of selected dead letters and the raw payload downloads, pages and API.
 
 Counts are per user (the page and the API share them; a request without a user counts
 by address) in the cache ``RATELIMIT_USE_CACHE``: the console store, so every web worker
@@ -38,6 +38,7 @@ __all__ = [
     "RETRY_FILTERS",
     "TooManyRequests",
     "check_rate",
+    "count_request",
     "rate_limited",
 ]
 
@@ -94,6 +95,14 @@ def check_rate(request: HttpRequest, group: str) -> None:
     )
 
 
+def count_request(request: HttpRequest, group: str, filters: tuple[str, ...] = ()) -> None:
+    """Count ``request`` in ``group``, and in ``filter`` too when one of the query
+    parameters ``filters`` is set (TooManyRequests when over either)."""
+    check_rate(request, group)
+    if any(str(request.GET.get(name) or "").strip() for name in filters):
+        check_rate(request, "filter")
+
+
 def rate_limited(group: str, *, filters: tuple[str, ...] = ()) -> Callable[[V], V]:
     """Count each request in ``group``, and in ``filter`` too when one of the query
     parameters ``filters`` is set. Put it under the decorator that authenticates and
@@ -104,9 +113,7 @@ def rate_limited(group: str, *, filters: tuple[str, ...] = ()) -> Callable[[V], 
     def decorator(view: V) -> V:
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-            check_rate(request, group)
-            if any(str(request.GET.get(name) or "").strip() for name in filters):
-                check_rate(request, "filter")
+            count_request(request, group, filters)
             return view(request, *args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

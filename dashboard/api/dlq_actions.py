@@ -17,6 +17,7 @@ from django.urls import URLPattern, path, re_path
 from dashboard.api.auth import api_view
 from dashboard.body import Body
 from dashboard.permissions import Action
+from dashboard.ratelimits import rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
 from dashboard.services.audit import origin_from_request
@@ -69,6 +70,7 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 
 
 @api_view("POST", action=Action.VIEW)
+@rate_limited("export")
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     ids = Body(request).texts("ids")
     if not ids:

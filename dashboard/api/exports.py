@@ -9,30 +9,29 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 
 from dashboard.api.auth import api_view
-from dashboard.ratelimits import rate_limited
-from dashboard.services.exports import export_download
+from dashboard.ratelimits import count_request
+from dashboard.services.exports import check_same_origin, export_download
 
 __all__ = ["urlpatterns"]
 
 
 def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
+    check_same_origin(request)  # refused before it counts against the user's exports
+    count_request(request, "export")
     return export_download(request, kind, cluster, topic)  # type: ignore[return-value]
 
 
 @api_view("GET")
-@rate_limited("export")
 def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _export("lag", request, cluster, topic)
 
 
 @api_view("GET")
-@rate_limited("export")
 def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _export("pending", request, cluster, topic)
 
 
 @api_view("GET")
-@rate_limited("export")
 def dlq_export_all(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     return _export("dlq", request, cluster, topic)
 

@@ -10,6 +10,7 @@ from django.urls import URLPattern, path, re_path
 
 from dashboard.api.auth import api_view
 from dashboard.permissions import Action
+from dashboard.ratelimits import rate_limited
 from dashboard.selectors.payloads import download_response, raw_payload_get
 
 __all__ = ["urlpatterns"]
@@ -25,11 +26,13 @@ def _download(
 
 
 @api_view("GET", action=Action.VIEW)
+@rate_limited("export")
 def letter_payload(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
     return _download(request, cluster, topic, "dlq", dlq_id)
 
 
 @api_view("GET", action=Action.VIEW)
+@rate_limited("export")
 def retry_item_payload(
     request: HttpRequest, cluster: str, topic: str, item_id: str
 ) -> HttpResponse:
@@ -37,6 +40,7 @@ def retry_item_payload(
 
 
 @api_view("GET", action=Action.VIEW)
+@rate_limited("export")
 def message_payload(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> HttpResponse:

@@ -46,13 +46,13 @@ def _plan(job: ReplayJob) -> list[dict[str, Any]]:
     return rows
 
 
-def job_json(job: ReplayJob) -> dict[str, Any]:
-    """The job as the API answers it: what was frozen, by whom, and its progress."""
+def job_json(job: ReplayJob, user: Any) -> dict[str, Any]:
+    """The job as the API answers ``user``: what was frozen, by whom, and its progress."""
     data: dict[str, Any] = {
         **runner.job_progress(job),
         "cluster": job.cluster,
         "topic": job.topic,
-        "filters": job.filters,
+        "filters": bulk.job_filters(job, user),
         "first_id": job.first_id,
         "last_id": job.last_id,
         "force": job.force,
@@ -104,12 +104,12 @@ def bulk_preview(request: HttpRequest, cluster: str, topic: str) -> HttpResponse
         target_topic=body.text("target_topic").strip() or None,
         target_partition=body.number("target_partition"),
     )
-    return JsonResponse(job_json(job), status=201)
+    return JsonResponse(job_json(job, request.user), status=201)
 
 
 @api_view("GET", action=Action.VIEW)
 def job_detail(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> HttpResponse:
-    return JsonResponse(job_json(_job(cluster, topic, job_id)))
+    return JsonResponse(job_json(_job(cluster, topic, job_id), request.user))
 
 
 @api_view("POST", action=Action.VIEW)
@@ -125,7 +125,7 @@ def job_start(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> H
         rate_limit=rate_limit,
         origin=origin_from_request(request),
     )
-    return JsonResponse(job_json(job))
+    return JsonResponse(job_json(job, request.user))
 
 
 @api_view("POST", action=Action.VIEW)
@@ -134,7 +134,7 @@ def job_cancel(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> 
     job = bulk.dlq_bulk_cancel(
         acting_user=request.user, job=job, origin=origin_from_request(request)
     )
-    return JsonResponse(job_json(job))
+    return JsonResponse(job_json(job, request.user))
 
 
 T = "api/v1/clusters/<str:cluster>/topics/<str:topic>/dlq"

@@ -36,6 +36,7 @@ __all__ = [
     "drafts_expire",
     "dry_run_plan",
     "frozen_set_ref",
+    "job_filters",
 ]
 
 REPLAY_TASK = "dashboard.replay.run_job"  # the Celery task that runs a started job
@@ -138,6 +139,13 @@ def dry_run_plan(job: ReplayJob, limit: int) -> list[Any]:
             target_partition=job.target_partition,
         )
     )
+
+
+def job_filters(job: ReplayJob, user: Any) -> dict[str, Any]:
+    """The job's filters as ``user`` may read them: a text filter ran over the topic's
+    payloads, so one who sees them masked reads its digest (as the audit log keeps it)."""
+    filters = dict(job.filters or {})
+    return filters if payload_visible(user, job.cluster, job.topic) else audit_filters(filters)
 
 
 def frozen_set_ref(job: ReplayJob) -> str:

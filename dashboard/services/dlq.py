@@ -214,9 +214,10 @@ def dlq_export(
         detail={"masked": not visible},
     ) as audit:
         dlq = dead_letters(cluster)
+        budget = dlq.config.decode_budget()  # the export is one page: one budget
         for dlq_id in ids:
             try:
-                letter = dlq.get(topic, dlq_id)
+                letter = dlq.get(topic, dlq_id, decode=budget)
             except UnknownMessageError:
                 continue
             data = asdict(letter)

@@ -143,7 +143,6 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
         status=ReplayJobStatus.RUNNING, started_at=timezone.now()
     )
     ReplayJob.objects.filter(pk=job_id).update(attempts=job.attempts + 1)
-    dlq = writer_dead_letters(job.cluster)
     ids = job.ids()
     tag = job.runner_tag
     by = f"{job.created_by.get_username() if job.created_by else 'system'} ({tag})"
@@ -153,6 +152,8 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
     final = ReplayJobStatus.COMPLETED
     pool = ThreadPoolExecutor(LANES, thread_name_prefix="replay") if not job.rate_limit else None
     try:
+        # a cluster made read-only since the job was queued: the job fails, with the reason
+        dlq = writer_dead_letters(job.cluster)
         cancelled = job.status == ReplayJobStatus.CANCELLING
         while cursor < len(ids) and not cancelled:
             started = time.monotonic()

@@ -20,7 +20,7 @@ from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.permissions import Action, actions_for, can_map
-from dashboard.ratelimits import BROWSE_FILTERS, rate_limited
+from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.services import produce as svc
@@ -96,6 +96,8 @@ def produce_message(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpR
             origin=origin_from_request(request),
         )
     except ValueError as exc:
+        # the form again over the browser, which reads with the URL's filters: it counts
+        count_request(request, "browse", BROWSE_FILTERS)
         context, _ = _context(request, cluster, topic, produce={**form, "error": str(exc)})
         return render_page(request, TEMPLATE, context, status=400)
     messages.success(request, f"Produced {sent['id']} to partition {sent['partition']}.")

@@ -150,6 +150,7 @@ def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
 @require_POST
 @login_required
 @page_guard()
+@rate_limited("export")
 def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     ids = Body.form(request).texts("id")
     if not ids:
@@ -243,6 +244,7 @@ def dlq_job(request: HttpRequest, cluster: str, topic: str, job_id: UUID) -> Htt
         "cluster": cluster,
         "topic": topic,
         "job": job,
+        "job_filters": bulk.job_filters(job, request.user),
         "progress": runner.job_progress(job),
         "can": _can(request, cluster, topic),
     }

@@ -10,21 +10,22 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET
 
-from dashboard.ratelimits import rate_limited
-from dashboard.services.exports import export_download
+from dashboard.ratelimits import count_request
+from dashboard.services.exports import check_same_origin, export_download
 from dashboard.views.errors import page_guard
 
 __all__ = ["urlpatterns"]
 
 
 def _export(kind: str, request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
+    check_same_origin(request)  # refused before it counts against the user's exports
+    count_request(request, "export")
     return export_download(request, kind, cluster, topic)
 
 
 @require_GET
 @login_required
 @page_guard()
-@rate_limited("export")
 def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("lag", request, cluster, topic)
 
@@ -32,7 +33,6 @@ def lag_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBa
 @require_GET
 @login_required
 @page_guard()
-@rate_limited("export")
 def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("pending", request, cluster, topic)
 
@@ -40,7 +40,6 @@ def pending_export(request: HttpRequest, cluster: str, topic: str) -> HttpRespon
 @require_GET
 @login_required
 @page_guard()
-@rate_limited("export")
 def dlq_export_all(request: HttpRequest, cluster: str, topic: str) -> HttpResponseBase:
     return _export("dlq", request, cluster, topic)
 

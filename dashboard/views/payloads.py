@@ -12,6 +12,7 @@ from django.urls import URLPattern, path, re_path
 from django.views.decorators.http import require_GET
 
 from dashboard.permissions import Action
+from dashboard.ratelimits import rate_limited
 from dashboard.selectors.payloads import download_response, raw_payload_get
 from dashboard.views.errors import page_guard
 
@@ -32,6 +33,7 @@ def _download(
 @login_required
 @require_GET
 @page_guard(Action.VIEW)
+@rate_limited("export")
 def letter_payload(
     request: HttpRequest, cluster: str, topic: str, dlq_id: str
 ) -> StreamingHttpResponse | HttpResponse:
@@ -41,6 +43,7 @@ def letter_payload(
 @login_required
 @require_GET
 @page_guard(Action.VIEW)
+@rate_limited("export")
 def retry_item_payload(
     request: HttpRequest, cluster: str, topic: str, item_id: str
 ) -> StreamingHttpResponse | HttpResponse:
@@ -50,6 +53,7 @@ def retry_item_payload(
 @login_required
 @require_GET
 @page_guard(Action.VIEW)
+@rate_limited("export")
 def message_payload(
     request: HttpRequest, cluster: str, topic: str, partition: int, entry_id: str
 ) -> StreamingHttpResponse | HttpResponse:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mqcore.boundary import redis_errors
-from mqcore.codec import validate_id
+from mqcore.codec import DecodeBudget, validate_id
 from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq.browse import matching_ids, read_page, replay_followups
 from mqcore.dlq.letters import letter_from_entry, parse_records
@@ -88,8 +88,10 @@ class DeadLetters:
             decode=self.config.decode_budget(),
         )
 
-    def get(self, topic: str, dlq_id: str) -> DlqLetter:
-        """One letter with its replay records; UnknownMessageError when it does not exist."""
+    def get(self, topic: str, dlq_id: str, *, decode: DecodeBudget | None = None) -> DlqLetter:
+        """One letter with its replay records; UnknownMessageError when it does not exist.
+        ``decode``: the budget of the page it is on (several letters share one), else a
+        fresh one."""
         validate_id(dlq_id)
         self._check_topic(topic)
         with redis_errors(f"read letter {dlq_id}"):
@@ -100,7 +102,7 @@ class DeadLetters:
         if not found:
             raise UnknownMessageError(f"no dead letter {dlq_id} in topic {topic!r}")
         entry_id, raw_fields = found[0]
-        letter = letter_from_entry(entry_id, raw_fields, self.config.decode_budget())
+        letter = letter_from_entry(entry_id, raw_fields, decode or self.config.decode_budget())
         return DlqLetter(
             **{f: getattr(letter, f) for f in DlqLetter.__dataclass_fields__ if f != "replays"},
             replays=parse_records(raw),

@@ -12,6 +12,9 @@ rebuild the hashes. Two things kept outside it can:
 - the newest exported head: its row must be in the chain with its hash, as the same
   row of the chain (its count), with its HMAC when it had one; the counter must not be
   lower.
+
+Ids are hashed by neither: a row's id below 1 (never handed out) says rows were moved,
+e.g. the signed ones below ``AUDIT_SIGNED_FROM`` to strip their HMACs unnoticed.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ __all__ = [
 ]
 
 _verify_lock = threading.Lock()
+FIRST_ID = 1  # SQLite and PostgreSQL number the rows from 1
 VERIFY_CACHE_KEY = "dashboard:audit-verify"
 
 
@@ -103,6 +107,9 @@ def audit_verify(*, chunk_size: int = 2000, head: ChainHead | None = None) -> Ch
     for row in AuditEvent.objects.order_by("id").iterator(chunk_size=chunk_size):
         checked += 1
         last_id = row.pk
+        if row.pk < FIRST_ID:  # the id is not hashed: rows moved below AUDIT_SIGNED_FROM
+            problem = "an id below 1, which the database never hands out: rows were renumbered"
+            return ChainReport(False, checked, row.pk, problem)
         if row.prev_hash != prev:
             return ChainReport(False, checked, row.pk, "prev_hash does not match the row before")
         if row.compute_hash(prev) != row.hash:
