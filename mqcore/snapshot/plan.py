@@ -40,6 +40,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
@@ -189,7 +190,9 @@ def _take_snapshot_dict(
     lease_prefixes = keys.lease_prefixes
     i = 0
     rec_n = 0  # records so far: len(lease_keys) // 2
+    t_at: list[int] = []  # per topic: the index of its first command (its replies in r3)
     for t, name in enumerate(names):
+        t_at.append(len(cmds))
         t_parts = []
         t_first = len(lease_keys)
         # per group of topic t: the prefixes of its lease and epoch keys (its heartbeat
@@ -197,6 +200,7 @@ def _take_snapshot_dict(
         t_groups: dict[str, tuple[str, str]] = {}
         for p, key in enumerate(streams[t]):
             infos, length = r2[i], r2[i + 1]
+            r2[i] = None  # parsed below: the raw reply goes now (memory, see _free)
             i += 2
             if isinstance(infos, Exception):
                 infos = ok(infos, errors, t, None)
@@ -292,8 +296,10 @@ def _take_snapshot_dict(
             lease_at.append((len(cmds), first, got))
             last_key = first + got
             add(("GET", lease_keys[first]) if cluster else ("MGET", *lease_keys[first:last_key]))
+    t_at.append(len(cmds))
     r3 = runner.run(cmds)
     leases = _lease_values(r3, lease_at, len(lease_keys))
+    del lease_at
     # 4. PTTL of the leases that have an owner
     cmds = []
     ttl_at = [-1] * (len(lease_keys) // 2)
@@ -303,6 +309,7 @@ def _take_snapshot_dict(
             cmds.append(("PTTL", lease_keys[2 * rec_n]))
     r4 = runner.run(cmds)
     ttls = [r4[at] if at >= 0 else None for at in ttl_at]
+    del add, cmds, r4, ttl_at, lease_keys
 
     def fetch_after(key: str) -> Callable[[str], list[str]]:
         """The next pages of a NULL-lag count (rare: a full first page), outside the batches."""
@@ -324,6 +331,8 @@ def _take_snapshot_dict(
                 )  # fmt: skip
             except (KeyError, ValueError, TypeError, IndexError, redis.RedisError) as exc:
                 errors.setdefault(t, f"{type(exc).__name__}: {exc}")
+            _free(r3, t_at[t], t_at[t + 1])
+            parts[t] = []
         if t in errors or snap is None:
             snap = {
                 "topic": name,
@@ -354,6 +363,13 @@ def _take_snapshot_dict(
         "commands": runner.commands + 1,
         "pipelines": pipelines,
     }
+
+
+def _free(replies: list[Any], start: int, end: int) -> None:
+    """Drop ``replies[start:end]``, read already. A pass holds the raw replies of all its
+    partitions and the dicts it builds from them: at 50,000 partitions the replies would
+    stay for the whole of the build, a third of the collecting process's peak memory."""
+    replies[start:end] = repeat(None, end - start)
 
 
 def _lease_values(replies: list[Any], reads: list[tuple[int, int, int]], n: int) -> list[Any]:
