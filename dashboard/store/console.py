@@ -324,9 +324,12 @@ class PassPoints:
     """One pass's series points, sent to the store part by part as the pass computes them:
     the store appends each part while the pass goes on (a big deployment's first pass
     creates tens of thousands of series keys). ``points`` gathers every part (tier name ->
-    (metric, entity, value) triples); :meth:`lengths` waits for every part's replies and
-    gives the series near their cap. Call it in a ``finally``: until then store
-    connections are held with their replies unread. Later calls give the same."""
+    (metric, entity, value) triples) when this pass closes a roll-up bucket, the only use
+    :meth:`ConsoleStore.pass_write` has for them (else it stays empty: at 50,000 partitions
+    a quarter of a million triples held to the end of the pass for nothing); :meth:`lengths`
+    waits for every part's replies and gives the series near their cap. Call it in a
+    ``finally``: until then store connections are held with their replies unread. Later
+    calls give the same."""
 
     def __init__(
         self,
@@ -343,6 +346,7 @@ class PassPoints:
         # passes index the series created since the pass before
         self._refresh = tiers()[-1].name in (rollups or {})
         self.points: dict[str, list[tuple[str, str, float]]] = {}
+        self._keep = bool(rollups)
         self._waiting: list[Callable[[], Lengths]] = []
         self._lengths: Lengths = {}
 
@@ -352,7 +356,7 @@ class PassPoints:
 
     def send_tiers(self, part: Mapping[str, Sequence[tuple[str, str, float]]]) -> None:
         """Send ``part`` (tier name -> triples) now; the store appends it meanwhile."""
-        for tier, triples in part.items():
+        for tier, triples in part.items() if self._keep else ():
             self.points.setdefault(tier, []).extend(triples)
         if any(part.values()):
             series = self._store.series
