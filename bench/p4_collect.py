@@ -113,6 +113,36 @@ def fresh_process_pass(mq_url: str, store_url: str) -> tuple[float, float]:
     return float(passed.group(1)), int(rss.group(1)) / 1024
 
 
+_RAW_ONCE = """
+import sys
+from pathlib import Path
+import redis
+from bench.p4_collect import _raw_pass
+from mqcore.config import MQConfig
+url, topics, partitions = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+config = MQConfig.from_url(url, socket_timeout=30)
+client = redis.Redis.from_url(url, socket_timeout=30)
+_raw_pass(client, config, sorted(f"t{t:05d}" for t in range(topics)), partitions)
+status = Path("/proc/self/status").read_text().splitlines()
+print("peak_rss_kb", next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
+def raw_process_rss(mq_url: str, topics: int, partitions: int) -> float:
+    """Peak RSS MiB of a new process that runs the raw prototype's pass once (the
+    ``P12.rss`` row's point of comparison: what reading the same replies costs at least)."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", _RAW_ONCE, mq_url, str(topics), str(partitions)],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    rss = re.search(r"peak_rss_kb (\d+)", done.stdout)
+    if rss is None:
+        raise RuntimeError(f"raw pass failed: {done.stdout[-500:]} {done.stderr[-2000:]}")
+    return int(rss.group(1)) / 1024
+
+
 def _raw_pass(client: Any, config: Any, topics: list[str], partitions: int) -> None:
     keys = config.keys
     pipe = client.pipeline(transaction=False)
@@ -150,7 +180,7 @@ def run_collect(
         ctx.measuring()
         store_url = f"redis://{store_srv.host}:{store_srv.port}/0"
         names = sorted(f"t{t:05d}" for t in range(topics_n))
-        once_ms, once_raw, rss_mib = [], [], 0.0
+        once_ms, once_raw, rss_mib, raw_rss = [], [], 0.0, 0.0
         for _ in range(FIRST_PASSES if once_budget is not None else 1):
             store_client.flushall()  # each first pass starts on an empty store
             ms, rss = fresh_process_pass(server.url, store_url)
@@ -158,6 +188,8 @@ def run_collect(
             rss_mib = max(rss_mib, rss)
             # raw beside each fresh process: the machine's speed drifts over a run
             once_raw.append(elapsed_ms(lambda: _raw_pass(client, config, names, partitions)))
+        if once_budget is not None:
+            raw_rss = raw_process_rss(server.url, topics_n, partitions)
         _django(server.url, store_url)
         from django.conf import settings
 
@@ -241,7 +273,10 @@ def run_collect(
                 raw=med(once_raw),
                 unit="ms",
                 budget=once_budget,
-                extra={"peak_rss_mib": round(rss_mib, 1)},
+                extra={
+                    "peak_rss_mib": round(rss_mib, 1),
+                    "raw_prototype_process_peak_rss_mib": round(raw_rss, 1),
+                },
             )
         )
     if bench_id == "P4":

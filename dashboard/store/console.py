@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import redis
@@ -26,7 +26,7 @@ from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
-from mqcore.wire import Command, Wire
+from mqcore.wire import Command, Wire, first_error
 
 __all__ = ["ConsoleStore", "PassPoints"]
 
@@ -202,8 +202,10 @@ class ConsoleStore:
         ``rollups`` maps a coarse tier to the bucket (index) that closed with this
         pass: the raw points of that bucket of every series in ``points["raw"]``
         become one point of the tier (see :func:`dashboard.store.rollup_value`).
-        A worker killed in between leaves at most this pass's points without its
-        snapshot; the claim is marked done only with the snapshot. ``appended``: these
+        The snapshot goes out in parts as it is encoded (to a key of its own, renamed into
+        place by the MULTI/EXEC). A worker killed in between leaves at most this pass's
+        points (and that key) without its snapshot; the claim is marked done only with
+        the snapshot. ``appended``: these
         ``points`` already sent: the ``lengths`` of a :class:`PassPoints` that sent them.
         A lost connection while writing the points raises
         :class:`mqcore.errors.ConnectionLostError`.
@@ -215,7 +217,8 @@ class ConsoleStore:
             sender.send_tiers(points)
             appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
-            snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
+            if snapshot is not None:
+                self._stage(keys.snapshot_next(cluster), values.dump_parts(snapshot))
             state_raw = values.dumps(state)
             lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         finally:
@@ -225,8 +228,8 @@ class ConsoleStore:
             lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
         version = _version(now_ms)
         cmds: list[Command] = []
-        if snapshot_raw is not None:
-            cmds.append(("SET", keys.snapshot(cluster), snapshot_raw))
+        if snapshot is not None:
+            cmds.append(("RENAME", keys.snapshot_next(cluster), keys.snapshot(cluster)))
             cmds.append(("SET", keys.snapshot_version(cluster), version))
         cmds.append(("SET", keys.collector_state(cluster), state_raw))
         if lease_state is not None:
@@ -246,6 +249,17 @@ class ConsoleStore:
             values.versioned_put(("state", cluster), None, None)
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
+
+    def _stage(self, key: str, parts: Iterable[bytes]) -> None:
+        """Write ``key`` part by part, each part sent as it is made (see
+        :func:`values.dump_parts`); a pass's MULTI/EXEC then renames it into place."""
+        wire = Wire(self.r, 1, WHAT)
+        command = "SET"
+        for part in parts:
+            error = first_error(wire.run([(command, key, part)]))
+            if error is not None:
+                raise error
+            command = "APPEND"
 
     def points_sender(
         self,
@@ -350,11 +364,15 @@ class PassPoints:
         self._waiting: list[Callable[[], Lengths]] = []
         self._lengths: Lengths = {}
 
-    def send(self, triples: Sequence[tuple[str, str, float]]) -> None:
-        """Send ``triples`` to each of this pass's tiers now."""
+    def send(self, triples: Iterable[tuple[str, str, float]]) -> None:
+        """Send ``triples`` to each of this pass's tiers now. An iterator is read by the
+        store's writer thread as it writes (what it reads must not change meanwhile): a
+        quarter of a million triples are then never all held."""
+        if self._keep or len(self._tiers) != 1:
+            triples = list(triples)
         self.send_tiers(dict.fromkeys(self._tiers, triples))
 
-    def send_tiers(self, part: Mapping[str, Sequence[tuple[str, str, float]]]) -> None:
+    def send_tiers(self, part: Mapping[str, Iterable[tuple[str, str, float]]]) -> None:
         """Send ``part`` (tier name -> triples) now; the store appends it meanwhile."""
         for tier, triples in part.items() if self._keep else ():
             self.points.setdefault(tier, []).extend(triples)

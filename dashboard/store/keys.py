@@ -23,6 +23,11 @@ class ConsoleKeys:
     def snapshot(self, cluster: str) -> str:
         return f"{self.prefix}:snapshot:{cluster}"
 
+    def snapshot_next(self, cluster: str) -> str:
+        """The snapshot a pass is writing, in parts; its MULTI/EXEC renames it to
+        :meth:`snapshot`."""
+        return f"{self.prefix}:snapshot-next:{cluster}"
+
     def snapshot_version(self, cluster: str) -> str:
         """A few bytes that change with every stored snapshot (readers cache the decoded one)."""
         return f"{self.prefix}:snapshot-version:{cluster}"
@@ -30,13 +35,32 @@ class ConsoleKeys:
     def series(self, cluster: str, tier: str, metric: str, entity: str) -> str:
         return f"{self.prefix}:ts:{cluster}:{tier}:{metric}:{entity}"
 
+    def series_prefix(self, cluster: str, tier: str, metric: str) -> str:
+        """The series keys of ``metric`` are this followed by the entity (a pass makes a
+        quarter of a million of them: one concatenation each)."""
+        return self.series(cluster, tier, metric, "")
+
     def series_entry(self, cluster: str, tier: str, key: str) -> tuple[str, str]:
         """(metric, entity) of a key :meth:`series` made (a metric name holds no colon)."""
         metric, _, entity = key[len(self.series(cluster, tier, "", "")) - 1 :].partition(":")
         return metric, entity
 
     def series_index(self, cluster: str) -> str:
+        """The series index: members :meth:`series_member`, scored by their last write (the
+        series script indexes keys itself, from the key after the tier:
+        ``dashboard/scripts/append_points.lua``)."""
         return f"{self.prefix}:ts-index:{cluster}"
+
+    @staticmethod
+    def series_member(metric: str, entity: str) -> str:
+        """The series index member of (metric, entity)."""
+        return f"{metric}\x1f{entity}"
+
+    @staticmethod
+    def series_of_member(member: bytes) -> tuple[str, str]:
+        """(metric, entity) of a series index member."""
+        metric, entity = member.decode().split("\x1f", 1)
+        return metric, entity
 
     def slot_claim(self, cluster: str, slot: int) -> str:
         return f"{self.prefix}:slot:{cluster}:{slot}"

@@ -19,7 +19,6 @@ from dashboard.store.points import (
     tiers,
     trim_points,
 )
-from dashboard.store.series_write import index_entry
 from mqcore.wire import Command, first_error
 
 __all__ = ["VANISHED_PER_PASS", "forget_vanished", "trim_over_cap"]
@@ -73,7 +72,7 @@ def forget_vanished(client: Any, keys: ConsoleKeys, cluster: str, now_ms: int) -
         return
     pipe = client.pipeline(transaction=True)
     for member in stale:
-        metric, entity = index_entry(member)
+        metric, entity = keys.series_of_member(member)
         for tier in TIERS:
             pipe.delete(keys.series(cluster, tier, metric, entity))
     pipe.zrem(index_key, *stale)

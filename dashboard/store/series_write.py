@@ -1,40 +1,41 @@
 """Writing series points: this pass's APPENDs, the series index and bucket roll-ups.
 
-Points go out through ``dashboard/scripts/append_points.lua``: one call APPENDs
-one point to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND`
-series of one tier and point format (their points packed back to back in one
-argument) and answers the new lengths of the series that reached their cap: the
-series that outgrew their retention (see :func:`dashboard.store.retention.trim_over_cap`).
-The series index (a sorted set of ``metric<US>entity`` scored by the last write)
-lets series of vanished entities be deleted
-(:func:`dashboard.store.retention.forget_vanished`). A pass that does not refresh it
-asks the script for the keys it created as well, and the next pass indexes their
-series; a refresh (every member, in ZADDs of at most as many members) comes with the
-coarsest roll-up and a process's first pass.
-A roll-up reads the raw tails it needs through ``dashboard/scripts/tail_points.lua``,
-as many series per call.
+Points go out through ``dashboard/scripts/append_points.lua`` (:data:`APPEND`, run as
+mqcore runs its scripts: :func:`mqcore.scripts.script_for`): one call APPENDs one point
+to each of up to :data:`~dashboard.store.batches.MEMBERS_PER_COMMAND` series of one tier
+and point format (their points packed back to back in one argument) and answers the new
+lengths of the series that reached their cap: the series that outgrew their retention
+(see :func:`dashboard.store.retention.trim_over_cap`).
+
+The series index (a sorted set of ``metric<US>entity`` scored by the last write) lets
+series of vanished entities be deleted (:func:`dashboard.store.retention.forget_vanished`).
+A refresh (with the coarsest roll-up and a process's first pass) has each script call
+index its own keys; other passes ask the script for the keys it created, and the next
+pass indexes their series (ZADDs of at most as many members).
+
+A pass's points are turned into script calls as they are sent, a round trip
+(:data:`~dashboard.store.batches.BULK_PER_EXECUTE` calls) at a time, from a thread of
+its own: the next round trip is built while Redis works through the last one, and a
+round trip's keys and values are let go once its replies are read. At 50,000 partitions
+that is a quarter of a million keys that are never all held at once.
+A roll-up reads the raw tails it needs through ``dashboard/scripts/tail_points.lua``
+(:data:`TAIL`), as many series per call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import struct
+import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 from django.conf import settings
 
-from dashboard.store.batches import (
-    BULK_PER_EXECUTE,
-    MEMBERS_PER_COMMAND,
-    WHAT,
-    chunks,
-    run_batched,
-    send_batched,
-)
+from dashboard.store.batches import BULK_PER_EXECUTE, MEMBERS_PER_COMMAND, WHAT, chunks
 from dashboard.store.keys import ConsoleKeys
 from dashboard.store.points import (
     Tier,
@@ -46,49 +47,131 @@ from dashboard.store.points import (
     tiers,
 )
 from mqcore.boundary import redis_errors
-from mqcore.wire import Command
+from mqcore.scripts import script_for
+from mqcore.wire import Command, Wire
 
-__all__ = ["Lengths", "SeriesWriter", "index_entry", "index_member"]
+__all__ = ["APPEND", "TAIL", "Lengths", "SeriesWriter"]
 
-_SCRIPTS = Path(__file__).parent.parent / "scripts"
-APPEND_LUA = (_SCRIPTS / "append_points.lua").read_text()
-TAIL_LUA = (_SCRIPTS / "tail_points.lua").read_text()
-_SEP = "\x1f"
-_KEY_CACHE_MAX = 200_000  # series key strings remembered per (cluster, tier, metric)
+APPEND = script_for("append_points", "dashboard.scripts")
+TAIL = script_for("tail_points", "dashboard.scripts")
 
 # series key -> (bytes after this pass, tier, point format), for the series near their cap
 Lengths = dict[str, tuple[int, Tier, struct.Struct]]
+Triples = Iterable[tuple[str, str, float]]
 
-# per store client and key prefix: series key strings per (cluster, tier), clusters indexed,
-# series created since the last pass per cluster
-_Caches = tuple[dict[Any, Any], set[str], dict[str, set[str]]]
-_CLIENT_CACHES: weakref.WeakKeyDictionary[Any, dict[str, _Caches]] = weakref.WeakKeyDictionary()
+# per store client and key prefix: clusters whose index this process refreshed, and per
+# cluster the index members of the series created since its last pass
+_CLIENT_STATE: weakref.WeakKeyDictionary[Any, dict[str, tuple[set[str], dict[str, set[str]]]]] = (
+    weakref.WeakKeyDictionary()
+)
 # store clients on which this process made sure of the scripts (a fresh store does not have
 # them: the first pass's calls would all come back NOSCRIPT and go out again)
 _SCRIPTS_LOADED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-@dataclass(frozen=True, slots=True)
-class _Group:
-    """Points of one tier and point format, all stamped ``stamp`` (epoch s): ``values[i]``
-    goes to ``keys[i]``."""
+@dataclass(slots=True)
+class _Call:
+    """One script call being filled: points of one tier and point format, all stamped
+    ``stamp`` (epoch s); ``values[i]`` goes to ``keys[i]``."""
 
     tier: Tier
     point: struct.Struct
     stamp: int
-    keys: list[str]
-    values: list[float]
+    keys: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
 
 
-def index_member(metric: str, entity: str) -> str:
-    """The series index member of (metric, entity)."""
-    return f"{metric}{_SEP}{entity}"
+class _RoundTrips:
+    """Script calls sent a round trip at a time as they fill, the next one written before
+    the last one's replies are read; each round trip's calls are let go with its replies.
 
+    ``index``: the mode the script is asked for (``all``, ``created`` or ``none``);
+    ``created`` gathers the index members of the keys the calls created."""
 
-def index_entry(member: bytes) -> tuple[str, str]:
-    """(metric, entity) of a series index member."""
-    metric, entity = member.decode().split(_SEP, 1)
-    return metric, entity
+    def __init__(
+        self,
+        writer: SeriesWriter,
+        cluster: str,
+        *,
+        index: str = "none",
+        score: int = 0,
+        created: set[str] | None = None,
+    ) -> None:
+        self.writer, self.cluster = writer, cluster
+        self.index_key = writer.keys.series_index(cluster)
+        self.index, self.score, self.created = index, score, created
+        self.near: Lengths = {}
+        self.failed: Exception | None = None
+        self._filled: list[_Call] = []
+        self._waiting: tuple[list[_Call], list[Command], Callable[[], list[Any]]] | None = None
+        self._wire = Wire(writer.r, BULK_PER_EXECUTE, WHAT)
+
+    def add(self, call: _Call) -> None:
+        self._filled.append(call)
+        if len(self._filled) >= BULK_PER_EXECUTE:
+            self.send()
+
+    def send(self, extra: Sequence[Command] = ()) -> None:
+        """Write the calls filled so far (and ``extra`` commands), then read the replies of
+        the round trip before."""
+        calls, self._filled = self._filled, []
+        cmds = [self._command(call) for call in calls]
+        cmds += extra
+        if cmds:
+            before, self._waiting = self._waiting, (calls, cmds, self._wire.send(cmds))
+        else:
+            before, self._waiting = self._waiting, None
+        if before is not None:
+            self._read(*before)
+
+    def finish(self, extra: Sequence[Command] = ()) -> Lengths:
+        """Send what is left, read every reply; the first error raises."""
+        try:
+            self.send(extra)
+            self.send()
+        except BaseException:
+            self.abandon()
+            raise
+        if self.failed is not None:
+            raise self.failed
+        return self.near
+
+    def abandon(self) -> None:
+        """After an error: read the round trip still out, if any (its connection goes back)."""
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            with contextlib.suppress(Exception):
+                waiting[2]()
+
+    def _command(self, call: _Call) -> Command:
+        size, floor = call.point.size, tier_limits(call.tier, call.point)[1]
+        blob = pack_points(call.point, call.stamp, call.values)
+        mode: tuple[Any, ...] = (self.index,)
+        if self.index == "all":
+            # the key name up to the metric: the prefix of a metric "" ends with its ':'
+            skip = len(self.writer.keys.series_prefix(self.cluster, call.tier.name, "")) - 1
+            mode = ("all", self.score, skip)
+        return APPEND.command([self.index_key, *call.keys], [blob, size, floor, *mode])
+
+    def _read(
+        self, calls: list[_Call], cmds: list[Command], reply: Callable[[], list[Any]]
+    ) -> None:
+        replies = self.writer.replies(cmds, reply())
+        keys_of = self.writer.keys
+        for call, got in zip(calls, replies, strict=False):
+            if isinstance(got, Exception):
+                self.failed = self.failed or got
+                continue
+            for j in range(0, len(got), 2):
+                key, length = call.keys[got[j] - 1], got[j + 1]
+                if length == call.point.size and self.created is not None:  # a new series
+                    metric, entity = keys_of.series_entry(self.cluster, call.tier.name, key)
+                    self.created.add(keys_of.series_member(metric, entity))
+                else:
+                    self.near[key] = (length, call.tier, call.point)
+        for got in replies[len(calls) :]:
+            if isinstance(got, Exception):
+                self.failed = self.failed or got
 
 
 class SeriesWriter:
@@ -97,44 +180,21 @@ class SeriesWriter:
     def __init__(self, client: redis.Redis, keys: ConsoleKeys) -> None:
         self.r = client
         self.keys = keys
-        self._append_sha: str = client.register_script(APPEND_LUA).sha
-        self._tail_sha: str = client.register_script(TAIL_LUA).sha
         # per client, not per writer: the collector makes a store per pass
-        per_client = _CLIENT_CACHES.get(client)
+        per_client = _CLIENT_STATE.get(client)
         if per_client is None:
-            per_client = _CLIENT_CACHES[client] = {}
-        caches = per_client.setdefault(keys.prefix, ({}, set(), {}))
-        # (cluster, tier) -> metric -> entity -> series key
-        self._series_keys: dict[tuple[str, str], dict[str, dict[str, str]]] = caches[0]
-        self._indexed: set[str] = caches[1]  # clusters whose series index was refreshed
+            per_client = _CLIENT_STATE[client] = {}
+        state = per_client.setdefault(keys.prefix, (set(), {}))
+        self._indexed: set[str] = state[0]  # clusters whose series index was refreshed
         # cluster -> index members of the series created since, for the next pass to index
-        self._created: dict[str, set[str]] = caches[2]
+        self._created: dict[str, set[str]] = state[1]
 
     def indexed(self, cluster: str) -> bool:
         """Whether this process already refreshed the series index of ``cluster``."""
         return cluster in self._indexed
 
-    def series_key(self, cluster: str, tier: str, metric: str, entity: str) -> str:
-        by_entity = self._keys_of(cluster, tier, metric)
-        key = by_entity.get(entity)
-        if key is None:
-            key = by_entity[entity] = self.keys.series(cluster, tier, metric, entity)
-        return key
-
-    def _keys_of(self, cluster: str, tier: str, metric: str) -> dict[str, str]:
-        """The series keys remembered for ``metric`` (entity -> key), a bounded cache."""
-        by_entity = self._series_keys.setdefault((cluster, tier), {}).setdefault(metric, {})
-        if len(by_entity) > _KEY_CACHE_MAX:
-            by_entity.clear()
-        return by_entity
-
     def append(
-        self,
-        cluster: str,
-        points: Mapping[str, Sequence[tuple[str, str, float]]],
-        now_ms: int,
-        *,
-        index: bool = True,
+        self, cluster: str, points: Mapping[str, Triples], now_ms: int, *, index: bool = True
     ) -> Lengths:
         """Append this pass's points (tier name -> (metric, entity, value) triples).
 
@@ -145,61 +205,46 @@ class SeriesWriter:
         return self.append_sent(cluster, points, now_ms, index=index)()
 
     def append_sent(
-        self,
-        cluster: str,
-        points: Mapping[str, Sequence[tuple[str, str, float]]],
-        now_ms: int,
-        *,
-        index: bool = True,
+        self, cluster: str, points: Mapping[str, Triples], now_ms: int, *, index: bool = True
     ) -> Callable[[], Lengths]:
-        """:meth:`append`, its first round trip written now: the returned function (call
-        it, in a ``finally``) waits for the writes and returns what :meth:`append` does."""
-        tier_map = {t.name: t for t in tiers()}
-        stamp = now_ms // 1000
-        groups: list[_Group] = []
-        members: list[str] = []
-        for tier_name, triples in points.items():
-            tier = tier_map[tier_name]
-            by_point: dict[struct.Struct, _Group] = {}
-            # metric -> (add a key, add a value, its keys per entity), per tier
-            by_metric: dict[
-                str, tuple[Callable[[str], None], Callable[[float], None], dict[str, str]]
-            ] = {}
-            for metric, entity, value in triples:
-                if value is None or value != value:  # NaN
-                    continue
-                adds = by_metric.get(metric)
-                if adds is None:
-                    point = point_struct(metric)
-                    group = by_point.get(point)
-                    if group is None:
-                        group = by_point[point] = _Group(tier, point, stamp, [], [])
-                        groups.append(group)
-                    by_entity = self._keys_of(cluster, tier_name, metric)
-                    adds = by_metric[metric] = (group.keys.append, group.values.append, by_entity)
-                add_key, add_value, by_entity = adds
-                key = by_entity.get(entity)
-                if key is None:
-                    key = by_entity[entity] = self.keys.series(cluster, tier_name, metric, entity)
-                add_key(key)
-                add_value(value)
-                if index:
-                    members.append(index_member(metric, entity))
+        """:meth:`append` from a thread of its own, started now: the returned function (call
+        it, in a ``finally``) waits for it and returns what :meth:`append` does."""
+        self._load_scripts()
         created = self._created.setdefault(cluster, set())
         # created since the pass before: indexed now (if this write fails, by the next refresh
         # as long as they are written)
-        members += created
+        members, pending = sorted(created), set() if index else created
         created.clear()
-        # from a thread: the store works through every round trip while the pass goes on
-        written = self._write_sent(
-            groups, members, cluster, now_ms, background=True, created=None if index else created
+        done: list[Lengths] = []
+        failed: list[BaseException] = []
+
+        trips = _RoundTrips(
+            self,
+            cluster,
+            index="all" if index else "created",
+            score=now_ms,
+            created=None if index else pending,
         )
 
+        def write() -> None:
+            try:
+                for tier_name, triples in points.items():
+                    self._calls(trips, cluster, tier_name, triples, now_ms // 1000)
+                done.append(trips.finish(self._index_commands(cluster, members, now_ms)))
+            except BaseException as exc:  # raised to the caller by the returned function
+                trips.abandon()
+                failed.append(exc)
+
+        writer = threading.Thread(target=write, name="store-series", daemon=True)
+        writer.start()
+
         def lengths() -> Lengths:
-            done = written()
+            writer.join()
+            if failed:
+                raise failed[0]
             if index:
                 self._indexed.add(cluster)
-            return done
+            return done[0]
 
         return lengths
 
@@ -213,112 +258,95 @@ class SeriesWriter:
         series = list(dict.fromkeys(series))
         if not series:
             return {}
+        self._load_scripts()
         longest = max(tier_map[name].bucket_s for name in closed)
         n = longest // interval + 2  # raw points that can fall into the longest bucket
-        raw_keys = [self.series_key(cluster, "raw", m, e) for m, e in series]
+        raw_keys = [self.keys.series(cluster, "raw", m, e) for m, e in series]
         starts = [-n * point_struct(m).size for m, _ in series]
-        cmds: list[Command] = [
-            ("EVALSHA", self._tail_sha, len(keys), *keys, *args)
+        cmds = [
+            TAIL.command(keys, args)
             for keys, args in zip(chunks(raw_keys), chunks(starts), strict=True)
         ]
         tails = [tail for reply in self._run(cmds) for tail in reply]
-        groups: dict[tuple[str, struct.Struct], _Group] = {}
+        trips = _RoundTrips(self, cluster)
         for name, bucket in closed.items():
             tier = tier_map[name]
             lo, hi = bucket * tier.bucket_s * 1000, (bucket + 1) * tier.bucket_s * 1000
+            rolled: list[tuple[str, str, float]] = []
             for (metric, entity), tail in zip(series, tails, strict=True):
                 if not tail:
                     continue
-                point = point_struct(metric)
-                values = [v for t, v in decode_points(tail, point) if lo <= t < hi]
+                values = [v for t, v in decode_points(tail, point_struct(metric)) if lo <= t < hi]
                 if values:
-                    group = groups.get((name, point))
-                    if group is None:
-                        group = groups[name, point] = _Group(tier, point, lo // 1000, [], [])
-                    group.keys.append(self.series_key(cluster, name, metric, entity))
-                    group.values.append(rollup_value(metric, values))
-        return self._write_sent(list(groups.values()), [], cluster, 0)()
+                    rolled.append((metric, entity, rollup_value(metric, values)))
+            self._calls(trips, cluster, name, rolled, lo // 1000)
+        return trips.finish()
 
-    def _write_sent(
-        self,
-        groups: Sequence[_Group],
-        members: list[str],
-        cluster: str,
-        now_ms: int,
-        *,
-        background: bool = False,
-        created: set[str] | None = None,
-    ) -> Callable[[], Lengths]:
-        """APPEND each group's points to its keys and index ``members`` (first round trip
-        written now; every round trip from a thread with ``background``: see
-        :func:`~dashboard.store.batches.send_batched`); the returned function gives the
-        series near their cap and adds the index members of the keys the writes created
-        to ``created``, when given."""
-        sha = self._append_sha
-        cmds: list[Command] = []
-        calls: list[tuple[_Group, int]] = []  # per script call: its group, its first key
-        report = 0 if created is None else 1  # the script reports the keys it creates
-        for group in groups:
-            size, floor = group.point.size, tier_limits(group.tier, group.point)[1]
-            for start in range(0, len(group.keys), MEMBERS_PER_COMMAND):
-                keys = group.keys[start : start + MEMBERS_PER_COMMAND]
-                values = group.values[start : start + MEMBERS_PER_COMMAND]
-                blob = pack_points(group.point, group.stamp, values)
-                cmds.append(("EVALSHA", sha, len(keys), *keys, blob, size, floor, report))
-                calls.append((group, start))
+    def _calls(
+        self, trips: _RoundTrips, cluster: str, tier_name: str, triples: Triples, stamp: int
+    ) -> None:
+        """``triples`` of one tier as script calls of one point format each, handed to
+        ``trips`` as they fill."""
+        tier = next(t for t in tiers() if t.name == tier_name)
+        filling: dict[struct.Struct, _Call] = {}  # point format -> the call it fills
+        formats: dict[str, tuple[struct.Struct, str]] = {}  # metric -> its format, key prefix
+        for metric, entity, value in triples:
+            if value is None or value != value:  # NaN
+                continue
+            got = formats.get(metric)
+            if got is None:
+                prefix = self.keys.series_prefix(cluster, tier_name, metric)
+                got = formats[metric] = (point_struct(metric), prefix)
+            point, prefix = got
+            call = filling.get(point)
+            if call is None or len(call.keys) >= MEMBERS_PER_COMMAND:
+                if call is not None:
+                    trips.add(call)
+                call = filling[point] = _Call(tier, point, stamp)
+            call.keys.append(prefix + entity)
+            call.values.append(value)
+        for call in filling.values():
+            trips.add(call)
+
+    def _index_commands(self, cluster: str, members: Iterable[str], score: int) -> list[Command]:
         index_key = self.keys.series_index(cluster)
-        for part in chunks(list(dict.fromkeys(members))):
-            scored: list[Any] = [now_ms] * (2 * len(part))
+        cmds: list[Command] = []
+        for part in chunks(list(members)):
+            scored: list[Any] = [score] * (2 * len(part))
             scored[1::2] = part
             cmds.append(("ZADD", index_key, *scored))
-        if not cmds:
-            return lambda: {}
-        sent = self._sent(cmds, background=background)
+        return cmds
 
-        def lengths() -> Lengths:
-            replies = sent()
-            near: Lengths = {}
-            for (group, start), reply in zip(calls, replies, strict=False):
-                keys, tier, point = group.keys, group.tier, group.point
-                for j in range(0, len(reply), 2):
-                    key, length = keys[start + reply[j] - 1], reply[j + 1]
-                    if length == point.size and created is not None:  # a new series
-                        created.add(index_member(*self.keys.series_entry(cluster, tier.name, key)))
-                    else:
-                        near[key] = (length, tier, point)
-            return near
-
-        return lengths
-
-    def _run(self, cmds: list[Command]) -> list[Any]:
-        return self._sent(cmds)()
-
-    def _sent(self, cmds: list[Command], *, background: bool = False) -> Callable[[], list[Any]]:
-        """Run the commands, :data:`BULK_PER_EXECUTE` per round trip, the first written now
-        (the returned function gives the replies); scripts the store forgot (restart,
-        flush) are loaded and their calls rerun. Error replies raise."""
+    def _load_scripts(self) -> None:
         if self.r not in _SCRIPTS_LOADED:
             with redis_errors(WHAT):
-                known = self.r.script_exists(self._append_sha, self._tail_sha)
-                for script, loaded in zip((APPEND_LUA, TAIL_LUA), known, strict=True):
+                known = self.r.script_exists(APPEND.sha, TAIL.sha)
+                for script, loaded in zip((APPEND, TAIL), known, strict=True):
                     if not loaded:
-                        self.r.script_load(script)
+                        script.load(self.r)
             _SCRIPTS_LOADED.add(self.r)
-        sent = send_batched(self.r, cmds, per_execute=BULK_PER_EXECUTE, background=background)
-        return lambda: self._replies(cmds, sent())
 
-    def _replies(self, cmds: list[Command], replies: list[Any]) -> list[Any]:
-        missing = [i for i, reply in enumerate(replies) if _noscript(reply)]
-        if missing:
-            with redis_errors(WHAT):
-                self.r.script_load(APPEND_LUA)
-                self.r.script_load(TAIL_LUA)
-            again = run_batched(self.r, [cmds[i] for i in missing], per_execute=BULK_PER_EXECUTE)
-            for i, reply in zip(missing, again, strict=True):
-                replies[i] = reply
+    def _run(self, cmds: list[Command]) -> list[Any]:
+        """Run the commands, :data:`BULK_PER_EXECUTE` per round trip; error replies raise."""
+        wire = Wire(self.r, BULK_PER_EXECUTE, WHAT)
+        replies = self.replies(cmds, wire.run(cmds, step=BULK_PER_EXECUTE))
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply
+        return replies
+
+    def replies(self, cmds: list[Command], replies: list[Any]) -> list[Any]:
+        """``replies`` of ``cmds``, the calls of scripts the store forgot (restart, flush)
+        loaded and run again."""
+        missing = [i for i, reply in enumerate(replies) if _noscript(reply)]
+        if missing:
+            with redis_errors(WHAT):
+                APPEND.load(self.r)
+                TAIL.load(self.r)
+            wire = Wire(self.r, BULK_PER_EXECUTE, WHAT)
+            again = wire.run([cmds[i] for i in missing], step=BULK_PER_EXECUTE)
+            for i, reply in zip(missing, again, strict=True):
+                replies[i] = reply
         return replies
 
 

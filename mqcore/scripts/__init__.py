@@ -9,7 +9,9 @@ and only from the one typed Python function that owns each script. A caller with
 time of a redis-py call: the DLQ replay of one letter). The scripts that only read
 (:data:`READ_ONLY_SCRIPTS`) go as ``EVALSHA_RO``: Redis then checks their keys as reads,
 so a user with read-only key permissions (``%R~``, docs/deploy.md) may run them, and
-refuses any write in them.
+refuses any write in them. Another package's scripts (the console store's, in
+``dashboard/scripts/``) load and run the same way: ``script_for(name, package)``, and
+batched calls through :meth:`Script.command`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import redis
 from redis.client import Pipeline
 
 from mqcore.boundary import redis_errors
-from mqcore.wire import Wire
+from mqcore.wire import Command, Wire
 
 __all__ = ["READ_ONLY_SCRIPTS", "call_script", "lua_source", "script_for"]
 
@@ -53,18 +55,28 @@ class Script:
             client.script_load(self.script)
             return run(self.sha, len(keys), *keys, *args)
 
+    def command(self, keys: Sequence[Any], args: Sequence[Any]) -> Command:
+        """One call as a raw command, for a batch of them on a :class:`~mqcore.wire.Wire`:
+        a NOSCRIPT reply there is the caller's to answer with :meth:`load` and a resend."""
+        return ("EVALSHA_RO" if self.read_only else "EVALSHA", self.sha, len(keys), *keys, *args)
+
+    def load(self, client: Any) -> None:
+        """Load the script into ``client``'s Redis (a new, restarted or flushed one)."""
+        client.script_load(self.script)
+
 
 _INCLUDE = re.compile(r"^--#include (\w+)$", re.MULTILINE)
 
 
 @cache
-def lua_source(name: str) -> str:
-    """Source of ``mqcore/scripts/<name>.lua``, with each ``--#include <lib>`` line replaced
-    by ``mqcore/scripts/lib/<lib>.lua``: Lua scripts cannot share functions, so the helpers
-    several scripts need (ids, Redisson's Kryo strings, the header rule, the commit
-    frontier, the retention floor, an entry's payload key, a pipeline group's position)
-    have one home there and are pasted in when a script is loaded."""
-    text = resources.files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")
+def lua_source(name: str, package: str = __package__) -> str:
+    """Source of ``mqcore/scripts/<name>.lua`` (or of ``<name>.lua`` in ``package``), with
+    each ``--#include <lib>`` line replaced by ``mqcore/scripts/lib/<lib>.lua``: Lua
+    scripts cannot share functions, so the helpers several scripts need (ids, Redisson's
+    Kryo strings, the header rule, the commit frontier, the retention floor, an entry's
+    payload key, a pipeline group's position) have one home there and are pasted in when
+    a script is loaded."""
+    text = resources.files(package).joinpath(f"{name}.lua").read_text(encoding="utf-8")
     return _INCLUDE.sub(lambda m: _lib(m.group(1)), text)
 
 
@@ -75,11 +87,12 @@ def _lib(name: str) -> str:
 
 
 @cache
-def script_for(name: str) -> Script:
-    """The bundled script ``name`` (its source with includes, and SHA1), one per process."""
-    source = lua_source(name)
+def script_for(name: str, package: str = __package__) -> Script:
+    """The bundled script ``name`` (its source with includes, and SHA1), one per process;
+    ``package``: the folder of another package's scripts (``"dashboard.scripts"``)."""
+    source = lua_source(name, package)
     sha = hashlib.sha1(source.encode("utf-8")).hexdigest()  # noqa: S324 (Redis's script id)
-    return Script(name, source, sha, name in READ_ONLY_SCRIPTS)
+    return Script(name, source, sha, package == __package__ and name in READ_ONLY_SCRIPTS)
 
 
 def call_script(
