@@ -20,15 +20,17 @@ shapes. The snapshot reads both shapes (see the contract test).
 the caller's own work meanwhile overlaps Redis's (the console store's series writes
 run while the pass encodes its snapshot). :meth:`Wire.transaction` runs commands in one
 MULTI/EXEC, one round trip; a big last argument (a pass's snapshot, megabytes of JSON)
-goes to the socket as it is, not copied into the packed buffer first.
+goes to the socket as it is, not copied into the packed buffer first, or as the parts a
+:class:`Chunked` makes while it is sent (never held whole).
 
 Connection errors and timeouts raise ``ConnectionLostError`` naming ``what``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -40,6 +42,7 @@ from mqcore.wire_link import give_back, link_capable, take_link
 __all__ = [
     "BIG_ARGUMENT",
     "WIRE_CHUNK",
+    "Chunked",
     "Command",
     "Wire",
     "first_error",
@@ -70,6 +73,25 @@ _TYPED: dict[str, Callable[[Any, Command], Any]] = {
         a[1], a[2], a[3], start=a[6], num=a[7], withscores=True
     ),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Chunked:
+    """A transaction's big last argument made in parts as it is sent: ``make()`` gives
+    parts of the lengths ``sizes``, the same each time it is called (a resend makes them
+    again). A part of another length raises before it is sent."""
+
+    sizes: tuple[int, ...]
+    make: Callable[[], Iterable[bytes]]
+
+    def parts(self) -> Iterator[bytes]:
+        for n, (want, part) in enumerate(zip(self.sizes, self.make(), strict=True)):
+            if len(part) != want:
+                raise ValueError(f"part {n} of a chunked argument changed length")
+            yield part
+
+    def joined(self) -> bytes:
+        return b"".join(self.parts())
 
 
 @contextmanager
@@ -170,9 +192,10 @@ class Wire:
         if not self.direct:
             pipe: Any = self.client.pipeline(transaction=True)
             for cmd in cmds:
-                pipe.execute_command(*cmd)
+                last = cmd[-1]
+                pipe.execute_command(*cmd[:-1], last.joined() if type(last) is Chunked else last)
             return pipe.execute()  # type: ignore[no-any-return]
-        packed = _packed([("MULTI",), *cmds, ("EXEC",)])
+        packed = _Packed(_packed([("MULTI",), *cmds, ("EXEC",)]))
         pool = self.client.connection_pool
         conn: Any = pool.get_connection()
         try:
@@ -204,16 +227,17 @@ class Wire:
             conn.release()
 
 
-def _packed(commands: Sequence[Command]) -> list[bytes]:
+def _packed(commands: Sequence[Command]) -> list[bytes | Chunked]:
     """The commands packed by hiredis, a big last argument left out of the packing."""
-    out: list[bytes] = []
+    out: list[bytes | Chunked] = []
     small: list[bytes] = []
     for cmd in commands:
         last = cmd[-1]
-        if isinstance(last, bytes) and len(last) >= BIG_ARGUMENT:
+        chunked = type(last) is Chunked
+        if chunked or (isinstance(last, bytes) and len(last) >= BIG_ARGUMENT):
             head = pack((*cmd[:-1], b""))  # ends with the empty argument: b"$0\r\n\r\n"
             small.append(head[:-6])
-            small.append(b"$%d\r\n" % len(last))
+            small.append(b"$%d\r\n" % (sum(last.sizes) if chunked else len(last)))
             out.append(b"".join(small))
             out.append(last)
             small = [b"\r\n"]
@@ -223,7 +247,22 @@ def _packed(commands: Sequence[Command]) -> list[bytes]:
     return out
 
 
-def _exec(conn: Any, packed: list[bytes], queued: int) -> list[Any]:
+class _Packed:
+    """What :func:`_packed` gives, each :class:`Chunked` made as it is sent (again for a
+    resend)."""
+
+    def __init__(self, items: list[bytes | Chunked]) -> None:
+        self.items = items
+
+    def __iter__(self) -> Iterator[bytes]:
+        for item in self.items:
+            if type(item) is Chunked:
+                yield from item.parts()
+            else:
+                yield item  # type: ignore[misc]
+
+
+def _exec(conn: Any, packed: _Packed, queued: int) -> list[Any]:
     conn.send_packed_command(packed)
     # MULTI's OK, a QUEUED per command, EXEC's replies; a command refused aborts the lot
     answers = read_replies(conn, queued + 2)

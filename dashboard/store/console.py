@@ -26,7 +26,7 @@ from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
-from mqcore.wire import Command, Wire, first_error
+from mqcore.wire import Chunked, Command, Wire
 
 __all__ = ["ConsoleStore", "PassPoints"]
 
@@ -202,10 +202,9 @@ class ConsoleStore:
         ``rollups`` maps a coarse tier to the bucket (index) that closed with this
         pass: the raw points of that bucket of every series in ``points["raw"]``
         become one point of the tier (see :func:`dashboard.store.rollup_value`).
-        The snapshot goes out in parts as it is encoded (to a key of its own, renamed into
-        place by the MULTI/EXEC). A worker killed in between leaves at most this pass's
-        points (and that key) without its snapshot; the claim is marked done only with
-        the snapshot. ``appended``: these
+        The snapshot's JSON goes out in parts as it is encoded (:class:`mqcore.wire.Chunked`).
+        A worker killed in between leaves at most this pass's points without its snapshot;
+        the claim is marked done only with the snapshot. ``appended``: these
         ``points`` already sent: the ``lengths`` of a :class:`PassPoints` that sent them.
         A lost connection while writing the points raises
         :class:`mqcore.errors.ConnectionLostError`.
@@ -217,8 +216,7 @@ class ConsoleStore:
             sender.send_tiers(points)
             appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
-            if snapshot is not None:
-                self._stage(keys.snapshot_next(cluster), values.dump_parts(snapshot))
+            snapshot_arg = _parts(snapshot) if snapshot is not None else None
             state_raw = values.dumps(state)
             lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         finally:
@@ -228,8 +226,8 @@ class ConsoleStore:
             lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
         version = _version(now_ms)
         cmds: list[Command] = []
-        if snapshot is not None:
-            cmds.append(("RENAME", keys.snapshot_next(cluster), keys.snapshot(cluster)))
+        if snapshot_arg is not None:
+            cmds.append(("SET", keys.snapshot(cluster), snapshot_arg))
             cmds.append(("SET", keys.snapshot_version(cluster), version))
         cmds.append(("SET", keys.collector_state(cluster), state_raw))
         if lease_state is not None:
@@ -249,17 +247,6 @@ class ConsoleStore:
             values.versioned_put(("state", cluster), None, None)
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
-
-    def _stage(self, key: str, parts: Iterable[bytes]) -> None:
-        """Write ``key`` part by part, each part sent as it is made (see
-        :func:`values.dump_parts`); a pass's MULTI/EXEC then renames it into place."""
-        wire = Wire(self.r, 1, WHAT)
-        command = "SET"
-        for part in parts:
-            error = first_error(wire.run([(command, key, part)]))
-            if error is not None:
-                raise error
-            command = "APPEND"
 
     def points_sender(
         self,
@@ -316,6 +303,15 @@ def _alerts_commands(
         cmds.append(("LPUSH", history_key, *[values.dumps(a) for a in alerts_resolved]))
         cmds.append(("LTRIM", history_key, 0, history_max - 1))
     return cmds
+
+
+def _parts(value: Mapping[str, Any]) -> Chunked:
+    """``value``'s JSON as the parts :func:`values.dump_parts` makes, encoded once now to
+    know their lengths and again as the transaction sends them: the 28 MB of a 50,000-partition
+    snapshot are never held whole (a second encoding costs a few tens of milliseconds)."""
+    return Chunked(
+        tuple(len(p) for p in values.dump_parts(value)), lambda: values.dump_parts(value)
+    )
 
 
 def _version(now_ms: int) -> str:

@@ -23,11 +23,6 @@ class ConsoleKeys:
     def snapshot(self, cluster: str) -> str:
         return f"{self.prefix}:snapshot:{cluster}"
 
-    def snapshot_next(self, cluster: str) -> str:
-        """The snapshot a pass is writing, in parts; its MULTI/EXEC renames it to
-        :meth:`snapshot`."""
-        return f"{self.prefix}:snapshot-next:{cluster}"
-
     def snapshot_version(self, cluster: str) -> str:
         """A few bytes that change with every stored snapshot (readers cache the decoded one)."""
         return f"{self.prefix}:snapshot-version:{cluster}"
