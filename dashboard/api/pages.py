@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
@@ -78,6 +79,8 @@ def _flag(request: HttpRequest, name: str) -> bool:
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
 from django.contrib.auth.models import Group, User
 
 from dashboard.clusters import cluster_config, console_keys, console_redis
@@ -59,7 +59,7 @@ def collect(
 ) -> dict[str, Any]:
     """Take a real snapshot with mqcore and store it (plus ``points``) like a collector pass."""
     config = cluster_config(CLUSTER)
-    snap = enrich(dataclasses.asdict(Admin(config).snapshot(last_ids=False)), statuses)
+    snap = enrich(msgspec.to_builtins(Admin(config).snapshot(last_ids=False)), statuses)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     snap["taken_at_ms"] = now
     store_pass(snap, points=points, now_ms=now, incidents=incidents)

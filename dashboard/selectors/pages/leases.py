@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+import msgspec
 
 from dashboard import clusters
 from dashboard.clusters import console_store
@@ -52,7 +53,10 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     except UnknownGroupError:
         raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
     pipelines = _pipeline_groups(cluster, topic)
-    rows = [{**asdict(lease), "pipeline": pipelines.get(lease.group)} for lease in leases]
+    rows = [
+        {**msgspec.structs.asdict(lease), "pipeline": pipelines.get(lease.group)}
+        for lease in leases
+    ]
     timeline = [
         e
         for e in console_store().lease_timeline_get(cluster, topic, limit=TIMELINE_LIMIT)
