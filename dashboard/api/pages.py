@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import msgspec
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
@@ -79,8 +78,6 @@ def _flag(request: HttpRequest, name: str) -> bool:
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _jsonable(dataclasses.asdict(value))
-    if isinstance(value, msgspec.Struct):
-        return msgspec.to_builtins(value)
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -152,7 +149,7 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
         {
             "cluster": cluster,
             "snapshot": snap is not None,
-            "taken_at_ms": (snap or {}).get("taken_at_ms"),
+            "taken_at_ms": snap.taken_at_ms if snap is not None else None,
             "total": len(rows),
             "limit": limit,
             "offset": offset,

@@ -13,6 +13,7 @@ from dashboard.clusters import cluster_config, console_keys, console_redis
 from dashboard.permissions import roles_sync
 from dashboard.store import ConsoleStore
 from mqcore.admin import Admin
+from mqcore.models import ClusterSnapshot
 
 CLUSTER = "default"
 
@@ -67,7 +68,7 @@ def collect(
 
 
 def store_pass(
-    snapshot: dict[str, Any] | None,
+    snapshot: ClusterSnapshot | dict[str, Any] | None,
     *,
     points: Iterable[tuple[str, str, float]] = (),
     now_ms: int,
