@@ -235,10 +235,10 @@ class GroupLag(msgspec.Struct, gc=False):
     lag_exact: bool
     partitions: list[PartitionLag] = msgspec.field(default_factory=list)
     # the console's
-    pipeline: PipelineMark | UnsetType = UNSET
     status: Status = Status.UNKNOWN
     status_reason: str = ""
     complete: float = 0.0  # share of partitions whose status window is full
+    pipeline: PipelineMark | UnsetType = UNSET
     retention_risk: RetentionRisk | UnsetType = UNSET
 
 
