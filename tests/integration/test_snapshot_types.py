@@ -5,7 +5,6 @@ at decode (real Redis, real passes)."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,17 +26,17 @@ from mqcore.models import (
     snapshot_decode,
     snapshot_encode,
 )
-from tests.integration.raw_java import add_messages, create_topic, java_dlq_letter
+from tests.integration.test_admin_snapshot import _world as admin_world
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
 
 @pytest.fixture
 def java_retention(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The ``default`` cluster with Java's retention (maxlen 150): a retention risk mark."""
+    """The ``default`` cluster with Java's retention (maxlen 2): a retention risk mark."""
     base = dict(settings.MQ_CLUSTERS["default"])
     monkeypatch.setattr(
-        settings, "MQ_CLUSTERS", {"default": {**base, "java_retention": {"maxlen": 150}}}
+        settings, "MQ_CLUSTERS", {"default": {**base, "java_retention": {"maxlen": 2}}}
     )
     reset_caches()
     yield
@@ -46,24 +45,15 @@ def java_retention(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _world(r: redis.Redis, mq_config: MQConfig) -> None:
     """Every part a snapshot has: leases (owned and not), consumers, pending, retries,
-    dead letters, a pipeline group, a group at retention risk, an empty topic."""
-    keys = mq_config.keys
-    create_topic(r, keys, "orders", 2, groups=("g", "sink"))
-    create_topic(r, keys, "empty", 1, groups=())
-    add_messages(r, keys, "orders", 0, 200)
-    add_messages(r, keys, "orders", 1, 3)
-    r.xreadgroup("g", "c1", {keys.partition("orders", 0): ">"}, count=2)
-    r.set(keys.lease("orders", "g", 0), "c1", px=15000)
-    r.set(keys.lease_epoch("orders", "g", 0), 7)
-    now = int(time.time() * 1000)
-    beat = {"last_seen_ms": now, "partitions": [0], "max_partitions": 4, "host": "h", "pid": 1}
-    r.hset(keys.consumers("orders", "g"), "c1", json.dumps(beat))
-    r.zadd(keys.retry_zset("orders"), {"a": now - 1000, "b": now + 60000})
-    java_dlq_letter(r, keys, "orders", 1, "bad")
+    dead letters, an empty topic (test_admin_snapshot's world), a pipeline group, a group
+    at retention risk (Java keeps 2 entries, group g has 6 to read)."""
+    admin_world(r, mq_config)
+    for p in range(2):
+        r.xgroup_create(mq_config.keys.partition("orders", p), "sink", id="$")
     ckpt = CheckpointStore(mq_config)
     kw = {"topic": "orders", "sink": "redis", "group": "sink"}
     ckpt.record_planned("totals", 0, run_id="a", **kw)
-    ckpt.record_committed("totals", 0, run_id="a", records=1, acked_ids={"1": "1-0"}, **kw)
+    ckpt.record_committed("totals", 0, run_id="a", records=1, acked_ids={}, **kw)
 
 
 def _stored(console_r: redis.Redis) -> bytes:
@@ -125,3 +115,33 @@ def test_a_snapshot_built_in_code_encodes_with_the_stored_field_names() -> None:
         "taken_at_ms", "topics", "redis_run_id", "elapsed_ms", "commands", "pipelines", "cluster"
     ]  # fmt: skip
     assert snapshot_decode(snapshot_encode(snap)) == snap
+
+
+def test_a_stored_value_that_is_not_a_snapshot_is_refused_once_per_version(
+    console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dashboard.clusters import console_redis
+    from dashboard.store import ConsoleStore
+    from dashboard.store import console as store_console
+
+    cs = ConsoleStore(console_redis(), console_keys())
+    odd = {"taken_at_ms": 1, "topics": [{"topic": "t", "lag": "NaN?"}]}
+    cs.pass_write(
+        "odd", now_ms=1_000, snapshot=odd, state={}, lease_state=None, incidents=[], points={},
+        health={"ok": True}, alerts_open={}, alerts_resolved=[], slot=None,
+    )  # fmt: skip
+    decodes: list[bytes] = []
+
+    def counted(raw: bytes) -> ClusterSnapshot:
+        decodes.append(raw)
+        return snapshot_decode(raw)
+
+    monkeypatch.setattr(store_console, "snapshot_decode", counted)
+    first = cs.snapshot_read("odd")
+    assert first.snapshot is None
+    assert first.unreadable is not None
+    assert "$.topics[0]" in first.unreadable
+    assert cs.snapshot_get("odd") is None
+    assert cs.snapshot_read("odd") is first  # refused once: the version's answer is kept
+    assert len(decodes) == 1
+    assert cs.snapshot_read("never-collected") == (None, None)  # no snapshot is not unreadable
