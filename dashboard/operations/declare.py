@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 import msgspec
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.response import HttpResponseBase
+from django.shortcuts import redirect
 from django.urls import URLPattern, path, re_path
 from django.views.decorators.http import require_http_methods
 
@@ -80,6 +82,23 @@ class Call(Generic[In]):
     @property
     def origin(self) -> Origin:
         return origin_from_request(self.request)
+
+    def read(self) -> dict[str, Any]:
+        """A selector's keyword arguments: the user, the URL's values, the input's fields."""
+        return {"user": self.user, **self.url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
+
+    def write(self) -> dict[str, Any]:
+        """A service's: the acting user, the URL's values, the input's fields, the origin."""
+        fields = msgspec.structs.asdict(self.input)  # type: ignore[arg-type]
+        return {"acting_user": self.user, **self.url, **fields, "origin": self.origin}
+
+    def back(self, text: str, to: str, *keys: str, info: bool = False) -> HttpResponse:
+        """A write page's answer: ``text`` as a message, then the page ``to`` (a URL name of
+        the console) with the URL's values ``keys`` (default: cluster and topic)."""
+        (messages.info if info else messages.success)(self.request, text)
+        values = {k: self.url[k] for k in keys or ("cluster", "topic")}
+        response: HttpResponse = redirect(f"dashboard:{to}", **values)
+        return response
 
 
 Run = Callable[[Call[Any]], Any]

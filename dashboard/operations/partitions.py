@@ -13,6 +13,7 @@ from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
 
 __all__ = ["OPERATIONS"]
 
+TEMPLATE = "dashboard/hot_keys.html"
 TOPIC = "clusters/<str:cluster>/topics/<str:topic>/partitions"
 
 
@@ -32,38 +33,20 @@ def _partitions(c: Call[Window]) -> dict[str, Any]:
 
 
 def _hot_keys(c: Call[Sample]) -> dict[str, Any]:
-    partition = c.url["partition"]
-    return hot_keys_get(c.cluster, c.topic, partition, user=c.user, count=c.input.count)
+    return hot_keys_get(**c.read())
 
 
 OPERATIONS = (
     Operation(
-        "Per partition: produce rate, length, memory, and the skew (max vs mean)",
-        "topics",
-        Action.VIEW,
-        Window,
-        _partitions,
-        api=Api("api-topic-partitions", "api/v1/" + TOPIC),
+        "Per partition: produce rate, length, memory, and the skew (max vs mean)", "topics",
+        Action.VIEW, Window, _partitions, api=Api("api-topic-partitions", "api/v1/" + TOPIC),
     ),
     Operation(
         "The most frequent message keys of the newest entries of one partition (a sample)",
-        "topics",
-        Action.VIEW,
-        Sample,
-        _hot_keys,
-        pages=(
-            Page(
-                "hot-keys",
-                TOPIC + "/<int:partition>/hot-keys/",
-                template="dashboard/hot_keys.html",
-                region="sample",
-                context=lambda c, sample: {"sample": sample},
-            ),
-        ),
-        api=Api(
-            "api-hot-keys",
-            "api/v1/" + TOPIC + "/<int:partition>/hot-keys",
-            answer=lambda c, sample: {"cluster": c.cluster, **sample},
-        ),
+        "topics", Action.VIEW, Sample, _hot_keys,
+        pages=(Page("hot-keys", TOPIC + "/<int:partition>/hot-keys/", template=TEMPLATE,
+                    region="sample", context=lambda c, sample: {"sample": sample}),),
+        api=Api("api-hot-keys", "api/v1/" + TOPIC + "/<int:partition>/hot-keys",
+                answer=lambda c, sample: {"cluster": c.cluster, **sample}),
     ),
-)
+)  # fmt: skip

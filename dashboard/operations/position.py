@@ -82,78 +82,29 @@ def _context(key: str) -> Any:
     return context
 
 
-def _plan(c: Call[Plan]) -> dict[str, Any]:
-    t = c.input.target
-    return sel.position_plan_get(
-        user=c.user,
-        cluster=c.cluster,
-        topic=c.topic,
-        group=c.url["group"],
-        kind=t.kind,
-        value=t.value,
-        partitions=c.input.partitions,
-    )
-
-
-def _move(c: Call[Move]) -> dict[str, Any]:
-    i = c.input
-    return svc.set_group_position(
-        acting_user=c.user,
-        cluster=c.cluster,
-        topic=c.topic,
-        group=c.url["group"],
-        kind=i.target.kind,
-        value=i.target.value,
-        partitions=i.partitions,
-        reason=i.reason,
-        confirm=i.confirm,
-        origin=c.origin,
-        force=i.force,
-    )
+def _flat(args: dict[str, Any]) -> dict[str, Any]:
+    """The input's target spread into ``kind`` and ``value``, as selector and service take it."""
+    target = args.pop("target")
+    return args | {"kind": target.kind, "value": target.value}
 
 
 OPERATIONS = (
     Operation(
-        "The position form",
-        "groups",
-        Action.SET_POSITION,
+        "The position form", "groups", Action.SET_POSITION, twin="api-group-position-plan",
         pages=(Page("group-position", PAGE, template=TEMPLATE, context=_context("")),),
-        twin="api-group-position-plan",
     ),
     Operation(
-        "Dry run of a group position move",
-        "groups",
-        Action.SET_POSITION,
-        Plan,
-        _plan,
-        pages=(
-            Page(
-                "group-position-plan",
-                PAGE + "plan/",
-                template=TEMPLATE,
-                region="plan",
-                form=_form,
-                context=_context("plan"),
-            ),
-        ),
+        "Dry run of a group position move", "groups", Action.SET_POSITION, Plan,
+        run=lambda c: sel.position_plan_get(**_flat(c.read())),
+        pages=(Page("group-position-plan", PAGE + "plan/", template=TEMPLATE, region="plan",
+                    form=_form, context=_context("plan")),),
         api=Api("api-group-position-plan", API + "/plan", "POST"),
     ),
     Operation(
-        "Move a group's position (skip or reprocess)",
-        "groups",
-        Action.SET_POSITION,
-        Move,
-        _move,
-        pages=(
-            Page(
-                "group-position-move",
-                PAGE + "move/",
-                "POST",
-                TEMPLATE,
-                form=_form,
-                context=_context("result"),
-            ),
-        ),
+        "Move a group's position (skip or reprocess)", "groups", Action.SET_POSITION, Move,
+        run=lambda c: svc.set_group_position(**_flat(c.write())),
+        pages=(Page("group-position-move", PAGE + "move/", "POST", TEMPLATE, form=_form,
+                    context=_context("result")),),
         api=Api("api-group-position", API, "POST"),
     ),
-)
+)  # fmt: skip
