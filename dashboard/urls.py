@@ -28,7 +28,6 @@ from dashboard.api import pipelines as api_pipelines
 from dashboard.api import replay_jobs as api_replay_jobs
 from dashboard.api import retention as api_retention
 from dashboard.api import retries as api_retries
-from dashboard.api import timeline as api_timeline
 from dashboard.operations import openapi, registry
 from dashboard.views import (
     access,
@@ -45,7 +44,6 @@ from dashboard.views import (
     pending_actions,
     retention,
     retries,
-    timeline,
 )
 
 app_name = "dashboard"
@@ -56,7 +54,6 @@ urlpatterns = [
     *openapi.urlpatterns,
     *pages.urlpatterns,
     *browse.urlpatterns,
-    *timeline.urlpatterns,
     *dlq.urlpatterns,
     *exports.urlpatterns,
     *pending_actions.urlpatterns,
@@ -72,7 +69,6 @@ urlpatterns = [
     *api_browse.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
-    *api_timeline.urlpatterns,
     *api_retention.urlpatterns,
     *api_retries.urlpatterns,
     *api_payloads.urlpatterns,

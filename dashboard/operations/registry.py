@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern
 
-from dashboard.operations import dlq, partitions, position
+from dashboard.operations import dlq, partitions, position, timeline
 from dashboard.operations.declare import Operation
 
 __all__ = ["OPERATIONS", "urlpatterns"]
@@ -18,6 +18,7 @@ AREAS = (
     dlq,
     partitions,
     position,
+    timeline,
 )
 
 OPERATIONS: tuple[Operation, ...] = tuple(op for area in AREAS for op in area.OPERATIONS)
