@@ -1,7 +1,7 @@
 """Every declared operation, by area: the one list of declaration modules.
 
 Adding an area: write ``dashboard/operations/<area>.py`` with ``OPERATIONS`` and add it to
-:data:`AREAS` (one line). Its URL patterns join :mod:`dashboard.urls`, its entries the
+:data:`AREAS` (one line, alphabetical). Its URL patterns join :mod:`dashboard.urls`, its entries the
 OpenAPI document.
 """
 

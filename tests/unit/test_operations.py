@@ -64,3 +64,8 @@ def test_the_document_comes_from_the_declarations() -> None:
     assert "sampled" in params["count"]["description"]
     replay = doc["paths"]["/api/v1/clusters/{cluster}/topics/{topic}/dlq/{dlq_id}/replay"]
     assert replay["post"]["description"] == "Role: Operator or above."
+
+
+def test_a_declared_name_replaces_its_hand_written_row() -> None:
+    ids = [op["operationId"] for ops in document()["paths"].values() for op in ops.values()]
+    assert len(ids) == len(set(ids))
