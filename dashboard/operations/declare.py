@@ -39,8 +39,7 @@ from dashboard.body import FORM_TRUE, Body
 from dashboard.permissions import ADMIN, OPERATOR, ROLES, VIEWER, Action
 from dashboard.services.audit import Origin, origin_from_request
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 __all__ = ["Api", "Call", "NoInput", "Operation", "Page", "Reason", "read_form", "read_json"]
 

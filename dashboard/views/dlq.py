@@ -27,8 +27,7 @@ from dashboard.services import bulk_replay as bulk
 from dashboard.services import replay_runner as runner
 from dashboard.services.audit import origin_from_request
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 DRY_RUN_ROWS = 50
 

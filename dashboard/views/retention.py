@@ -21,8 +21,7 @@ from dashboard.selectors.retention import policy_from_form, retention_get
 from dashboard.services import retention as svc
 from dashboard.services.audit import origin_from_request
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 __all__ = ["urlpatterns"]
 
