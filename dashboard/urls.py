@@ -26,7 +26,6 @@ from dashboard.api import pages as api_pages
 from dashboard.api import payloads as api_payloads
 from dashboard.api import pipelines as api_pipelines
 from dashboard.api import replay_jobs as api_replay_jobs
-from dashboard.api import retention as api_retention
 from dashboard.api import retries as api_retries
 from dashboard.operations import openapi, registry
 from dashboard.views import (
@@ -42,7 +41,6 @@ from dashboard.views import (
     pages,
     payloads,
     pending_actions,
-    retention,
     retries,
 )
 
@@ -57,7 +55,6 @@ urlpatterns = [
     *dlq.urlpatterns,
     *exports.urlpatterns,
     *pending_actions.urlpatterns,
-    *retention.urlpatterns,
     *retries.urlpatterns,
     *payloads.urlpatterns,
     *audit.urlpatterns,
@@ -69,7 +66,6 @@ urlpatterns = [
     *api_browse.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
-    *api_retention.urlpatterns,
     *api_retries.urlpatterns,
     *api_payloads.urlpatterns,
     *api_alerts.urlpatterns,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern
 
-from dashboard.operations import dlq, partitions, position, timeline
+from dashboard.operations import dlq, partitions, position, retention, timeline
 from dashboard.operations.declare import Operation
 
 __all__ = ["OPERATIONS", "urlpatterns"]
@@ -18,6 +18,7 @@ AREAS = (
     dlq,
     partitions,
     position,
+    retention,
     timeline,
 )
 

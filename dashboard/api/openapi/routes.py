@@ -26,13 +26,6 @@ TARGET = {
     "target_topic": ("string", "replay to another topic (Admin)"),
     "target_partition": ("integer", "replay to another partition (Admin)"),
 }
-RULES_BODY = {
-    "maxlen": ("integer", "keep at most this many entries per partition"),
-    "max_age": ("string", "delete entries older than, e.g. 7d"),
-    "consumed": ("boolean", "delete entries every group read and acked"),
-    "ignore_groups": ("array", "groups whose unread entries may go (comma-separated in a query)"),
-}
-RULES_QUERY = {name: f"what-if: {text}" for name, (_type, text) in RULES_BODY.items()}
 PENDING = {
     "group": ("string", "consumer group"),
     "partition": ("integer", "partition of the entries"),
@@ -179,24 +172,6 @@ ROUTES: tuple[Route, ...] = (
         "Operator",
         "Cancel a job (stops at its next chunk)",
     ),
-    _r(
-        "api-topic-retention",
-        "get",
-        T + "/retention",
-        "retention",
-        "Viewer",
-        "Per partition: group floors and what each retention rule would delete next",
-        {**RULES_QUERY, "page": "32 partitions a page"},
-    ),
-    _r(
-        "api-topic-retention-trim",
-        "post",
-        T + "/retention/trim",
-        "retention",
-        "Admin",
-        "Trim the topic's partitions now (never past a group's unread entries)",
-        body={**RULES_BODY, "reason": REASON, "confirm": ("string", "the topic name, again")},
-    ),
     _r("api-pipelines", "get", C + "/pipelines", "pipelines", "Viewer", "Pipelines"),
     _r(
         "api-pipeline-detail",
@@ -274,8 +249,6 @@ PAGE_TWINS: dict[str, str] = {
     "dlq-job-progress": "api-dlq-job",
     "dlq-job-start": "api-dlq-job-start",
     "dlq-job-cancel": "api-dlq-job-cancel",
-    "topic-retention": "api-topic-retention",
-    "topic-retention-trim": "api-topic-retention-trim",
     "pipelines": "api-pipelines",
     "pipeline-detail": "api-pipeline-detail",
     "alerts": "api-alerts",
