@@ -2,8 +2,8 @@
 and its OpenAPI entry (:mod:`dashboard.operations.openapi`).
 
 An operation names what it does (``summary``, ``tag``), the permission it needs
-(``action``: the role the document shows, and with ``early`` the guard's 403 before the
-input is read), its typed input (a ``msgspec.Struct``), ``run`` (the one call of a
+(``action``: the role the document shows, and with ``early`` a 403 before the input is
+read), its typed input (a ``msgspec.Struct``), ``run`` (the one call of a
 selector or service, given a :class:`Call`), and how it answers:
 
 - ``pages``: :class:`Page` s, each a Django view: the form (POST) or the query (GET) read
@@ -23,7 +23,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 from django.contrib import messages
@@ -36,7 +36,14 @@ from django.views.decorators.http import require_http_methods
 
 from dashboard.api.auth import api_view
 from dashboard.body import FORM_TRUE, Body
-from dashboard.permissions import ADMIN, OPERATOR, ROLES, VIEWER, Action
+from dashboard.permissions import (
+    ADMIN,
+    OPERATOR,
+    ROLES,
+    VIEWER,
+    Action,
+    require_action_somewhere,
+)
 from dashboard.services.audit import Origin, origin_from_request
 from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest, render_page
@@ -138,8 +145,8 @@ class Api:
 @dataclass(frozen=True)
 class Operation:
     """One operation: what it is (``summary``, ``tag``: the document), its permission
-    (``action``: the role shown; the guard's early 403 unless ``early`` is False, where
-    the service alone decides), its ``input`` struct, ``run`` (None: a page that only
+    (``action``: the role shown, and a 403 before the input is read as ``early`` says:
+    see :attr:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
     renders), its ``pages`` and its ``api`` (or the ``twin`` its pages answer to)."""
 
     summary: str
@@ -149,7 +156,7 @@ class Operation:
     run: Run | None = None
     pages: tuple[Page, ...] = ()
     api: Api | None = None
-    early: bool = True  # the guard checks ``action`` before the input is read
+    early: bool | Literal["somewhere"] = True  # see guard_action
     twin: str = ""  # the API twin of pages without an ``api`` of their own
 
     @property
@@ -159,7 +166,14 @@ class Operation:
 
     @property
     def guard_action(self) -> Action | None:
-        return self.action if self.early else None
+        """True: the guard checks ``action`` on the URL's cluster and topic before the
+        input is read; "somewhere": on any scope (a global URL naming an object whose
+        topic the service checks, e.g. an alert); False: the service alone decides."""
+        return self.action if self.early is True else None
+
+    def check_early(self, request: HttpRequest) -> None:
+        if self.early == "somewhere":
+            require_action_somewhere(request.user, self.action)
 
     def urls(self) -> list[URLPattern]:
         views = [(p.path, _page_view(self, p), p.name) for p in self.pages]
@@ -223,6 +237,7 @@ def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
 
 def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
     def view(request: HtmxHttpRequest, **url: Any) -> HttpResponse:
+        op.check_early(request)
         call = Call(request, url, _page_input(op, page, request))
         result = op.run(call) if op.run is not None else None
         if page.answer is not None:
@@ -242,6 +257,7 @@ def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
 
 def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
     def view(request: HttpRequest, **url: Any) -> HttpResponse:
+        op.check_early(request)
         if api.method == "GET":
             data = _convert(read_form(request.GET, op.input), op.input, strict=False)
         else:
