@@ -124,14 +124,15 @@ class Page:
     region: str | None = None
     form: Callable[[QueryDict, dict[str, Any]], dict[str, Any]] | None = None
     context: Answer | None = None
-    answer: Callable[[Call[Any], Any], HttpResponse] | None = None
+    answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
     decorators: tuple[Decorator, ...] = ()
 
 
 @dataclass(frozen=True)
 class Api:
-    """The JSON twin: ``answer(call, result)`` shapes the result (default: as is);
-    ``loose`` writes values JSON does not know as text."""
+    """The JSON twin: ``answer(call, result)`` shapes the result (default: as is) or
+    answers itself (a file, a stream: ``csv`` documents text/csv beside JSON); ``loose``
+    writes values JSON does not know as text."""
 
     name: str
     path: str
@@ -139,6 +140,7 @@ class Api:
     status: int = 200
     answer: Answer | None = None
     loose: bool = False
+    csv: bool = False
     decorators: tuple[Decorator, ...] = ()
 
 
@@ -236,7 +238,7 @@ def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
 
 
 def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
-    def view(request: HtmxHttpRequest, **url: Any) -> HttpResponse:
+    def view(request: HtmxHttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         call = Call(request, url, _page_input(op, page, request))
         result = op.run(call) if op.run is not None else None
@@ -256,7 +258,7 @@ def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
 
 
 def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
-    def view(request: HttpRequest, **url: Any) -> HttpResponse:
+    def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         if api.method == "GET":
             data = _convert(read_form(request.GET, op.input), op.input, strict=False)
@@ -265,7 +267,7 @@ def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
         call = Call(request, url, data)
         result = op.run(call) if op.run is not None else None
         out = api.answer(call, result) if api.answer is not None else result
-        if isinstance(out, HttpResponse):
+        if isinstance(out, HttpResponseBase):  # a file, a stream
             return out
         return JsonResponse(out, status=api.status, json_dumps_params=LOOSE if api.loose else None)
 

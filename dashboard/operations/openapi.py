@@ -131,7 +131,7 @@ def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any
     elif schemas[name].get("properties"):
         content = {"application/json": {"schema": {"$ref": REF.format(name=name)}}}
         entry["requestBody"] = {"required": False, "content": content}
-    return entry | {"parameters": params, "responses": _responses(str(api.status))}
+    return entry | {"parameters": params, "responses": _responses(str(api.status), api.csv)}
 
 
 def document() -> dict[str, Any]:
