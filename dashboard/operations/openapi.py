@@ -122,9 +122,9 @@ def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any
     params = _path_params(api.path)
     name = op.input.__name__
     if api.method == "GET":
-        props = schemas[name].get("properties", {})
+        props, required = schemas[name].get("properties", {}), schemas[name].get("required", [])
         params += [
-            {"name": field, "in": "query", "required": False, "schema": schema}
+            {"name": field, "in": "query", "required": field in required, "schema": schema}
             | ({"description": schema["description"]} if "description" in schema else {})
             for field, schema in props.items()
         ]
