@@ -8,9 +8,9 @@ severity order of :class:`dashboard.status.Status`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from dashboard import charts
 from dashboard.clusters import console_store
@@ -21,7 +21,14 @@ from dashboard.status import WORST_FIRST, Status
 from mqcore.keys import validate_name
 from mqcore.models import ClusterSnapshot, TopicSnapshot
 
-__all__ = ["OVERVIEW_SORTS", "OverviewPage", "overview_get", "overview_row", "topic_list"]
+__all__ = [
+    "OVERVIEW_SORTS",
+    "OverviewPage",
+    "OverviewRow",
+    "overview_get",
+    "overview_row",
+    "topic_list",
+]
 
 OVERVIEW_SORTS = ("status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length")
 SPARK_WINDOW_MS = 3_600_000
@@ -58,8 +65,31 @@ def _listable(topic: TopicSnapshot) -> bool:
     return True
 
 
-def overview_row(topic: TopicSnapshot) -> dict[str, Any]:
-    """One overview row of a snapshot topic (the API's field names)."""
+class OverviewRow(TypedDict):
+    """One topic's row of the overview (the API's field names)."""
+
+    topic: str
+    partitions: int
+    length: int
+    groups: int
+    group_names: list[str]
+    lag: int | None
+    lag_ms: int | None
+    exactness: str  # the worst of its partitions
+    lag_reason: str
+    pending: int
+    oldest_pending_ms: int | None
+    dlq_length: int
+    dlq_growth: int
+    retry_count: int
+    status: str
+    status_reason: str
+    error: str | None
+    sparkline: NotRequired[str]  # the lag of the last hour, the rows of a page only
+
+
+def overview_row(topic: TopicSnapshot) -> OverviewRow:
+    """One overview row of a snapshot topic."""
     status = Status.ERR if topic.error else topic.status
     return {
         "topic": topic.topic,
@@ -82,14 +112,14 @@ def overview_row(topic: TopicSnapshot) -> dict[str, Any]:
     }
 
 
-def _sort_key(sort: str) -> Any:
+def _sort_key(sort: str) -> Callable[[OverviewRow], Any]:
     big = float("inf")
 
-    def nullable(name: str) -> Any:
+    def nullable(value: Callable[[OverviewRow], int | None]) -> Callable[[OverviewRow], Any]:
         # Unknown values sort as the largest (worst) so they are never hidden at the end.
-        return lambda row: (big if row[name] is None else row[name], row["topic"])
+        return lambda row: (big if (v := value(row)) is None else v, row["topic"])
 
-    keys: dict[str, Any] = {
+    keys: dict[str, Callable[[OverviewRow], Any]] = {
         "status": lambda row: (
             Status(row["status"]).severity,
             big if row["lag"] is None else row["lag"],
@@ -97,10 +127,10 @@ def _sort_key(sort: str) -> Any:
             row["topic"],
         ),
         "topic": lambda row: row["topic"],
-        "lag": nullable("lag"),
-        "lag_ms": nullable("lag_ms"),
+        "lag": nullable(lambda row: row["lag"]),
+        "lag_ms": nullable(lambda row: row["lag_ms"]),
         "pending": lambda row: (row["pending"], row["topic"]),
-        "oldest": nullable("oldest_pending_ms"),
+        "oldest": nullable(lambda row: row["oldest_pending_ms"]),
         "dlq": lambda row: (row["dlq_length"], row["dlq_growth"], row["topic"]),
         "length": lambda row: (row["length"], row["topic"]),
     }
@@ -133,10 +163,10 @@ class OverviewPage:
 
 # cluster -> (the snapshot object, its rows): the store hands out one decoded snapshot per
 # version, so its rows are built once per version too; requests only filter and copy them
-_ROWS: dict[str, tuple[ClusterSnapshot, list[dict[str, Any]]]] = {}
+_ROWS: dict[str, tuple[ClusterSnapshot, list[OverviewRow]]] = {}
 
 
-def _all_rows(snap: ClusterSnapshot, cluster: str) -> list[dict[str, Any]]:
+def _all_rows(snap: ClusterSnapshot, cluster: str) -> list[OverviewRow]:
     hit = _ROWS.get(cluster)
     if hit is not None and hit[0] is snap:
         return hit[1]
@@ -145,12 +175,12 @@ def _all_rows(snap: ClusterSnapshot, cluster: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _visible_rows(snap: ClusterSnapshot, cluster: str, user: Any) -> list[dict[str, Any]]:
+def _visible_rows(snap: ClusterSnapshot, cluster: str, user: Any) -> list[OverviewRow]:
     """Rows of the topics ``user`` may see; the caller may change them (they are copies)."""
     rows = _all_rows(snap, cluster)
     if view_scopes(user) is None:  # some grant sees every topic: no per-topic question
-        return [dict(row) for row in rows]
-    return [dict(row) for row in rows if topic_visible(user, cluster, row["topic"])]
+        return [row.copy() for row in rows]
+    return [row.copy() for row in rows if topic_visible(user, cluster, row["topic"])]
 
 
 def overview_get(
@@ -230,7 +260,7 @@ def _collector_health(cluster: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-def topic_list(cluster: str, *, user: Any) -> tuple[list[dict[str, Any]], ClusterSnapshot | None]:
+def topic_list(cluster: str, *, user: Any) -> tuple[list[OverviewRow], ClusterSnapshot | None]:
     """Visible topics of the snapshot as overview rows (by name), and the snapshot."""
     snap = snapshot_get(cluster)
     if snap is None:

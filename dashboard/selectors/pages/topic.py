@@ -5,14 +5,14 @@ its group names, and its live lag.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import msgspec
 
 from dashboard import charts, clusters
 from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
-from dashboard.selectors.pages.overview import overview_row
+from dashboard.selectors.pages.overview import OverviewRow, overview_row
 from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
     SnapshotRead,
@@ -25,12 +25,15 @@ from dashboard.selectors.pages.snapshot import (
     topic_visible_require,
 )
 from dashboard.selectors.pages.timeline import timeline_events
-from dashboard.status.drain import drain_estimate
+from dashboard.status.drain import Drain, drain_estimate
 from mqcore.admin.partitions import last_ids
 from mqcore.errors import InvalidArgumentError, MQError, UnknownGroupError, UnknownTopicError
 from mqcore.models import ConsumerInfo, GroupLag, LeaseInfo, PartitionLag
 
 __all__ = [
+    "GroupRow",
+    "PartitionRow",
+    "TopicDetail",
     "fill_last_ids",
     "group_lags",
     "group_list",
@@ -53,7 +56,73 @@ def _live_topic_exists(cluster: str, topic: str) -> bool:
     return True
 
 
-def _uncollected(topic: str, read: SnapshotRead) -> dict[str, Any]:
+class PartitionRow(TypedDict):
+    """A group's partition on the topic page: the snapshot's fields, its lease and holders."""
+
+    partition: int
+    last_delivered_id: str
+    lag: int | None
+    lag_ms: int | None
+    pending: int
+    lag_exact: bool
+    exactness: str  # "unknown" when the lag is
+    lag_reason: str
+    oldest_pending_ms: int | None
+    entries_read: int | None
+    length: int
+    last_id: str | None  # None: not read by the collector (the API reads it live)
+    oldest_pending_id: str | None
+    status: str
+    status_reason: str
+    group: str
+    owner: str | None
+    ttl_ms: int | None
+    epoch: int | None
+    holders: list[str]  # consumers whose heartbeat names the partition
+    pipeline: Any  # the group's pipeline mark as JSON data, or None
+
+
+class GroupRow(TypedDict):
+    """A group on the topic page: its totals, status, window, drain estimate, partitions."""
+
+    group: str
+    lag: int | None
+    lag_ms: int | None
+    pending: int
+    lag_exact: bool
+    status: str
+    status_reason: str
+    complete: float  # share of partitions with a full status window
+    complete_partitions: int
+    partitions_total: int
+    consumers: int
+    pipeline: Any  # the pipeline mark as JSON data, or None
+    drain: Any  # the drain estimate as JSON data
+    partitions: list[PartitionRow]
+
+
+class TopicDetail(TypedDict):
+    """The topic page's data (and the topic API's); a topic the collector has not seen (or
+    no readable snapshot) has only ``collected`` False and no rows."""
+
+    topic: str
+    collected: bool
+    snapshot_found: bool
+    unreadable: str | None  # why the stored snapshot was refused
+    row: OverviewRow | None
+    groups: list[GroupRow]
+    rows: list[PartitionRow]
+    consumers: Any  # JSON data of the consumers, the leases, the retry backlog
+    leases: Any
+    retry: NotRequired[Any]
+    partition_lengths: NotRequired[list[int]]
+    partition_last_ids: NotRequired[list[str | None]]
+    error: NotRequired[str | None]
+    taken_at_ms: NotRequired[int]
+    age_ms: int | None
+
+
+def _uncollected(topic: str, read: SnapshotRead) -> TopicDetail:
     """The detail of a topic that exists in Redis but not in the snapshot (not yet, or no
     snapshot is readable)."""
     return {
@@ -61,48 +130,64 @@ def _uncollected(topic: str, read: SnapshotRead) -> dict[str, Any]:
         "collected": False,
         "snapshot_found": read.snapshot is not None,
         "unreadable": read.unreadable,
+        "row": None,
         "groups": [],
         "rows": [],
-        "row": None,
         "consumers": [],
         "leases": [],
-        "drain": {},
         "age_ms": snapshot_age_ms(read.snapshot),
     }
 
 
 def _partition_row(
-    p: PartitionLag,
-    name: str,
-    lease: LeaseInfo | None,
-    consumers: list[ConsumerInfo],
-    pipeline: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    p: PartitionLag, group: str, lease: LeaseInfo | None, holders: list[str], pipeline: Any
+) -> PartitionRow:
     return {
-        **msgspec.structs.asdict(p),
-        "group": name,
+        "partition": p.partition,
+        "last_delivered_id": p.last_delivered_id,
+        "lag": p.lag,
+        "lag_ms": p.lag_ms,
+        "pending": p.pending,
+        "lag_exact": p.lag_exact,
         "exactness": "unknown" if p.lag is None else p.exactness.value,
+        "lag_reason": p.lag_reason,
+        "oldest_pending_ms": p.oldest_pending_ms,
+        "entries_read": p.entries_read,
+        "length": p.length,
+        "last_id": p.last_id,
+        "oldest_pending_id": p.oldest_pending_id,
+        "status": p.status.value,
+        "status_reason": p.status_reason,
+        "group": group,
         "owner": lease.owner if lease else None,
         "ttl_ms": lease.ttl_ms if lease else None,
         "epoch": lease.epoch if lease else None,
-        "holders": [c.name for c in consumers if p.partition in c.partitions_held],
+        "holders": holders,
         "pipeline": pipeline,
-        "status": p.status.value,
     }
 
 
-def _completeness(g: GroupLag) -> dict[str, Any]:
-    """``complete`` (share 0..1 of partitions with a full status window) and
-    ``complete_partitions`` of ``partitions_total``, for the page."""
+def _group_row(g: GroupLag, consumers: list[ConsumerInfo], drain: Drain) -> GroupRow:
     total = len(g.partitions)
     return {
+        "group": g.group,
+        "lag": g.lag,
+        "lag_ms": g.lag_ms,
+        "pending": g.pending,
+        "lag_exact": g.lag_exact,
+        "status": g.status.value,
+        "status_reason": g.status_reason,
         "complete": g.complete,
         "complete_partitions": round(g.complete * total),
         "partitions_total": total,
+        "consumers": len(consumers),
+        "pipeline": msgspec.to_builtins(pipeline_mark(g)),
+        "drain": {**asdict(drain), "ranged": drain.ranged},
+        "partitions": [],
     }
 
 
-def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
+def topic_get(cluster: str, topic: str, *, user: Any) -> TopicDetail:
     """Topic detail from the snapshot: rows per group x partition, leases, drain estimates.
 
     Raises NotFoundError when the topic is neither in the snapshot nor in Redis.
@@ -135,23 +220,11 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
         drain = drain_estimate(
             lag_series.get(f"{topic}/{g.group}") or [], current=g.lag, status=g.status.value
         )
-        group_row: dict[str, Any] = {
-            "group": g.group,
-            "lag": g.lag,
-            "lag_ms": g.lag_ms,
-            "pending": g.pending,
-            "lag_exact": g.lag_exact,
-            "status": g.status.value,
-            "status_reason": g.status_reason,
-            **_completeness(g),
-            "consumers": len(consumers),
-            "pipeline": msgspec.to_builtins(pipeline_mark(g)),
-            "drain": {**asdict(drain), "ranged": drain.ranged},
-            "partitions": [],
-        }
+        group_row = _group_row(g, consumers, drain)
         for p in g.partitions:
+            holders = [c.name for c in consumers if p.partition in c.partitions_held]
             lease = owners.get((g.group, p.partition))
-            row = _partition_row(p, g.group, lease, consumers, group_row["pipeline"])
+            row = _partition_row(p, g.group, lease, holders, group_row["pipeline"])
             group_row["partitions"].append(row)
             rows.append(row)
         groups.append(group_row)
@@ -174,7 +247,7 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
     }
 
 
-def fill_last_ids(cluster: str, data: dict[str, Any]) -> dict[str, Any]:
+def fill_last_ids(cluster: str, data: TopicDetail) -> TopicDetail:
     """``data`` (:func:`topic_get`) with the last id of each partition row that has none,
     read live: the collector reads no partition's last id that a group's position does not
     tell (its last-generated id, one ``XINFO STREAM`` per partition, only where someone
