@@ -20,19 +20,14 @@ from dashboard.api import access as api_access
 from dashboard.api import alerts as api_alerts
 from dashboard.api import browse as api_browse
 from dashboard.api import dlq as api_dlq
-from dashboard.api import dlq_actions as api_dlq_actions
 from dashboard.api import exports as api_exports
-from dashboard.api import openapi as api_openapi
 from dashboard.api import ops as api_ops
 from dashboard.api import pages as api_pages
-from dashboard.api import partitions as api_partitions
 from dashboard.api import payloads as api_payloads
 from dashboard.api import pipelines as api_pipelines
-from dashboard.api import position as api_position
 from dashboard.api import replay_jobs as api_replay_jobs
-from dashboard.api import retention as api_retention
 from dashboard.api import retries as api_retries
-from dashboard.api import timeline as api_timeline
+from dashboard.operations import openapi, registry
 from dashboard.views import (
     access,
     alert_actions,
@@ -44,28 +39,22 @@ from dashboard.views import (
     health,
     ops,
     pages,
-    partitions,
     payloads,
     pending_actions,
-    position,
-    retention,
     retries,
-    timeline,
 )
 
 app_name = "dashboard"
 
 urlpatterns = [
     *health.urlpatterns,
+    *registry.urlpatterns,
+    *openapi.urlpatterns,
     *pages.urlpatterns,
     *browse.urlpatterns,
-    *partitions.urlpatterns,
-    *timeline.urlpatterns,
     *dlq.urlpatterns,
     *exports.urlpatterns,
     *pending_actions.urlpatterns,
-    *position.urlpatterns,
-    *retention.urlpatterns,
     *retries.urlpatterns,
     *payloads.urlpatterns,
     *audit.urlpatterns,
@@ -75,19 +64,13 @@ urlpatterns = [
     *access.urlpatterns,
     *api_pages.urlpatterns,
     *api_browse.urlpatterns,
-    *api_partitions.urlpatterns,
     *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
-    *api_timeline.urlpatterns,
-    *api_position.urlpatterns,
-    *api_retention.urlpatterns,
     *api_retries.urlpatterns,
     *api_payloads.urlpatterns,
     *api_alerts.urlpatterns,
     *api_access.urlpatterns,
-    *api_dlq_actions.urlpatterns,
     *api_exports.urlpatterns,
     *api_replay_jobs.urlpatterns,
     *api_ops.urlpatterns,
-    *api_openapi.urlpatterns,
 ]

@@ -2,8 +2,6 @@
 
 - ``GET  /api/v1/clusters/<c>/topics/<t>/dlq`` letters newest first (``before`` cursor,
   ``limit``, filters ``text``, ``partition``, ``key``, ``since``, ``until``)
-- ``POST /api/v1/clusters/<c>/topics/<t>/dlq/<id>/replay`` JSON body ``{"reason", "force"}``
-  (``target_topic``/``target_partition`` for admins); answers like ``mqcore dlq replay``
 - ``GET  /api/v1/audit`` actions newest first (``actor``, ``action``, ``topic``, ``since``,
   ``until``, ``before`` id cursor, ``limit``)
 """
@@ -11,16 +9,13 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import URLPattern, path, re_path
+from django.urls import URLPattern, path
 
 from dashboard.api.auth import ApiParamError, api_view
-from dashboard.body import Body
 from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import audit as audit_sel
 from dashboard.selectors import dlq as sel
-from dashboard.services import dlq as svc
-from dashboard.services.audit import origin_from_request
 
 MAX_LIMIT = 200
 
@@ -59,31 +54,6 @@ def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     )
 
 
-@api_view("POST")
-def dlq_replay(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    body = Body(request)
-    result = svc.dlq_replay(
-        acting_user=request.user,
-        cluster=cluster,
-        topic=topic,
-        dlq_id=dlq_id,
-        reason=body.text("reason"),
-        force=body.flag("force"),
-        target_topic=body.text("target_topic") or None,
-        target_partition=body.number("target_partition"),
-        origin=origin_from_request(request),
-    )
-    return JsonResponse(
-        {
-            "replayed": result.replayed,
-            "new_id": result.new_id,
-            "topic": result.topic,
-            "partition": result.partition,
-            "reason": result.reason,
-        }
-    )
-
-
 @api_view("GET", action=Action.VIEW)
 def audit_list(request: HttpRequest) -> HttpResponse:
     filters = audit_sel.AuditFilters.from_query(request.GET)
@@ -106,9 +76,7 @@ def audit_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-T = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq"
 urlpatterns: list[URLPattern] = [
     path("api/v1/clusters/<str:cluster>/topics/<str:topic>/dlq", dlq_list, name="api-dlq"),
-    re_path(T + r"/(?P<dlq_id>\d{1,20}-\d{1,20})/replay$", dlq_replay, name="api-dlq-replay"),
     path("api/v1/audit", audit_list, name="api-audit"),
 ]

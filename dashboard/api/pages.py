@@ -9,6 +9,7 @@ or message -> 404 JSON; bad parameters -> 400 JSON; unreachable cluster -> 503 J
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -136,7 +137,7 @@ def overview(request: HttpRequest, cluster: str) -> HttpResponse:
     )
 
 
-def _row_out(row: dict[str, Any]) -> dict[str, Any]:
+def _row_out(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ("sparkline", "group_names")}
 
 
@@ -149,7 +150,7 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
         {
             "cluster": cluster,
             "snapshot": snap is not None,
-            "taken_at_ms": (snap or {}).get("taken_at_ms"),
+            "taken_at_ms": snap.taken_at_ms if snap is not None else None,
             "total": len(rows),
             "limit": limit,
             "offset": offset,
@@ -161,7 +162,7 @@ def topics(request: HttpRequest, cluster: str) -> HttpResponse:
 @api_view("GET", action=Action.VIEW)
 def topic_detail(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     data = fill_last_ids(cluster, topic_get(cluster, topic, user=request.user))
-    row = data.get("row") or {}
+    row: Mapping[str, Any] = data.get("row") or {}
     out = {
         "cluster": cluster,
         "topic": topic,

@@ -18,8 +18,7 @@ from dashboard.permissions import Action
 from dashboard.selectors import pipelines as sel
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 
 def _before(request: HtmxHttpRequest) -> int | None:

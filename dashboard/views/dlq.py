@@ -8,18 +8,14 @@ it anyway (403).
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import asdict, is_dataclass
 from typing import Any
 from uuid import UUID
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import URLPattern, path, re_path
-from django.utils.http import content_disposition_header
+from django.urls import URLPattern, path
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.body import Body
@@ -28,16 +24,12 @@ from dashboard.permissions import Action, actions_for, can_map
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import bulk_replay as bulk
-from dashboard.services import dlq as svc
 from dashboard.services import replay_runner as runner
 from dashboard.services.audit import origin_from_request
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 DRY_RUN_ROWS = 50
-ID_RE = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
-BASE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/"
 
 
 def _can(request: HttpRequest, cluster: str, topic: str) -> dict[str, bool]:
@@ -66,115 +58,6 @@ def dlq_list(request: HtmxHttpRequest, cluster: str, topic: str) -> HttpResponse
         )[:5],
     }
     return render_page(request, "dashboard/dlq.html", context, region="letters")
-
-
-@require_GET
-@login_required
-@page_guard(Action.VIEW)
-def dlq_letter(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    data = sel.dlq_letter_get(user=request.user, cluster=cluster, topic=topic, dlq_id=dlq_id)
-    return render(
-        request,
-        "dashboard/dlq_letter.html",
-        {"cluster": cluster, "topic": topic, "can": _can(request, cluster, topic), **data},
-    )
-
-
-_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
-
-
-@require_POST
-@login_required
-@page_guard()
-def dlq_replay(request: HtmxHttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    form = Body.form(request)
-    result = svc.dlq_replay(
-        acting_user=request.user,
-        cluster=cluster,
-        topic=topic,
-        dlq_id=dlq_id,
-        reason=form.text("reason"),
-        force=form.flag("force"),
-        target_topic=form.text("target_topic").strip() or None,
-        target_partition=form.number("target_partition"),
-        origin=origin_from_request(request),
-    )
-    if request.htmx:
-        return render(
-            request,
-            "dashboard/partials/replay_result.html",
-            {"result": result, "cluster": cluster, "topic": topic},
-        )
-    if result.replayed:
-        messages.success(
-            request, f"Replayed {dlq_id} as {result.new_id} to {result.topic} p{result.partition}."
-        )
-    else:
-        messages.info(request, f"Not replayed: {result.reason}.")
-    return redirect("dashboard:dlq-letter", cluster=cluster, topic=topic, dlq_id=dlq_id)
-
-
-@require_POST
-@login_required
-@page_guard()
-def dlq_delete(request: HttpRequest, cluster: str, topic: str, dlq_id: str) -> HttpResponse:
-    deleted = svc.dlq_delete(
-        acting_user=request.user,
-        cluster=cluster,
-        topic=topic,
-        dlq_id=dlq_id,
-        reason=Body.form(request).text("reason"),
-        origin=origin_from_request(request),
-    )
-    messages.success(request, f"Deleted {dlq_id}." if deleted else f"{dlq_id} was already gone.")
-    return redirect("dashboard:dlq", cluster=cluster, topic=topic)
-
-
-@require_POST
-@login_required
-@page_guard()
-def dlq_purge(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    form = Body.form(request)
-    removed = svc.dlq_purge(
-        acting_user=request.user,
-        cluster=cluster,
-        topic=topic,
-        confirm=form.text("confirm"),
-        reason=form.text("reason"),
-        origin=origin_from_request(request),
-    )
-    messages.success(request, f"Purged {removed} letters from the DLQ of {topic}.")
-    return redirect("dashboard:dlq", cluster=cluster, topic=topic)
-
-
-@require_POST
-@login_required
-@page_guard()
-@rate_limited("export")
-def dlq_export(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
-    ids = Body.form(request).texts("id")
-    if not ids:
-        raise ValueError("select at least one letter to export")
-    letters = svc.dlq_export(
-        acting_user=request.user,
-        cluster=cluster,
-        topic=topic,
-        ids=ids,
-        origin=origin_from_request(request),
-    )
-    body = json.dumps(
-        {"cluster": cluster, "topic": topic, "letters": letters}, indent=2, default=str
-    )
-    response = HttpResponse(body, content_type="application/json")
-    response["Content-Disposition"] = export_disposition(topic)
-    return response
-
-
-def export_disposition(topic: str) -> str:
-    """``attachment; filename="dlq-TOPIC.json"`` from the topic's safe characters only
-    (topic names are ``[A-Za-z0-9._-]``; anything else becomes ``_``), properly quoted."""
-    safe = _UNSAFE_FILENAME.sub("_", topic)[:200] or "topic"
-    return content_disposition_header(True, f"dlq-{safe}.json") or "attachment"
 
 
 @require_POST
@@ -299,8 +182,6 @@ def dlq_job_cancel(request: HttpRequest, cluster: str, topic: str, job_id: UUID)
 J = "clusters/<str:cluster>/topics/<str:topic>/dlq/jobs/<uuid:job_id>/"
 urlpatterns: list[URLPattern] = [
     path("clusters/<str:cluster>/topics/<str:topic>/dlq/", dlq_list, name="dlq"),
-    path("clusters/<str:cluster>/topics/<str:topic>/dlq/purge/", dlq_purge, name="dlq-purge"),
-    path("clusters/<str:cluster>/topics/<str:topic>/dlq/export/", dlq_export, name="dlq-export"),
     path(
         "clusters/<str:cluster>/topics/<str:topic>/dlq/bulk/",
         dlq_bulk_preview,
@@ -310,7 +191,4 @@ urlpatterns: list[URLPattern] = [
     path(J + "progress/", dlq_job_progress, name="dlq-job-progress"),
     path(J + "start/", dlq_job_start, name="dlq-job-start"),
     path(J + "cancel/", dlq_job_cancel, name="dlq-job-cancel"),
-    re_path(BASE + "dlq/" + ID_RE + "/$", dlq_letter, name="dlq-letter"),
-    re_path(BASE + "dlq/" + ID_RE + "/replay/$", dlq_replay, name="dlq-replay"),
-    re_path(BASE + "dlq/" + ID_RE + "/delete/$", dlq_delete, name="dlq-delete"),
 ]

@@ -30,8 +30,7 @@ from dashboard.permissions import (
 from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.collectors import collector_rows
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -7,11 +7,9 @@ every view is bookmarkable. Views read through :mod:`dashboard.selectors.pages` 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import path
 from django.views.decorators.http import require_GET
 
@@ -39,22 +37,9 @@ from dashboard.selectors.pages.pending import pending_get, poison_threshold
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.topic import group_list, topic_charts_get, topic_get
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 HEX_PREVIEW_BYTES = 4096
-
-
-def render_page(
-    request: HtmxHttpRequest,
-    template: str,
-    context: dict[str, Any],
-    *,
-    region: str | None = None,
-    status: int = 200,
-) -> HttpResponse:
-    """Render the page, or only ``template#region`` for an htmx poll of that region."""
-    name = f"{template}#{region}" if region and request.htmx else template
-    return render(request, name, context, status=status)
 
 
 def _flag(request: HtmxHttpRequest, name: str) -> bool:

@@ -26,8 +26,7 @@ from dashboard.selectors.retries import retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
 from dashboard.services.audit import origin_from_request
 from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest
-from dashboard.views.pages import render_page
+from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 __all__ = ["urlpatterns"]
 

@@ -39,7 +39,7 @@ def test_dlq_page_text_filter_is_bounded_by_setting(client, big_letters, setting
 
 
 def test_export_filename_comes_from_safe_topic_characters_only(client, big_letters) -> None:
-    from dashboard.views.dlq import export_disposition
+    from dashboard.operations.dlq import export_disposition
 
     client.force_login(role_user("op", "Operator"))
     resp = client.post("/clusters/default/topics/orders/dlq/export/", {"id": [big_letters[0]]})

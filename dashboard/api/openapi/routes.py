@@ -1,8 +1,9 @@
 """Every ``/api/v1/`` route, described once: the table the OpenAPI document is built from.
 
 A row: URL name, method, path (OpenAPI syntax), tag, role, summary, query parameters
-(name -> description) and body fields (name -> (JSON type, description)). Keep it in
-step with the URL patterns; the suite fails on a route missing here.
+(name -> description) and body fields (name -> (JSON type, description)). Only routes
+not yet declared as operations (:mod:`dashboard.operations`) keep a row here: a migrated
+area deletes its rows and twins.
 """
 
 from __future__ import annotations
@@ -25,17 +26,6 @@ TARGET = {
     "target_topic": ("string", "replay to another topic (Admin)"),
     "target_partition": ("integer", "replay to another partition (Admin)"),
 }
-POSITION = {
-    "target": ("object", '{"kind": "latest|earliest|time|id", "value": ...}'),
-    "partitions": ("array", 'partition numbers, or "all"'),
-}
-RULES_BODY = {
-    "maxlen": ("integer", "keep at most this many entries per partition"),
-    "max_age": ("string", "delete entries older than, e.g. 7d"),
-    "consumed": ("boolean", "delete entries every group read and acked"),
-    "ignore_groups": ("array", "groups whose unread entries may go (comma-separated in a query)"),
-}
-RULES_QUERY = {name: f"what-if: {text}" for name, (_type, text) in RULES_BODY.items()}
 PENDING = {
     "group": ("string", "consumer group"),
     "partition": ("integer", "partition of the entries"),
@@ -140,50 +130,6 @@ ROUTES: tuple[Route, ...] = (
         {**DLQ_FILTERS, "before": "cursor (next_cursor)", "limit": "page size (1..200)"},
     ),
     _r(
-        "api-dlq-letter",
-        "get",
-        T + "/dlq/{dlq_id}",
-        "dlq",
-        "Viewer",
-        "One dead letter with its replay history and follow-ups",
-    ),
-    _r(
-        "api-dlq-replay",
-        "post",
-        T + "/dlq/{dlq_id}/replay",
-        "dlq",
-        "Operator",
-        "Replay one letter",
-        body={"reason": REASON, **TARGET},
-    ),
-    _r(
-        "api-dlq-delete",
-        "post",
-        T + "/dlq/{dlq_id}/delete",
-        "dlq",
-        "Admin",
-        "Delete one letter",
-        body={"reason": REASON},
-    ),
-    _r(
-        "api-dlq-purge",
-        "post",
-        T + "/dlq/purge",
-        "dlq",
-        "Admin",
-        "Purge the topic's whole DLQ",
-        body={"confirm": ("string", "the topic name, typed again"), "reason": REASON},
-    ),
-    _r(
-        "api-dlq-export",
-        "post",
-        T + "/dlq/export",
-        "dlq",
-        "Viewer",
-        "Export letters as JSON (audited)",
-        body={"ids": ("array", "letter ids")},
-    ),
-    _r(
         "api-dlq-bulk-preview",
         "post",
         T + "/dlq/bulk",
@@ -226,47 +172,6 @@ ROUTES: tuple[Route, ...] = (
         "Operator",
         "Cancel a job (stops at its next chunk)",
     ),
-    _r(
-        "api-group-position-plan",
-        "post",
-        T + "/groups/{group}/position/plan",
-        "groups",
-        "Admin",
-        "Dry run of a group position move",
-        body=POSITION,
-    ),
-    _r(
-        "api-group-position",
-        "post",
-        T + "/groups/{group}/position",
-        "groups",
-        "Admin",
-        "Move a group's position (skip or reprocess)",
-        body={
-            **POSITION,
-            "reason": REASON,
-            "confirm": ("string", "the group name, typed again"),
-            "force": ("boolean", "move a group a pipeline moves (refused, 409, without it)"),
-        },
-    ),
-    _r(
-        "api-topic-retention",
-        "get",
-        T + "/retention",
-        "retention",
-        "Viewer",
-        "Per partition: group floors and what each retention rule would delete next",
-        {**RULES_QUERY, "page": "32 partitions a page"},
-    ),
-    _r(
-        "api-topic-retention-trim",
-        "post",
-        T + "/retention/trim",
-        "retention",
-        "Admin",
-        "Trim the topic's partitions now (never past a group's unread entries)",
-        body={**RULES_BODY, "reason": REASON, "confirm": ("string", "the topic name, again")},
-    ),
     _r("api-pipelines", "get", C + "/pipelines", "pipelines", "Viewer", "Pipelines"),
     _r(
         "api-pipeline-detail",
@@ -276,23 +181,6 @@ ROUTES: tuple[Route, ...] = (
         "Viewer",
         "One pipeline and its checkpoints",
         {"before": "cursor", "limit": "page size"},
-    ),
-    _r(
-        "api-timeline",
-        "get",
-        C + "/timeline",
-        "timeline",
-        "Viewer",
-        "Incident timeline, newest first",
-        {
-            "topic": "one topic",
-            "kind": "event kinds (repeated or comma-separated)",
-            "group": "one group",
-            "since": "from (epoch ms or ISO time)",
-            "until": "to (epoch ms or ISO time)",
-            "limit": "1..500",
-            "before": "next_before of the previous answer",
-        },
     ),
     _r("api-alerts", "get", "/api/v1/alerts", "alerts", "Viewer", "Open alerts", {"cluster": ""}),
     _r(
@@ -356,23 +244,11 @@ PAGE_TWINS: dict[str, str] = {
     "pending-claim": "api-pending-claim",
     "pending-move-to-dlq": "api-pending-move-to-dlq",
     "dlq": "api-dlq",
-    "dlq-letter": "api-dlq-letter",
-    "dlq-replay": "api-dlq-replay",
-    "dlq-delete": "api-dlq-delete",
-    "dlq-purge": "api-dlq-purge",
-    "dlq-export": "api-dlq-export",
     "dlq-bulk-preview": "api-dlq-bulk-preview",
     "dlq-job": "api-dlq-job",
     "dlq-job-progress": "api-dlq-job",
     "dlq-job-start": "api-dlq-job-start",
     "dlq-job-cancel": "api-dlq-job-cancel",
-    "group-position": "api-group-position-plan",
-    "group-position-plan": "api-group-position-plan",
-    "group-position-move": "api-group-position",
-    "timeline": "api-timeline",
-    "topic-retention": "api-topic-retention",
-    "topic-retention-trim": "api-topic-retention-trim",
-    "topic-timeline": "api-timeline",
     "pipelines": "api-pipelines",
     "pipeline-detail": "api-pipeline-detail",
     "alerts": "api-alerts",

@@ -50,24 +50,6 @@ TOOLS_ROUTES: tuple[Route, ...] = (
         "Export every matching dead letter, newest first" + NOTE,
         {**EXPORT, **DLQ_FILTERS},
     ),
-    route(
-        "api-topic-partitions",
-        "get",
-        T + "/partitions",
-        "topics",
-        "Viewer",
-        "Per partition: produce rate, length, memory, and the skew (max vs mean)",
-        {"window": "rate window: 5m (default), 15m or 1h"},
-    ),
-    route(
-        "api-hot-keys",
-        "get",
-        T + "/partitions/{partition}/hot-keys",
-        "topics",
-        "Viewer",
-        "The most frequent message keys of the newest entries of one partition (a sample)",
-        {"count": "entries sampled (default 500, at most 2000)"},
-    ),
 )
 
 # page URL name -> its API twin
@@ -75,5 +57,4 @@ TOOLS_TWINS: dict[str, str] = {
     "lag-export": "api-lag-export",
     "pending-export": "api-pending-export",
     "dlq-export-all": "api-dlq-export-all",
-    "hot-keys": "api-hot-keys",
 }

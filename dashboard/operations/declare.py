@@ -1,0 +1,286 @@
+"""One declaration per operation: from an :class:`Operation` come its page, its JSON API
+and its OpenAPI entry (:mod:`dashboard.operations.openapi`).
+
+An operation names what it does (``summary``, ``tag``), the permission it needs
+(``action``: the role the document shows, and with ``early`` a 403 before the input is
+read), its typed input (a ``msgspec.Struct``), ``run`` (the one call of a
+selector or service, given a :class:`Call`), and how it answers:
+
+- ``pages``: :class:`Page` s, each a Django view: the form (POST) or the query (GET) read
+  into the input (``form`` adapts a page whose field names differ from the JSON), then the
+  template, one htmx region of it, or ``answer`` (a redirect with a message);
+- ``api``: an :class:`Api`, a ``/api/v1/`` view: the JSON body (POST) or the query (GET)
+  read into the same input, the result (or ``answer(call, result)``) as JSON.
+
+Both run under the one guard (:mod:`dashboard.guard`: cluster lookup, permission, the
+error table), so the page and its API twin differ only in how they read and answer.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+import msgspec
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect
+from django.urls import URLPattern, path, re_path
+from django.views.decorators.http import require_http_methods
+
+from dashboard.api.auth import api_view
+from dashboard.body import FORM_TRUE, Body
+from dashboard.permissions import (
+    ADMIN,
+    OPERATOR,
+    ROLES,
+    VIEWER,
+    Action,
+    require_action_somewhere,
+)
+from dashboard.services.audit import Origin, origin_from_request
+from dashboard.views.errors import page_guard
+from dashboard.views.htmx import HtmxHttpRequest, render_page
+
+__all__ = ["Api", "Call", "NoInput", "Operation", "Page", "Reason", "read_form", "read_json"]
+
+In = TypeVar("In")
+Decorator = Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]
+LOOSE = {"default": str}  # mqcore values in an answer: as text
+
+
+class NoInput(msgspec.Struct):
+    """The input of an operation that reads nothing but its URL."""
+
+
+class Reason(msgspec.Struct):
+    """Why (recorded in the audit log): the input of most writes (subclass it to add)."""
+
+    reason: Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")] = ""
+
+
+@dataclass(frozen=True)
+class Call(Generic[In]):
+    """One request of an operation: who, the URL's values and the typed input."""
+
+    request: HttpRequest
+    url: Mapping[str, Any]
+    input: In
+
+    @property
+    def user(self) -> Any:
+        return self.request.user
+
+    @property
+    def cluster(self) -> str:
+        return str(self.url["cluster"])
+
+    @property
+    def topic(self) -> str:
+        return str(self.url["topic"])
+
+    @property
+    def origin(self) -> Origin:
+        return origin_from_request(self.request)
+
+    def read(self) -> dict[str, Any]:
+        """A selector's keyword arguments: the user, the URL's values, the input's fields."""
+        return {"user": self.user, **self.url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
+
+    def write(self) -> dict[str, Any]:
+        """A service's: the acting user, the URL's values, the input's fields, the origin."""
+        fields = msgspec.structs.asdict(self.input)  # type: ignore[arg-type]
+        return {"acting_user": self.user, **self.url, **fields, "origin": self.origin}
+
+    def back(self, text: str, to: str, *keys: str, info: bool = False) -> HttpResponse:
+        """A write page's answer: ``text`` as a message, then the page ``to`` (a URL name of
+        the console) with the URL's values ``keys`` (default: cluster and topic)."""
+        (messages.info if info else messages.success)(self.request, text)
+        values = {k: self.url[k] for k in keys or ("cluster", "topic")}
+        response: HttpResponse = redirect(f"dashboard:{to}", **values)
+        return response
+
+
+Run = Callable[[Call[Any]], Any]
+Answer = Callable[[Call[Any], Any], Any]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page (or htmx partial) of an operation. ``path`` is a Django route (a regex when
+    it starts with ``^``); ``context(call, result)`` is added to the URL's values (default
+    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect)."""
+
+    name: str
+    path: str
+    method: str = "GET"
+    template: str = ""
+    region: str | None = None
+    form: Callable[[QueryDict, dict[str, Any]], dict[str, Any]] | None = None
+    context: Answer | None = None
+    answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
+    decorators: tuple[Decorator, ...] = ()
+
+
+@dataclass(frozen=True)
+class Api:
+    """The JSON twin: ``answer(call, result)`` shapes the result (default: as is) or
+    answers itself (a file, a stream: ``csv`` documents text/csv beside JSON); ``loose``
+    writes values JSON does not know as text."""
+
+    name: str
+    path: str
+    method: str = "GET"
+    status: int = 200
+    answer: Answer | None = None
+    loose: bool = False
+    csv: bool = False
+    decorators: tuple[Decorator, ...] = ()
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation: what it is (``summary``, ``tag``: the document), its permission
+    (``action``: the role shown, and a 403 before the input is read as ``early`` says:
+    see :attr:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
+    renders), its ``pages`` and its ``api`` (or the ``twin`` its pages answer to)."""
+
+    summary: str
+    tag: str
+    action: Action
+    input: type[msgspec.Struct] = NoInput
+    run: Run | None = None
+    pages: tuple[Page, ...] = ()
+    api: Api | None = None
+    early: bool | Literal["somewhere"] = True  # see guard_action
+    twin: str = ""  # the API twin of pages without an ``api`` of their own
+
+    @property
+    def role(self) -> str:
+        """The least role that holds ``action`` (the document's "Role: ... or above")."""
+        return next(r for r in (VIEWER, OPERATOR, ADMIN) if self.action in ROLES[r])
+
+    @property
+    def guard_action(self) -> Action | None:
+        """True: the guard checks ``action`` on the URL's cluster and topic before the
+        input is read; "somewhere": on any scope (a global URL naming an object whose
+        topic the service checks, e.g. an alert); False: the service alone decides."""
+        return self.action if self.early is True else None
+
+    def check_early(self, request: HttpRequest) -> None:
+        if self.early == "somewhere":
+            require_action_somewhere(request.user, self.action)
+
+    def urls(self) -> list[URLPattern]:
+        views = [(p.path, _page_view(self, p), p.name) for p in self.pages]
+        if self.api is not None:
+            views.append((self.api.path, _api_view(self, self.api), self.api.name))
+        return [(re_path if r.startswith("^") else path)(r, v, name=n) for r, v, n in views]
+
+
+def _fail(exc: msgspec.ValidationError) -> ValueError:
+    """A clear 400: ``field: what was wrong`` (the error table maps ValueError)."""
+    text = str(exc)
+    where = re.search(r" - at `\$\.?([^`]*)`$", text)
+    if where is None:
+        return ValueError(text)
+    return ValueError(f"{where.group(1) or 'body'}: {text[: where.start()]}")
+
+
+def _convert(data: Any, kind: type[In], *, strict: bool) -> In:
+    try:
+        return msgspec.convert(data, kind, strict=strict)
+    except msgspec.ValidationError as exc:
+        raise _fail(exc) from exc
+
+
+def _kinds(tp: Any) -> set[Any]:
+    """The plain types a field's annotation allows: ``list[int] | None`` -> list, None."""
+    if typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    union = typing.get_origin(tp) in (typing.Union, types.UnionType)
+    return {typing.get_origin(a) or a for a in (typing.get_args(tp) if union else (tp,))}
+
+
+def read_form(data: QueryDict, kind: type[In]) -> dict[str, Any]:
+    """A form's (or a query's) fields of ``kind`` as JSON would send them: lists for list
+    fields, checkboxes as booleans, an empty field of a non-text type left out."""
+    out: dict[str, Any] = {}
+    for f in msgspec.structs.fields(kind):  # type: ignore[arg-type]
+        name, kinds = f.encode_name, _kinds(f.type)
+        if list in kinds:
+            if name in data:
+                out[name] = data.getlist(name)
+        elif kinds == {bool}:
+            out[name] = data.get(name, "") in FORM_TRUE
+        elif name in data and (data[name] != "" or str in kinds):
+            out[name] = data[name]
+    return out
+
+
+def read_json(request: HttpRequest, kind: type[In]) -> In:
+    """The JSON body (``{}`` when empty) as ``kind``, strictly typed."""
+    return _convert(Body(request).data, kind, strict=True)
+
+
+def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
+    data = request.POST if page.method == "POST" else request.GET
+    raw = read_form(data, op.input)
+    if page.form is not None:
+        raw = page.form(data, raw)
+    return _convert(raw, op.input, strict=False)
+
+
+def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
+    def view(request: HtmxHttpRequest, **url: Any) -> HttpResponseBase:
+        op.check_early(request)
+        call = Call(request, url, _page_input(op, page, request))
+        result = op.run(call) if op.run is not None else None
+        if page.answer is not None:
+            return page.answer(call, result)
+        extra = page.context(call, result) if page.context else {"result": result}
+        return render_page(request, page.template, {**url, **extra}, region=page.region)
+
+    view.__name__ = view.__qualname__ = page.name.replace("-", "_")
+    return _wrap(
+        view,
+        page.decorators,
+        page_guard(op.guard_action),
+        login_required,
+        require_http_methods([page.method]),
+    )
+
+
+def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
+    def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
+        op.check_early(request)
+        if api.method == "GET":
+            data = _convert(read_form(request.GET, op.input), op.input, strict=False)
+        else:
+            data = read_json(request, op.input)
+        call = Call(request, url, data)
+        result = op.run(call) if op.run is not None else None
+        out = api.answer(call, result) if api.answer is not None else result
+        if isinstance(out, HttpResponseBase):  # a file, a stream
+            return out
+        return JsonResponse(out, status=api.status, json_dumps_params=LOOSE if api.loose else None)
+
+    view.__name__ = view.__qualname__ = api.name.replace("-", "_")
+    return _wrap(view, api.decorators, api_view(api.method, action=op.guard_action))
+
+
+def _wrap(
+    view: Callable[..., HttpResponseBase],
+    inner: tuple[Decorator, ...],
+    *outer: Callable[[Any], Any],
+) -> Callable[..., HttpResponseBase]:
+    """``inner`` closest to the view (the first outermost of them), then ``outer``."""
+    for decorate in (*reversed(inner), *outer):
+        view = decorate(view)
+    return view

@@ -1,0 +1,150 @@
+"""One dead letter and the DLQ's writes: the letter, replay, delete, purge, export.
+
+Every write is a service call (permission -> audit -> mqcore); a page answers with a
+redirect and a message (replay by htmx: the result partial), the API with JSON. The
+page's export form sends ``id`` (repeated), the JSON ``ids``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any
+
+import msgspec
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import render
+from django.utils.http import content_disposition_header
+
+from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
+from dashboard.permissions import Action, actions_for, can_map
+from dashboard.ratelimits import rate_limited
+from dashboard.selectors import dlq as sel
+from dashboard.services import dlq as svc
+
+__all__ = ["OPERATIONS", "export_disposition"]
+
+PAGE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
+API = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
+ID = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
+Partition = Annotated[int, msgspec.Meta(ge=0, description="replay to another partition (Admin)")]
+
+
+class Replay(Reason):
+    """Why, and where to (another topic or partition: Admin)."""
+
+    force: Annotated[bool, msgspec.Meta(description="replay even when already replayed")] = False
+    target_topic: Annotated[str, msgspec.Meta(description="replay to another topic (Admin)")] = ""
+    target_partition: Partition | None = None
+
+
+class Purge(Reason):
+    """The topic name typed again, and why."""
+
+    confirm: Annotated[str, msgspec.Meta(description="the topic name, typed again")] = ""
+
+
+class Export(msgspec.Struct):
+    """The letters to export."""
+
+    ids: Annotated[list[str], msgspec.Meta(description="letter ids")] = []
+
+
+def _letter_page(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
+    return {"can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic)), **data}
+
+
+def _letter_json(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
+    letter, followups = sel.letter_json(data["letter"]), data["followups"]
+    return {"cluster": c.cluster, "topic": c.topic, "letter": letter, "followups": followups}
+
+
+def _replay(c: Call[Replay]) -> Any:
+    return svc.dlq_replay(**c.write() | {"target_topic": c.input.target_topic.strip() or None})
+
+
+def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
+    if getattr(c.request, "htmx", False):
+        context = {"result": r, "cluster": c.cluster, "topic": c.topic}
+        return render(c.request, "dashboard/partials/replay_result.html", context)
+    if not r.replayed:
+        return c.back(f"Not replayed: {r.reason}.", "dlq-letter", *c.url, info=True)
+    text = f"Replayed {c.url['dlq_id']} as {r.new_id} to {r.topic} p{r.partition}."
+    return c.back(text, "dlq-letter", *c.url)
+
+
+def _replayed_json(c: Call[Replay], r: Any) -> dict[str, Any]:
+    keys = ("replayed", "new_id", "topic", "partition", "reason")
+    return {key: getattr(r, key) for key in keys}
+
+
+def _deleted_page(c: Call[Reason], deleted: bool) -> HttpResponse:
+    dlq_id = c.url["dlq_id"]
+    return c.back(f"Deleted {dlq_id}." if deleted else f"{dlq_id} was already gone.", "dlq")
+
+
+def _purged_page(c: Call[Purge], removed: int) -> HttpResponse:
+    return c.back(f"Purged {removed} letters from the DLQ of {c.topic}.", "dlq")
+
+
+def export_disposition(topic: str) -> str:
+    """``attachment; filename="dlq-TOPIC.json"`` from the topic's safe characters only
+    (topic names are ``[A-Za-z0-9._-]``; anything else becomes ``_``), properly quoted."""
+    safe = _UNSAFE_FILENAME.sub("_", topic)[:200] or "topic"
+    return content_disposition_header(True, f"dlq-{safe}.json") or "attachment"
+
+
+def _exported(c: Call[Export], letters: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"cluster": c.cluster, "topic": c.topic, "letters": letters}
+
+
+def _export_file(c: Call[Export], letters: list[dict[str, Any]]) -> HttpResponse:
+    body = json.dumps(_exported(c, letters), indent=2, default=str)
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = export_disposition(c.topic)
+    return response
+
+
+def _export_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    return {"ids": data.getlist("id")}
+
+
+LIMITED = (rate_limited("export"),)
+OPERATIONS = (
+    Operation(
+        "One dead letter with its replay history and follow-ups", "dlq", Action.VIEW,
+        run=lambda c: sel.dlq_letter_get(**c.read()),
+        pages=(Page("dlq-letter", PAGE + ID + "/$", template="dashboard/dlq_letter.html",
+                    context=_letter_page),),
+        api=Api("api-dlq-letter", API + ID + "$", answer=_letter_json, loose=True),
+    ),
+    Operation(
+        "Replay one letter", "dlq", Action.REPLAY, Replay, _replay, early=False,
+        pages=(Page("dlq-replay", PAGE + ID + "/replay/$", "POST", answer=_replayed_page),),
+        api=Api("api-dlq-replay", API + ID + "/replay$", "POST", answer=_replayed_json),
+    ),
+    Operation(
+        "Delete one letter", "dlq", Action.DELETE, Reason, early=False,
+        run=lambda c: svc.dlq_delete(**c.write()),
+        pages=(Page("dlq-delete", PAGE + ID + "/delete/$", "POST", answer=_deleted_page),),
+        api=Api("api-dlq-delete", API + ID + "/delete$", "POST",
+                answer=lambda c, deleted: {"id": c.url["dlq_id"], "deleted": deleted}),
+    ),
+    Operation(
+        "Purge the topic's whole DLQ", "dlq", Action.PURGE, Purge, early=False,
+        run=lambda c: svc.dlq_purge(**c.write()),
+        pages=(Page("dlq-purge", PAGE + "purge/$", "POST",
+                    answer=_purged_page),),
+        api=Api("api-dlq-purge", API + "purge$", "POST",
+                answer=lambda c, n: {"topic": c.topic, "purged": n}),
+    ),
+    Operation(
+        "Export letters as JSON (audited)", "dlq", Action.VIEW, Export,
+        run=lambda c: svc.dlq_export(**c.write()),
+        pages=(Page("dlq-export", PAGE + "export/$", "POST", form=_export_form,
+                    answer=_export_file, decorators=LIMITED),),
+        api=Api("api-dlq-export", API + "export$", "POST", answer=_exported, loose=True,
+                decorators=LIMITED),
+    ),
+)  # fmt: skip

@@ -1,0 +1,183 @@
+"""The OpenAPI 3.1 document of ``/api/v1/``, served at ``/api/v1/openapi.json``.
+
+Built from the declared operations (:mod:`dashboard.operations.registry`): the path and
+its parameters from the URL pattern that routes, the query or body from the input struct
+that validates (``msgspec.json.schema_components``), the role from the permission. Routes
+not yet declared keep their rows in :mod:`dashboard.api.openapi.routes` until their area
+moves. Every answer is JSON (exports: CSV or JSON), errors are
+``{"error": "<message>", "status": <code>}``. Authentication: the session cookie
+(browser; writes need the CSRF token) or ``Authorization: Bearer <token>``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import URLPattern, path
+
+from dashboard.api.auth import api_view
+from dashboard.api.openapi.routes import PAGE_TWINS, ROUTES, Route
+from dashboard.operations.declare import Api, Operation
+from dashboard.operations.registry import OPERATIONS
+from dashboard.permissions import Action
+
+__all__ = ["document", "openapi_path", "page_twins", "urlpatterns"]
+
+ERRORS = {
+    "400": "bad parameter or body (nothing was written)",
+    "401": "authentication required",
+    "403": "the role does not allow it (or CSRF check failed)",
+    "404": "unknown cluster, topic, group, letter or job",
+    "429": "over a per-user rate limit (browse, DLQ list, retry browser, exports); see Retry-After",
+    "503": "cluster unreachable",
+}
+PATH_TYPES = {"partition": "integer", "job_id": "string"}
+CONVERTERS = {"int": {"type": "integer"}, "uuid": {"type": "string", "format": "uuid"}}
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {"error": {"type": "string"}, "status": {"type": "integer"}},
+    "required": ["error", "status"],
+}
+REF = "#/components/schemas/{name}"
+_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
+_CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
+
+
+def openapi_path(route: str) -> str:
+    """``api/v1/x/<str:cluster>`` or ``^api/v1/x/(?P<dlq_id>...)$`` -> ``/api/v1/x/{...}``."""
+    route = _CONVERTER.sub(r"{\2}", _GROUP.sub(r"{\1}", route))
+    return "/" + route.replace("^", "").replace("$", "")
+
+
+def _path_params(route: str) -> list[dict[str, Any]]:
+    """The path's parameters, typed by their converter (a regex group: a string)."""
+    names = [(n, "") for n in _GROUP.findall(route)]
+    names += [(n, conv) for conv, n in _CONVERTER.findall(_GROUP.sub("", route))]
+    return [
+        {"name": n, "in": "path", "required": True,
+         "schema": CONVERTERS.get(conv, {"type": "string"})}
+        for n, conv in names
+    ]  # fmt: skip
+
+
+def _responses(ok: str, csv: bool = False) -> dict[str, Any]:
+    content: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
+    if csv:  # format=csv (the default) or json, streamed
+        content = {"text/csv": {"schema": {"type": "string"}}, **content}
+    responses: dict[str, Any] = {ok: {"description": "OK", "content": content}}
+    for code, text in ERRORS.items():
+        responses[code] = {
+            "description": text,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+    return responses
+
+
+def _head(name: str, summary: str, role: str, tag: str) -> dict[str, Any]:
+    return {
+        "operationId": name,
+        "summary": summary,
+        "description": f"Role: {role} or above.",
+        "tags": [tag],
+    }
+
+
+def _row(route: Route) -> dict[str, Any]:
+    """The entry of a route not yet declared (a hand-written row)."""
+    params: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": PATH_TYPES.get(name, "string")}
+            | ({"format": "uuid"} if name == "job_id" else {}),
+        }
+        for name in re.findall(r"{(\w+)}", route.path)
+    ]
+    params += [
+        {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+        | ({"description": text} if text else {})
+        for name, text in route.query.items()
+    ]
+    ok = "201" if route.name == "api-dlq-bulk-preview" else "200"
+    op = _head(route.name, route.summary, route.role, route.tag)
+    op |= {"parameters": params, "responses": _responses(ok, route.tag == "exports")}
+    if route.method == "post":
+        props = {
+            name: {"type": kind, "description": text} for name, (kind, text) in route.body.items()
+        }
+        op["requestBody"] = {
+            "required": False,
+            "content": {"application/json": {"schema": {"type": "object", "properties": props}}},
+        }
+    return op
+
+
+def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any]:
+    """The entry of a declared operation: from its URL pattern and its input struct."""
+    entry = _head(api.name, op.summary, op.role, op.tag)
+    params = _path_params(api.path)
+    name = op.input.__name__
+    if api.method == "GET":
+        props, required = schemas[name].get("properties", {}), schemas[name].get("required", [])
+        params += [
+            {"name": field, "in": "query", "required": field in required, "schema": schema}
+            | ({"description": schema["description"]} if "description" in schema else {})
+            for field, schema in props.items()
+        ]
+    elif schemas[name].get("properties"):
+        content = {"application/json": {"schema": {"$ref": REF.format(name=name)}}}
+        entry["requestBody"] = {"required": False, "content": content}
+    return entry | {"parameters": params, "responses": _responses(str(api.status), api.csv)}
+
+
+def document() -> dict[str, Any]:
+    declared = [(op, op.api) for op in OPERATIONS if op.api is not None]
+    _, schemas = msgspec.json.schema_components(
+        dict.fromkeys(op.input for op, _ in declared), ref_template=REF
+    )
+    names = {api.name for _, api in declared}
+    paths: dict[str, dict[str, Any]] = {}
+    for route in ROUTES:
+        if route.name not in names:
+            paths.setdefault(route.path, {})[route.method] = _row(route)
+    for op, api in declared:
+        paths.setdefault(openapi_path(api.path), {})[api.method.lower()] = _declared(
+            op, api, schemas
+        )
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Operations console API", "version": "1", "description": __doc__ or ""},
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}, {"session": []}],
+        "components": {
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "session": {"type": "apiKey", "in": "cookie", "name": "sessionid"},
+            },
+            "schemas": {"Error": ERROR_SCHEMA, **schemas},
+        },
+        "paths": paths,
+    }
+
+
+def page_twins() -> dict[str, str]:
+    """Page URL name -> its API twin's (the suite fails on a page missing here)."""
+    twins = dict(PAGE_TWINS)
+    for op in OPERATIONS:
+        for page in op.pages:
+            twins[page.name] = op.api.name if op.api is not None else op.twin
+    return twins
+
+
+@api_view("GET", action=Action.VIEW)
+def openapi_json(request: HttpRequest) -> HttpResponse:
+    return JsonResponse(document())
+
+
+urlpatterns: list[URLPattern] = [
+    path("api/v1/openapi.json", openapi_json, name="api-openapi"),
+]

@@ -1,0 +1,52 @@
+"""The topic page's partition panel: per-partition rate, length, memory and their skew (the
+API), and one partition's hot-key sample (an htmx partial, a plain page without htmx)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.permissions import Action
+from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
+
+__all__ = ["OPERATIONS"]
+
+TEMPLATE = "dashboard/hot_keys.html"
+TOPIC = "clusters/<str:cluster>/topics/<str:topic>/partitions"
+
+
+class Window(msgspec.Struct):
+    window: Annotated[str, msgspec.Meta(description="rate window: 5m (default), 15m or 1h")] = ""
+
+
+class Sample(msgspec.Struct):
+    count: Annotated[
+        str | None, msgspec.Meta(description="entries sampled (default 500, at most 2000)")
+    ] = None
+
+
+def _partitions(c: Call[Window]) -> dict[str, Any]:
+    data = partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window or "5m")
+    return {"cluster": c.cluster, **data}
+
+
+def _hot_keys(c: Call[Sample]) -> dict[str, Any]:
+    return hot_keys_get(**c.read())
+
+
+OPERATIONS = (
+    Operation(
+        "Per partition: produce rate, length, memory, and the skew (max vs mean)", "topics",
+        Action.VIEW, Window, _partitions, api=Api("api-topic-partitions", "api/v1/" + TOPIC),
+    ),
+    Operation(
+        "The most frequent message keys of the newest entries of one partition (a sample)",
+        "topics", Action.VIEW, Sample, _hot_keys,
+        pages=(Page("hot-keys", TOPIC + "/<int:partition>/hot-keys/", template=TEMPLATE,
+                    region="sample", context=lambda c, sample: {"sample": sample}),),
+        api=Api("api-hot-keys", "api/v1/" + TOPIC + "/<int:partition>/hot-keys",
+                answer=lambda c, sample: {"cluster": c.cluster, **sample}),
+    ),
+)  # fmt: skip

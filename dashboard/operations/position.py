@@ -1,0 +1,110 @@
+"""Group position (Admin only): the form, its dry run (an htmx partial) and the move.
+
+The page's form names the target ``kind``, ``time_value`` / ``id_value`` and ``scope``
+(``all`` or ``some`` with ``partitions`` text); the JSON sends
+``{"target": {"kind", "value"}, "partitions": [0, 2] | "all"}``. :func:`_form` reads the
+first into the second. The move answers like ``mqcore group set-position --json``; a
+group a pipeline moves is refused (409) without ``force``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from django.http import QueryDict
+
+from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.permissions import Action
+from dashboard.selectors import position as sel
+from dashboard.services import position as svc
+
+__all__ = ["OPERATIONS"]
+
+KINDS = ("earliest", "latest", "time", "id")
+TEMPLATE = "dashboard/position.html"
+PAGE = "clusters/<str:cluster>/topics/<str:topic>/groups/<str:group>/position/"
+API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/groups/<str:group>/position"
+Text = Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")]
+
+
+class Target(msgspec.Struct):
+    """Where the group moves to."""
+
+    kind: Annotated[str, msgspec.Meta(description="latest, earliest, time or id")]
+    value: Annotated[
+        str | int | None, msgspec.Meta(description="the time or id (time and id kinds)")
+    ] = None
+
+
+class Plan(msgspec.Struct):
+    """The target, and the partitions to move."""
+
+    target: Target
+    partitions: Annotated[
+        list[int] | str, msgspec.Meta(description='partition numbers, or "all"')
+    ] = "all"
+
+
+class Move(Plan):
+    """The target, the partitions, and the confirmation."""
+
+    reason: Text = ""
+    confirm: Annotated[str, msgspec.Meta(description="the group name, typed again")] = ""
+    force: Annotated[
+        bool, msgspec.Meta(description="move a group a pipeline moves (refused, 409, without it)")
+    ] = False
+
+
+def _fields(data: QueryDict) -> dict[str, Any]:
+    """The form as the page shows it again: kind, its value, scope and partitions text."""
+    kind = data.get("kind", "") or "earliest"
+    value = data.get(f"{kind}_value", "") if kind in ("time", "id") else ""
+    scope = data.get("scope", "all")
+    partitions = "all" if scope != "some" else data.get("partitions", "")
+    return {"kind": kind, "value": value, "partitions": partitions, "scope": scope}
+
+
+def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    form = _fields(data)
+    target = {"kind": form["kind"], "value": form["value"]}
+    return {**read, "target": target, "partitions": form["partitions"]}
+
+
+def _context(key: str) -> Any:
+    """The page's context: the form shown again, and the plan or the result under ``key``."""
+
+    def context(call: Call[Any], result: Any) -> dict[str, Any]:
+        request = call.request
+        form = _fields(request.POST if request.method == "POST" else request.GET)
+        return {"form": form, "kinds": KINDS} | ({key: result} if key else {})
+
+    return context
+
+
+def _flat(args: dict[str, Any]) -> dict[str, Any]:
+    """The input's target spread into ``kind`` and ``value``, as selector and service take it."""
+    target = args.pop("target")
+    return args | {"kind": target.kind, "value": target.value}
+
+
+OPERATIONS = (
+    Operation(
+        "The position form", "groups", Action.SET_POSITION, twin="api-group-position-plan",
+        pages=(Page("group-position", PAGE, template=TEMPLATE, context=_context("")),),
+    ),
+    Operation(
+        "Dry run of a group position move", "groups", Action.SET_POSITION, Plan,
+        run=lambda c: sel.position_plan_get(**_flat(c.read())),
+        pages=(Page("group-position-plan", PAGE + "plan/", template=TEMPLATE, region="plan",
+                    form=_form, context=_context("plan")),),
+        api=Api("api-group-position-plan", API + "/plan", "POST"),
+    ),
+    Operation(
+        "Move a group's position (skip or reprocess)", "groups", Action.SET_POSITION, Move,
+        run=lambda c: svc.set_group_position(**_flat(c.write())),
+        pages=(Page("group-position-move", PAGE + "move/", "POST", TEMPLATE, form=_form,
+                    context=_context("result")),),
+        api=Api("api-group-position", API, "POST"),
+    ),
+)  # fmt: skip

@@ -1,0 +1,108 @@
+"""A topic's retention tab: floors, each rule's next delete, a what-if, and "trim now".
+
+The view is a live, bounded read (:mod:`dashboard.selectors.retention`); typing rules
+in the form shows what they would do (htmx swaps the view region, a plain GET works
+too). Trimming goes through :mod:`dashboard.services.retention` (purge permission,
+reason, the topic name typed, audited). Rules given by none: the cluster's. The form
+and the query name opt-out groups comma-separated, the JSON as a list.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from django.http import QueryDict
+
+from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.permissions import Action, actions_for, can_map
+from dashboard.selectors.pages.params import parse_int
+from dashboard.selectors.retention import policy_from_form, retention_get
+from dashboard.services import retention as svc
+
+__all__ = ["OPERATIONS"]
+
+TEMPLATE = "dashboard/retention.html"
+PAGE = "clusters/<str:cluster>/topics/<str:topic>/retention/"
+API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/retention"
+
+
+class Rules(msgspec.Struct):
+    """Retention rules (none: the cluster's)."""
+
+    maxlen: (
+        Annotated[int, msgspec.Meta(description="keep at most this many entries per partition")]
+        | None
+    ) = None
+    max_age: Annotated[str, msgspec.Meta(description="delete entries older than, e.g. 7d")] = ""
+    consumed: Annotated[
+        bool, msgspec.Meta(description="delete entries every group read and acked")
+    ] = False
+    ignore_groups: Annotated[
+        list[str],
+        msgspec.Meta(description="groups whose unread entries may go (comma-separated in a query)"),
+    ] = []
+
+
+class WhatIf(Rules):
+    """What the rules would delete (a what-if), a page of partitions."""
+
+    page: Annotated[int, msgspec.Meta(ge=1, le=100_000, description="32 partitions a page")] = 1
+
+
+class Trim(Rules):
+    """The rules to trim by, the topic name typed again, and why."""
+
+    reason: Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")] = ""
+    confirm: Annotated[str, msgspec.Meta(description="the topic name, again")] = ""
+
+
+def _policy(rules: Rules) -> Any:
+    groups = [g for text in rules.ignore_groups for g in text.replace(",", " ").split()]
+    fields = {"maxlen": rules.maxlen, "max_age": rules.max_age, "consumed": rules.consumed}
+    return policy_from_form(fields | {"ignore_groups": groups})
+
+
+def _view(c: Call[Any], page: int | None = None) -> dict[str, Any]:
+    """The view by the input's rules; the trim page's shows the page its query names."""
+    page = page or parse_int(c.request.GET.get("page"), "page", default=1, minimum=1) or 1
+    policy = _policy(c.input)
+    return retention_get(user=c.user, cluster=c.cluster, topic=c.topic, policy=policy, page=page)
+
+
+def _trim(c: Call[Trim]) -> dict[str, Any]:
+    return svc.trim_topic(acting_user=c.user, cluster=c.cluster, topic=c.topic,
+                          policy=_policy(c.input), reason=c.input.reason,
+                          confirm=c.input.confirm, origin=c.origin)  # fmt: skip
+
+
+def _fields(data: QueryDict) -> dict[str, Any]:
+    """The form as the page shows it again."""
+    text = {f: (data.get(f) or "").strip() for f in ("maxlen", "max_age", "ignore_groups")}
+    return text | {"consumed": data.get("consumed") in ("1", "on", "true")}
+
+
+def _context(c: Call[Any], result: Any) -> dict[str, Any]:
+    trimmed = c.request.method == "POST"
+    can = can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))
+    form = _fields(c.request.POST if trimmed else c.request.GET)
+    return {"form": form, "can": can} | (
+        {"d": _view(c), "result": result} if trimmed else {"d": result}
+    )
+
+
+OPERATIONS = (
+    Operation(
+        "Per partition: group floors and what each retention rule would delete next",
+        "retention", Action.VIEW, WhatIf, lambda c: _view(c, c.input.page),
+        pages=(Page("topic-retention", PAGE, template=TEMPLATE, region="view", context=_context),),
+        api=Api("api-topic-retention", API),
+    ),
+    Operation(
+        "Trim the topic's partitions now (never past a group's unread entries)",
+        "retention", Action.PURGE, Trim, early=False,
+        run=_trim,
+        pages=(Page("topic-retention-trim", PAGE + "trim/", "POST", TEMPLATE, context=_context),),
+        api=Api("api-topic-retention-trim", API + "/trim", "POST"),
+    ),
+)  # fmt: skip

@@ -1,0 +1,78 @@
+"""The incident timeline: a cluster's (with a topic filter), a topic's tab, and the JSON.
+
+Filters live in the query string (kind checkboxes, group, since/until, topic); the
+filter form updates the list region through htmx and works as a plain GET. Events come
+newest first; ``next_before`` (null on the last page) is the next page's ``before``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.permissions import Action
+from dashboard.selectors.pages.snapshot import now_ms
+from dashboard.selectors.pages.timeline import KINDS, parse_kinds, parse_time, timeline_get
+
+__all__ = ["OPERATIONS"]
+
+When = "(epoch ms or ISO time, UTC when no zone)"
+
+
+class Filters(msgspec.Struct):
+    """The timeline's filters and page."""
+
+    topic: Annotated[str, msgspec.Meta(description="one topic")] = ""
+    kind: Annotated[
+        list[str], msgspec.Meta(description="event kinds (repeated or comma-separated)")
+    ] = []
+    group: Annotated[str, msgspec.Meta(description="one group")] = ""
+    since: Annotated[str, msgspec.Meta(description=f"from {When}")] = ""
+    until: Annotated[str, msgspec.Meta(description=f"to {When}")] = ""
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="1..500, default 100")] = 100
+    before: Annotated[str, msgspec.Meta(description="next_before of the previous answer")] = ""
+
+
+def _chosen(c: Call[Filters]) -> dict[str, Any]:
+    """The filters as read: the topic (the URL's, else the query's), kinds and group."""
+    f = c.input
+    topic = c.url.get("topic") or f.topic.strip() or None
+    return {"topic": topic, "kinds": parse_kinds(f.kind), "group": f.group.strip() or None}
+
+
+def _timeline(c: Call[Filters]) -> dict[str, Any]:
+    f, chosen = c.input, _chosen(c)
+    times: dict[str, Any] = {
+        "since_ms": parse_time(f.since, "since"),
+        "until_ms": parse_time(f.until, "until"),
+    }
+    before = f.before.strip() or None
+    return timeline_get(c.cluster, user=c.user, **chosen, **times, limit=f.limit, before=before)
+
+
+def _page(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
+    chosen, f = _chosen(c), c.input
+    return {"topic": c.url.get("topic"), "picked_topic": chosen["topic"] or "", "kinds": KINDS,
+            "chosen": chosen["kinds"], "group": chosen["group"] or "", "since": f.since,
+            "until": f.until, "d": data, "now_ms": now_ms()}  # fmt: skip
+
+
+def _json(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
+    chosen = _chosen(c)
+    return {"cluster": c.cluster, **chosen, "kinds": chosen["kinds"] or list(KINDS),
+            "events": data["events"], "next_before": data["next_before"]}  # fmt: skip
+
+
+CLUSTER = "clusters/<str:cluster>/"
+OPERATIONS = (
+    Operation(
+        "Incident timeline, newest first", "timeline", Action.VIEW, Filters, _timeline,
+        pages=tuple(Page(name, CLUSTER + path, template="dashboard/timeline.html", region="list",
+                         context=_page)
+                    for name, path in (("timeline", "timeline/"),
+                                       ("topic-timeline", "topics/<str:topic>/timeline/"))),
+        api=Api("api-timeline", "api/v1/" + CLUSTER + "timeline", answer=_json),
+    ),
+)  # fmt: skip
