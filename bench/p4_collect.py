@@ -193,9 +193,8 @@ def run_collect(
         _django(server.url, store_url)
         from django.conf import settings
 
-        from dashboard.clusters import console_keys, console_redis
+        from dashboard.clusters import admin, console_keys, console_redis
         from dashboard.collectors.passes import collect_cluster
-        from dashboard.collectors.sources import SnapshotCollector
         from dashboard.store import POINT, ConsoleStore, series_bytes, tiers
 
         store = ConsoleStore(console_redis(), console_keys())
@@ -212,7 +211,9 @@ def run_collect(
                 console_redis(), lambda: collect_cluster("bench", claim=False, store=store)
             )
             store_ms.append(st_ms)
-            snap_only.append(elapsed_ms(lambda: SnapshotCollector("bench").fetch_dict()))
+            snap_only.append(
+                elapsed_ms(lambda: admin("bench").snapshot_dict(batch=500, last_ids=False))
+            )
         _w, raw_redis = redis_time_ms(client, lambda: _raw_pass(client, config, names, partitions))
         # transparency: a pass that cannot reuse anything from the previous one
         # (every partition changed: the snapshot's per-partition cache is cleared)

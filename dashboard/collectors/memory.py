@@ -17,7 +17,7 @@ from typing import Any
 
 from dashboard.collectors.series import MEMORY_METRIC
 
-__all__ = ["MemoryPass", "memory_mark", "memory_pass", "memory_pick"]
+__all__ = ["MemoryPass", "memory_of", "memory_pass", "memory_pick"]
 
 Points = list[tuple[int, float]]
 
@@ -97,8 +97,8 @@ def memory_pass(
     return out
 
 
-def memory_mark(snap: dict[str, Any], state: Mapping[str, Any]) -> None:
-    """Put each topic's latest memory (or None before its first sample) into the snapshot."""
-    for topic in snap.get("topics") or []:
-        mem = state.get(str(topic.get("topic")))
-        topic["memory"] = dict(mem) if isinstance(mem, Mapping) else None
+def memory_of(state: Mapping[str, Any], topic: str) -> dict[str, Any] | None:
+    """A topic's latest memory for the snapshot (``topic["memory"]``), None before its first
+    sample."""
+    mem = state.get(topic)
+    return dict(mem) if isinstance(mem, Mapping) else None

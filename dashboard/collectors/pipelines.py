@@ -8,8 +8,8 @@ Java's housekeeper counts it: :mod:`mqcore.lease_keeper`); the console
 recognises it from these records (never from its name), shows its checkpoint
 health instead of "unowned" partitions and raises no ownership alarm for it.
 
-:func:`pipeline_groups_mark` is pure: the collector pass calls it with the
-snapshot dict and the checkpoint summaries before statuses are evaluated.
+:func:`pipeline_marks` is pure: the pass derives them from the checkpoint summaries and
+sets each on its snapshot group (``group["pipeline"]``) before statuses are evaluated.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["PIPELINE_HEALTH", "pipeline_groups_mark", "pipeline_health"]
+__all__ = ["PIPELINE_HEALTH", "pipeline_health", "pipeline_marks"]
 
 # health of a pipeline, best first
 PIPELINE_HEALTH = ("ok", "no_checkpoint", "stale", "failing")
@@ -60,14 +60,10 @@ def pipeline_health(
     return "ok", f"last completed checkpoint {age // 1000} s ago", age
 
 
-def pipeline_groups_mark(
-    snap: dict[str, Any],
-    summaries: Iterable[Mapping[str, Any]],
-    *,
-    now_ms: int,
-    max_age_ms: int,
+def pipeline_marks(
+    summaries: Iterable[Mapping[str, Any]], *, now_ms: int, max_age_ms: int
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """Set ``group["pipeline"]`` on every snapshot group a pipeline moves; return them.
+    """(topic, group) -> the mark of the pipeline that moves that group.
 
     The mark: ``name``, ``last_checkpoint_ms`` (last completed), ``checkpoint_age_ms``,
     ``failed_checkpoints`` (the pipeline's count), ``last_failed_ms``, ``health``
@@ -94,12 +90,4 @@ def pipeline_groups_mark(
             "health_reason": reason,
             "others": [],
         }
-    for topic in snap.get("topics") or []:
-        if not isinstance(topic, dict):
-            continue
-        for group in topic.get("groups") or []:
-            if isinstance(group, dict):
-                mark = by_pair.get((str(topic.get("topic")), str(group.get("group"))))
-                if mark is not None:
-                    group["pipeline"] = mark
     return by_pair

@@ -20,7 +20,7 @@ entries a pass; past that budget the alert says the rule *may* delete).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from mqcore.retention import JavaRetention, RetentionPolicy
 from mqcore.retention.counting import Counter, id_ms, older
 from mqcore.retention.floor import group_floor, id_after
 
-__all__ = ["HEADROOM", "PROBE_ENTRIES", "retention_risk_mark"]
+__all__ = ["HEADROOM", "PROBE_ENTRIES", "retention_risks"]
 
 HEADROOM = 10  # a rule is near when a tenth of its bound is left
 PROBE_ENTRIES = 20_000  # entries a pass may count to settle a backlog's size
@@ -159,35 +159,35 @@ def _cut(row: _Row, cut: str | None, rule: _Rule, risk: _Risk, now: int, may: bo
         risk.hit(rule.by, 0 if may else 1, now, may=may)
 
 
-def retention_risk_mark(
-    snap: dict[str, Any],
+def retention_risks(
+    snap: Mapping[str, Any],
     policy: RetentionPolicy,
     java: JavaRetention | None,
     counter_for: CounterFor | None = None,
     probe_entries: int = PROBE_ENTRIES,
-) -> None:
-    """Set ``group["retention_risk"]`` (partitions, entries lost at least, by which rules,
-    when the first goes, whether it only *may*) on each group a rule is about to take
-    backlog entries from; clear it on the others. ``counter_for(topic, partition)`` counts
-    a backlog the snapshot cannot tell (None: such a backlog counts as "may")."""
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """(topic, group) -> its risk (partitions, entries lost at least, by which rules, when
+    the first goes, whether it only *may*), for each group a rule is about to take backlog
+    entries from. ``counter_for(topic, partition)`` counts a backlog the snapshot cannot tell
+    (None: such a backlog counts as "may"): the pass's read end calls this, as it reads."""
     budget = _Budget(counter_for, probe_entries)
     now = int(snap.get("taken_at_ms") or 0)
-    checked = java is not None or bool(policy.ignore_groups and policy.enabled)
+    risks: dict[tuple[str, str], dict[str, Any]] = {}
+    if java is None and not (policy.ignore_groups and policy.enabled):
+        return risks
     for topic in snap.get("topics") or []:
-        groups = topic.get("groups") or []
-        for group in groups:
-            group.pop("retention_risk", None)
-        if checked:
-            _topic(topic, groups, policy, java, budget, now)
+        _topic(topic, topic.get("groups") or [], policy, java, budget, now, risks)
+    return risks
 
 
 def _topic(
-    topic: dict[str, Any],
+    topic: Mapping[str, Any],
     groups: list[dict[str, Any]],
     policy: RetentionPolicy,
     java: JavaRetention | None,
     budget: _Budget,
     now: int,
+    risks: dict[tuple[str, str], dict[str, Any]],
 ) -> None:
     name = str(topic.get("topic"))
     leases = topic.get("leases") or []
@@ -227,7 +227,7 @@ def _topic(
                 parts.append(row.partition)
                 total.merge(risk)
         if parts:
-            group["retention_risk"] = {
+            risks[name, gname] = {
                 "partitions": parts,
                 "lost_at_least": total.lost,
                 "by": sorted(total.by),

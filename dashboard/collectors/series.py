@@ -4,10 +4,8 @@ roll-up buckets of the coarse tiers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
-
-from dashboard.store import Tier
 
 __all__ = [
     "GROUP_METRICS",
@@ -19,7 +17,6 @@ __all__ = [
     "partition_points",
     "partition_produced",
     "series_points",
-    "tier_points",
 ]
 
 TOPIC_METRICS = (
@@ -134,32 +131,3 @@ def partition_produced(topic: Mapping[str, Any]) -> list[float | None]:
         if 0 <= n < count:
             out[n] = value
     return out
-
-
-def tier_points(
-    triples: list[tuple[str, str, float]],
-    buckets: Mapping[str, int],
-    now_ms: int,
-    all_tiers: Sequence[Tier],
-) -> tuple[dict[str, list[tuple[str, str, float]]], dict[str, int], dict[str, int]]:
-    """This pass's points, the new last bucket per coarse tier, and the buckets that closed.
-
-    Raw gets every pass's points. A coarse tier's point for a bucket is rolled up
-    from the raw points of that bucket when it closes (the first pass of a later
-    bucket): the max of a gauge, the last value of a counter (see
-    :func:`dashboard.store.rollup_value`). The first pass ever closes nothing.
-    """
-    points: dict[str, list[tuple[str, str, float]]] = {}
-    new_buckets = dict(buckets)
-    closed: dict[str, int] = {}
-    for tier in all_tiers:
-        if tier.bucket_s == 0:
-            points[tier.name] = triples
-            continue
-        bucket = now_ms // 1000 // tier.bucket_s
-        previous = new_buckets.get(tier.name)
-        if previous != bucket:
-            if previous is not None and previous < bucket:
-                closed[tier.name] = int(previous)
-            new_buckets[tier.name] = bucket
-    return points, new_buckets, closed

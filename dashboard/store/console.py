@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import msgspec
@@ -23,7 +24,7 @@ from dashboard.store.batches import WHAT
 from dashboard.store.incidents import IncidentPage, incidents_commands, incidents_read
 from dashboard.store.keys import ConsoleKeys
 from dashboard.store.pieces import read_pieces
-from dashboard.store.points import tiers
+from dashboard.store.points import tier_points, tiers
 from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
@@ -31,7 +32,7 @@ from mqcore.clock import now_ms
 from mqcore.models import ClusterSnapshot, snapshot_decode, snapshot_encode
 from mqcore.wire import Chunked, Command, Wire
 
-__all__ = ["ConsoleStore", "PassPoints", "SnapshotRead"]
+__all__ = ["ConsoleStore", "OpenPass", "PassPoints", "SnapshotRead"]
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +172,33 @@ class ConsoleStore:
         holder = self.r.get(key)
         return holder is not None and holder.decode() == token
 
+    def pass_open(
+        self,
+        cluster: str,
+        *,
+        now_ms: int,
+        claim: tuple[int, str, int] | None,
+        gather_when_claimed: bool = False,
+    ) -> OpenPass | None:
+        """The start of a pass: ``claim`` (slot, token, seconds) the slot (:meth:`slot_claim`;
+        None: no claim), the previous pass's state (:meth:`state_get`), the roll-up buckets
+        this pass closes and the sender of its series points (None: another run holds the
+        slot and, with ``gather_when_claimed``, the pass writes nothing; without, no pass:
+        None)."""
+        mine = claim is None or self.slot_claim(cluster, *claim)
+        if not mine and not gather_when_claimed:
+            return None
+        previous = self.state_get(cluster)
+        every_pass, buckets, rollups = tier_points(
+            [], previous["state"].get("buckets") or {}, now_ms, tiers()
+        )
+        points = (
+            self.points_sender(cluster, now_ms, every_pass=list(every_pass), rollups=rollups)
+            if mine
+            else None
+        )
+        return OpenPass(previous, points, buckets, rollups)
+
     def state_get(self, cluster: str) -> dict[str, Any]:
         """Everything a pass needs from the previous one (the big values in pieces).
 
@@ -214,8 +242,11 @@ class ConsoleStore:
         slot: int | None,
         rollups: Mapping[str, int] | None = None,
         appended: Callable[[], Lengths] | None = None,
-    ) -> None:
-        """Write one pass: series points first, then everything else in one MULTI/EXEC.
+        mutes_of: Sequence[str] = (),
+    ) -> dict[str, dict[str, Any]]:
+        """Write one pass: series points first, then everything else in one MULTI/EXEC;
+        return the silences and acknowledgements of the alert ids ``mutes_of`` (the alerts
+        this pass opened or resolved: :meth:`mutes_get`).
 
         ``incidents`` are this pass's incident events (:mod:`dashboard.store.incidents`).
         ``points`` maps a tier name to (metric, entity, value) triples for this pass.
@@ -271,6 +302,7 @@ class ConsoleStore:
             values.versioned_put(("state", cluster), None, None)
         trim_over_cap(self.r, lengths, now_ms)
         forget_vanished(self.r, keys, cluster, now_ms)
+        return self.mutes_get(cluster, mutes_of) if mutes_of else {}
 
     def points_sender(
         self,
@@ -352,6 +384,16 @@ def _lease_row(e: Mapping[str, Any]) -> dict[str, Any]:
         "partition": e.get("partition"),
         **extra,
     }
+
+
+@dataclass
+class OpenPass:
+    """A pass begun (:meth:`ConsoleStore.pass_open`)."""
+
+    previous: dict[str, Any]  # state, lease_state, health, alerts (:meth:`ConsoleStore.state_get`)
+    points: PassPoints | None  # its series points' sender; None: nothing is written
+    buckets: dict[str, int]  # the last bucket per coarse tier, for the next pass's state
+    rollups: dict[str, int]  # coarse tier -> the bucket this pass closes
 
 
 class PassPoints:

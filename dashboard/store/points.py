@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -35,6 +35,7 @@ __all__ = [
     "series_bytes",
     "tier_for",
     "tier_limits",
+    "tier_points",
     "tiers",
     "trim_points",
 ]
@@ -141,3 +142,32 @@ def tier_limits(tier: Tier, point: struct.Struct) -> tuple[int, int]:
     max_points = tier.retention_s // (tier.bucket_s or interval) + 1
     slack = max(2, max_points // 10)
     return max_points, (max_points + slack + 1) * point.size
+
+
+def tier_points(
+    triples: list[tuple[str, str, float]],
+    buckets: Mapping[str, int],
+    now_ms: int,
+    all_tiers: Sequence[Tier],
+) -> tuple[dict[str, list[tuple[str, str, float]]], dict[str, int], dict[str, int]]:
+    """This pass's points, the new last bucket per coarse tier, and the buckets that closed.
+
+    Raw gets every pass's points. A coarse tier's point for a bucket is rolled up
+    from the raw points of that bucket when it closes (the first pass of a later
+    bucket): the max of a gauge, the last value of a counter (see
+    :func:`rollup_value`). The first pass ever closes nothing.
+    """
+    points: dict[str, list[tuple[str, str, float]]] = {}
+    new_buckets = dict(buckets)
+    closed: dict[str, int] = {}
+    for tier in all_tiers:
+        if tier.bucket_s == 0:
+            points[tier.name] = triples
+            continue
+        bucket = now_ms // 1000 // tier.bucket_s
+        previous = new_buckets.get(tier.name)
+        if previous != bucket:
+            if previous is not None and previous < bucket:
+                closed[tier.name] = int(previous)
+            new_buckets[tier.name] = bucket
+    return points, new_buckets, closed

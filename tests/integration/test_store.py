@@ -189,7 +189,7 @@ def test_points_are_appended_while_the_pass_runs_on(
 ) -> None:
     """The store appends a pass's points while the pass goes on; a pass that fails after
     sending them leaves the store connection clean (replies read)."""
-    import dashboard.collectors.passes as passes
+    import dashboard.collectors.derive as passes  # the pass's derive stage
 
     Topics(mq_config).create("orders", 2, groups=["billing"])
     Producer(mq_config).send("orders", "m", key="k")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.collectors.retention_risk import retention_risk_mark
+from dashboard.collectors.retention_risk import retention_risks
 from mqcore.retention import JavaRetention, RetentionPolicy
 
 JAVA = JavaRetention(maxlen=1_000, retention_ms=None, frontier_trim=False)
@@ -22,6 +22,17 @@ def snap(pending_id: str | None, *, lag: int = 0, pending: int = 1, length: int 
     }  # fmt: skip
     group = {"group": "g", "partitions": [row], "retention_risk": {"stale": True}}
     return {"taken_at_ms": 10_000, "topics": [{"topic": "t", "groups": [group], "leases": []}]}
+
+
+def retention_risk_mark(s: Any, *args: Any, **kwargs: Any) -> None:
+    """The risks set on the snapshot's groups as the pass's derive stage sets them."""
+    risks = retention_risks(s, *args, **kwargs)
+    for topic in s["topics"]:
+        for group in topic["groups"]:
+            group.pop("retention_risk", None)
+            risk = risks.get((topic["topic"], group["group"]))
+            if risk is not None:
+                group["retention_risk"] = risk
 
 
 def no_counter(topic: str, partition: int) -> Any:

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("mqcore", "dashboard", "config", "pipelines", "scripts")
-MAX_LINES = 400
+MAX_LINES = 600  # module size follows the concept (issue 31); past it, a docstring says why
 # redis-py internals: a library's private state is not an API (it bypasses retries,
 # re-authentication and RESP3 push handling)
 PRIVATE_REDIS = re.compile(r"\._sock\b|\bnext_health_check\b|\._parser\b|\._buffer\b")

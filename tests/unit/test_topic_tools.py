@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-from dashboard.collectors.memory import memory_mark, memory_pass, memory_pick
+from dashboard.collectors.memory import memory_of, memory_pass, memory_pick
 from dashboard.collectors.series import partition_points, partition_produced
 from dashboard.services.exports import export_filename
 from mqcore.admin.partitions import skew
@@ -57,8 +57,9 @@ def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
     assert failed.errors == ["1 topics: ConnectionError"]
     assert failed.state == done.state
     assert failed.cursor == 1
-    memory_mark(snap, done.state)
-    assert snap["topics"][0]["memory"]["bytes"] == 100.0
+    topic_memory = memory_of(done.state, snap["topics"][0]["topic"])
+    assert topic_memory is not None
+    assert topic_memory["bytes"] == 100.0
 
 
 def test_partition_produced_prefers_exact_group_counts() -> None:

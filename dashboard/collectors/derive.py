@@ -1,0 +1,296 @@
+"""The derive stage of a collector pass: what the pass stores, from what it read and the
+previous pass's state. Nothing here does I/O.
+
+- :func:`derive_snapshot`: the stored snapshot and the next collector state: each group's
+  pipeline mark (:mod:`.pipelines`), statuses and status windows (:mod:`dashboard.status`),
+  the retention risks and topic memory the read end measured, the MQ Redis run id;
+- :func:`derive_outcome`: the rest of a successful pass: lease and incident diffs
+  (:mod:`.leases`, :mod:`.incidents`), collector health, the alert transition
+  (:mod:`dashboard.alerts`);
+- :func:`derive_failure`: a pass whose read failed: health, the collector alerts and the
+  first failure's incident.
+
+The series points are derived by :mod:`.series` as the store takes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from dashboard.alerts import (
+    RULES,
+    AlertThresholds,
+    AlertTransition,
+    alert_conditions,
+    alert_transition,
+)
+from dashboard.collectors.incidents import collector_failure_event, incident_diff
+from dashboard.collectors.leases import lease_diff
+from dashboard.collectors.memory import memory_of
+from dashboard.collectors.pipelines import pipeline_marks
+from dashboard.collectors.read import Reading
+from dashboard.collectors.series import PARTITION_SAMPLE_MS
+from dashboard.status import Thresholds, snapshot_enrich
+
+__all__ = [
+    "Outcome",
+    "PassRules",
+    "Previous",
+    "derive_failure",
+    "derive_outcome",
+    "derive_snapshot",
+    "pass_rules",
+]
+
+Previous = Mapping[str, Any]  # the store's state_get: state, lease_state, health, alerts
+
+
+@dataclass(frozen=True, slots=True)
+class PassRules:
+    """The settings a pass derives with."""
+
+    status: Thresholds
+    alerts: AlertThresholds
+    per_topic: Mapping[str, Mapping[str, Any]]
+    dlq_window_ms: int
+    interval_ms: int
+    restart_hold_ms: int
+    dlq_burst: int
+
+
+def pass_rules() -> PassRules:
+    """The status and alert thresholds and the other rules of a pass, from the settings."""
+    samples = max(1, int(settings.STATUS_WINDOW_SAMPLES))
+    interval_s = max(1, int(settings.COLLECT_INTERVAL_S))
+    stop_s = float(settings.STATUS_STOP_AFTER_S) or samples * interval_s
+    return PassRules(
+        status=Thresholds(
+            window_samples=samples,
+            allowed_lag=int(settings.STATUS_ALLOWED_LAG),
+            stop_after_ms=int(stop_s * 1000),
+        ),
+        alerts=AlertThresholds(
+            status_for_ms=int(settings.ALERT_STATUS_FOR_S) * 1000,
+            dlq_growth=int(settings.ALERT_DLQ_GROWTH),
+            oldest_pending_ms=int(settings.ALERT_OLDEST_PENDING_S) * 1000,
+            checkpoint_age_ms=int(settings.ALERT_CHECKPOINT_AGE_S) * 1000,
+            collector_failures=int(settings.ALERT_COLLECTOR_FAILURES),
+            memory_growth_bytes=int(settings.ALERT_MEMORY_GROWTH_MB) * 2**20,
+            memory_growth_share=float(settings.ALERT_MEMORY_GROWTH_SHARE),
+        ),
+        per_topic=settings.STATUS_TOPIC_THRESHOLDS,
+        dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
+        interval_ms=interval_s * 1000,
+        restart_hold_ms=int(settings.ALERT_RESTART_HOLD_S) * 1000,
+        dlq_burst=int(settings.INCIDENT_DLQ_BURST),
+    )
+
+
+@dataclass
+class Outcome:
+    """What a pass stores besides its series points (``snapshot`` None: the read failed)."""
+
+    snapshot: dict[str, Any] | None
+    state: dict[str, Any]
+    lease_state: dict[str, Any] | None
+    incidents: list[dict[str, Any]]
+    health: dict[str, Any]
+    transition: AlertTransition
+    error: str | None = None
+    changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
+
+
+def _health(previous: Previous, now_ms: int) -> dict[str, Any]:
+    health = dict(previous["health"])
+    health.update(runs=int(health.get("runs") or 0) + 1, last_run_ms=now_ms)
+    return health
+
+
+def derive_snapshot(
+    reading: Reading,
+    previous: Previous,
+    *,
+    cluster: str,
+    rules: PassRules,
+    now_ms: int,
+    buckets: Mapping[str, int],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The stored snapshot (the read one, which the pass owns, with what is derived set on
+    its topics and groups) and the next collector state."""
+    snap = reading.snapshot
+    assert snap is not None  # a failed read is derive_failure's
+    state: Mapping[str, Any] = previous["state"]
+    snap["pipelines"] = reading.pipelines or snap.get("pipelines") or []
+    marks = pipeline_marks(
+        snap["pipelines"],
+        now_ms=int(snap["taken_at_ms"]),
+        max_age_ms=rules.alerts.checkpoint_age_ms,
+    )
+    new_state: dict[str, Any] = dict(state)
+    if reading.memory is not None:
+        new_state.update(
+            memory=reading.memory.state,
+            memory_cursor=reading.memory.cursor,
+            partition_sample=now_ms // PARTITION_SAMPLE_MS,
+        )
+    for topic in snap.get("topics") or ():  # before statuses: a pipeline group is alive
+        name = str(topic.get("topic"))
+        for group in topic.get("groups") or ():
+            mark = marks.get((name, str(group.get("group"))))
+            if mark is not None:
+                group["pipeline"] = mark
+    snap, windows = snapshot_enrich(
+        snap,
+        state,
+        cluster=cluster,
+        defaults=rules.status,
+        per_topic=rules.per_topic,
+        dlq_window_ms=rules.dlq_window_ms,
+    )
+    memory: Mapping[str, Any] = new_state.get("memory") or {}
+    for topic in snap.get("topics") or ():
+        name = str(topic.get("topic"))
+        for group in topic.get("groups") or ():
+            group.pop("retention_risk", None)
+            risk = reading.risks.get((name, str(group.get("group"))))
+            if risk is not None:
+                group["retention_risk"] = risk
+        topic["memory"] = memory_of(memory, name)
+    new_state.update(windows, buckets=dict(buckets))
+    return snap, new_state
+
+
+def derive_outcome(
+    snap: dict[str, Any],
+    state: dict[str, Any],
+    reading: Reading,
+    previous: Previous,
+    *,
+    cluster: str,
+    rules: PassRules,
+    now_ms: int,
+    elapsed_ms: float,
+) -> Outcome:
+    """The rest of a successful pass: lease and incident diffs, health, alerts."""
+    old: Mapping[str, Any] = previous["state"]
+    health = _health(previous, now_ms)
+    if reading.java is not None:
+        health["java"] = reading.java
+    if reading.redis is not None:
+        health["redis"] = reading.redis
+    state.update(_restart_check(old, snap, health, now_ms, rules.restart_hold_ms))
+    lease_changes, lease_state = lease_diff(previous["lease_state"], snap, now_ms)
+    restart = health.get("redis_restart") or {}
+    incidents, state["incidents"] = incident_diff(
+        old.get("incidents"),
+        snap,
+        lease_changes,
+        now_ms=now_ms,
+        previous_run_id=old.get("run_id"),
+        last_success_ms=previous["health"].get("last_success_ms"),
+        interval_ms=rules.interval_ms,
+        dlq_burst=rules.dlq_burst,
+        missing_groups=(restart.get("missing_groups") or [])
+        if restart.get("at_ms") == now_ms
+        else [],
+    )
+    topics = snap.get("topics") or []
+    health.update(
+        ok=True,
+        error=None,
+        duration_ms=round(elapsed_ms, 1),
+        last_success_ms=now_ms,
+        consecutive_errors=0,
+        redis_run_id=snap.get("redis_run_id") or "",
+        topics=len(topics),
+        partitions=sum(int(t.get("partitions") or 0) for t in topics),
+        commands=snap.get("commands") or 0,
+        snapshot_ms=round(float(snap.get("elapsed_ms") or 0.0), 1),
+    )
+    transition = alert_transition(
+        previous["alerts"],
+        old.get("alert_pending") or {},
+        alert_conditions(snap, health, rules.alerts),
+        cluster=cluster,
+        now_ms=now_ms,
+        for_ms={"status": rules.alerts.status_for_ms},
+        evaluated_rules=set(RULES),
+    )
+    state["alert_pending"] = transition.pending
+    snap["elapsed_ms"] = round(elapsed_ms, 1)
+    return Outcome(
+        snap, state, lease_state, incidents, health, transition, None, _changed(transition)
+    )
+
+
+def derive_failure(
+    reading: Reading,
+    previous: Previous,
+    *,
+    cluster: str,
+    rules: PassRules,
+    now_ms: int,
+    elapsed_ms: float,
+) -> Outcome:
+    """A pass whose read failed: health, the alerts a failed pass can tell (collector,
+    restart), the incident of the first failure of a run."""
+    error = str(reading.error)
+    health = _health(previous, now_ms)
+    health.update(
+        ok=False,
+        error=error[:500],
+        duration_ms=round(elapsed_ms, 1),
+        errors=int(health.get("errors") or 0) + 1,
+        consecutive_errors=int(health.get("consecutive_errors") or 0) + 1,
+    )
+    state = dict(previous["state"])
+    transition = alert_transition(
+        previous["alerts"],
+        state.get("alert_pending") or {},
+        alert_conditions(None, health, rules.alerts),
+        cluster=cluster,
+        now_ms=now_ms,
+        for_ms={},
+        evaluated_rules={"collector", "redis_restart"},
+    )
+    state["alert_pending"] = transition.pending
+    failed = collector_failure_event(error, now_ms, int(health["consecutive_errors"]))
+    incidents = [failed] if failed else []
+    return Outcome(None, state, None, incidents, health, transition, error, _changed(transition))
+
+
+def _changed(transition: AlertTransition) -> list[str]:
+    return [str(a["id"]) for a in (*transition.opened, *transition.resolved)]
+
+
+def _restart_check(
+    state: Mapping[str, Any],
+    snap: Mapping[str, Any],
+    health: dict[str, Any],
+    now_ms: int,
+    hold_ms: int,
+) -> dict[str, Any]:
+    """Redis restarted without persistence (run id changed, known groups gone): report it in
+    ``health`` for a while, never recreate the groups; return the state to keep."""
+    groups = sorted(
+        f"{t['topic']}/{g['group']}"
+        for t in snap.get("topics") or []
+        for g in t.get("groups") or []
+    )
+    known = state.get("groups") or []
+    old_run = state.get("run_id")
+    restart = health.get("redis_restart")
+    new_run = snap.get("redis_run_id") or ""
+    if old_run and new_run and old_run != new_run:
+        missing = sorted(set(known) - set(groups))
+        health["restarted_at_ms"] = now_ms
+        if missing:
+            restart = {"at_ms": now_ms, "run_id": new_run, "missing_groups": missing}
+    if restart and now_ms - int(restart["at_ms"]) > hold_ms:
+        restart = None
+    health["redis_restart"] = restart
+    return {"groups": groups, "run_id": new_run}

@@ -1,0 +1,120 @@
+"""The read end of a collector pass: everything a pass needs from the MQ Redis, gathered
+before anything is derived.
+
+:func:`read_cluster` takes the cluster's clients once (:mod:`dashboard.clusters`) and
+reads the admin snapshot (:mod:`mqcore.snapshot`, without the partitions' last ids that no
+group's position tells), the pipeline checkpoints and, once a minute, the Java and Redis
+health probes and a rotating share of the topics' memory
+(:mod:`dashboard.collectors.memory`). The retention rules' risks are read here too: a
+backlog the snapshot cannot tell is counted on the MQ Redis, a bounded read
+(:mod:`dashboard.collectors.retention_risk`). A failure of the snapshot or checkpoint
+reads is the :class:`Reading`'s ``error``; a probe's failure only leaves its part out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from dashboard import clusters
+from dashboard.collectors.memory import MemoryPass, Points, memory_pass
+from dashboard.collectors.retention_risk import retention_risks
+from mqcore.admin import Admin
+from mqcore.admin.interop import java_kryo_seen
+from mqcore.admin.partitions import topic_memory
+from mqcore.admin.redis_health import redis_health
+from mqcore.config import redact_urls
+from mqcore.errors import MQError
+from mqcore.retention.counting import Counter
+
+__all__ = ["History", "Reading", "read_cluster"]
+
+log = logging.getLogger(__name__)
+
+History = Callable[[list[str]], dict[str, Points]]  # topic -> its memory_bytes points
+
+
+@dataclass
+class Reading:
+    """What one pass read: the snapshot (None when the read failed: ``error``), the
+    pipelines' checkpoint summaries and, on a sampled pass, the probes."""
+
+    snapshot: dict[str, Any] | None
+    pipelines: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    sampled: bool = False  # the once-a-minute reads were made
+    java: dict[str, Any] | None = None
+    redis: dict[str, Any] | None = None
+    memory: MemoryPass | None = None
+    risks: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+
+def read_cluster(
+    cluster: str,
+    state: Mapping[str, Any],
+    *,
+    now_ms: int,
+    sampled: bool,
+    history: History,
+    batch: int = 500,
+) -> Reading:
+    """One pass's reads of ``cluster`` (``state``: the previous pass's collector state, for
+    the memory probe's turn); never raises for MQ-side failures."""
+    admin = clusters.admin(cluster)
+    checkpoints = clusters.checkpoints(cluster)
+    policy, java = clusters.retention_policy(cluster), clusters.java_retention(cluster)
+    try:
+        snap = admin.snapshot_dict(batch=batch, last_ids=False)
+        pipelines = [dict(s) for s in checkpoints.summaries()]
+    except Exception as exc:
+        error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
+        log.warning("collector %s failed: %s", cluster, error)
+        return Reading(None, error=error)
+    snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
+    reading = Reading(snap, pipelines, sampled=sampled)
+    reading.risks = retention_risks(snap, policy, java, lambda t, p: backlog(admin, t, p))
+    if sampled:
+        names = [str(t.get("topic")) for t in snap.get("topics") or []]
+        try:  # once a minute: does a Java service write Kryo data here? how is Redis?
+            reading.java = {
+                **java_kryo_seen(admin.client, admin.keys, names),
+                "configured": admin.config.encoding,
+            }
+            reading.redis = redis_health(admin.client)
+        except MQError as exc:
+            log.info("collector %s: Java or Redis health probe failed: %s", cluster, exc)
+        reading.memory = _memory(admin, snap, state, history, now_ms)
+        if reading.memory.errors:
+            errors = ", ".join(reading.memory.errors[:5])
+            log.info("collector %s: memory probe failed on %s", cluster, errors)
+    return reading
+
+
+def backlog(admin: Admin, topic: str, partition: int) -> Counter:
+    """Bounded counts of a partition stream's entries (a backlog the snapshot cannot tell)."""
+    return Counter(admin.client, admin.keys.partition(topic, partition))
+
+
+def _memory(
+    admin: Admin,
+    snap: Mapping[str, Any],
+    state: Mapping[str, Any],
+    history: History,
+    now_ms: int,
+) -> MemoryPass:
+    """This minute's share of the per-topic memory samples (``MEMORY USAGE ... SAMPLES n``
+    of the next topics' partition streams, one pipeline)."""
+    samples = int(settings.MEMORY_PROBE_SAMPLES)
+    return memory_pass(
+        snap,
+        state.get("memory") or {},
+        int(state.get("memory_cursor") or 0),
+        fetch=lambda topics: topic_memory(admin.client, admin.keys, topics, samples=samples),
+        history=history,
+        now_ms=now_ms,
+        budget=max(1, int(settings.MEMORY_PROBE_STREAMS)),
+    )
