@@ -28,9 +28,7 @@ from dashboard.alerts import (
     alert_conditions,
     alert_transition,
 )
-from dashboard.collectors.incidents import collector_failure_event, incident_diff
-from dashboard.collectors.leases import lease_diff
-from dashboard.collectors.memory import memory_of
+from dashboard.collectors.incidents import collector_failure_event, incident_diff, lease_diff
 from dashboard.collectors.pipelines import pipeline_marks
 from dashboard.collectors.read import Reading
 from dashboard.collectors.series import PARTITION_SAMPLE_MS
@@ -43,6 +41,7 @@ __all__ = [
     "derive_failure",
     "derive_outcome",
     "derive_snapshot",
+    "memory_of",
     "pass_rules",
 ]
 
@@ -102,6 +101,13 @@ class Outcome:
     transition: AlertTransition
     error: str | None = None
     changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
+
+
+def memory_of(state: Mapping[str, Any], topic: str) -> dict[str, Any] | None:
+    """A topic's latest memory for the snapshot (``topic["memory"]``), None before its first
+    sample."""
+    mem = state.get(topic)
+    return dict(mem) if isinstance(mem, Mapping) else None
 
 
 def _health(previous: Previous, now_ms: int) -> dict[str, Any]:

@@ -23,11 +23,13 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 
+from dashboard.alert_mutes import mute_applies
 from dashboard.clusters import console_store
 from dashboard.collectors.derive import (
     Outcome,
@@ -36,7 +38,6 @@ from dashboard.collectors.derive import (
     derive_snapshot,
     pass_rules,
 )
-from dashboard.collectors.notify import alert_events
 from dashboard.collectors.read import read_cluster
 from dashboard.collectors.series import (
     MEMORY_METRIC,
@@ -48,7 +49,7 @@ from dashboard.store import ConsoleStore
 from mqcore import clock
 from mqcore.snapshot import gc_paused
 
-__all__ = ["PassResult", "collect_cluster"]
+__all__ = ["PassResult", "alert_events", "collect_cluster"]
 
 
 @dataclass
@@ -177,3 +178,22 @@ def _result(
         else [],
         alerts_open=len(transition.open) if mutes is not None else None,
     )
+
+
+def alert_events(
+    opened: list[dict[str, Any]],
+    resolved: list[dict[str, Any]],
+    *,
+    mutes: Mapping[str, Mapping[str, Any]] | None = None,
+    now_ms: int = 0,
+) -> list[dict[str, Any]]:
+    """The events a pass reports: one per alert opened, then one per alert resolved,
+    leaving out the alerts a silence or acknowledgement in ``mutes`` (alert id -> mute) mutes."""
+    mutes = mutes or {}
+
+    def loud(alert: Mapping[str, Any]) -> bool:
+        return not mute_applies(mutes.get(str(alert.get("id"))), alert, now_ms)
+
+    return [{"event": "opened", "alert": a} for a in opened if loud(a)] + [
+        {"event": "resolved", "alert": a} for a in resolved if loud(a)
+    ]

@@ -4,9 +4,9 @@ before anything is derived.
 :func:`read_cluster` takes the cluster's clients once (:mod:`dashboard.clusters`) and
 reads the admin snapshot (:mod:`mqcore.snapshot`, without the partitions' last ids that no
 group's position tells), the pipeline checkpoints and, once a minute, the Java and Redis
-health probes and a rotating share of the topics' memory
-(:mod:`dashboard.collectors.memory`). The retention rules' risks are read here too: a
-backlog the snapshot cannot tell is counted on the MQ Redis, a bounded read
+health probes and a rotating share of the topics' memory (:func:`memory_pass`). The
+retention rules' risks are read here too: a backlog the snapshot cannot tell is counted on
+the MQ Redis, a bounded read
 (:mod:`dashboard.collectors.retention_risk`). A failure of the snapshot or checkpoint
 reads is the :class:`Reading`'s ``error``; a probe's failure only leaves its part out.
 """
@@ -21,8 +21,8 @@ from typing import Any
 from django.conf import settings
 
 from dashboard import clusters
-from dashboard.collectors.memory import MemoryPass, Points, memory_pass
 from dashboard.collectors.retention_risk import retention_risks
+from dashboard.collectors.series import MEMORY_METRIC
 from mqcore.admin import Admin
 from mqcore.admin.interop import java_kryo_seen
 from mqcore.admin.partitions import topic_memory
@@ -31,10 +31,11 @@ from mqcore.config import redact_urls
 from mqcore.errors import MQError
 from mqcore.retention.counting import Counter
 
-__all__ = ["History", "Reading", "read_cluster"]
+__all__ = ["History", "MemoryPass", "Reading", "memory_pass", "memory_pick", "read_cluster"]
 
 log = logging.getLogger(__name__)
 
+Points = list[tuple[int, float]]
 History = Callable[[list[str]], dict[str, Points]]  # topic -> its memory_bytes points
 
 
@@ -65,8 +66,8 @@ def read_cluster(
     """One pass's reads of ``cluster`` (``state``: the previous pass's collector state, for
     the memory probe's turn); never raises for MQ-side failures."""
     admin = clusters.admin(cluster)
-    checkpoints = clusters.checkpoints(cluster)
     policy, java = clusters.retention_policy(cluster), clusters.java_retention(cluster)
+    checkpoints = clusters.checkpoints(cluster)
     try:
         snap = admin.snapshot_dict(batch=batch, last_ids=False)
         pipelines = [dict(s) for s in checkpoints.summaries()]
@@ -118,3 +119,90 @@ def _memory(
         now_ms=now_ms,
         budget=max(1, int(settings.MEMORY_PROBE_STREAMS)),
     )
+
+
+# --- per-topic memory ----------------------------------------------------------------------------
+# Per-topic memory: what a topic's partition streams take in Redis, sampled with a bounded
+# cost and kept as the ``memory_bytes`` series and in the snapshot (``topic["memory"]``).
+#
+# Once a minute the pass asks ``MEMORY USAGE key SAMPLES n`` (one pipeline) of the partition
+# streams of the next topics in turn (at most ``MEMORY_PROBE_STREAMS`` streams; the cursor in the
+# collector state says where the next minute starts), so a deployment of any size costs
+# the same per minute and every topic is measured every ``topics x partitions / budget``
+# minutes. The growth the ``memory_growth`` alert watches is the newest sample against the
+# oldest one of the ``MEMORY_GROWTH_WINDOW_S`` window (from the stored series).
+
+
+@dataclass
+class MemoryPass:
+    points: list[tuple[str, str, float]] = field(default_factory=list)
+    state: dict[str, dict[str, Any]] = field(default_factory=dict)  # topic -> latest memory
+    cursor: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def memory_pick(
+    topics: list[tuple[str, int]], cursor: int, budget: int
+) -> tuple[list[tuple[str, int]], int]:
+    """The topics (name, partitions) from ``cursor`` on (wrapping) whose streams fit in
+    ``budget`` (always at least one), and the cursor of the next minute."""
+    if not topics:
+        return [], 0
+    start = cursor % len(topics)
+    picked: list[tuple[str, int]] = []
+    streams = 0
+    for i in range(len(topics)):
+        name, parts = topics[(start + i) % len(topics)]
+        if picked and streams + parts > budget:
+            break
+        picked.append((name, parts))
+        streams += parts
+    return picked, (start + len(picked)) % len(topics)
+
+
+def memory_pass(
+    snap: Mapping[str, Any],
+    previous: Mapping[str, Any],
+    cursor: int,
+    *,
+    fetch: Callable[[list[tuple[str, int]]], dict[str, list[int | None]]],
+    history: Callable[[list[str]], dict[str, Points]],
+    now_ms: int,
+    budget: int,
+) -> MemoryPass:
+    """Measure the next topics: their points, the new per-topic memory state (topics gone
+    from the snapshot dropped) and the next cursor. When the read fails, topics keep their
+    last values."""
+    topics = [
+        (str(t["topic"]), int(t.get("partitions") or 0))
+        for t in snap.get("topics") or []
+        if not t.get("error")
+    ]
+    names = {name for name, _ in topics}
+    out = MemoryPass(state={k: dict(v) for k, v in previous.items() if k in names})
+    picked, out.cursor = memory_pick(topics, cursor, budget)
+    measured: dict[str, float] = {}
+    per_partition: dict[str, list[int | None]] = {}
+    try:
+        got = fetch(picked) if picked else {}
+    except Exception as exc:  # the probe's failure never fails the pass: last values stay
+        out.errors.append(f"{len(picked)} topics: {type(exc).__name__}")
+        got = {}
+    for name, sizes in got.items():
+        known = [s for s in sizes if s is not None]
+        if known:
+            measured[name] = float(sum(known))
+            per_partition[name] = list(sizes)
+    past = history(sorted(measured)) if measured else {}
+    for name, value in measured.items():
+        points = [p for p in past.get(name) or [] if p[0] < now_ms]
+        start_ms, start = points[0] if points else (now_ms, value)
+        out.state[name] = {
+            "bytes": value,
+            "at_ms": now_ms,
+            "from_bytes": start,
+            "from_ms": int(start_ms),
+            "partitions": per_partition[name],
+        }
+        out.points.append((MEMORY_METRIC, name, value))
+    return out

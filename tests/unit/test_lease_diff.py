@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.collectors.leases import lease_diff
+from dashboard.collectors.incidents import lease_diff
 
 NOW = 1_767_225_600_000
 
