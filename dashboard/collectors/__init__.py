@@ -1,12 +1,12 @@
-"""Collectors: what one pass over a cluster gathers, derives and stores.
+"""Collectors: one pass over a cluster, open -> read -> derive -> write.
 
-- :mod:`.sources`: the collector classes, one ``fetch()`` each (admin snapshot,
-  pipeline checkpoints).
-- :mod:`.passes`: :func:`~.passes.collect_cluster`, the pass over one cluster that
-  the Celery task and ``manage.py collect`` call.
-- :mod:`.leases`: lease ownership changes between two passes (the lease timeline).
-- :mod:`.series`: the time-series points of a pass and their roll-up tiers.
-- :mod:`.thresholds`: status and alert thresholds from the settings.
-- :mod:`.notify`: alert opens/closes of a pass, and their webhook delivery.
-- :mod:`.memory`: per-topic memory, a rotating share of the topics sampled once a minute.
+- :mod:`.passes`: :func:`~.passes.collect_cluster`, the pass the Celery task and
+  ``manage.py collect`` call, and the alert events it reports.
+- :mod:`.read`: its read end on the MQ Redis (snapshot, checkpoints, probes, the
+  retention rules' backlogs, the rotating memory probe).
+- :mod:`.derive`: its derive stage (pure): the stored snapshot and state, health, alerts.
+- :mod:`.series`: the time-series points of a pass.
+- :mod:`.incidents`: incident events and lease ownership changes between two passes.
+- :mod:`.pipelines`, :mod:`.retention_risk`: pipeline groups' marks, retention risks.
+- :mod:`.notify`: delivery of alert opens/closes to the webhook; :mod:`.pass_log`: the log.
 """

@@ -36,6 +36,8 @@ __all__ = ["ConsoleStore", "OpenPass", "PassPoints", "SnapshotRead"]
 
 log = logging.getLogger(__name__)
 
+CHUNKED_TOPICS = 2_000  # topics from which a snapshot's JSON is sent in parts (about 10 MB)
+
 
 class SnapshotRead(NamedTuple):
     """The stored snapshot of a cluster: ``snapshot`` (None before the first pass or when
@@ -361,13 +363,16 @@ def _alerts_commands(
     return cmds
 
 
-def _parts(value: Mapping[str, Any]) -> Chunked:
-    """``value``'s JSON as the parts :func:`values.dump_parts` makes, encoded once now to
-    know their lengths and again as the transaction sends them: the 28 MB of a 50,000-partition
-    snapshot are never held whole (a second encoding costs a few tens of milliseconds)."""
-    return Chunked(
-        tuple(len(p) for p in values.dump_parts(value)), lambda: values.dump_parts(value)
-    )
+def _parts(value: Mapping[str, Any]) -> bytes | Chunked:
+    """``value``'s JSON; a big one (:data:`CHUNKED_TOPICS` topics and more) as the parts
+    :func:`values.dump_parts` makes, encoded once now to know their lengths and again as the
+    transaction sends them: the 28 MB of a 50,000-partition snapshot are never held whole
+    (the second encoding costs 60-80 ms there; a small snapshot is encoded once)."""
+    topics = value.get("topics")
+    if not isinstance(topics, list) or len(topics) < CHUNKED_TOPICS:
+        return values.dumps(value)
+    sizes = tuple(len(part) for part in values.dump_parts(value))
+    return Chunked(sizes, lambda: values.dump_parts(value))
 
 
 def _version(now_ms: int) -> str:

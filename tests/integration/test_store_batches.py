@@ -23,7 +23,7 @@ from dashboard.store.batches import (
     send_batched,
 )
 from mqcore.errors import ConnectionLostError
-from mqcore.wire import BIG_ARGUMENT, Wire
+from mqcore.wire import BIG_ARGUMENT, Chunked, Wire
 
 pytestmark = [pytest.mark.redis]
 
@@ -227,3 +227,27 @@ def test_series_of_vanished_entities_are_deleted_past_the_longest_retention(
     # "late" was created after the last refresh: indexed by the pass after its own
     assert console_r.exists(keys.series("gc", "raw", "lag", "late"))
     assert console_r.zrange(keys.series_index("gc"), 0, -1) == [b"lag\x1fkept", b"lag\x1flate"]
+
+
+def test_transaction_sends_a_chunked_value_as_its_parts_are_made(console_r: redis.Redis) -> None:
+    """A big value made in parts while it is sent (a pass's snapshot JSON) lands whole; a part
+    of another length than announced is refused before anything is written."""
+    parts = [b"x" * BIG_ARGUMENT, b"\r\n" * 10, b"tail"]
+    made: list[int] = []
+
+    def make() -> list[bytes]:
+        made.append(1)
+        return parts
+
+    chunked = Chunked(tuple(len(p) for p in parts), make)
+    assert Wire(console_redis(), 1).transaction([("SET", "tx:parts", chunked), ("DEL", "z")]) == [
+        b"OK",
+        0,
+    ]
+    assert console_r.get("tx:parts") == b"".join(parts)
+    assert made == [1]
+    wrong = Chunked((1, 2), lambda: [b"a", b"bcd"])
+    with pytest.raises((ValueError, redis.ConnectionError)):
+        Wire(console_redis(), 1).transaction([("SET", "tx:wrong", wrong)])
+    assert not console_r.exists("tx:wrong")
+    assert console_redis().ping()
