@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from config.celery import app as celery_app  # the app this process queues tasks on
+from config.celery import app as current_app  # the app this process queues tasks on
 from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
@@ -213,7 +213,7 @@ def dlq_bulk_start(
         audit.leave_open()  # the job's runner writes the outcome (complete_job_audit)
     if enqueue:
         try:
-            celery_app.send_task(REPLAY_TASK, args=(str(job.pk),))
+            current_app.send_task(REPLAY_TASK, args=(str(job.pk),))
         except Exception as exc:
             ReplayJob.objects.filter(pk=job.pk).update(
                 status=ReplayJobStatus.FAILED, error=f"could not enqueue: {exc}"
