@@ -9,16 +9,30 @@ from __future__ import annotations
 
 from django.urls import URLPattern
 
-from dashboard.operations import dlq, partitions, position, retention, timeline
+from dashboard.operations import (
+    access,
+    browse,
+    dlq,
+    partitions,
+    pipelines,
+    position,
+    retention,
+    retries,
+    timeline,
+)
 from dashboard.operations.declare import Operation
 
 __all__ = ["OPERATIONS", "urlpatterns"]
 
 AREAS = (
+    access,
+    browse,
     dlq,
     partitions,
+    pipelines,
     position,
     retention,
+    retries,
     timeline,
 )
 
