@@ -30,25 +30,23 @@ ROW_PAYLOAD_CHARS = 300
 LIMITED = (rate_limited("browse", filters=BROWSE_FILTERS),)
 
 
-class Browse(msgspec.Struct):
-    partition: Annotated[str, M(description="one partition (default: all)")] = ""
-    order: Annotated[str, M(description="newest (default) or oldest first")] = ""
-    from_id: Annotated[str, M(description="start at this entry id (inclusive)")] = ""
-    from_time: Annotated[str, M(description="start at this time (epoch ms or ISO time, UTC)")] = ""
-    limit: Annotated[str, M(description="messages per page (default 50, at most 500)")] = ""
-    max_scan: Annotated[
-        str, M(description="entries scanned at most (default 10000, at most 100000)")
-    ] = ""
-    cursor: Annotated[str, M(description="next_cursor of the previous page of the same query")] = ""
-    key: Annotated[str, M(description="message key, exactly")] = ""
-    header: Annotated[str, M(description="NAME (present) or NAME=VALUE")] = ""
-    text: Annotated[str, M(description="payload or headers contain (case-insensitive)")] = ""
-    where: Annotated[
-        str, M(description='expression, e.g. payload.customer == "c-1" and payload.amount > 100')
-    ] = ""
-    max_bytes: Annotated[
-        str, M(description="payload bytes per message (default 1024, at most 65536)")
-    ] = ""
+QUERY = {
+    "partition": "one partition (default: all)",
+    "order": "newest (default) or oldest first",
+    "from_id": "start at this entry id (inclusive)",
+    "from_time": "start at this time (epoch ms or ISO time, UTC)",
+    "limit": "messages per page (default 50, at most 500)",
+    "max_scan": "entries scanned at most (default 10000, at most 100000)",
+    "cursor": "next_cursor of the previous page of the same query",
+    "key": "message key, exactly",
+    "header": "NAME (present) or NAME=VALUE",
+    "text": "payload or headers contain (case-insensitive)",
+    "where": 'expression, e.g. payload.customer == "c-1" and payload.amount > 100',
+    "max_bytes": "payload bytes per message (default 1024, at most 65536)",
+}  # BROWSE_PARAMS, as the document describes them (the selector reads the query)
+Browse = msgspec.defstruct(
+    "Browse", [(n, Annotated[str, M(description=d)], "") for n, d in QUERY.items()]
+)
 
 
 class ProduceForm(msgspec.Struct):

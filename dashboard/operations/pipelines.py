@@ -23,8 +23,8 @@ API = "api/v1/clusters/<str:cluster>/pipelines"
 
 
 class History(msgspec.Struct):
-    before: Annotated[int, M(ge=0, description="cursor: a page's next_before")] | None = None
-    limit: Annotated[int, M(ge=0, le=200, description="page size (default 20)")] | None = None
+    before: Annotated[Annotated[int, M(ge=0)] | None, M(description="a page's next_before")] = None
+    limit: Annotated[Annotated[int, M(ge=0, le=200)] | None, M(description="page size (20)")] = None
 
 
 def _before(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:

@@ -40,12 +40,7 @@ class RetryFilter(msgspec.Struct):
     partition: Annotated[Value, M(description="the item's partition")] = None
 
 
-class RetryPage(msgspec.Struct):
-    state: Annotated[str, M(description="all, due (due now) or scheduled (later)")] = ""
-    order: Annotated[str, M(description="asc (soonest due first) or desc")] = ""
-    key: Annotated[str, M(description="message key")] = ""
-    text: Annotated[str, M(description="payload or header text contains")] = ""
-    partition: Annotated[str, M(description="the item's partition")] = ""
+class RetryPage(RetryFilter):
     limit: Annotated[str, M(description="1..500")] = ""
     cursor: Annotated[str, M(description="next_cursor of the previous page")] = ""
     offset: Annotated[str, M(description="items to skip (unfiltered lists)")] = ""
