@@ -1,6 +1,5 @@
-"""Access administration: users and roles, topic-scoped groups and their members,
-sensitive topics, who can see what. Only an unscoped Admin (the selectors and services
-decide); a page's write comes back to its section of the overview."""
+"""Access administration, for an unscoped Admin only (the selectors and services decide);
+a page's write comes back to its section of the overview."""
 
 from __future__ import annotations
 

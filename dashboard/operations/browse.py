@@ -1,7 +1,5 @@
-"""The topic message browser (a bounded scan, filters, cursor paging; payloads masked
-without the right to see them) and "produce a test message". A bad filter, or a bad
-produce form, shows the page's form again with the error (400); the produce form's
-headers are ``NAME=VALUE`` lines, the JSON's an object."""
+"""The message browser and "produce a test message". A bad filter or produce form shows
+the browser's form again with the error (400); the form's headers are ``NAME=VALUE`` lines."""
 
 from __future__ import annotations
 
@@ -70,11 +68,9 @@ def _browse(c: Call[Any]) -> dict[str, Any]:
 
 
 def _next_query(params: QueryDict, cursor: str | None) -> str:
-    if not cursor:
-        return ""
     query = params.copy()
-    query["cursor"] = cursor
-    return query.urlencode()
+    query["cursor"] = cursor or ""
+    return query.urlencode() if cursor else ""
 
 
 def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:

@@ -1,6 +1,5 @@
-"""The checkpoints pages (after Flink's checkpoint tab): the pipelines of a cluster and
-one pipeline's summary, cards and history (a page by ``before``); htmx polls the live
-region. The page ignores a bad ``before`` (the first page), the API refuses it."""
+"""The checkpoints pages (after Flink's checkpoint tab; htmx polls the live region). The
+page ignores a bad ``before`` (the first page), the API refuses it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The retry browser: the topics with retry backlogs, one topic's retry set by due time
-(filters, cursor paging; htmx swaps the list), and retry now / delete over named items
-or all matching a filter. The page's form names ``id`` (or ``one``) and the filter's
+"""The retry browser. The write form names ``id`` (or one row's ``one``) and the filter's
 fields, the JSON ``ids`` and ``filter``; the page comes back to the list, same filter."""
 
 from __future__ import annotations
@@ -77,8 +75,6 @@ def _cluster(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write(action: str, summary: str) -> Operation:
-    """Retry now or delete; the page comes back to the list with the same filter."""
-
     def run(c: Call[RetryAct]) -> dict[str, Any]:
         kw = c.write()
         flt = {k: v for k, v in msgspec.structs.asdict(kw.pop("filter")).items() if v is not None}
