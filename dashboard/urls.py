@@ -40,7 +40,6 @@ from dashboard.views import (
     ops,
     pages,
     payloads,
-    pending_actions,
     retries,
 )
 
@@ -54,7 +53,6 @@ urlpatterns = [
     *browse.urlpatterns,
     *dlq.urlpatterns,
     *exports.urlpatterns,
-    *pending_actions.urlpatterns,
     *retries.urlpatterns,
     *payloads.urlpatterns,
     *audit.urlpatterns,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern
 
-from dashboard.operations import dlq, partitions, position, retention, timeline
+from dashboard.operations import dlq, partitions, pending_actions, position, retention, timeline
 from dashboard.operations.declare import Operation
 
 __all__ = ["OPERATIONS", "urlpatterns"]
@@ -17,6 +17,7 @@ __all__ = ["OPERATIONS", "urlpatterns"]
 AREAS = (
     dlq,
     partitions,
+    pending_actions,
     position,
     retention,
     timeline,
