@@ -31,7 +31,6 @@ from dashboard.operations import openapi, registry
 from dashboard.views import (
     access,
     alert_actions,
-    audit,
     browse,
     checkpoints,
     dlq,
@@ -55,7 +54,6 @@ urlpatterns = [
     *exports.urlpatterns,
     *retries.urlpatterns,
     *payloads.urlpatterns,
-    *audit.urlpatterns,
     *checkpoints.urlpatterns,
     *ops.urlpatterns,
     *alert_actions.urlpatterns,

@@ -1,9 +1,7 @@
-"""JSON API of the dead-letter and audit area: twins of the pages, same permissions.
+"""JSON API of the dead-letter list: the twin of the page, same permissions.
 
 - ``GET  /api/v1/clusters/<c>/topics/<t>/dlq`` letters newest first (``before`` cursor,
   ``limit``, filters ``text``, ``partition``, ``key``, ``since``, ``until``)
-- ``GET  /api/v1/audit`` actions newest first (``actor``, ``action``, ``topic``, ``since``,
-  ``until``, ``before`` id cursor, ``limit``)
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from django.urls import URLPattern, path
 from dashboard.api.auth import ApiParamError, api_view
 from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
-from dashboard.selectors import audit as audit_sel
 from dashboard.selectors import dlq as sel
 
 MAX_LIMIT = 200
@@ -54,29 +51,6 @@ def dlq_list(request: HttpRequest, cluster: str, topic: str) -> HttpResponse:
     )
 
 
-@api_view("GET", action=Action.VIEW)
-def audit_list(request: HttpRequest) -> HttpResponse:
-    filters = audit_sel.AuditFilters.from_query(request.GET)
-    before_raw = request.GET.get("before", "")
-    if before_raw and not before_raw.isdigit():
-        raise ApiParamError("before: an audit event id")
-    limit = _limit(request)
-    events = list(
-        audit_sel.audit_list(
-            filters=filters, user=request.user, before=int(before_raw) if before_raw else None
-        )[: limit + 1]
-    )
-    more = len(events) > limit
-    events = events[:limit]
-    return JsonResponse(
-        {
-            "events": [audit_sel.audit_event_json(e) for e in events],
-            "next_before": events[-1].pk if more and events else None,
-        }
-    )
-
-
 urlpatterns: list[URLPattern] = [
     path("api/v1/clusters/<str:cluster>/topics/<str:topic>/dlq", dlq_list, name="api-dlq"),
-    path("api/v1/audit", audit_list, name="api-audit"),
 ]

@@ -1,8 +1,4 @@
-"""JSON twins of the collectors page and the audit chain check.
-
-- ``GET  /api/v1/collectors`` the collector's last pass per visible cluster
-- ``GET  /api/v1/audit/verify`` the audit chain check (cached like the page's)
-"""
+"""JSON twin of the collectors page: ``GET /api/v1/collectors``."""
 
 from __future__ import annotations
 
@@ -13,7 +9,6 @@ from django.urls import URLPattern, path
 from dashboard.api.auth import api_view
 from dashboard.permissions import Action
 from dashboard.selectors.collectors import collector_rows
-from dashboard.services.audit import audit_verify_cached
 
 __all__ = ["urlpatterns"]
 
@@ -25,23 +20,6 @@ def collectors(request: HttpRequest) -> HttpResponse:
     )
 
 
-@api_view("GET", action=Action.VIEW)
-def audit_verify(request: HttpRequest) -> HttpResponse:
-    report, checked_at = audit_verify_cached()
-    return JsonResponse(
-        {
-            "intact": report.intact,
-            "checked": report.checked,
-            "first_broken_id": report.first_broken_id,
-            "problem": report.problem,
-            "unsigned": report.unsigned,
-            "summary": str(report),
-            "checked_at": checked_at,
-        }
-    )
-
-
 urlpatterns: list[URLPattern] = [
     path("api/v1/collectors", collectors, name="api-collectors"),
-    path("api/v1/audit/verify", audit_verify, name="api-audit-verify"),
 ]

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from django.urls import URLPattern
 
-from dashboard.operations import dlq, partitions, pending_actions, position, retention, timeline
+from dashboard.operations import (
+    audit,
+    dlq,
+    partitions,
+    pending_actions,
+    position,
+    retention,
+    timeline,
+)
 from dashboard.operations.declare import Operation
 
 __all__ = ["OPERATIONS", "urlpatterns"]
 
 AREAS = (
+    audit,
     dlq,
     partitions,
     pending_actions,
