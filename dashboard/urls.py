@@ -17,11 +17,9 @@ api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 """
 
 from dashboard.api import access as api_access
-from dashboard.api import alerts as api_alerts
 from dashboard.api import browse as api_browse
 from dashboard.api import dlq as api_dlq
 from dashboard.api import exports as api_exports
-from dashboard.api import ops as api_ops
 from dashboard.api import pages as api_pages
 from dashboard.api import payloads as api_payloads
 from dashboard.api import pipelines as api_pipelines
@@ -30,13 +28,11 @@ from dashboard.api import retries as api_retries
 from dashboard.operations import openapi, registry
 from dashboard.views import (
     access,
-    alert_actions,
     browse,
     checkpoints,
     dlq,
     exports,
     health,
-    ops,
     pages,
     payloads,
     retries,
@@ -55,8 +51,6 @@ urlpatterns = [
     *retries.urlpatterns,
     *payloads.urlpatterns,
     *checkpoints.urlpatterns,
-    *ops.urlpatterns,
-    *alert_actions.urlpatterns,
     *access.urlpatterns,
     *api_pages.urlpatterns,
     *api_browse.urlpatterns,
@@ -64,9 +58,7 @@ urlpatterns = [
     *api_pipelines.urlpatterns,
     *api_retries.urlpatterns,
     *api_payloads.urlpatterns,
-    *api_alerts.urlpatterns,
     *api_access.urlpatterns,
     *api_exports.urlpatterns,
     *api_replay_jobs.urlpatterns,
-    *api_ops.urlpatterns,
 ]

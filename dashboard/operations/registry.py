@@ -12,6 +12,7 @@ from django.urls import URLPattern
 from dashboard.operations import (
     audit,
     dlq,
+    monitoring,
     partitions,
     pending_actions,
     position,
@@ -25,6 +26,7 @@ __all__ = ["OPERATIONS", "urlpatterns"]
 AREAS = (
     audit,
     dlq,
+    monitoring,
     partitions,
     pending_actions,
     position,
