@@ -18,19 +18,16 @@ api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 
 from dashboard.api import access as api_access
 from dashboard.api import browse as api_browse
-from dashboard.api import dlq as api_dlq
 from dashboard.api import exports as api_exports
 from dashboard.api import pages as api_pages
 from dashboard.api import payloads as api_payloads
 from dashboard.api import pipelines as api_pipelines
-from dashboard.api import replay_jobs as api_replay_jobs
 from dashboard.api import retries as api_retries
 from dashboard.operations import openapi, registry
 from dashboard.views import (
     access,
     browse,
     checkpoints,
-    dlq,
     exports,
     health,
     pages,
@@ -46,7 +43,6 @@ urlpatterns = [
     *openapi.urlpatterns,
     *pages.urlpatterns,
     *browse.urlpatterns,
-    *dlq.urlpatterns,
     *exports.urlpatterns,
     *retries.urlpatterns,
     *payloads.urlpatterns,
@@ -54,11 +50,9 @@ urlpatterns = [
     *access.urlpatterns,
     *api_pages.urlpatterns,
     *api_browse.urlpatterns,
-    *api_dlq.urlpatterns,
     *api_pipelines.urlpatterns,
     *api_retries.urlpatterns,
     *api_payloads.urlpatterns,
     *api_access.urlpatterns,
     *api_exports.urlpatterns,
-    *api_replay_jobs.urlpatterns,
 ]

@@ -16,6 +16,7 @@ from dashboard.operations import (
     partitions,
     pending_actions,
     position,
+    replay_jobs,
     retention,
     timeline,
 )
@@ -30,6 +31,7 @@ AREAS = (
     partitions,
     pending_actions,
     position,
+    replay_jobs,
     retention,
     timeline,
 )
