@@ -1,11 +1,6 @@
-"""What watches the clusters: the collectors' health and the alerts, with their silences
-and acknowledgements (Admin of the alert's topic: the service checks it; the guard only
-that the user may silence somewhere). The pages read the console store only.
-
-The alerts page names an alert by ``target`` (JSON ``[cluster, id]``) and a custom
-duration by ``duration=custom`` + ``duration_custom``; the JSON by ``cluster``, ``alert``
-and ``duration``. A cluster the page cannot show is no filter; the JSON refuses an
-unknown one.
+"""What watches the clusters: the collectors' health and the alerts, their silences and
+acknowledgements (the alert's topic: the service checks it). The page names an alert by
+``target`` (``[cluster, id]``) and a custom duration by ``duration_custom``.
 """
 
 from __future__ import annotations

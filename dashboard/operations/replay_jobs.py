@@ -1,7 +1,5 @@
-"""Bulk replay jobs: a preview freezes the chosen letters (ids, or every letter matching
-the filter) into a draft job with the dry run of its first letters; nothing is replayed
-until the job is started (with a reason or ticket, a rate limit); a running job stops
-at its next chunk when cancelled. The job's page polls its progress (htmx; 286 stops it).
+"""Bulk replay jobs: a preview freezes the letters into a draft with a dry run; nothing
+is replayed until the job is started; a cancelled job stops at its next chunk.
 """
 
 from __future__ import annotations
@@ -79,15 +77,14 @@ def _label(reason: str, topic: str, partition: int | None) -> str:
     return PLAN.get(reason, reason.replace("-", " ")).format(where=where)
 
 
+JOB_FIELDS = ("cluster", "topic", "first_id", "last_id", "force", "target_partition", "reason",
+              "active", "created_at")  # fmt: skip
+
+
 def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
     """The job as the API answers the user: what was frozen, by whom, and its progress."""
-    data: dict[str, Any] = {
-        **runner.job_progress(job), "cluster": job.cluster, "topic": job.topic,
-        "filters": bulk.job_filters(job, c.user), "first_id": job.first_id,
-        "last_id": job.last_id, "force": job.force, "target_topic": job.target_topic or None,
-        "target_partition": job.target_partition, "reason": job.reason, "active": job.active,
-        "created_at": job.created_at,
-    }  # fmt: skip
+    data = runner.job_progress(job) | {k: getattr(job, k) for k in JOB_FIELDS}
+    data |= {"filters": bulk.job_filters(job, c.user), "target_topic": job.target_topic or None}
     if job.status == ReplayJobStatus.DRAFT:
         data |= {"plan": _plan(job), "plan_more": max(0, job.total - DRY_RUN_ROWS)}
     return data
