@@ -22,11 +22,11 @@ C = "clusters/<str:cluster>/"
 MAX_LIMIT = 500
 
 
-class Pick(msgspec.Struct):
+class ClusterPick(msgspec.Struct):
     cluster: str = ""
 
 
-class Rows(msgspec.Struct):
+class OverviewRows(msgspec.Struct):
     page: Annotated[int, Meta(ge=1, description="page number")] = 1
     sort: Annotated[str, Meta(description=f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
     order: Annotated[str, Meta(description="desc (default) or asc")] = ""
@@ -34,11 +34,11 @@ class Rows(msgspec.Struct):
     q: Annotated[str, Meta(description="topic name contains")] = ""
 
 
-class RowsPage(Rows):
+class OverviewPaged(OverviewRows):
     per_page: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="rows per page")] = PAGE_SIZE
 
 
-class Slice(msgspec.Struct):
+class TopicSlice(msgspec.Struct):
     limit: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="page size")] = 50
     offset: Annotated[int, Meta(ge=0, description="rows to skip")] = 0
 
@@ -51,27 +51,27 @@ def _visible(c: Call[Any]) -> list[str]:
     return [n for n in cluster_names() if cluster_visible(c.user, n)]
 
 
-def _home(c: Call[Pick], _: None) -> Any:
+def _home(c: Call[ClusterPick], _: None) -> Any:
     names = _visible(c) or cluster_names()
     return redirect("dashboard:overview", cluster=c.input.cluster if c.input.cluster in names
                     else names[0])  # fmt: skip
 
 
-def _overview(c: Call[Rows], **more: Any) -> Any:
+def _overview(c: Call[OverviewRows], **more: Any) -> Any:
     f = c.input
     sort, order = f.sort or "status", f.order or "desc"
     return overview_get(c.cluster, user=c.user, sort=sort, order=order, only_problems=f.problems,
                         q=f.q.strip()[:200], page=f.page, **more)  # fmt: skip
 
 
-def _overview_json(c: Call[RowsPage], d: Any) -> dict[str, Any]:
+def _overview_json(c: Call[OverviewPaged], d: Any) -> dict[str, Any]:
     paging = {k: getattr(d.rows, k) for k in ("total", "page", "pages", "per_page")}
     return {"cluster": c.cluster, "snapshot": d.snapshot_found, "taken_at_ms": d.taken_at_ms,
             "age_ms": d.age_ms, "counts": d.counts, "topics_total": d.topics_total, **paging,
             "topics": [without(r, "sparkline", "group_names") for r in d.rows.items]}  # fmt: skip
 
 
-def _topics_json(c: Call[Slice], found: Any) -> dict[str, Any]:
+def _topics_json(c: Call[TopicSlice], found: Any) -> dict[str, Any]:
     (rows, snap), f = found, c.input
     shown = [without(r, "sparkline", "group_names") for r in rows[f.offset : f.offset + f.limit]]
     return {"cluster": c.cluster, "snapshot": snap is not None,
@@ -81,7 +81,7 @@ def _topics_json(c: Call[Slice], found: Any) -> dict[str, Any]:
 
 OPERATIONS = (
     Operation(
-        "The first visible cluster's overview", "clusters", Action.VIEW, Pick, early=False,
+        "The first visible cluster's overview", "clusters", Action.VIEW, ClusterPick, early=False,
         pages=(Page("home", "", answer=_home),), twin="api-clusters",
     ),
     Operation(
@@ -89,17 +89,17 @@ OPERATIONS = (
         run=lambda c: {"clusters": _visible(c)}, api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
-        "The overview page", "clusters", Action.VIEW, Rows, _overview, twin="api-overview",
+        "The overview page", "clusters", Action.VIEW, OverviewRows, _overview, twin="api-overview",
         pages=(Page("overview", C, template="dashboard/overview.html", region="table",
                     context=lambda c, d: {"ov": d, "now_ms": now_ms()}),),
     ),
     Operation(
         "Cluster overview: topics with status, lag, pending, DLQ depth", "clusters", Action.VIEW,
-        RowsPage, lambda c: _overview(c, per_page=c.input.per_page, sparklines=False),
+        OverviewPaged, lambda c: _overview(c, per_page=c.input.per_page, sparklines=False),
         api=Api("api-overview", "api/v1/" + C + "overview", answer=_overview_json),
     ),
     Operation(
-        "Topics (paged)", "topics", Action.VIEW, Slice,
+        "Topics (paged)", "topics", Action.VIEW, TopicSlice,
         lambda c: topic_list(c.cluster, user=c.user),
         api=Api("api-topics", "api/v1/" + C + "topics", answer=_topics_json),
     ),

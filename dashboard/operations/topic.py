@@ -31,16 +31,16 @@ PREVIEW, payload_preview = messages.PREVIEW_BYTES, messages.payload_preview
 AtLeast = Annotated[int, Meta(ge=0)] | None
 
 
-class Group(msgspec.Struct):
+class GroupFilter(msgspec.Struct):
     group: Annotated[str, Meta(description="one consumer group")] = ""
 
 
-class Series(Group):
+class SeriesQuery(GroupFilter):
     metric: Annotated[str, Meta(description=", ".join(series.SERIES_METRICS))] = ""
     window: Annotated[str, Meta(description=", ".join(WINDOWS) + " (default 1h)")] = ""
 
 
-class Pel(Group):
+class Pel(GroupFilter):
     """A group's pending entries (partition, min_idle_s, min_deliveries: at least)."""
 
     consumer: str = ""
@@ -61,7 +61,7 @@ class PelQuery(Pel):
     offset: Annotated[int, Meta(ge=0)] = 0
 
 
-class Cut(msgspec.Struct):
+class MessageCut(msgspec.Struct):
     max_bytes: Annotated[
         int, Meta(ge=1, le=messages.MAX_PREVIEW_BYTES, description="payload bytes returned")
     ] = PREVIEW
@@ -144,18 +144,18 @@ def _pending_json(c: Call[PelQuery], result: Any) -> dict[str, Any]:
             "limit": f.limit, "offset": f.offset, **_json(result)}  # fmt: skip
 
 
-def _leases(c: Call[Group]) -> Any:
+def _leases(c: Call[GroupFilter]) -> Any:
     groups = sel.group_list(c.cluster, c.topic)
     group = _known(c, c.input.group, groups) or None
     return groups, group, leases.leases_get(c.cluster, c.topic, user=c.user, group=group)
 
 
-def _message(c: Call[Cut]) -> Any:
+def _message(c: Call[MessageCut]) -> Any:
     return (*messages.message_get(**c.url, user=c.user),
             messages.message_trace_get(**c.url, user=c.user))  # fmt: skip
 
 
-def _message_page(c: Call[Cut], found: Any) -> dict[str, Any]:
+def _message_page(c: Call[MessageCut], found: Any) -> dict[str, Any]:
     (m, allowed, trace), query = found, c.request.GET
     full = query.get("full", "") in FORM_TRUE
     preview, binary = payload_preview(m, None if full else PREVIEW), m.payload_bytes
@@ -168,7 +168,7 @@ def _message_page(c: Call[Cut], found: Any) -> dict[str, Any]:
             "group": query.get("group", ""), "preview_limit": PREVIEW}  # fmt: skip
 
 
-def _message_json(c: Call[Cut], found: Any) -> dict[str, Any]:
+def _message_json(c: Call[MessageCut], found: Any) -> dict[str, Any]:
     (m, allowed, trace), preview = found, payload_preview(found[0], c.input.max_bytes)
     out: dict[str, Any] = _json(dataclasses.replace(m, payload=preview["text"], payload_bytes=None))
     binary = preview["binary"]
@@ -188,11 +188,11 @@ OPERATIONS = (
     ),
     Operation(
         "Time series of one metric (partition_lag: the most lagging partitions)", "topics",
-        Action.VIEW, Series, lambda c: series.series_get(**c.read()),
+        Action.VIEW, SeriesQuery, lambda c: series.series_get(**c.read()),
         api=Api("api-topic-series", API + "/series"),
     ),
     Operation(
-        "Lag per group and partition (live read)", "topics", Action.VIEW, Group,
+        "Lag per group and partition (live read)", "topics", Action.VIEW, GroupFilter,
         lambda c: sel.lag_get(c.cluster, c.topic, user=c.user, group=c.input.group or None),
         api=Api("api-lag", API + "/lag",
                 answer=lambda c, groups: {"topic": c.topic, "groups": _json(groups)}),
@@ -207,7 +207,7 @@ OPERATIONS = (
         PelQuery, _pending, api=Api("api-pending", API + "/pending", answer=_pending_json),
     ),
     Operation(
-        "Partition leases", "topics", Action.VIEW, Group, _leases,
+        "Partition leases", "topics", Action.VIEW, GroupFilter, _leases,
         pages=(Page("leases", PAGE + "leases/", template="dashboard/leases.html", region="live",
                     context=lambda c, f: {"groups": f[0], "group": f[1] or "", "d": f[2],
                                           "now_ms": now_ms()}),),
@@ -217,7 +217,7 @@ OPERATIONS = (
     Operation(
         "One message (payload masked without the right to see it; cut to max_bytes: "
         "payload_size, payload_truncated) and its trace: delivery per group, retries, DLQ",
-        "topics", Action.VIEW, Cut, _message,
+        "topics", Action.VIEW, MessageCut, _message,
         pages=(Page("message-detail", PAGE + MESSAGE + "/", template="dashboard/message.html",
                     context=_message_page),),
         api=Api("api-message", API + "/" + MESSAGE, answer=_message_json),
