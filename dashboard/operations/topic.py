@@ -41,7 +41,7 @@ class SeriesQuery(GroupFilter):
 
 
 class Pel(GroupFilter):
-    """A group's pending entries (partition, min_idle_s, min_deliveries: at least)."""
+    """Filters and order of a group's pending entries (min_*: at least)."""
 
     consumer: str = ""
     partition: AtLeast = None
