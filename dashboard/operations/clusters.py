@@ -3,6 +3,7 @@ the frame's picker names), the overview page and JSON (worst first), the topic l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
@@ -43,7 +44,7 @@ class TopicSlice(msgspec.Struct):
     offset: Annotated[int, Meta(ge=0, description="rows to skip")] = 0
 
 
-def without(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in keys}
 
 
