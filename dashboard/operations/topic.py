@@ -10,10 +10,9 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
-from dashboard.body import FORM_TRUE
 from dashboard.charts import WINDOWS
 from dashboard.operations.clusters import without
-from dashboard.operations.declare import Api, Call, NoInput, Operation, Page
+from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page
 from dashboard.permissions import Action, actions_for, can_map, has_action
 from dashboard.selectors.pages import leases, messages, pending, series
 from dashboard.selectors.pages import topic as sel
