@@ -16,11 +16,8 @@ pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unm
 api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 """
 
-from dashboard.api import exports as api_exports
-from dashboard.api import pages as api_pages
-from dashboard.api import payloads as api_payloads
 from dashboard.operations import openapi, registry
-from dashboard.views import exports, health, pages, payloads
+from dashboard.views import health
 
 app_name = "dashboard"
 
@@ -28,10 +25,4 @@ urlpatterns = [
     *health.urlpatterns,
     *registry.urlpatterns,
     *openapi.urlpatterns,
-    *pages.urlpatterns,
-    *exports.urlpatterns,
-    *payloads.urlpatterns,
-    *api_pages.urlpatterns,
-    *api_payloads.urlpatterns,
-    *api_exports.urlpatterns,
 ]

@@ -25,17 +25,13 @@ from dashboard.services.api_tokens import token_refusal
 from dashboard.services.audit import audit_denied
 from dashboard.services.audit.denied import SAFE_METHODS
 
-__all__ = ["ApiParamError", "api_view", "json_error"]
+__all__ = ["api_view", "json_error"]
 
 ViewFunc = TypeVar("ViewFunc", bound=Callable[..., HttpResponse])
 
 BEARER = "bearer "
 LAST_USED_GRANULARITY_S = 60  # write last_used_at at most once a minute per token
 _AUTH_REQUIRED = "authentication required (session or Bearer token)"
-
-
-class ApiParamError(ValueError):
-    """Raised by an API view (or its parsers) when a query parameter is invalid (400)."""
 
 
 def json_error(status: int, message: str) -> JsonResponse:

@@ -19,9 +19,12 @@ AREAS = (
     "access",
     "audit",
     "browse",
+    "clusters",
     "dlq",
+    "exports",
     "monitoring",
     "partitions",
+    "payloads",
     "pending_actions",
     "pipelines",
     "position",
@@ -29,6 +32,7 @@ AREAS = (
     "retention",
     "retries",
     "timeline",
+    "topic",
 )
 
 OPERATIONS: tuple[Operation, ...] = tuple(
