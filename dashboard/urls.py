@@ -16,33 +16,8 @@ pipelines /clusters/<c>/pipelines/ ...  ops /collectors/, /alerts/ (+ mute/, unm
 api      /api/v1/... twins of the above, described by /api/v1/openapi.json
 """
 
-from dashboard.api import access as api_access
-from dashboard.api import alerts as api_alerts
-from dashboard.api import browse as api_browse
-from dashboard.api import dlq as api_dlq
-from dashboard.api import exports as api_exports
-from dashboard.api import ops as api_ops
-from dashboard.api import pages as api_pages
-from dashboard.api import payloads as api_payloads
-from dashboard.api import pipelines as api_pipelines
-from dashboard.api import replay_jobs as api_replay_jobs
-from dashboard.api import retries as api_retries
 from dashboard.operations import openapi, registry
-from dashboard.views import (
-    access,
-    alert_actions,
-    audit,
-    browse,
-    checkpoints,
-    dlq,
-    exports,
-    health,
-    ops,
-    pages,
-    payloads,
-    pending_actions,
-    retries,
-)
+from dashboard.views import health
 
 app_name = "dashboard"
 
@@ -50,27 +25,4 @@ urlpatterns = [
     *health.urlpatterns,
     *registry.urlpatterns,
     *openapi.urlpatterns,
-    *pages.urlpatterns,
-    *browse.urlpatterns,
-    *dlq.urlpatterns,
-    *exports.urlpatterns,
-    *pending_actions.urlpatterns,
-    *retries.urlpatterns,
-    *payloads.urlpatterns,
-    *audit.urlpatterns,
-    *checkpoints.urlpatterns,
-    *ops.urlpatterns,
-    *alert_actions.urlpatterns,
-    *access.urlpatterns,
-    *api_pages.urlpatterns,
-    *api_browse.urlpatterns,
-    *api_dlq.urlpatterns,
-    *api_pipelines.urlpatterns,
-    *api_retries.urlpatterns,
-    *api_payloads.urlpatterns,
-    *api_alerts.urlpatterns,
-    *api_access.urlpatterns,
-    *api_exports.urlpatterns,
-    *api_replay_jobs.urlpatterns,
-    *api_ops.urlpatterns,
 ]

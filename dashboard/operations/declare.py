@@ -18,6 +18,7 @@ error table), so the page and its API twin differ only in how they read and answ
 
 from __future__ import annotations
 
+import json
 import re
 import types
 import typing
@@ -35,7 +36,6 @@ from django.urls import URLPattern, path, re_path
 from django.views.decorators.http import require_http_methods
 
 from dashboard.api.auth import api_view
-from dashboard.body import FORM_TRUE, Body
 from dashboard.permissions import (
     ADMIN,
     OPERATOR,
@@ -48,11 +48,22 @@ from dashboard.services.audit import Origin, origin_from_request
 from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest, render_page
 
-__all__ = ["Api", "Call", "NoInput", "Operation", "Page", "Reason", "read_form", "read_json"]
+__all__ = [
+    "FORM_TRUE",
+    "Api",
+    "Call",
+    "NoInput",
+    "Operation",
+    "Page",
+    "Reason",
+    "read_form",
+    "read_json",
+]
 
 In = TypeVar("In")
 Decorator = Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
+FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
 
 
 class NoInput(msgspec.Struct):
@@ -226,7 +237,13 @@ def read_form(data: QueryDict, kind: type[In]) -> dict[str, Any]:
 
 def read_json(request: HttpRequest, kind: type[In]) -> In:
     """The JSON body (``{}`` when empty) as ``kind``, strictly typed."""
-    return _convert(Body(request).data, kind, strict=True)
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError as exc:
+        raise ValueError("body must be a JSON object") from exc
+    if not isinstance(data, dict):
+        raise ValueError("body must be a JSON object")
+    return _convert(data, kind, strict=True)
 
 
 def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:

@@ -1,8 +1,10 @@
-"""One dead letter and the DLQ's writes: the letter, replay, delete, purge, export.
+"""A topic's DLQ: its letters (filtered, paged by a cursor), one letter, and the writes:
+replay, delete, purge, export.
 
 Every write is a service call (permission -> audit -> mqcore); a page answers with a
 redirect and a message (replay by htmx: the result partial), the API with JSON. The
-page's export form sends ``id`` (repeated), the JSON ``ids``.
+page's forms send ``id`` (repeated), the JSON ``ids``. Filter fields are text (JSON: or
+numbers).
 """
 
 from __future__ import annotations
@@ -16,27 +18,91 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
 
+from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
 from dashboard.permissions import Action, actions_for, can_map
-from dashboard.ratelimits import rate_limited
+from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
 
-__all__ = ["OPERATIONS", "export_disposition"]
+__all__ = [
+    "OPERATIONS",
+    "Filters",
+    "Force",
+    "Partition",
+    "TargetTopic",
+    "can",
+    "export_disposition",
+    "ids_form",
+]
 
 PAGE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
 API = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
 ID = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
 Partition = Annotated[int, msgspec.Meta(ge=0, description="replay to another partition (Admin)")]
+Force = Annotated[bool, msgspec.Meta(description="replay even when already replayed")]
+TargetTopic = Annotated[str, msgspec.Meta(description="replay to another topic (Admin)")]
+Text = str | int  # a filter field: text (JSON: or a number)
+
+
+class Filters(msgspec.Struct):
+    """Letters whose fields match (all given)."""
+
+    text: Annotated[Text, msgspec.Meta(description="payload text contains")] = ""
+    partition: Annotated[Text, msgspec.Meta(description="source partition")] = ""
+    key: Annotated[Text, msgspec.Meta(description="message key")] = ""
+    since: Annotated[
+        Text, msgspec.Meta(description="dead-lettered at or after (epoch ms or ISO)")
+    ] = ""
+    until: Annotated[Text, msgspec.Meta(description="dead-lettered before (epoch ms or ISO)")] = ""
+
+    def read(self) -> sel.DlqFilters:
+        return sel.DlqFilters.from_query(
+            {f: str(getattr(self, f)) for f in Filters.__struct_fields__}
+        )
+
+
+class Letters(Filters):
+    """The filters, and a page: newest first, ``before`` the cursor."""
+
+    before: Annotated[str, msgspec.Meta(description="cursor (next_cursor)")] = ""
+    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="page size (1..200)")] = 50
 
 
 class Replay(Reason):
     """Why, and where to (another topic or partition: Admin)."""
 
-    force: Annotated[bool, msgspec.Meta(description="replay even when already replayed")] = False
-    target_topic: Annotated[str, msgspec.Meta(description="replay to another topic (Admin)")] = ""
+    force: Force = False
+    target_topic: TargetTopic = ""
     target_partition: Partition | None = None
+
+
+def can(c: Call[Any]) -> dict[str, bool]:
+    """What the user may do on the URL's topic (the buttons a page shows)."""
+    return can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))
+
+
+def _letters(c: Call[Letters]) -> tuple[sel.DlqFilters, Any]:
+    filters, before = c.input.read(), c.input.before or None
+    page = sel.dlq_page_get(user=c.user, cluster=c.cluster, topic=c.topic, filters=filters,
+                            before=before, limit=c.input.limit)  # fmt: skip
+    return filters, page
+
+
+def _letters_page(c: Call[Letters], found: Any) -> dict[str, Any]:
+    jobs = ReplayJob.objects.filter(cluster=c.cluster, topic=c.topic)
+    jobs = jobs.exclude(status=ReplayJobStatus.DRAFT)[:5]
+    return {"page": found[1], "filters": found[0], "before": c.input.before or None,
+            "can": can(c), "jobs": jobs}  # fmt: skip
+
+
+def _letters_json(c: Call[Letters], found: Any) -> dict[str, Any]:
+    page = found[1]
+    return {"cluster": c.cluster, "topic": c.topic, "depth": page.depth,
+            "letters": [sel.letter_json(v) for v in page.letters],
+            "next_cursor": page.next_cursor, "scanned": page.scanned,
+            "complete": page.complete, "masked": page.masked}  # fmt: skip
 
 
 class Purge(Reason):
@@ -52,7 +118,7 @@ class Export(msgspec.Struct):
 
 
 def _letter_page(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
-    return {"can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic)), **data}
+    return {"can": can(c), **data}
 
 
 def _letter_json(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
@@ -106,12 +172,20 @@ def _export_file(c: Call[Export], letters: list[dict[str, Any]]) -> HttpResponse
     return response
 
 
-def _export_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
-    return {"ids": data.getlist("id")}
+def ids_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    return read | {"ids": data.getlist("id")}
 
 
 LIMITED = (rate_limited("export"),)
 OPERATIONS = (
+    Operation(
+        "Dead letters, newest first", "dlq", Action.VIEW, Letters, _letters,
+        pages=(Page("dlq", PAGE + "$", template="dashboard/dlq.html", region="letters",
+                    form=lambda data, read: read | {"limit": 50}, context=_letters_page,
+                    decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),),
+        api=Api("api-dlq", API[:-1] + "$", answer=_letters_json,
+                decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),
+    ),
     Operation(
         "One dead letter with its replay history and follow-ups", "dlq", Action.VIEW,
         run=lambda c: sel.dlq_letter_get(**c.read()),
@@ -142,7 +216,7 @@ OPERATIONS = (
     Operation(
         "Export letters as JSON (audited)", "dlq", Action.VIEW, Export,
         run=lambda c: svc.dlq_export(**c.write()),
-        pages=(Page("dlq-export", PAGE + "export/$", "POST", form=_export_form,
+        pages=(Page("dlq-export", PAGE + "export/$", "POST", form=ids_form,
                     answer=_export_file, decorators=LIMITED),),
         api=Api("api-dlq-export", API + "export$", "POST", answer=_exported, loose=True,
                 decorators=LIMITED),

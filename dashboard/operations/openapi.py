@@ -2,9 +2,8 @@
 
 Built from the declared operations (:mod:`dashboard.operations.registry`): the path and
 its parameters from the URL pattern that routes, the query or body from the input struct
-that validates (``msgspec.json.schema_components``), the role from the permission. Routes
-not yet declared keep their rows in :mod:`dashboard.api.openapi.routes` until their area
-moves. Every answer is JSON (exports: CSV or JSON), errors are
+that validates (``msgspec.json.schema_components``), the role from the permission; nothing
+in it is written by hand. Every answer is JSON (exports: CSV or JSON), errors are
 ``{"error": "<message>", "status": <code>}``. Authentication: the session cookie
 (browser; writes need the CSRF token) or ``Authorization: Bearer <token>``.
 """
@@ -15,11 +14,8 @@ import re
 from typing import Any
 
 import msgspec
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern
 
-from dashboard.api.auth import api_view
-from dashboard.api.openapi.routes import PAGE_TWINS, ROUTES, Route
 from dashboard.operations.declare import Api, Operation
 from dashboard.operations.registry import OPERATIONS
 from dashboard.permissions import Action
@@ -34,7 +30,6 @@ ERRORS = {
     "429": "over a per-user rate limit (browse, DLQ list, retry browser, exports); see Retry-After",
     "503": "cluster unreachable",
 }
-PATH_TYPES = {"partition": "integer", "job_id": "string"}
 CONVERTERS = {"int": {"type": "integer"}, "uuid": {"type": "string", "format": "uuid"}}
 ERROR_SCHEMA = {
     "type": "object",
@@ -85,37 +80,6 @@ def _head(name: str, summary: str, role: str, tag: str) -> dict[str, Any]:
     }
 
 
-def _row(route: Route) -> dict[str, Any]:
-    """The entry of a route not yet declared (a hand-written row)."""
-    params: list[dict[str, Any]] = [
-        {
-            "name": name,
-            "in": "path",
-            "required": True,
-            "schema": {"type": PATH_TYPES.get(name, "string")}
-            | ({"format": "uuid"} if name == "job_id" else {}),
-        }
-        for name in re.findall(r"{(\w+)}", route.path)
-    ]
-    params += [
-        {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
-        | ({"description": text} if text else {})
-        for name, text in route.query.items()
-    ]
-    ok = "201" if route.name == "api-dlq-bulk-preview" else "200"
-    op = _head(route.name, route.summary, route.role, route.tag)
-    op |= {"parameters": params, "responses": _responses(ok, route.tag == "exports")}
-    if route.method == "post":
-        props = {
-            name: {"type": kind, "description": text} for name, (kind, text) in route.body.items()
-        }
-        op["requestBody"] = {
-            "required": False,
-            "content": {"application/json": {"schema": {"type": "object", "properties": props}}},
-        }
-    return op
-
-
 def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any]:
     """The entry of a declared operation: from its URL pattern and its input struct."""
     entry = _head(api.name, op.summary, op.role, op.tag)
@@ -135,15 +99,11 @@ def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any
 
 
 def document() -> dict[str, Any]:
-    declared = [(op, op.api) for op in OPERATIONS if op.api is not None]
+    declared = [(op, op.api) for op in (*OPERATIONS, SELF) if op.api is not None]
     _, schemas = msgspec.json.schema_components(
         dict.fromkeys(op.input for op, _ in declared), ref_template=REF
     )
-    names = {api.name for _, api in declared}
     paths: dict[str, dict[str, Any]] = {}
-    for route in ROUTES:
-        if route.name not in names:
-            paths.setdefault(route.path, {})[route.method] = _row(route)
     for op, api in declared:
         paths.setdefault(openapi_path(api.path), {})[api.method.lower()] = _declared(
             op, api, schemas
@@ -166,18 +126,18 @@ def document() -> dict[str, Any]:
 
 def page_twins() -> dict[str, str]:
     """Page URL name -> its API twin's (the suite fails on a page missing here)."""
-    twins = dict(PAGE_TWINS)
+    twins: dict[str, str] = {}
     for op in OPERATIONS:
         for page in op.pages:
             twins[page.name] = op.api.name if op.api is not None else op.twin
     return twins
 
 
-@api_view("GET", action=Action.VIEW)
-def openapi_json(request: HttpRequest) -> HttpResponse:
-    return JsonResponse(document())
-
-
-urlpatterns: list[URLPattern] = [
-    path("api/v1/openapi.json", openapi_json, name="api-openapi"),
-]
+SELF = Operation(
+    "This document",
+    "meta",
+    Action.VIEW,
+    run=lambda call: document(),
+    api=Api("api-openapi", "api/v1/openapi.json"),
+)
+urlpatterns: list[URLPattern] = SELF.urls()

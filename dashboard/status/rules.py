@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-_SEVERITY = {status: rank for rank, status in enumerate(Status)}
+_SEVERITY = {status: status.severity for status in Status}
 WORST_FIRST: tuple[Status, ...] = tuple(sorted(Status, key=_SEVERITY.__getitem__, reverse=True))
 _VALUE = {s: s.value for s in Status}
 # the members as globals for the code run per partition: attribute access on an enum class

@@ -1,4 +1,5 @@
-"""The console's error page, and the pages' guard that answers expected errors with it."""
+"""The pages' guard: :func:`dashboard.guard.guard` answering expected errors with the
+console's error page (``dashboard/error.html``: status, title and message, escaped)."""
 
 from __future__ import annotations
 
@@ -13,26 +14,17 @@ from dashboard.errors import HttpError
 from dashboard.guard import guard
 from dashboard.permissions import Action
 
-__all__ = ["error_page", "page_guard"]
+__all__ = ["page_guard"]
 
 V = TypeVar("V", bound=Callable[..., HttpResponseBase])
 
 
-def error_page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
-    """``dashboard/error.html`` with ``status``, ``title`` and ``message`` (escaped text)."""
-    return render(
-        request,
-        "dashboard/error.html",
-        {"status": status, "title": title, "message": message},
-        status=status,
-    )
-
-
-def _answer(request: HttpRequest, err: HttpError) -> HttpResponse:
-    return error_page(request, err.status, err.title, err.message)
+def _error_page(request: HttpRequest, err: HttpError) -> HttpResponse:
+    context = {"status": err.status, "title": err.title, "message": err.message}
+    return render(request, "dashboard/error.html", context, status=err.status)
 
 
 def page_guard(action: Action | None = None) -> Callable[[V], V]:
-    """:func:`dashboard.guard.guard` for pages: ``action`` on the URL's cluster and topic,
-    the cluster looked up, expected errors answered with the error page."""
-    return guard(_answer, action)
+    """``action`` on the URL's cluster and topic, the cluster looked up, expected errors
+    answered with the error page."""
+    return guard(_error_page, action)

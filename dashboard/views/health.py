@@ -1,10 +1,24 @@
-"""Liveness and readiness probes (no login: load balancers and orchestrators call them)."""
+"""What machines call, without a session: the liveness and readiness probes (load
+balancers, orchestrators) and Prometheus' ``/metrics``.
 
-from django.http import HttpRequest, JsonResponse
+``/metrics`` reads the console store only; when settings.METRICS_BEARER_TOKEN is set it
+requires ``Authorization: Bearer <token>`` (production settings refuse to start without
+a token unless ``METRICS_PUBLIC=1``).
+"""
+
+import hmac
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.http import require_GET
 
+from dashboard.clusters import cluster_names, console_store
+from dashboard.metrics_export import metrics_text
+from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.health import ready_now
+
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 @require_GET
@@ -23,7 +37,35 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok" if ok else "unavailable"}, status=200 if ok else 503)
 
 
+def _bearer_ok(request: HttpRequest) -> bool:
+    token = str(settings.METRICS_BEARER_TOKEN or "")
+    if not token:
+        return True  # production refuses to start like this unless METRICS_PUBLIC=1
+    header = request.headers.get("Authorization", "")
+    scheme, _, given = header.partition(" ")
+    # Bytes: compare_digest on str raises TypeError for non-ASCII text.
+    given_bytes = given.strip().encode("utf-8", "surrogateescape")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given_bytes, token.encode())
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _bearer_ok(request):
+        response = HttpResponse("bearer token required\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    names = cluster_names()
+    body = metrics_text(
+        {name: console_store().snapshot_get(name) for name in names},
+        {k: v for k, v in console_store().collector_health_get().items() if k in names},
+        alerts_get(user=None)["open"],
+        max_partition_series=int(settings.METRICS_MAX_PARTITION_SERIES),
+    )
+    return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
+
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics, name="metrics"),
 ]

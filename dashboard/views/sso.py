@@ -35,26 +35,13 @@ log = logging.getLogger(__name__)
 # The error codes of OAuth 2.0 and OpenID Connect authorization answers: the only text of
 # the provider's redirect the console repeats (anyone can craft a callback link, so its
 # error_description is logged, never shown).
-PROVIDER_ERRORS = frozenset(
-    {
-        "access_denied",
-        "invalid_request",
-        "unauthorized_client",
-        "unsupported_response_type",
-        "invalid_scope",
-        "server_error",
-        "temporarily_unavailable",
-        "interaction_required",
-        "login_required",
-        "account_selection_required",
-        "consent_required",
-        "invalid_request_uri",
-        "invalid_request_object",
-        "request_not_supported",
-        "request_uri_not_supported",
-        "registration_not_supported",
-    }
-)
+PROVIDER_ERRORS = frozenset((
+    "access_denied", "invalid_request", "unauthorized_client", "unsupported_response_type",
+    "invalid_scope", "server_error", "temporarily_unavailable", "interaction_required",
+    "login_required", "account_selection_required", "consent_required", "invalid_request_uri",
+    "invalid_request_object", "request_not_supported", "request_uri_not_supported",
+    "registration_not_supported",
+))  # fmt: skip
 
 
 def sso_enabled() -> bool:

@@ -374,5 +374,8 @@ class Admin:
         self, *, topics: Iterable[str] | None = None, batch: int = 500, last_ids: bool = True
     ) -> dict[str, Any]:
         """:meth:`snapshot`'s JSON data (``msgspec.to_builtins`` of it, field for field)."""
-        snap = self.snapshot(topics=topics, batch=batch, last_ids=last_ids)
-        return msgspec.to_builtins(snap)  # type: ignore[no-any-return]
+        from mqcore.snapshot import gc_paused, take_snapshot
+
+        with gc_paused():  # see gc_paused: its dicts are as many as the pass's structs
+            snap = take_snapshot(self, topics=topics, batch=batch, last_ids=last_ids)
+            return msgspec.to_builtins(snap)  # type: ignore[no-any-return]

@@ -4,6 +4,7 @@ one type each: :mod:`mqcore.models`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -18,10 +19,10 @@ def lease_of(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> Le
     """A partition's lease from its owner, ``PTTL`` and epoch replies (an owner whose key
     is gone, ``PTTL`` -2, is no owner; an unreadable epoch is 0)."""
     alive = owner is not None and ttl.__class__ is int and ttl != -2
-    try:
-        epoch_n = int(epoch)
-    except (TypeError, ValueError):
-        epoch_n = 0
+    epoch_n = 0
+    if epoch is not None:  # no epoch key: the usual case, and a raised TypeError costs a us
+        with contextlib.suppress(TypeError, ValueError):
+            epoch_n = int(epoch)
     return LeaseInfo(
         group,
         partition,

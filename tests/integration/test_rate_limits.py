@@ -127,6 +127,20 @@ def test_an_export_from_another_site_is_refused_and_not_audited(orders: None, si
     assert not AuditEvent.objects.exists()
 
 
+@override_settings(RATELIMIT_EXPORT="1/m")
+def test_an_export_from_another_site_is_refused_before_it_counts_or_its_query_is_read(
+    orders: None,
+) -> None:
+    viewer = login("v")
+    for url in (f"{T}/pending/export/", f"{API}/pending/export"):
+        lured = viewer.get(
+            url, {"partition": "x", "max_rows": "-1"}, HTTP_SEC_FETCH_SITE="cross-site"
+        )
+        assert lured.status_code == 403, url
+    assert viewer.get(f"{T}/lag/export/").status_code == 200  # the refusals did not count
+    assert viewer.get(f"{T}/lag/export/").status_code == 429
+
+
 def test_same_origin_and_typed_exports_go_on_and_are_audited(orders: None) -> None:
     viewer = login("v")
     for site in ("same-origin", "none"):

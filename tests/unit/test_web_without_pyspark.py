@@ -1,7 +1,7 @@
 """The web process never imports pyspark (an optional extra): not at startup, not for any page.
 
 A fresh interpreter sets Django up, imports the URL configuration and every
-view, API and selector module, reads an SQL sink's totals the way the console
+view, API, operation and selector module, reads an SQL sink's totals the way the console
 does, then checks ``sys.modules``.
 """
 
@@ -21,7 +21,7 @@ import django
 django.setup()
 import config.urls
 imported = ["config.urls"]
-for package in ("dashboard.views", "dashboard.api", "dashboard.selectors"):
+for package in ("dashboard.views", "dashboard.api", "dashboard.operations", "dashboard.selectors"):
     module = importlib.import_module(package)
     imported.append(package)
     for info in pkgutil.walk_packages(module.__path__, package + "."):
@@ -55,6 +55,6 @@ def test_django_views_api_and_selectors_import_without_pyspark(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "dashboard.selectors.pipelines" in result["imported"]
-    assert "dashboard.views.checkpoints" in result["imported"]
+    assert "dashboard.operations.pipelines" in result["imported"]
     assert result["totals"] == {}
     assert result["pyspark"] is False

@@ -4,6 +4,7 @@
 - :mod:`.snapshot`: reading the collectors' latest snapshot of a cluster.
 - :mod:`.overview`: the overview's rows, sort, filters and counts; the topic list.
 - :mod:`.topic`: one topic's detail and charts; its groups and their live lag.
+- :mod:`.series`: the time series behind the topic's charts, for the API.
 - :mod:`.partitions`: the topic's partition panel (rate, length, memory, skew) and the
   hot-key sample of one partition.
 - :mod:`.pending`: one page of a group's pending entries.

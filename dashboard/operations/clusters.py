@@ -1,0 +1,107 @@
+"""The clusters and their overview: ``/`` (the first visible cluster's overview, or the one
+the frame's picker names), the overview page and JSON (worst first), the topic list."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import msgspec
+from django.shortcuts import redirect
+from msgspec import Meta
+
+from dashboard.clusters import cluster_names
+from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.permissions import Action, cluster_visible
+from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, topic_list
+from dashboard.selectors.pages.params import PAGE_SIZE
+from dashboard.selectors.pages.snapshot import now_ms
+
+__all__ = ["OPERATIONS", "without"]
+
+C = "clusters/<str:cluster>/"
+MAX_LIMIT = 500
+
+
+class ClusterPick(msgspec.Struct):
+    cluster: str = ""
+
+
+class OverviewRows(msgspec.Struct):
+    page: Annotated[int, Meta(ge=1, description="page number")] = 1
+    sort: Annotated[str, Meta(description=f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
+    order: Annotated[str, Meta(description="desc (default) or asc")] = ""
+    problems: Annotated[bool, Meta(description="only topics with a problem")] = False
+    q: Annotated[str, Meta(description="topic name contains")] = ""
+
+
+class OverviewPaged(OverviewRows):
+    per_page: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="rows per page")] = PAGE_SIZE
+
+
+class TopicSlice(msgspec.Struct):
+    limit: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="page size")] = 50
+    offset: Annotated[int, Meta(ge=0, description="rows to skip")] = 0
+
+
+def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in keys}
+
+
+def _visible(c: Call[Any]) -> list[str]:
+    return [n for n in cluster_names() if cluster_visible(c.user, n)]
+
+
+def _home(c: Call[ClusterPick], _: None) -> Any:
+    names = _visible(c) or cluster_names()
+    return redirect("dashboard:overview", cluster=c.input.cluster if c.input.cluster in names
+                    else names[0])  # fmt: skip
+
+
+def _overview(c: Call[OverviewRows], **more: Any) -> Any:
+    f = c.input
+    sort, order = f.sort or "status", f.order or "desc"
+    return overview_get(c.cluster, user=c.user, sort=sort, order=order, only_problems=f.problems,
+                        q=f.q.strip()[:200], page=f.page, **more)  # fmt: skip
+
+
+def _overview_json(c: Call[OverviewPaged], d: Any) -> dict[str, Any]:
+    paging = {k: getattr(d.rows, k) for k in ("total", "page", "pages", "per_page")}
+    return {"cluster": c.cluster, "snapshot": d.snapshot_found, "taken_at_ms": d.taken_at_ms,
+            "age_ms": d.age_ms, "counts": d.counts, "topics_total": d.topics_total, **paging,
+            "topics": [without(r, "sparkline", "group_names") for r in d.rows.items]}  # fmt: skip
+
+
+def _topics_json(c: Call[TopicSlice], found: Any) -> dict[str, Any]:
+    (rows, snap), f = found, c.input
+    shown = [without(r, "sparkline", "group_names") for r in rows[f.offset : f.offset + f.limit]]
+    return {"cluster": c.cluster, "snapshot": snap is not None,
+            "taken_at_ms": snap.taken_at_ms if snap is not None else None, "total": len(rows),
+            "limit": f.limit, "offset": f.offset, "topics": shown}  # fmt: skip
+
+
+OPERATIONS = (
+    Operation(
+        "The first visible cluster's overview", "clusters", Action.VIEW, ClusterPick, early=False,
+        pages=(Page("home", "", answer=_home),), twin="api-clusters",
+    ),
+    Operation(
+        "Clusters and health", "clusters", Action.VIEW,
+        run=lambda c: {"clusters": _visible(c)}, api=Api("api-clusters", "api/v1/clusters"),
+    ),
+    Operation(
+        "The overview page", "clusters", Action.VIEW, OverviewRows, _overview, twin="api-overview",
+        pages=(Page("overview", C, template="dashboard/overview.html", region="table",
+                    context=lambda c, d: {"ov": d, "now_ms": now_ms()}),),
+    ),
+    Operation(
+        "Cluster overview: topics with status, lag, pending, DLQ depth", "clusters", Action.VIEW,
+        OverviewPaged, lambda c: _overview(c, per_page=c.input.per_page, sparklines=False),
+        api=Api("api-overview", "api/v1/" + C + "overview", answer=_overview_json),
+    ),
+    Operation(
+        "Topics (paged)", "topics", Action.VIEW, TopicSlice,
+        lambda c: topic_list(c.cluster, user=c.user),
+        api=Api("api-topics", "api/v1/" + C + "topics", answer=_topics_json),
+    ),
+)  # fmt: skip

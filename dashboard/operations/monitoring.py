@@ -1,0 +1,143 @@
+"""What watches the clusters: the collectors' health and the alerts, their silences and
+acknowledgements (the alert's topic: the service checks it). The page names an alert by
+``target`` (``[cluster, id]``) and a custom duration by ``duration_custom``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import msgspec
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import redirect
+
+from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
+from dashboard.alerts import RULES
+from dashboard.clusters import cluster_names
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.permissions import Action, cluster_visible, has_action, has_action_somewhere
+from dashboard.selectors.alerts import alerts_get
+from dashboard.selectors.collectors import collector_rows
+from dashboard.services import alert_mutes as svc
+
+__all__ = ["OPERATIONS"]
+
+Cluster = Annotated[str, msgspec.Meta(description="cluster")]
+
+
+class Alerts(msgspec.Struct):
+    """One cluster's alerts (none: every cluster's)."""
+
+    cluster: Cluster = ""
+
+
+class AlertRef(Reason):
+    """An open alert, and why."""
+
+    cluster: Cluster = ""
+    alert_id: Annotated[str, msgspec.Meta(description="alert id")] = msgspec.field(
+        name="alert", default=""
+    )
+
+
+class Mute(AlertRef):
+    """The alert, silence or acknowledgement, for how long, and why."""
+
+    kind: Annotated[str, msgspec.Meta(description="silence or ack")] = "silence"
+    duration: Annotated[str, msgspec.Meta(description="15m, 1h, ...")] = ""
+
+
+def _alerts_page(c: Call[Alerts], _: None) -> dict[str, Any]:
+    names = [n for n in cluster_names() if cluster_visible(c.user, n)]
+    cluster = c.input.cluster if c.input.cluster in names else None
+    data = alerts_get(cluster, user=c.user, include_resolved=True)
+    for alert in data["open"]:  # the silence form names an alert by cluster and id
+        alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
+        alert["can_silence"] = has_action(  # on the alert's topic; none named: global
+            c.user, Action.SILENCE, cluster=str(alert.get("cluster") or ""), topic=mute_topic(alert)
+        )
+    return {
+        "open_alerts": data["open"],
+        "resolved_alerts": data["resolved"][:100],
+        "rules": sorted(RULES.items()),
+        "filter_cluster": cluster or "",
+        "webhook": bool(settings.ALERT_WEBHOOK_URL),
+        "can_silence": has_action_somewhere(c.user, Action.SILENCE),
+        "silenceable": [a for a in data["open"] if a["can_silence"]],
+        "durations": DURATION_CHOICES,
+        "now_ms": data["now_ms"],
+    }
+
+
+def _alerts_json(c: Call[Alerts], _: None) -> dict[str, Any]:
+    cluster = c.input.cluster or None
+    if cluster is not None and cluster not in cluster_names():
+        raise ValueError(f"unknown cluster {cluster[:100]!r}")
+    data = alerts_get(cluster, user=c.user)
+    return {"alerts": data["open"], "now_ms": data["now_ms"]}
+
+
+def _mute_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    """``target`` and a custom duration read into the JSON's fields."""
+    if raw := data.get("target", ""):
+        try:
+            cluster, alert = json.loads(raw)
+        except (ValueError, TypeError):
+            raise ValueError("choose an open alert") from None
+        if not isinstance(cluster, str) or not isinstance(alert, str):
+            raise ValueError("choose an open alert")
+        read |= {"cluster": cluster, "alert": alert}
+    if data.get("duration") == "custom":
+        read["duration"] = data.get("duration_custom", "")
+    return read
+
+
+def _collectors(key: str) -> Any:
+    return lambda c, rows: {key: rows, "interval_s": settings.COLLECT_INTERVAL_S}
+
+
+def _back(c: Call[Any], text: str) -> HttpResponse:
+    messages.success(c.request, text)
+    response: HttpResponse = redirect("dashboard:alerts")
+    return response
+
+
+def _muted(c: Call[Mute], mute: dict[str, Any]) -> HttpResponse:
+    done = "Silenced" if c.input.kind == "silence" else "Acknowledged"
+    return _back(c, f"{done} {mute['alert_id']}.")
+
+
+OPERATIONS = (
+    Operation(
+        "Collector health: the last pass per visible cluster", "ops", Action.VIEW,
+        run=lambda c: collector_rows(c.user),
+        pages=(Page("collectors", "collectors/", template="dashboard/collectors.html",
+                    region="live", context=_collectors("rows")),),
+        api=Api("api-collectors", "api/v1/collectors", answer=_collectors("collectors")),
+    ),
+    Operation(
+        "Open alerts", "alerts", Action.VIEW, Alerts,
+        pages=(Page("alerts", "alerts/", template="dashboard/alerts.html", region="live",
+                    context=_alerts_page),),
+        api=Api("api-alerts", "api/v1/alerts", answer=_alerts_json),
+    ),
+    Operation(
+        "Silence or acknowledge an alert", "alerts", Action.SILENCE, Mute, early="somewhere",
+        run=lambda c: svc.alert_mute(**c.write()),
+        pages=(Page("alert-mute", "alerts/mute/", "POST", form=_mute_form,
+                    answer=_muted),),
+        api=Api("api-alert-mute", "api/v1/alerts/mute", "POST",
+                answer=lambda c, mute: {"mute": mute}),
+    ),
+    Operation(
+        "Lift a silence or acknowledgement", "alerts", Action.SILENCE, AlertRef,
+        early="somewhere", run=lambda c: svc.alert_unmute(**c.write()),
+        pages=(Page("alert-unmute", "alerts/unmute/", "POST",
+                    answer=lambda c, _: _back(c, f"Lifted the silence of {c.input.alert_id}.")),),
+        api=Api("api-alert-unmute", "api/v1/alerts/unmute", "POST",
+                answer=lambda c, _: {"lifted": c.input.alert_id}),
+    ),
+)  # fmt: skip

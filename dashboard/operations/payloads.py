@@ -1,0 +1,47 @@
+"""The raw bytes of one payload (a value too large to show, or past a page's decode budget)
+of a dead letter, a retry item or an entry: for who may see the topic's payloads (a masked
+viewer 403), bounded, an ``application/octet-stream`` attachment with ``nosniff``
+(:mod:`dashboard.selectors.payloads`); rate-limited as exports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.permissions import Action
+from dashboard.ratelimits import rate_limited
+from dashboard.selectors.payloads import download_response, raw_payload_get
+
+__all__ = ["OPERATIONS"]
+
+T = "clusters/<str:cluster>/topics/<str:topic>/"
+LIMITED = (rate_limited("export"),)
+REFS = {"dlq": "dlq_id", "retry": "item_id", "message": "entry_id"}  # the URL's value of each
+
+
+def _payload(name: str, tag: str, kind: str, route: str, summary: str) -> Operation:
+    """``route``: the page's up to ``/payload/`` (a regex when it starts with ``^``)."""
+    end = "$" if route.startswith("^") else ""
+    api = "^api/v1/" + route[1:] if end else "api/v1/" + route
+
+    def run(c: Call[Any]) -> Any:
+        where = {"partition": c.url.get("partition", 0), "cluster": c.cluster, "topic": c.topic}
+        return download_response(raw_payload_get(user=c.user, kind=kind, ref=c.url[REFS[kind]],
+                                                 **where))  # fmt: skip
+
+    return Operation(
+        summary + "; on a sensitive topic, needs view payloads", tag, Action.VIEW, run=run,
+        pages=(Page(name, route + "/payload/" + end, answer=lambda c, r: r, decorators=LIMITED),),
+        api=Api("api-" + name, api + "/payload" + end, answer=lambda c, r: r, decorators=LIMITED),
+    )  # fmt: skip
+
+
+OPERATIONS = (
+    _payload("dlq-letter-payload", "dlq", "dlq",
+             r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/(?P<dlq_id>\d{1,20}-\d{1,20})",
+             "A dead letter's payload as stored (bytes, an attachment; for one too large to show)"),
+    _payload("retry-item-payload", "retries", "retry", T + "retries/<str:item_id>",
+             "A retry item's payload as stored (bytes, an attachment; for one too large to show)"),
+    _payload("message-payload", "topics", "message", T + "messages/<int:partition>/<str:entry_id>",
+             "An entry's payload as stored, out-of-line ones included (bytes, an attachment)"),
+)  # fmt: skip

@@ -1,0 +1,144 @@
+"""Bulk replay jobs: a preview freezes the letters into a draft with a dry run; nothing
+is replayed until the job is started; a cancelled job stops at its next chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, is_dataclass
+from typing import Annotated, Any
+
+import msgspec
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from dashboard.models import ReplayJob, ReplayJobStatus
+from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
+from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, can, ids_form
+from dashboard.permissions import Action
+from dashboard.services import bulk_replay as bulk
+from dashboard.services import replay_runner as runner
+
+__all__ = ["OPERATIONS"]
+
+DRY_RUN_ROWS = 50
+PAGE = "clusters/<str:cluster>/topics/<str:topic>/dlq/"
+API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/dlq/"
+JOB = "jobs/<uuid:job_id>"
+PLAN = {"would-replay": "will replay to {where}", "already-replayed": "skip: already replayed",
+        "missing": "skip: no longer in the DLQ"}  # fmt: skip
+
+
+class Bulk(Filters):
+    """The letters (``ids``, or ``all`` matching the filter fields) and where to."""
+
+    ids: Annotated[list[str], msgspec.Meta(description="letter ids, or")] = []
+    all: Annotated[bool, msgspec.Meta(description="every letter matching the filter")] = False
+    force: Force = False
+    target_topic: TargetTopic = ""
+    target_partition: Partition | None = None
+
+
+class Start(Reason):
+    """Why (or a ticket), and how fast."""
+
+    ticket: Annotated[str, msgspec.Meta(description="ticket reference (instead of a reason)")] = ""
+    rate_limit: Annotated[int, msgspec.Meta(description="letters per second, 0 = none")] = 0
+
+
+def _preview(c: Call[Bulk]) -> ReplayJob:
+    i = c.input
+    if not i.all and not i.ids:
+        raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
+    chosen = bulk.BulkSelection(**i.read().kwargs()) if i.all else bulk.BulkSelection(tuple(i.ids))
+    return bulk.dlq_bulk_preview(acting_user=c.user, cluster=c.cluster, topic=c.topic,
+                                 selection=chosen, force=i.force,
+                                 target_topic=i.target_topic.strip() or None,
+                                 target_partition=i.target_partition)  # fmt: skip
+
+
+def _job(c: Call[Any]) -> ReplayJob:
+    return get_object_or_404(ReplayJob, pk=c.url["job_id"], cluster=c.cluster, topic=c.topic)
+
+
+def _start(c: Call[Start]) -> ReplayJob:
+    return bulk.dlq_bulk_start(acting_user=c.user, job=_job(c), reason=c.input.reason,
+                               ticket=c.input.ticket.strip(), rate_limit=c.input.rate_limit,
+                               origin=c.origin)  # fmt: skip
+
+
+def _plan(job: ReplayJob) -> list[dict[str, Any]]:
+    return [asdict(p) if is_dataclass(p) and not isinstance(p, type) else dict(p)
+            for p in bulk.dry_run_plan(job, DRY_RUN_ROWS)]  # fmt: skip
+
+
+def _label(reason: str, topic: str, partition: int | None) -> str:
+    """What the dry run says a letter would do, in words (``reason`` is the script's code)."""
+    where = f"{topic}/p{partition}" if partition is not None and partition >= 0 else topic
+    return PLAN.get(reason, reason.replace("-", " ")).format(where=where)
+
+
+JOB_FIELDS = ("cluster", "topic", "first_id", "last_id", "force", "target_partition", "reason",
+              "active", "created_at")  # fmt: skip
+
+
+def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
+    """The job as the API answers the user: what was frozen, by whom, and its progress."""
+    data = runner.job_progress(job) | {k: getattr(job, k) for k in JOB_FIELDS}
+    data |= {"filters": bulk.job_filters(job, c.user), "target_topic": job.target_topic or None}
+    if job.status == ReplayJobStatus.DRAFT:
+        data |= {"plan": _plan(job), "plan_more": max(0, job.total - DRY_RUN_ROWS)}
+    return data
+
+
+def _context(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
+    return {**c.url, "job": job, "progress": runner.job_progress(job), "can": can(c)}
+
+
+def _page(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
+    context = _context(c, job) | {"job_filters": bulk.job_filters(job, c.user)}
+    if job.status != ReplayJobStatus.DRAFT:
+        return render(c.request, "dashboard/replay_job.html", context)
+    plan = [p | {"label": _label(str(p.get("reason", "")), str(p.get("topic", "")),
+                                     p.get("partition"))} for p in _plan(job)]  # fmt: skip
+    context |= {"plan": plan, "plan_more": max(0, job.total - DRY_RUN_ROWS)}
+    return render(c.request, "dashboard/dlq_bulk.html", context)
+
+
+def _progress(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
+    response = render(c.request, "dashboard/replay_job.html#progress", _context(c, job))
+    if not job.active and getattr(c.request, "htmx", False):
+        response.status_code = 286  # htmx: stop polling
+    return response
+
+
+def _to_job(c: Call[Any], job: ReplayJob) -> HttpResponse:
+    response: HttpResponse = redirect("dashboard:dlq-job", **{**c.url, "job_id": job.pk})
+    return response
+
+
+OPERATIONS = (
+    Operation(
+        "Freeze letters into a draft bulk replay job (201) with its dry run", "replay jobs",
+        Action.REPLAY, Bulk, _preview,
+        pages=(Page("dlq-bulk-preview", PAGE + "bulk/", "POST", form=ids_form, answer=_to_job),),
+        api=Api("api-dlq-bulk-preview", API + "bulk", "POST", 201, answer=_json),
+    ),
+    Operation(
+        "A bulk replay job: progress, and the dry run of a draft", "replay jobs", Action.VIEW,
+        run=_job,
+        pages=(Page("dlq-job", PAGE + JOB + "/", answer=_page),
+               Page("dlq-job-progress", PAGE + JOB + "/progress/", answer=_progress)),
+        api=Api("api-dlq-job", API + JOB, answer=_json),
+    ),
+    Operation(
+        "Start a previewed job", "replay jobs", Action.REPLAY, Start, _start,
+        pages=(Page("dlq-job-start", PAGE + JOB + "/start/", "POST", answer=_to_job),),
+        api=Api("api-dlq-job-start", API + JOB + "/start", "POST", answer=_json),
+    ),
+    Operation(
+        "Cancel a job (stops at its next chunk)", "replay jobs", Action.REPLAY,
+        run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
+        pages=(Page("dlq-job-cancel", PAGE + JOB + "/cancel/", "POST", answer=_to_job),),
+        api=Api("api-dlq-job-cancel", API + JOB + "/cancel", "POST", answer=_json),
+    ),
+)  # fmt: skip

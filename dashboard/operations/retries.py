@@ -1,0 +1,125 @@
+"""The retry browser. The write form names ``id`` (or one row's ``one``) and the filter's
+fields, the JSON ``ids`` and ``filter``; the page comes back to the list, same filter."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+import msgspec
+from django.contrib import messages
+from django.http import HttpResponse, QueryDict
+from django.shortcuts import redirect
+from django.urls import reverse
+
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.permissions import Action, actions_for, can_map
+from dashboard.ratelimits import RETRY_FILTERS, rate_limited
+from dashboard.selectors.retries import retries_overview_get, retries_page_get
+from dashboard.services import retries as svc
+
+__all__ = ["OPERATIONS"]
+
+M = msgspec.Meta
+PAGE = "clusters/<str:cluster>/topics/<str:topic>/retries/"
+API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/retries"
+FILTERS = ("state", "order", "key", "text", "partition")
+LIMITED = (rate_limited("browse", filters=RETRY_FILTERS),)
+Value = str | int | None
+
+
+class RetryFilter(msgspec.Struct):
+    state: Annotated[Value, M(description="all, due (due now) or scheduled (later)")] = None
+    order: Annotated[Value, M(description="asc (soonest due first) or desc")] = None
+    key: Annotated[Value, M(description="message key")] = None
+    text: Annotated[
+        Value, M(description="payload or header text contains (refused where payloads are masked)")
+    ] = None
+    partition: Annotated[Value, M(description="the item's partition")] = None
+
+
+class RetryPage(RetryFilter):
+    limit: Annotated[str, M(description="1..500")] = ""
+    cursor: Annotated[str, M(description="next_cursor of the previous page")] = ""
+    offset: Annotated[str, M(description="items to skip (unfiltered lists)")] = ""
+
+
+class RetryAct(Reason):
+    ids: Annotated[list[str], M(description="retry item ids")] = []
+    all_matching: Annotated[
+        bool, M(description="act on every item matching filter (10000 per call)")
+    ] = False
+    filter: RetryFilter = msgspec.field(default_factory=RetryFilter)
+    cursor: Annotated[str, M(description="continue an all_matching run after its next_cursor")] = ""
+    confirm: Annotated[str, M(description="the topic name, to delete all matching")] = ""
+
+
+def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
+    query = c.request.GET
+    return {"d": d, "f": d["filters"], "query": urlencode(d["filters"]),
+            "first_page": bool(query.get("cursor") or query.get("offset")),
+            "can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))}  # fmt: skip
+
+
+def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    """One row's button (``one``), the checked rows (``id``) or all matching the filter."""
+    one = data.get("one", "").strip()
+    every = data.get("all_matching") in ("1", "on", "true")
+    return read | {"ids": [one] if one else data.getlist("id"), "cursor": "",
+                   "all_matching": every and not one,
+                   "filter": {k: data.get(k, "") for k in FILTERS}}  # fmt: skip
+
+
+def _cluster(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
+    return {"cluster": c.cluster, **d}
+
+
+def _write(action: str, summary: str) -> Operation:
+    def run(c: Call[RetryAct]) -> dict[str, Any]:
+        kw = c.write()
+        flt = {k: v for k, v in msgspec.structs.asdict(kw.pop("filter")).items() if v is not None}
+        cursor = kw.pop("cursor") or None
+        return svc.retries_act(**kw, action=action, filters=flt, cursor=cursor)
+
+    def done(c: Call[RetryAct], result: dict[str, Any]) -> HttpResponse:
+        count = result["deleted" if action == "delete" else "retried"]
+        verb = "Deleted" if action == "delete" else "Retried"
+        text = f"{verb} {count} retry item{'s' if count != 1 else ''}"
+        if result["missing"]:
+            text += f"; {result['missing']} already gone"
+        if result["skipped"]:
+            text += f"; {result['skipped']} left in place (another topic's slot or unreadable)"
+        if result["more"]:
+            text += "; more items match: run it again"
+        messages.success(c.request, text + ".")
+        url = reverse("dashboard:topic-retries", kwargs=dict(c.url))
+        post = c.request.POST
+        kept = {k: post.get(k, "").strip() for k in FILTERS if post.get(k, "").strip()}
+        return redirect(f"{url}?{urlencode(kept)}" if kept else url)
+
+    return Operation(
+        summary, "retries", Action.RETRY, RetryAct, run, early=False,
+        pages=(Page(f"topic-retries-{action}", f"{PAGE}{action}/", "POST", form=_form,
+                    answer=done),),
+        api=Api(f"api-topic-retries-{action}", f"{API}/{action}", "POST", answer=_cluster),
+    )  # fmt: skip
+
+
+OPERATIONS = (
+    Operation(
+        "Topics with their retry counts and next due time (latest snapshot)", "retries",
+        Action.VIEW, run=lambda c: retries_overview_get(**c.read()),
+        pages=(Page("retries", "clusters/<str:cluster>/retries/",
+                    template="dashboard/retries_index.html", context=lambda c, d: {"d": d}),),
+        api=Api("api-retries", "api/v1/clusters/<str:cluster>/retries", answer=_cluster),
+    ),
+    Operation(
+        "A page of the topic's retry items by due time", "retries", Action.VIEW, RetryPage,
+        run=lambda c: retries_page_get(user=c.user, **c.url, query=c.request.GET),
+        pages=(Page("topic-retries", PAGE, template="dashboard/retries.html", region="list",
+                    context=_list, decorators=LIMITED),),
+        api=Api("api-topic-retries", API, answer=_cluster, decorators=LIMITED),
+    ),
+    _write("retry", "Put retry items back on their partitions now"),
+    _write("delete", "Delete retry items (the messages are lost)"),
+)  # fmt: skip
