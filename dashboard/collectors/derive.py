@@ -15,7 +15,7 @@ The series points are derived by :mod:`.series` as the store takes them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from dashboard.status import Thresholds, snapshot_enrich
 
 __all__ = [
     "Outcome",
+    "PassContext",
     "PassRules",
     "Previous",
     "derive_failure",
@@ -89,6 +90,17 @@ def pass_rules() -> PassRules:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PassContext:
+    """What every derive step of one pass knows: the cluster, the previous pass's state (the
+    store's ``state_get``), the rules, the pass's time."""
+
+    cluster: str
+    previous: Previous
+    rules: PassRules
+    now_ms: int
+
+
 @dataclass
 class Outcome:
     """What a pass stores besides its series points (``snapshot`` None: the read failed)."""
@@ -117,16 +129,11 @@ def _health(previous: Previous, now_ms: int) -> dict[str, Any]:
 
 
 def derive_snapshot(
-    reading: Reading,
-    previous: Previous,
-    *,
-    cluster: str,
-    rules: PassRules,
-    now_ms: int,
-    buckets: Mapping[str, int],
+    reading: Reading, ctx: PassContext, buckets: Mapping[str, int]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The stored snapshot (the read one, which the pass owns, with what is derived set on
-    its topics and groups) and the next collector state."""
+    its topics and groups) and the next collector state (``buckets``: the roll-up buckets)."""
+    cluster, previous, rules, now_ms = ctx.cluster, ctx.previous, ctx.rules, ctx.now_ms
     snap = reading.snapshot
     assert snap is not None  # a failed read is derive_failure's
     state: Mapping[str, Any] = previous["state"]
@@ -174,14 +181,12 @@ def derive_outcome(
     snap: dict[str, Any],
     state: dict[str, Any],
     reading: Reading,
-    previous: Previous,
-    *,
-    cluster: str,
-    rules: PassRules,
-    now_ms: int,
+    ctx: PassContext,
     elapsed_ms: float,
 ) -> Outcome:
-    """The rest of a successful pass: lease and incident diffs, health, alerts."""
+    """The rest of a successful pass (``snap`` and ``state`` from :func:`derive_snapshot`):
+    lease and incident diffs, health, alerts."""
+    previous, rules, now_ms = ctx.previous, ctx.rules, ctx.now_ms
     old: Mapping[str, Any] = previous["state"]
     health = _health(previous, now_ms)
     if reading.java is not None:
@@ -217,33 +222,18 @@ def derive_outcome(
         commands=snap.get("commands") or 0,
         snapshot_ms=round(float(snap.get("elapsed_ms") or 0.0), 1),
     )
-    transition = alert_transition(
-        previous["alerts"],
-        old.get("alert_pending") or {},
-        alert_conditions(snap, health, rules.alerts),
-        cluster=cluster,
-        now_ms=now_ms,
-        for_ms={"status": rules.alerts.status_for_ms},
-        evaluated_rules=set(RULES),
-    )
-    state["alert_pending"] = transition.pending
+    state["alert_pending"] = old.get("alert_pending") or {}
+    transition = _alerts(ctx, state, snap, health, {"status": rules.alerts.status_for_ms}, RULES)
     snap["elapsed_ms"] = round(elapsed_ms, 1)
     return Outcome(
         snap, state, lease_state, incidents, health, transition, None, _changed(transition)
     )
 
 
-def derive_failure(
-    reading: Reading,
-    previous: Previous,
-    *,
-    cluster: str,
-    rules: PassRules,
-    now_ms: int,
-    elapsed_ms: float,
-) -> Outcome:
+def derive_failure(reading: Reading, ctx: PassContext, elapsed_ms: float) -> Outcome:
     """A pass whose read failed: health, the alerts a failed pass can tell (collector,
     restart), the incident of the first failure of a run."""
+    previous, now_ms = ctx.previous, ctx.now_ms
     error = str(reading.error)
     health = _health(previous, now_ms)
     health.update(
@@ -254,19 +244,33 @@ def derive_failure(
         consecutive_errors=int(health.get("consecutive_errors") or 0) + 1,
     )
     state = dict(previous["state"])
-    transition = alert_transition(
-        previous["alerts"],
-        state.get("alert_pending") or {},
-        alert_conditions(None, health, rules.alerts),
-        cluster=cluster,
-        now_ms=now_ms,
-        for_ms={},
-        evaluated_rules={"collector", "redis_restart"},
-    )
-    state["alert_pending"] = transition.pending
+    transition = _alerts(ctx, state, None, health, {}, ("collector", "redis_restart"))
     failed = collector_failure_event(error, now_ms, int(health["consecutive_errors"]))
     incidents = [failed] if failed else []
     return Outcome(None, state, None, incidents, health, transition, error, _changed(transition))
+
+
+def _alerts(
+    ctx: PassContext,
+    state: dict[str, Any],
+    snap: Mapping[str, Any] | None,
+    health: Mapping[str, Any],
+    for_ms: Mapping[str, int],
+    evaluated: Iterable[str],
+) -> AlertTransition:
+    """The alerts of the rules ``evaluated`` opened and resolved from the conditions that
+    hold (``snap`` None: a failed pass); ``state["alert_pending"]`` moves on with them."""
+    transition = alert_transition(
+        ctx.previous["alerts"],
+        state.get("alert_pending") or {},
+        alert_conditions(snap, health, ctx.rules.alerts),
+        cluster=ctx.cluster,
+        now_ms=ctx.now_ms,
+        for_ms=for_ms,
+        evaluated_rules=set(evaluated),
+    )
+    state["alert_pending"] = transition.pending
+    return transition
 
 
 def _changed(transition: AlertTransition) -> list[str]:

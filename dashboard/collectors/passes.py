@@ -33,6 +33,7 @@ from dashboard.alert_mutes import mute_applies
 from dashboard.clusters import console_store
 from dashboard.collectors.derive import (
     Outcome,
+    PassContext,
     derive_failure,
     derive_outcome,
     derive_snapshot,
@@ -103,29 +104,21 @@ def collect_cluster(
         sampled=opened.previous["state"].get("partition_sample") != now_ms // PARTITION_SAMPLE_MS,
         history=lambda names: store.series_many(cluster, MEMORY_METRIC, names, since_ms=since),
     )
-    rules = pass_rules()
+    ctx = PassContext(cluster, opened.previous, pass_rules(), now_ms)
     points = opened.points  # None: another run's slot, nothing is written
     try:
         if reading.snapshot is None:
-            outcome = derive_failure(
-                reading, opened.previous, cluster=cluster, rules=rules, now_ms=now_ms,
-                elapsed_ms=(time.perf_counter() - started) * 1000,
-            )  # fmt: skip
+            outcome = derive_failure(reading, ctx, (time.perf_counter() - started) * 1000)
         else:
             if points is not None and reading.sampled:
                 points.send(partition_points(reading.snapshot))
-            snap, state = derive_snapshot(
-                reading, opened.previous, cluster=cluster, rules=rules, now_ms=now_ms,
-                buckets=opened.buckets,
-            )  # fmt: skip
+            snap, state = derive_snapshot(reading, ctx, opened.buckets)
             if points is not None:
                 points.send(series_points(snap))
                 if reading.memory is not None:
                     points.send(reading.memory.points)
-            outcome = derive_outcome(
-                snap, state, reading, opened.previous, cluster=cluster, rules=rules,
-                now_ms=now_ms, elapsed_ms=(time.perf_counter() - started) * 1000,
-            )  # fmt: skip
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            outcome = derive_outcome(snap, state, reading, ctx, elapsed_ms)
         if points is None:
             return _result(cluster, outcome, started, now_ms, stored=False, skipped=skipped)
         mutes = store.pass_write(
