@@ -194,6 +194,20 @@ def derive_outcome(
     if reading.redis is not None:
         health["redis"] = reading.redis
     state.update(_restart_check(old, snap, health, now_ms, rules.restart_hold_ms))
+    topics = snap.get("topics") or []
+    health.update(
+        ok=True,
+        error=None,
+        duration_ms=round(elapsed_ms, 1),
+        last_success_ms=now_ms,
+        consecutive_errors=0,
+        redis_run_id=snap.get("redis_run_id") or "",
+        topics=len(topics),
+        partitions=sum(int(t.get("partitions") or 0) for t in topics),
+        commands=snap.get("commands") or 0,
+        snapshot_ms=round(float(snap.get("elapsed_ms") or 0.0), 1),
+    )
+    transition = _alerts(ctx, state, snap, health, {"status": rules.alerts.status_for_ms}, RULES)
     lease_changes, lease_state = lease_diff(previous["lease_state"], snap, now_ms)
     restart = health.get("redis_restart") or {}
     incidents, state["incidents"] = incident_diff(
@@ -209,21 +223,6 @@ def derive_outcome(
         if restart.get("at_ms") == now_ms
         else [],
     )
-    topics = snap.get("topics") or []
-    health.update(
-        ok=True,
-        error=None,
-        duration_ms=round(elapsed_ms, 1),
-        last_success_ms=now_ms,
-        consecutive_errors=0,
-        redis_run_id=snap.get("redis_run_id") or "",
-        topics=len(topics),
-        partitions=sum(int(t.get("partitions") or 0) for t in topics),
-        commands=snap.get("commands") or 0,
-        snapshot_ms=round(float(snap.get("elapsed_ms") or 0.0), 1),
-    )
-    state["alert_pending"] = old.get("alert_pending") or {}
-    transition = _alerts(ctx, state, snap, health, {"status": rules.alerts.status_for_ms}, RULES)
     snap["elapsed_ms"] = round(elapsed_ms, 1)
     return Outcome(
         snap, state, lease_state, incidents, health, transition, None, _changed(transition)
