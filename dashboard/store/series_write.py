@@ -10,8 +10,9 @@ lengths of the series that reached their cap: the series that outgrew their rete
 The series index (a sorted set of ``metric<US>entity`` scored by the last write) lets
 series of vanished entities be deleted (:func:`dashboard.store.retention.forget_vanished`).
 A refresh (with the coarsest roll-up and a process's first pass) has each script call
-index its own keys; other passes ask the script for the keys it created, and the next
-pass indexes their series (ZADDs of at most as many members).
+index its own keys (half as many keys a call then: an APPEND and a ZADD member each);
+other passes ask the script for the keys it created, and the next pass indexes their
+series (ZADDs of at most as many members).
 
 A pass's points are turned into script calls as they are sent, a round trip
 (:data:`~dashboard.store.batches.BULK_PER_EXECUTE` calls) at a time, from a thread of
@@ -288,6 +289,8 @@ class SeriesWriter:
         """``triples`` of one tier as script calls of one point format each, handed to
         ``trips`` as they fill."""
         tier = next(t for t in tiers() if t.name == tier_name)
+        # a call that also indexes its keys does twice the work per key: half as many keys
+        per_call = MEMBERS_PER_COMMAND // 2 if trips.index == "all" else MEMBERS_PER_COMMAND
         filling: dict[struct.Struct, _Call] = {}  # point format -> the call it fills
         formats: dict[str, tuple[struct.Struct, str]] = {}  # metric -> its format, key prefix
         for metric, entity, value in triples:
@@ -299,7 +302,7 @@ class SeriesWriter:
                 got = formats[metric] = (point_struct(metric), prefix)
             point, prefix = got
             call = filling.get(point)
-            if call is None or len(call.keys) >= MEMBERS_PER_COMMAND:
+            if call is None or len(call.keys) >= per_call:
                 if call is not None:
                     trips.add(call)
                 call = filling[point] = _Call(tier, point, stamp)
