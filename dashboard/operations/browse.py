@@ -6,12 +6,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.contrib import messages
 from django.http import HttpResponse, QueryDict
-from django.shortcuts import redirect
 
 from dashboard.operations.declare import Api, Call, Operation, Page
-from dashboard.permissions import Action, actions_for, can_map
+from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
@@ -82,7 +80,7 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
         "form": form,
         "produce": produce or {},
         "produce_open": query.get("produce") == "1",
-        "can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic)),
+        "can": c.can,
         "payload_chars": ROW_PAYLOAD_CHARS,
         "filtered": any(form[k] for k in BROWSE_FILTERS),
     }
@@ -108,9 +106,8 @@ def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
     except ValueError as exc:
         count_request(c.request, "browse", BROWSE_FILTERS)  # the browser reads again
         return _page(c, {**form, "error": str(exc)})
-    messages.success(c.request, f"Produced {sent['id']} to partition {sent['partition']}.")
-    return redirect("dashboard:message-detail", cluster=c.cluster, topic=c.topic,
-                    partition=sent["partition"], entry_id=sent["id"])  # fmt: skip
+    return c.back(f"Produced {sent['id']} to partition {sent['partition']}.", "message-detail",
+                  partition=sent["partition"], entry_id=sent["id"])  # fmt: skip
 
 
 OPERATIONS = (

@@ -1,20 +1,6 @@
-"""One declaration per operation: from an :class:`Operation` come its page, its JSON API
-and its OpenAPI entry (:mod:`dashboard.operations.openapi`).
-
-An operation names what it does (``summary``, ``tag``), the permission it needs
-(``action``: the role the document shows, and with ``early`` a 403 before the input is
-read), its typed input (a ``msgspec.Struct``), ``run`` (the one call of a
-selector or service, given a :class:`Call`), and how it answers:
-
-- ``pages``: :class:`Page` s, each a Django view: the form (POST) or the query (GET) read
-  into the input (``form`` adapts a page whose field names differ from the JSON), then the
-  template, one htmx region of it, or ``answer`` (a redirect with a message);
-- ``api``: an :class:`Api`, a ``/api/v1/`` view: the JSON body (POST) or the query (GET)
-  read into the same input, the result (or ``answer(call, result)``) as JSON.
-
-Both run under the one guard (:mod:`dashboard.guard`: cluster lookup, permission, the
-error table), so the page and its API twin differ only in how they read and answer.
-"""
+"""One declaration per operation (:class:`Operation`): from it come its page, its JSON API
+and its OpenAPI entry (:mod:`dashboard.operations.openapi`), both views under the one
+guard (:mod:`dashboard.guard`), so they differ only in how they read and answer."""
 
 from __future__ import annotations
 
@@ -32,7 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
-from django.urls import URLPattern, path, re_path
+from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_http_methods
 
 from dashboard.api.auth import api_view
@@ -42,28 +28,22 @@ from dashboard.permissions import (
     ROLES,
     VIEWER,
     Action,
+    actions_for,
+    can_map,
     require_action_somewhere,
 )
 from dashboard.services.audit import Origin, origin_from_request
 from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest, render_page
 
-__all__ = [
-    "FORM_TRUE",
-    "Api",
-    "Call",
-    "NoInput",
-    "Operation",
-    "Page",
-    "Reason",
-    "read_form",
-    "read_json",
-]
+__all__ = ["FORM_TRUE", "TOPIC", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
+           "read_form", "read_json"]  # fmt: skip
 
 In = TypeVar("In")
 Decorator = Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
+TOPIC = "clusters/<str:cluster>/topics/<str:topic>/"  # a topic's pages ("api/v1/" + : its API)
 
 
 class NoInput(msgspec.Struct):
@@ -100,6 +80,11 @@ class Call(Generic[In]):
     def origin(self) -> Origin:
         return origin_from_request(self.request)
 
+    @property
+    def can(self) -> dict[str, bool]:
+        """What the user may do on the URL's topic (the buttons a page shows)."""
+        return can_map(actions_for(self.user, cluster=self.cluster, topic=self.topic))
+
     def read(self) -> dict[str, Any]:
         """A selector's keyword arguments: the user, the URL's values, the input's fields."""
         return {"user": self.user, **self.url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
@@ -109,13 +94,19 @@ class Call(Generic[In]):
         fields = msgspec.structs.asdict(self.input)  # type: ignore[arg-type]
         return {"acting_user": self.user, **self.url, **fields, "origin": self.origin}
 
-    def back(self, text: str, to: str, *keys: str, info: bool = False) -> HttpResponse:
+    def back(
+        self, text: str, to: str, *keys: str, info: bool = False, query: str = "", **more: Any
+    ) -> HttpResponse:
         """A write page's answer: ``text`` as a message, then the page ``to`` (a URL name of
-        the console) with the URL's values ``keys`` (default: cluster and topic)."""
+        the console) with the URL's values ``keys`` (default: its cluster and topic)."""
         (messages.info if info else messages.success)(self.request, text)
-        values = {k: self.url[k] for k in keys or ("cluster", "topic")}
-        response: HttpResponse = redirect(f"dashboard:{to}", **values)
-        return response
+        keys = keys or tuple(k for k in ("cluster", "topic") if k in self.url)
+        return self.to(to, query, **{k: self.url[k] for k in keys}, **more)
+
+    def to(self, name: str, query: str = "", **values: Any) -> HttpResponse:
+        """A redirect to the console's page ``name`` (``?query`` when given)."""
+        url = reverse(f"dashboard:{name}", kwargs=values)
+        return redirect(f"{url}?{query}" if query else url)
 
 
 Run = Callable[[Call[Any]], Any]

@@ -1,7 +1,5 @@
-"""What watches the clusters: the collectors' health and the alerts, their silences and
-acknowledgements (the alert's topic: the service checks it). The page names an alert by
-``target`` (``[cluster, id]``) and a custom duration by ``duration_custom``.
-"""
+"""The collectors' health and the alerts, their silences and acknowledgements. The page
+names an alert by ``target`` (``[cluster, id]``), a custom duration by ``duration_custom``."""
 
 from __future__ import annotations
 
@@ -10,9 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 from django.conf import settings
-from django.contrib import messages
-from django.http import HttpResponse, QueryDict
-from django.shortcuts import redirect
+from django.http import QueryDict
 
 from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
 from dashboard.alerts import RULES
@@ -25,6 +21,7 @@ from dashboard.services import alert_mutes as svc
 
 __all__ = ["OPERATIONS"]
 
+MUTED = {"silence": "Silenced", "ack": "Acknowledged"}
 Cluster = Annotated[str, msgspec.Meta(description="cluster")]
 
 
@@ -99,17 +96,6 @@ def _collectors(key: str) -> Any:
     return lambda c, rows: {key: rows, "interval_s": settings.COLLECT_INTERVAL_S}
 
 
-def _back(c: Call[Any], text: str) -> HttpResponse:
-    messages.success(c.request, text)
-    response: HttpResponse = redirect("dashboard:alerts")
-    return response
-
-
-def _muted(c: Call[Mute], mute: dict[str, Any]) -> HttpResponse:
-    done = "Silenced" if c.input.kind == "silence" else "Acknowledged"
-    return _back(c, f"{done} {mute['alert_id']}.")
-
-
 OPERATIONS = (
     Operation(
         "Collector health: the last pass per visible cluster", "ops", Action.VIEW,
@@ -128,7 +114,8 @@ OPERATIONS = (
         "Silence or acknowledge an alert", "alerts", Action.SILENCE, Mute, early="somewhere",
         run=lambda c: svc.alert_mute(**c.write()),
         pages=(Page("alert-mute", "alerts/mute/", "POST", form=_mute_form,
-                    answer=_muted),),
+                    answer=lambda c, mute: c.back(f"{MUTED[c.input.kind]} {mute['alert_id']}.",
+                                                  "alerts")),),
         api=Api("api-alert-mute", "api/v1/alerts/mute", "POST",
                 answer=lambda c, mute: {"mute": mute}),
     ),
@@ -136,7 +123,8 @@ OPERATIONS = (
         "Lift a silence or acknowledgement", "alerts", Action.SILENCE, AlertRef,
         early="somewhere", run=lambda c: svc.alert_unmute(**c.write()),
         pages=(Page("alert-unmute", "alerts/unmute/", "POST",
-                    answer=lambda c, _: _back(c, f"Lifted the silence of {c.input.alert_id}.")),),
+                    answer=lambda c, _: c.back(f"Lifted the silence of {c.input.alert_id}.",
+                                               "alerts")),),
         api=Api("api-alert-unmute", "api/v1/alerts/unmute", "POST",
                 answer=lambda c, _: {"lifted": c.input.alert_id}),
     ),

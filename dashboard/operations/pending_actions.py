@@ -10,10 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import redirect
-from django.urls import reverse
 
 from dashboard.operations.declare import Api, Call, Operation, Page, Reason
 from dashboard.permissions import Action
@@ -71,11 +68,9 @@ def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
 
 def _back(text: str) -> Any:
     def answer(c: Call[Checked], n: int) -> HttpResponse:
-        messages.success(c.request, text.format(n=n, consumer=c.input.consumer))
-        url = reverse("dashboard:pending", kwargs={"cluster": c.cluster, "topic": c.topic})
         group = c.input.group.strip()
-        response: HttpResponse = redirect(f"{url}?group={group}" if group else url)
-        return response
+        return c.back(text.format(n=n, consumer=c.input.consumer), "pending",
+                      query=f"group={group}" if group else "")  # fmt: skip
 
     return answer
 

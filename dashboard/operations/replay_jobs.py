@@ -1,6 +1,5 @@
 """Bulk replay jobs: a preview freezes the letters into a draft with a dry run; nothing
-is replayed until the job is started; a cancelled job stops at its next chunk.
-"""
+is replayed until the job is started; a cancelled job stops at its next chunk."""
 
 from __future__ import annotations
 
@@ -9,11 +8,11 @@ from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
-from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, can, ids_form
+from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, ids_form
 from dashboard.permissions import Action
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import replay_runner as runner
@@ -91,7 +90,7 @@ def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
 
 
 def _context(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
-    return {**c.url, "job": job, "progress": runner.job_progress(job), "can": can(c)}
+    return {**c.url, "job": job, "progress": runner.job_progress(job), "can": c.can}
 
 
 def _page(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
@@ -112,8 +111,7 @@ def _progress(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
 
 
 def _to_job(c: Call[Any], job: ReplayJob) -> HttpResponse:
-    response: HttpResponse = redirect("dashboard:dlq-job", **{**c.url, "job_id": job.pk})
-    return response
+    return c.to("dlq-job", **{**c.url, "job_id": job.pk})
 
 
 OPERATIONS = (

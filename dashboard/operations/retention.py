@@ -15,7 +15,7 @@ import msgspec
 from django.http import QueryDict
 
 from dashboard.operations.declare import Api, Call, Operation, Page
-from dashboard.permissions import Action, actions_for, can_map
+from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
 from dashboard.services import retention as svc
@@ -84,9 +84,8 @@ def _fields(data: QueryDict) -> dict[str, Any]:
 
 def _context(c: Call[Any], result: Any) -> dict[str, Any]:
     trimmed = c.request.method == "POST"
-    can = can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))
     form = _fields(c.request.POST if trimmed else c.request.GET)
-    return {"form": form, "can": can} | (
+    return {"form": form, "can": c.can} | (
         {"d": _view(c), "result": result} if trimmed else {"d": result}
     )
 

@@ -13,7 +13,7 @@ from msgspec import Meta
 from dashboard.charts import WINDOWS
 from dashboard.operations.clusters import without
 from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page
-from dashboard.permissions import Action, actions_for, can_map, has_action
+from dashboard.permissions import Action, has_action
 from dashboard.selectors.pages import leases, messages, pending, series
 from dashboard.selectors.pages import topic as sel
 from dashboard.selectors.pages.params import PAGE_SIZE, NotFoundError, Paged, ParamError
@@ -83,7 +83,7 @@ def _topic_page(c: Call[NoInput], t: dict[str, Any]) -> dict[str, Any]:
     return {"t": t, "window": window, "windows": list(WINDOWS), "now_ms": now_ms(),
             "figures": sel.topic_charts_get(c.cluster, c.topic, groups=groups, window=window),
             "parts": None if polled else partitions_get(c.cluster, c.topic, user=c.user),
-            "can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))}  # fmt: skip
+            "can": c.can}  # fmt: skip
 
 
 def _topic_json(c: Call[NoInput], t: dict[str, Any]) -> Any:
