@@ -36,14 +36,13 @@ from dashboard.services.audit import Origin, origin_from_request
 from dashboard.views.errors import page_guard
 from dashboard.views.htmx import HtmxHttpRequest, render_page
 
-__all__ = ["FORM_TRUE", "TOPIC", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
+__all__ = ["FORM_TRUE", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
            "read_form", "read_json"]  # fmt: skip
 
 In = TypeVar("In")
 Decorator = Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
-TOPIC = "clusters/<str:cluster>/topics/<str:topic>/"  # a topic's pages ("api/v1/" + : its API)
 
 
 class NoInput(msgspec.Struct):
@@ -117,7 +116,8 @@ Answer = Callable[[Call[Any], Any], Any]
 class Page:
     """A page (or htmx partial) of an operation. ``path`` is a Django route (a regex when
     it starts with ``^``); ``context(call, result)`` is added to the URL's values (default
-    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect)."""
+    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect), as
+    does a result that is a response (a file)."""
 
     name: str
     path: str
@@ -252,6 +252,8 @@ def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
         result = op.run(call) if op.run is not None else None
         if page.answer is not None:
             return page.answer(call, result)
+        if isinstance(result, HttpResponseBase):  # a file, a stream
+            return result
         extra = page.context(call, result) if page.context else {"result": result}
         return render_page(request, page.template, {**url, **extra}, region=page.region)
 

@@ -37,8 +37,8 @@ def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Ope
 
     return Operation(
         summary + NOTE, "exports", Action.VIEW, struct, run, early=False,
-        pages=(Page(name, PAGE + route + "/", answer=lambda c, r: r),),
-        api=Api("api-" + name, "api/v1/" + PAGE + route, answer=lambda c, r: r, csv=True),
+        pages=(Page(name, PAGE + route + "/"),),
+        api=Api("api-" + name, "api/v1/" + PAGE + route, csv=True),
     )  # fmt: skip
 
 

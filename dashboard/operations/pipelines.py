@@ -43,7 +43,7 @@ def _pipeline(c: Call[History]) -> dict[str, Any]:
     return data
 
 
-def _live(**context: Any) -> dict[str, Any]:
+def _live(**context: Any) -> dict[str, Any]:  # the live region polls this often
     return context | {"poll_seconds": settings.PIPELINES_POLL_S}
 
 

@@ -1,11 +1,6 @@
-"""A topic's retention tab: floors, each rule's next delete, a what-if, and "trim now".
-
-The view is a live, bounded read (:mod:`dashboard.selectors.retention`); typing rules
-in the form shows what they would do (htmx swaps the view region, a plain GET works
-too). Trimming goes through :mod:`dashboard.services.retention` (purge permission,
-reason, the topic name typed, audited). Rules given by none: the cluster's. The form
-and the query name opt-out groups comma-separated, the JSON as a list.
-"""
+"""A topic's retention tab: floors, each rule's next delete, a what-if (the rules typed in
+the form; none: the cluster's), and "trim now". The form and the query name opt-out groups
+comma-separated, the JSON as a list."""
 
 from __future__ import annotations
 
@@ -70,12 +65,6 @@ def _view(c: Call[Any], page: int | None = None) -> dict[str, Any]:
     return retention_get(user=c.user, cluster=c.cluster, topic=c.topic, policy=policy, page=page)
 
 
-def _trim(c: Call[Trim]) -> dict[str, Any]:
-    return svc.trim_topic(acting_user=c.user, cluster=c.cluster, topic=c.topic,
-                          policy=_policy(c.input), reason=c.input.reason,
-                          confirm=c.input.confirm, origin=c.origin)  # fmt: skip
-
-
 def _fields(data: QueryDict) -> dict[str, Any]:
     """The form as the page shows it again."""
     text = {f: (data.get(f) or "").strip() for f in ("maxlen", "max_age", "ignore_groups")}
@@ -100,7 +89,9 @@ OPERATIONS = (
     Operation(
         "Trim the topic's partitions now (never past a group's unread entries)",
         "retention", Action.PURGE, Trim, early=False,
-        run=_trim,
+        run=lambda c: svc.trim_topic(acting_user=c.user, cluster=c.cluster, topic=c.topic,
+                                     policy=_policy(c.input), reason=c.input.reason,
+                                     confirm=c.input.confirm, origin=c.origin),
         pages=(Page("topic-retention-trim", PAGE + "trim/", "POST", TEMPLATE, context=_context),),
         api=Api("api-topic-retention-trim", API + "/trim", "POST"),
     ),
