@@ -40,7 +40,8 @@ __all__ = ["FORM_TRUE", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
            "read_form", "read_json"]  # fmt: skip
 
 In = TypeVar("In")
-Decorator = Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]
+View = Callable[..., HttpResponseBase]
+Decorator = Callable[[View], View]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
 
@@ -245,7 +246,7 @@ def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
     return _convert(raw, op.input, strict=False)
 
 
-def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
+def _page_view(op: Operation, page: Page) -> View:
     def view(request: HtmxHttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         call = Call(request, url, _page_input(op, page, request))
@@ -258,16 +259,11 @@ def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
         return render_page(request, page.template, {**url, **extra}, region=page.region)
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
-    return _wrap(
-        view,
-        page.decorators,
-        page_guard(op.guard_action),
-        login_required,
-        require_http_methods([page.method]),
-    )
+    guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))
+    return _wrap(view, page.decorators, *guarded)
 
 
-def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
+def _api_view(op: Operation, api: Api) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         if api.method == "GET":
@@ -285,11 +281,7 @@ def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
     return _wrap(view, api.decorators, api_view(api.method, action=op.guard_action))
 
 
-def _wrap(
-    view: Callable[..., HttpResponseBase],
-    inner: tuple[Decorator, ...],
-    *outer: Callable[[Any], Any],
-) -> Callable[..., HttpResponseBase]:
+def _wrap(view: View, inner: tuple[Decorator, ...], *outer: Callable[[Any], Any]) -> View:
     """``inner`` closest to the view (the first outermost of them), then ``outer``."""
     for decorate in (*reversed(inner), *outer):
         view = decorate(view)

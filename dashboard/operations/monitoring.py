@@ -13,8 +13,9 @@ from django.http import QueryDict
 from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
 from dashboard.alerts import RULES
 from dashboard.clusters import cluster_names
+from dashboard.operations.clusters import visible
 from dashboard.operations.declare import Api, Call, Operation, Page, Reason
-from dashboard.permissions import Action, cluster_visible, has_action, has_action_somewhere
+from dashboard.permissions import Action, has_action, has_action_somewhere
 from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.collectors import collector_rows
 from dashboard.services import alert_mutes as svc
@@ -48,25 +49,19 @@ class Mute(AlertRef):
 
 
 def _alerts_page(c: Call[Alerts], _: None) -> dict[str, Any]:
-    names = [n for n in cluster_names() if cluster_visible(c.user, n)]
-    cluster = c.input.cluster if c.input.cluster in names else None
+    cluster = c.input.cluster if c.input.cluster in visible(c) else None
     data = alerts_get(cluster, user=c.user, include_resolved=True)
     for alert in data["open"]:  # the silence form names an alert by cluster and id
         alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
         alert["can_silence"] = has_action(  # on the alert's topic; none named: global
             c.user, Action.SILENCE, cluster=str(alert.get("cluster") or ""), topic=mute_topic(alert)
         )
-    return {
-        "open_alerts": data["open"],
-        "resolved_alerts": data["resolved"][:100],
-        "rules": sorted(RULES.items()),
-        "filter_cluster": cluster or "",
-        "webhook": bool(settings.ALERT_WEBHOOK_URL),
-        "can_silence": has_action_somewhere(c.user, Action.SILENCE),
-        "silenceable": [a for a in data["open"] if a["can_silence"]],
-        "durations": DURATION_CHOICES,
-        "now_ms": data["now_ms"],
-    }
+    return {"open_alerts": data["open"], "resolved_alerts": data["resolved"][:100],
+            "rules": sorted(RULES.items()), "filter_cluster": cluster or "",
+            "webhook": bool(settings.ALERT_WEBHOOK_URL), "durations": DURATION_CHOICES,
+            "can_silence": has_action_somewhere(c.user, Action.SILENCE),
+            "silenceable": [a for a in data["open"] if a["can_silence"]],
+            "now_ms": data["now_ms"]}  # fmt: skip
 
 
 def _alerts_json(c: Call[Alerts], _: None) -> dict[str, Any]:
