@@ -8,13 +8,12 @@ from typing import Annotated, Any
 import msgspec
 from django.http import HttpResponse, QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, render_page
 from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.services import produce as svc
-from dashboard.views.htmx import render_page
 
 __all__ = ["OPERATIONS"]
 
@@ -92,7 +91,7 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
         next_query = _next_query(query, d["next_cursor"])
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
     status = 400 if produce or "error" in context else 200
-    return render_page(c.request, TEMPLATE, context, status=status)  # type: ignore[arg-type]
+    return render_page(c.request, TEMPLATE, context, status=status)
 
 
 def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:

@@ -17,11 +17,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_http_methods
 
 from dashboard.api.auth import api_view
+from dashboard.guard import page_guard
 from dashboard.permissions import (
     ADMIN,
     OPERATOR,
@@ -33,11 +34,9 @@ from dashboard.permissions import (
     require_action_somewhere,
 )
 from dashboard.services.audit import Origin, origin_from_request
-from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest, render_page
 
 __all__ = ["FORM_TRUE", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
-           "read_form", "read_json"]  # fmt: skip
+           "read_form", "read_json", "render_page"]  # fmt: skip
 
 In = TypeVar("In")
 View = Callable[..., HttpResponseBase]
@@ -247,7 +246,7 @@ def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
 
 
 def _page_view(op: Operation, page: Page) -> View:
-    def view(request: HtmxHttpRequest, **url: Any) -> HttpResponseBase:
+    def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         call = Call(request, url, _page_input(op, page, request))
         result = op.run(call) if op.run is not None else None
@@ -279,6 +278,20 @@ def _api_view(op: Operation, api: Api) -> View:
 
     view.__name__ = view.__qualname__ = api.name.replace("-", "_")
     return _wrap(view, api.decorators, api_view(api.method, action=op.guard_action))
+
+
+def render_page(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    *,
+    region: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The page, or only ``template#region`` for an htmx request (django-htmx's middleware
+    sets ``request.htmx``, truthy for a request with the ``HX-Request`` header)."""
+    name = f"{template}#{region}" if region and getattr(request, "htmx", False) else template
+    return render(request, name, context, status=status)
 
 
 def _wrap(view: View, inner: tuple[Decorator, ...], *outer: Callable[[Any], Any]) -> View:

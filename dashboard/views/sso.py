@@ -20,8 +20,8 @@ from mozilla_django_oidc.views import (
     OIDCAuthenticationRequestView,
 )
 
+from dashboard.guard import page_guard
 from dashboard.sso.mapping import SSOProviderError, SSORefused
-from dashboard.views.errors import page_guard
 
 __all__ = ["ConsoleLoginView", "oidc_authenticate", "oidc_callback", "sso_logout"]
 
