@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.http import HttpResponse, QueryDict
+from django.http import HttpResponse
 
 from dashboard.operations.declare import Api, Call, Operation, Page, render_page
 from dashboard.permissions import Action
@@ -64,12 +64,6 @@ def _browse(c: Call[Any]) -> dict[str, Any]:
     return browse_get(c.cluster, c.topic, c.request.GET, user=c.user)
 
 
-def _next_query(params: QueryDict, cursor: str | None) -> str:
-    query = params.copy()
-    query["cursor"] = cursor or ""
-    return query.urlencode() if cursor else ""
-
-
 def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
     """The browser, its form shown again (with the produce form's error, if any)."""
     query = c.request.GET
@@ -88,7 +82,9 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
     except ValueError as exc:  # a bad filter or parameter
         context["error"] = str(exc)
     else:
-        next_query = _next_query(query, d["next_cursor"])
+        following = query.copy()  # the next page: this query at the next cursor
+        following["cursor"] = d["next_cursor"] or ""
+        next_query = following.urlencode() if d["next_cursor"] else ""
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
     status = 400 if produce or "error" in context else 200
     return render_page(c.request, TEMPLATE, context, status=status)

@@ -64,22 +64,19 @@ class Replay(Reason):
     target_partition: Partition | None = None
 
 
-def _letters(c: Call[Letters]) -> tuple[sel.DlqFilters, Any]:
-    filters, before = c.input.read(), c.input.before or None
-    page = sel.dlq_page_get(user=c.user, cluster=c.cluster, topic=c.topic, filters=filters,
-                            before=before, limit=c.input.limit)  # fmt: skip
-    return filters, page
+def _letters(c: Call[Letters]) -> Any:
+    return sel.dlq_page_get(user=c.user, cluster=c.cluster, topic=c.topic, filters=c.input.read(),
+                            before=c.input.before or None, limit=c.input.limit)  # fmt: skip
 
 
-def _letters_page(c: Call[Letters], found: Any) -> dict[str, Any]:
+def _letters_page(c: Call[Letters], page: Any) -> dict[str, Any]:
     jobs = ReplayJob.objects.filter(cluster=c.cluster, topic=c.topic)
     jobs = jobs.exclude(status=ReplayJobStatus.DRAFT)[:5]
-    return {"page": found[1], "filters": found[0], "before": c.input.before or None,
+    return {"page": page, "filters": c.input.read(), "before": c.input.before or None,
             "can": c.can, "jobs": jobs}  # fmt: skip
 
 
-def _letters_json(c: Call[Letters], found: Any) -> dict[str, Any]:
-    page = found[1]
+def _letters_json(c: Call[Letters], page: Any) -> dict[str, Any]:
     return {"cluster": c.cluster, "topic": c.topic, "depth": page.depth,
             "letters": [sel.letter_json(v) for v in page.letters],
             "next_cursor": page.next_cursor, "scanned": page.scanned,
