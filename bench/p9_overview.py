@@ -13,13 +13,14 @@ per topic.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 import statistics
 import tempfile
 import time
 from typing import Any
+
+import msgspec
 
 from bench.common import BenchContext, Result
 
@@ -63,7 +64,7 @@ def _snapshot(now_ms: int, topics: int) -> dict[str, Any]:
             TopicSnapshot(name, PARTS, 40_000, rng.randint(0, 50), RetryBacklog(2, now_ms, now_ms),
                           groups, leases, consumers, [10_000] * PARTS, [f"{now_ms}-0"] * PARTS)
         )  # fmt: skip
-    snap = dataclasses.asdict(ClusterSnapshot(now_ms, out, "runid", 120.0, 50))
+    snap: dict[str, Any] = msgspec.to_builtins(ClusterSnapshot(now_ms, out, "runid", 120.0, 50))
     statuses = ("OK", "OK", "OK", "WARN", "STALL", "UNKNOWN")
     snap["cluster"] = CLUSTER
     for t in snap["topics"]:

@@ -21,7 +21,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from dashboard.status import Status, status_parse
+from mqcore.models import ClusterSnapshot, PartitionLag, PipelineMark, Status
 
 __all__ = ["DEFAULT_MAX_PARTITION_SERIES", "PARTITION_FAMILIES", "metrics_text"]
 
@@ -35,7 +35,7 @@ class _SnapshotCollector:
 
     def __init__(
         self,
-        snapshots: Mapping[str, Mapping[str, Any] | None],
+        snapshots: Mapping[str, ClusterSnapshot | None],
         health: Mapping[str, Mapping[str, Any]],
         alerts: Sequence[Mapping[str, Any]],
         max_partition_series: int,
@@ -87,38 +87,36 @@ class _SnapshotCollector:
             "1 for a group moved by a pipeline's sink (it holds no leases by design)",
             labels=[*_GL, "pipeline", "health"],
         )
-        candidates: list[tuple[tuple[int, str, str, str], list[str], list[Any]]] = []
+        candidates: list[tuple[tuple[int, str, str, str], list[str], list[PartitionLag]]] = []
         for cluster, snap in self.snapshots.items():
-            if not snap:
+            if snap is None:
                 continue
-            now = int(snap.get("taken_at_ms") or 0)
-            for topic in snap.get("topics") or []:
-                t = topic["topic"]
+            for topic in snap.topics:
+                t = topic.topic
                 tl = [cluster, t]
-                _status(topic_status, tl, topic.get("status"))
-                dlq.add_metric(tl, float(topic.get("dlq_length") or 0))
-                retry.add_metric(tl, float((topic.get("retry") or {}).get("count") or 0))
-                length.add_metric(tl, float(topic.get("length") or 0))
-                mem = topic.get("memory")
-                if isinstance(mem, Mapping) and isinstance(mem.get("bytes"), int | float):
-                    memory.add_metric(tl, float(mem["bytes"]))
-                for group in topic.get("groups") or []:
-                    gl = [cluster, t, group["group"]]
-                    _status(group_status, gl, group.get("status"))
-                    mark = group.get("pipeline")
-                    if isinstance(mark, Mapping) and mark.get("name"):
-                        health = str(mark.get("health") or "")
-                        pipeline_group.add_metric([*gl, str(mark["name"]), health], 1.0)
-                    parts = list(group.get("partitions") or [])
-                    rank = -status_parse(group.get("status")).severity
-                    candidates.append(((rank, cluster, t, str(group["group"])), gl, parts))
-            for pipe in snap.get("pipelines") or []:
+                _status(topic_status, tl, topic.status)
+                dlq.add_metric(tl, float(topic.dlq_length))
+                retry.add_metric(tl, float(topic.retry.count))
+                length.add_metric(tl, float(topic.length))
+                if topic.memory is not None:
+                    memory.add_metric(tl, topic.memory.bytes)
+                for group in topic.groups:
+                    gl = [cluster, t, group.group]
+                    _status(group_status, gl, group.status)
+                    mark = group.pipeline
+                    if isinstance(mark, PipelineMark):
+                        pipeline_group.add_metric([*gl, mark.name, mark.health], 1.0)
+                    rank = -group.status.severity
+                    candidates.append(((rank, cluster, t, group.group), gl, group.partitions))
+            for pipe in snap.pipelines:
                 failed.add_metric(
                     [cluster, str(pipe.get("pipeline"))], float(pipe.get("failed") or 0)
                 )
                 last = pipe.get("last_completed_at_ms")
                 if last is not None:
-                    ckpt.add_metric([cluster, str(pipe.get("pipeline"))], (now - int(last)) / 1000)
+                    ckpt.add_metric(
+                        [cluster, str(pipe.get("pipeline"))], (snap.taken_at_ms - int(last)) / 1000
+                    )
         budget = self.max_partition_series
         dropped: dict[str, int] = dict.fromkeys(self.snapshots, 0)
         for (_, cluster, _, _), gl, parts in sorted(candidates, key=lambda c: c[0]):
@@ -128,16 +126,16 @@ class _SnapshotCollector:
                 continue
             budget -= cost
             for part in parts:
-                pl = [*gl, str(part["partition"])]
-                if part.get("lag") is not None:
-                    lag.add_metric(pl, float(part["lag"]))
-                if part.get("lag_ms") is not None:
-                    lag_s.add_metric(pl, part["lag_ms"] / 1000)
-                pending.add_metric(pl, float(part.get("pending") or 0))
-                if part.get("oldest_pending_ms") is not None:
-                    oldest.add_metric(pl, part["oldest_pending_ms"] / 1000)
-                if part.get("status"):  # only the current one: 4,000 x 6 is too many
-                    part_status.add_metric([*pl, str(part["status"])], 1.0)
+                pl = [*gl, str(part.partition)]
+                if part.lag is not None:
+                    lag.add_metric(pl, float(part.lag))
+                if part.lag_ms is not None:
+                    lag_s.add_metric(pl, part.lag_ms / 1000)
+                pending.add_metric(pl, float(part.pending))
+                if part.oldest_pending_ms is not None:
+                    oldest.add_metric(pl, part.oldest_pending_ms / 1000)
+                # only the current status: 4,000 x 6 is too many
+                part_status.add_metric([*pl, part.status.value], 1.0)
         left_out = GaugeMetricFamily(
             "opsdash_metrics_partition_series_dropped",
             "Per-partition series left out of this scrape by the series bound",
@@ -203,13 +201,13 @@ _GL = [*_TL, "group"]
 _PL = [*_GL, "partition"]
 
 
-def _status(family: GaugeMetricFamily, labels: list[str], current: str | None) -> None:
+def _status(family: GaugeMetricFamily, labels: list[str], current: Status) -> None:
     for status in STATUSES:
         family.add_metric([*labels, status], 1.0 if status == current else 0.0)
 
 
 def metrics_text(
-    snapshots: Mapping[str, Mapping[str, Any] | None],
+    snapshots: Mapping[str, ClusterSnapshot | None],
     health: Mapping[str, Mapping[str, Any]],
     alerts: Sequence[Mapping[str, Any]] = (),
     *,

@@ -15,6 +15,7 @@ Everything here is pure except :func:`count_null_lag`, which reads through the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from mqcore.codec import id_ms
@@ -39,10 +40,10 @@ NULL_LAG = "Redis reports no lag (deleted entry or group created mid-stream)"
 
 NullLag = tuple[int, LagExactness, str]  # (counted, exactness, reason)
 
-# per exactness, what a partition row stores: a dict lookup, where an enum's attributes
-# cost far more (partition_row runs for every partition of every snapshot)
-_EXACTNESS_VALUE = {e: e.value for e in LagExactness}
+# per exactness, whether the lag is exact: a dict lookup, where an enum's attributes cost
+# far more (partition_row runs for every partition of every snapshot)
 _LAG_EXACT = {e: e is not LagExactness.APPROXIMATE for e in LagExactness}
+_BY_PARTITION = attrgetter("partition")
 
 
 def lag_ms_from_id(first_undelivered_id: str | None, now_ms: int) -> int:
@@ -87,26 +88,26 @@ def partition_row(
     length: int,
     last_id: str | None,
     oldest_pending_id: str | None = None,
-) -> dict[str, Any]:
-    """One partition's lag as the snapshot stores it (the fields of ``PartitionLag``)."""
-    return {
-        "partition": partition,
-        "last_delivered_id": last_delivered_id,
-        "lag": lag,
-        "lag_ms": lag_ms_from_id(first_id, now_ms) if lag else 0,
-        "pending": pending,
-        "lag_exact": _LAG_EXACT[exactness],
-        "exactness": _EXACTNESS_VALUE[exactness],
-        "lag_reason": reason,
-        "oldest_pending_ms": oldest_pending_ms,
-        "entries_read": entries_read,
-        "length": length,
-        "last_id": last_id,
-        "oldest_pending_id": oldest_pending_id,
-    }
+) -> PartitionLag:
+    """One partition's lag as the snapshot stores it."""
+    return PartitionLag(
+        partition,
+        last_delivered_id,
+        lag,
+        lag_ms_from_id(first_id, now_ms) if lag else 0,
+        pending,
+        _LAG_EXACT[exactness],
+        exactness,
+        reason,
+        oldest_pending_ms,
+        entries_read,
+        length,
+        last_id,
+        oldest_pending_id,
+    )
 
 
-def group_totals(partitions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def group_totals(partitions: Iterable[PartitionLag]) -> dict[str, Any]:
     """Group totals: summed lag of the partitions that know it, worst time lag, summed pending.
 
     ``lag`` is None only when no partition could tell; ``lag_exact`` is False as
@@ -119,14 +120,14 @@ def group_totals(partitions: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     exact = True
     for p in partitions:  # one loop: a snapshot has a few partitions per group, many groups
         rows += 1
-        value = p["lag"]
+        value = p.lag
         if value is not None:
             lag = value if lag is None else lag + value
-        value = p["lag_ms"]
+        value = p.lag_ms
         if value is not None and (lag_ms is None or value > lag_ms):
             lag_ms = value
-        pending += p["pending"]
-        if exact and not p["lag_exact"]:
+        pending += p.pending
+        if exact and not p.lag_exact:
             exact = False
     return {
         "lag": 0 + lag if lag is not None else (None if rows else 0),
@@ -161,9 +162,8 @@ def topic_totals(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def combine_group_lag(group: str, partitions: list[PartitionLag]) -> GroupLag:
-    """A ``GroupLag`` with :func:`group_totals` over the partitions, sorted by partition."""
-    totals = group_totals(
-        {"lag": p.lag, "lag_ms": p.lag_ms, "pending": p.pending, "lag_exact": p.lag_exact}
-        for p in partitions
+    """A ``GroupLag`` with :func:`group_totals` over the partitions, sorted by partition
+    (the live read's and the snapshot's)."""
+    return GroupLag(
+        group=group, partitions=sorted(partitions, key=_BY_PARTITION), **group_totals(partitions)
     )
-    return GroupLag(group=group, partitions=sorted(partitions, key=lambda p: p.partition), **totals)

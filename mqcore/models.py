@@ -1,8 +1,11 @@
 """Plain data returned by mqcore's read APIs (admin, DLQ) and consumed by the console.
 
-Everything here is a frozen dataclass of JSON-friendly values, so the console can
-store a snapshot as JSON and the CLI can print ``dataclasses.asdict`` output.
-Field names match the CLI's ``--json`` contract; add fields freely, never rename.
+Everything here is a frozen dataclass of JSON-friendly values (the CLI prints
+``dataclasses.asdict`` output), except the snapshot's parts: :class:`msgspec.Struct` types, the
+one type of a snapshot from the collector's pass through the console store to the pages
+(:func:`snapshot_encode`, :func:`snapshot_decode`), and of Admin's live reads of the same.
+Field names match the CLI's ``--json`` contract and the console's stored JSON; add fields
+freely, never rename.
 Times are epoch milliseconds (``*_ms`` durations, ``*_at_ms`` instants).
 """
 
@@ -11,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from mqcore.codec.limits import Undecoded
 
@@ -26,11 +32,17 @@ __all__ = [
     "PartitionLag",
     "PendingEntry",
     "PendingPage",
+    "PipelineMark",
     "ReplayRecord",
     "ReplayResult",
+    "RetentionRisk",
     "RetryBacklog",
+    "Status",
     "TopicInfo",
+    "TopicMemory",
     "TopicSnapshot",
+    "snapshot_decode",
+    "snapshot_encode",
 ]
 
 
@@ -51,33 +63,6 @@ class TopicInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class PartitionLag:
-    partition: int
-    last_delivered_id: str
-    lag: int | None  # None only when exactness is UNKNOWN
-    lag_ms: int | None  # age of the first undelivered entry; 0 when nothing is waiting
-    pending: int
-    lag_exact: bool
-    exactness: LagExactness = LagExactness.EXACT
-    lag_reason: str = ""  # why lag is not exact, shown to users
-    oldest_pending_ms: int | None = None  # idle time of the oldest pending entry
-    entries_read: int | None = None
-    length: int = 0
-    last_id: str | None = "0-0"  # last entry id of the partition; None: not read
-    oldest_pending_id: str | None = None  # the group's lowest pending id (its retention floor)
-
-
-@dataclass(frozen=True, slots=True)
-class GroupLag:
-    group: str
-    lag: int | None
-    lag_ms: int | None
-    pending: int
-    lag_exact: bool
-    partitions: list[PartitionLag] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
 class PendingEntry:
     partition: int
     id: str
@@ -93,33 +78,6 @@ class PendingPage:
     total: int  # entries matching the filters (across all partitions)
     elapsed_ms: float
     complete: bool = True  # False when the scan stopped at its bound
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseInfo:
-    group: str
-    partition: int
-    owner: str | None  # None: unowned
-    ttl_ms: int | None
-    epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerInfo:
-    group: str
-    name: str
-    pending: int
-    idle_ms: int  # from XINFO CONSUMERS (min over partitions)
-    last_seen_ms: int | None  # heartbeat age from mqcore consumers; None for non-mqcore
-    partitions_held: list[int] = field(default_factory=list)
-    max_partitions: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RetryBacklog:
-    count: int
-    next_due_at_ms: int | None
-    oldest_due_at_ms: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +149,134 @@ class ReplayResult:
     dlq_id: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class TopicSnapshot:
+# --- the snapshot -----------------------------------------------------------------------------
+# One type from the pass to the page: the collector's pass builds these structs, the console
+# store keeps them as JSON (msgspec encodes them, field for field, in declaration order) and
+# decodes them back, validated, for the pages; Admin's live reads return the same structs.
+# Fields after the pass's own are the console's (statuses, totals, marks): their defaults
+# until its collector sets them; UNSET ones (a mark only some groups get) are left out of
+# the JSON while unset. ``gc=False``: none of them can take part in a reference cycle (they
+# hold only scalars, lists and other such structs), so a pass's hundreds of thousands are
+# never traversed by the cyclic collector.
+
+
+class Status(StrEnum):
+    """Health of a partition, group or topic, declared from best to worst.
+
+    The declaration order is the severity: every ordering of statuses in the
+    console (worst-of roll-ups, the overview's status sort and counts) derives
+    from it through :attr:`severity` (the rules that set it: ``dashboard.status``).
+    """
+
+    OK = "OK"  # caught up, or catching up
+    UNKNOWN = "UNKNOWN"  # Redis cannot tell the lag
+    WARN = "WARN"  # moving, but lag grows at every sample
+    REWIND = "REWIND"  # position went back and has not come back (moving, but redoing work)
+    STALL = "STALL"  # position not moving while lag > 0
+    STOP = "STOP"  # no consumer activity longer than the window while lag > 0
+    ERR = "ERR"  # the collector cannot read it
+
+    @property
+    def severity(self) -> int:
+        """0 for OK, growing with each worse status."""
+        return _SEVERITY[self]
+
+
+_SEVERITY = {status: rank for rank, status in enumerate(Status)}
+
+
+class PartitionLag(msgspec.Struct, gc=False):
+    partition: int
+    last_delivered_id: str
+    lag: int | None  # None only when exactness is UNKNOWN
+    lag_ms: int | None  # age of the first undelivered entry; 0 when nothing is waiting
+    pending: int
+    lag_exact: bool
+    exactness: LagExactness = LagExactness.EXACT
+    lag_reason: str = ""  # why lag is not exact, shown to users
+    oldest_pending_ms: int | None = None  # idle time of the oldest pending entry
+    entries_read: int | None = None
+    length: int = 0
+    last_id: str | None = "0-0"  # last entry id of the partition; None: not read
+    oldest_pending_id: str | None = None  # the group's lowest pending id (its retention floor)
+    # the console's
+    status: Status = Status.UNKNOWN
+    status_reason: str = ""
+
+
+class PipelineMark(msgspec.Struct, gc=False):
+    """The pipeline whose sink moves a group, from its checkpoints (the console's)."""
+
+    name: str
+    last_checkpoint_ms: int | None  # last completed
+    checkpoint_age_ms: int | None
+    failed_checkpoints: int
+    last_failed_ms: int | None
+    health: str  # ok, no_checkpoint, stale, failing
+    health_reason: str
+    others: list[str] = msgspec.field(default_factory=list)  # other pipelines on the group
+
+
+class RetentionRisk(msgspec.Struct, gc=False):
+    """Backlog entries a retention rule is about to take from a group (the console's)."""
+
+    partitions: list[int]
+    lost_at_least: int
+    by: list[str]  # the rules
+    first_loss_at_ms: int | None
+    may: bool  # only may lose (nothing known lost)
+
+
+class GroupLag(msgspec.Struct, gc=False):
+    group: str
+    lag: int | None
+    lag_ms: int | None
+    pending: int
+    lag_exact: bool
+    partitions: list[PartitionLag] = msgspec.field(default_factory=list)
+    # the console's
+    status: Status = Status.UNKNOWN
+    status_reason: str = ""
+    complete: float = 0.0  # share of partitions whose status window is full
+    pipeline: PipelineMark | UnsetType = UNSET
+    retention_risk: RetentionRisk | UnsetType = UNSET
+
+
+class LeaseInfo(msgspec.Struct, gc=False):
+    group: str
+    partition: int
+    owner: str | None  # None: unowned
+    ttl_ms: int | None
+    epoch: int
+
+
+class ConsumerInfo(msgspec.Struct, gc=False):
+    group: str
+    name: str
+    pending: int
+    idle_ms: int  # from XINFO CONSUMERS (min over partitions)
+    last_seen_ms: int | None  # heartbeat age from mqcore consumers; None for non-mqcore
+    partitions_held: list[int] = msgspec.field(default_factory=list)
+    max_partitions: int | None = None
+
+
+class RetryBacklog(msgspec.Struct, gc=False):
+    count: int
+    next_due_at_ms: int | None
+    oldest_due_at_ms: int | None
+
+
+class TopicMemory(msgspec.Struct, gc=False):
+    """A topic's latest memory sample and the one it grew from (the console's)."""
+
+    bytes: float
+    at_ms: int
+    from_bytes: float
+    from_ms: int
+    partitions: list[int | None]  # per partition stream; None: not measured
+
+
+class TopicSnapshot(msgspec.Struct, gc=False):
     topic: str
     partitions: int
     length: int
@@ -201,13 +285,21 @@ class TopicSnapshot:
     groups: list[GroupLag]
     leases: list[LeaseInfo]
     consumers: list[ConsumerInfo]
-    partition_lengths: list[int] = field(default_factory=list)
-    partition_last_ids: list[str | None] = field(default_factory=list)  # None: not read
+    partition_lengths: list[int] = msgspec.field(default_factory=list)
+    partition_last_ids: list[str | None] = msgspec.field(default_factory=list)  # None: not read
     error: str | None = None  # set when this topic could not be read
+    # the console's: the worst group's status, totals over the groups, DLQ growth, memory
+    status: Status = Status.UNKNOWN
+    status_reason: str = ""
+    lag: int | None = None  # None: a group's lag is unknown
+    lag_ms: int | None = None
+    pending: int = 0
+    oldest_pending_ms: int | None = None
+    dlq_growth: int | None = None  # DLQ length added over the growth window; None: no history
+    memory: TopicMemory | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterSnapshot:
+class ClusterSnapshot(msgspec.Struct, gc=False):
     """Everything the console's pages need about one deployment, gathered in one pass."""
 
     taken_at_ms: int
@@ -215,4 +307,20 @@ class ClusterSnapshot:
     redis_run_id: str = ""
     elapsed_ms: float = 0.0
     commands: int = 0
-    pipelines: list[dict[str, Any]] = field(default_factory=list)  # latest checkpoint per pipeline
+    pipelines: list[dict[str, Any]] = msgspec.field(default_factory=list)  # latest checkpoints
+    cluster: str = ""  # the console's name of the deployment
+
+
+_SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)
+_ENCODER = msgspec.json.Encoder()
+
+
+def snapshot_encode(snap: ClusterSnapshot) -> bytes:
+    """The snapshot's JSON (the console store's value, the API's fields)."""
+    return _ENCODER.encode(snap)
+
+
+def snapshot_decode(raw: bytes) -> ClusterSnapshot:
+    """The snapshot of its JSON, validated: :class:`msgspec.ValidationError` (or
+    :class:`msgspec.DecodeError`, both :class:`msgspec.MsgspecError`) when it is not one."""
+    return _SNAPSHOT_DECODER.decode(raw)

@@ -76,8 +76,8 @@ def _topics_json(c: Call[TopicSlice], found: Any) -> dict[str, Any]:
     (rows, snap), f = found, c.input
     shown = [without(r, "sparkline", "group_names") for r in rows[f.offset : f.offset + f.limit]]
     return {"cluster": c.cluster, "snapshot": snap is not None,
-            "taken_at_ms": (snap or {}).get("taken_at_ms"), "total": len(rows), "limit": f.limit,
-            "offset": f.offset, "topics": shown}  # fmt: skip
+            "taken_at_ms": snap.taken_at_ms if snap is not None else None, "total": len(rows),
+            "limit": f.limit, "offset": f.offset, "topics": shown}  # fmt: skip
 
 
 OPERATIONS = (

@@ -86,7 +86,7 @@ def _topic_page(c: Call[NoInput], t: dict[str, Any]) -> dict[str, Any]:
             "can": c.can}  # fmt: skip
 
 
-def _topic_json(c: Call[NoInput], t: dict[str, Any]) -> Any:
+def _topic_json(c: Call[NoInput], t: sel.TopicDetail) -> Any:
     data = sel.fill_last_ids(c.cluster, t)
     groups = [without(g, "partitions") | {"partitions": [without(p, "group") for p in ps]}
               for g in data["groups"] for ps in [g["partitions"]]]  # fmt: skip

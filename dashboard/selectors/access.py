@@ -90,8 +90,8 @@ def user_access(*, user: Any, username: str) -> dict[str, Any]:
     marked = list(SensitiveTopic.objects.all())  # one query, matched in memory below
     clusters = []
     for cluster in cluster_names():
-        snap = snapshot_get(cluster) or {}
-        names = [str(t.get("topic")) for t in snap.get("topics") or [] if isinstance(t, dict)]
+        snap = snapshot_get(cluster)
+        names = [t.topic for t in snap.topics] if snap is not None else []
         rows = []
         for topic in names[:MAX_TOPICS]:
             actions = actions_for(target, cluster=cluster, topic=topic)
@@ -115,7 +115,7 @@ def user_access(*, user: Any, username: str) -> dict[str, Any]:
                 "masked": sum(1 for r in rows if r["masked"]),
                 "listed": len(rows),
                 "total": len(names),
-                "snapshot": bool(snap),
+                "snapshot": snap is not None,
             }
         )
     global_actions = actions_for(target)  # grants without scope (and "view" somewhere)

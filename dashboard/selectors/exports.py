@@ -27,7 +27,7 @@ from dashboard.permissions import payload_visible
 from dashboard.selectors.dlq import DlqFilterError, DlqFilters
 from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_int
 from dashboard.selectors.pages.snapshot import topic_visible_require
-from dashboard.selectors.pages.topic import lag_get
+from dashboard.selectors.pages.topic import group_lags
 from mqcore.admin.export import PendingRows
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.export_rows import (
@@ -77,7 +77,7 @@ def _max_rows(query: Mapping[str, Any]) -> int:
 
 def _lag(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> ExportSource:
     group = str(query.get("group") or "").strip() or None
-    groups = lag_get(cluster, topic, user=user, group=group)
+    groups = group_lags(cluster, topic, user=user, group=group)
     src = ExportSource("lag", LAG_COLUMNS, {"group": group}, _max_rows(query))
 
     def rows() -> Iterator[dict[str, Any]]:

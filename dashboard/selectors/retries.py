@@ -18,7 +18,7 @@ from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.permissions import payload_visible, topic_visible
 from dashboard.selectors.dlq import ERROR_HEADER_PREFIXES
 from dashboard.selectors.pages.params import ParamError, parse_choice, parse_int
-from dashboard.selectors.pages.snapshot import snapshot_get, to_int, topic_visible_require
+from dashboard.selectors.pages.snapshot import snapshot_get, topic_visible_require
 from mqcore.clock import iso_from_ms
 from mqcore.errors import InvalidArgumentError
 from mqcore.retries import MAX_LIMIT, ORDERS, STATES, RetryFilter, RetryItem
@@ -105,24 +105,17 @@ def item_json(item: RetryItem, *, visible: bool, now_ms: int) -> dict[str, Any]:
 def retries_overview_get(*, user: Any, cluster: str) -> dict[str, Any]:
     """The visible topics of the latest snapshot with their retry counts (busiest first)."""
     snap = snapshot_get(cluster)
-    rows = []
-    for t in (snap or {}).get("topics") or []:
-        if not isinstance(t, Mapping) or not isinstance(t.get("topic"), str):
+    rows: list[dict[str, Any]] = []
+    for t in snap.topics if snap is not None else ():
+        if not topic_visible(user, cluster, t.topic):
             continue
-        name = t["topic"]
-        if not topic_visible(user, cluster, name):
-            continue
-        raw = t.get("retry")
-        retry: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-        nxt = retry.get("next_due_at_ms")
+        nxt = t.retry.next_due_at_ms
         rows.append(
             {
-                "topic": name,
-                "count": to_int(retry.get("count")),
-                "next_due_ms": nxt if isinstance(nxt, int) and not isinstance(nxt, bool) else None,
-                "next_due_at": iso_from_ms(min(max(nxt, 0), MAX_DUE_MS))
-                if isinstance(nxt, int)
-                else None,
+                "topic": t.topic,
+                "count": t.retry.count,
+                "next_due_ms": nxt,
+                "next_due_at": None if nxt is None else iso_from_ms(min(max(nxt, 0), MAX_DUE_MS)),
             }
         )
     rows.sort(key=lambda r: (-r["count"], r["topic"]))

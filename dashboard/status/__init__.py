@@ -1,7 +1,8 @@
 """Consumer health after LinkedIn's Burrow: statuses, their order, the rules, the roll-ups.
 
-:mod:`dashboard.status.rules` holds :class:`Status` (declaration order = severity)
-and the pure rules over one partition's window; :mod:`dashboard.status.enrich`
+:class:`Status` (declaration order = severity) is the snapshot's field type
+(:mod:`mqcore.models`); :mod:`dashboard.status.rules` holds the pure rules over one
+partition's window; :mod:`dashboard.status.enrich`
 applies them to a collector snapshot and rolls partitions up to groups and topics.
 """
 

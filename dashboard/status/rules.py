@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from itertools import pairwise
 from typing import Any
+
+from mqcore.models import Status
 
 __all__ = [
     "WORST_FIRST",
@@ -42,29 +43,7 @@ __all__ = [
 ]
 
 
-class Status(StrEnum):
-    """Health of a partition, group or topic, declared from best to worst.
-
-    The declaration order is the severity: every ordering of statuses in the
-    console (worst-of roll-ups, the overview's status sort and counts) derives
-    from it through :attr:`severity`, :func:`worst` and :data:`WORST_FIRST`.
-    """
-
-    OK = "OK"  # caught up, or catching up
-    UNKNOWN = "UNKNOWN"  # Redis cannot tell the lag
-    WARN = "WARN"  # moving, but lag grows at every sample
-    REWIND = "REWIND"  # position went back and has not come back (moving, but redoing work)
-    STALL = "STALL"  # position not moving while lag > 0
-    STOP = "STOP"  # no consumer activity longer than the window while lag > 0
-    ERR = "ERR"  # the collector cannot read it
-
-    @property
-    def severity(self) -> int:
-        """0 for OK, growing with each worse status."""
-        return _SEVERITY[self]
-
-
-_SEVERITY = {status: rank for rank, status in enumerate(Status)}
+_SEVERITY = {status: status.severity for status in Status}
 WORST_FIRST: tuple[Status, ...] = tuple(sorted(Status, key=_SEVERITY.__getitem__, reverse=True))
 _VALUE = {s: s.value for s in Status}
 # the members as globals for the code run per partition: attribute access on an enum class

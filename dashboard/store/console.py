@@ -9,10 +9,12 @@ next pass restores everything.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
+import msgspec
 import redis
 from django.conf import settings
 
@@ -26,9 +28,20 @@ from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
+from mqcore.models import ClusterSnapshot, snapshot_decode, snapshot_encode
 from mqcore.wire import Command, Wire
 
-__all__ = ["ConsoleStore", "PassPoints"]
+__all__ = ["ConsoleStore", "PassPoints", "SnapshotRead"]
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotRead(NamedTuple):
+    """The stored snapshot of a cluster: ``snapshot`` (None before the first pass or when
+    refused) and ``unreadable``, why a stored value was refused (None: it was not)."""
+
+    snapshot: ClusterSnapshot | None
+    unreadable: str | None
 
 
 class ConsoleStore:
@@ -40,11 +53,17 @@ class ConsoleStore:
         self.series = SeriesWriter(client, keys)
 
     # --- reads --------------------------------------------------------------
-    def snapshot_get(self, cluster: str) -> dict[str, Any] | None:
-        """The latest snapshot, decoded once per version per process (shared: do not change it).
+    def snapshot_get(self, cluster: str) -> ClusterSnapshot | None:
+        """The latest snapshot; None before the first pass or when refused (see below)."""
+        return self.snapshot_read(cluster).snapshot
+
+    def snapshot_read(self, cluster: str) -> SnapshotRead:
+        """The latest snapshot, decoded and validated once per version per process (shared:
+        do not change it), or why the stored value was refused.
 
         A page reads it on every request: decoding the 2 MB snapshot of 1,000 topics costs
-        tens of milliseconds, its version a few bytes (the page selectors copy what they adapt).
+        tens of milliseconds, its version a few bytes. A value that is not a snapshot (see
+        :func:`mqcore.models.snapshot_decode`) is refused at its decode, once per version.
         """
         key, version_key = self.keys.snapshot(cluster), self.keys.snapshot_version(cluster)
         slot = ("snapshot", key)
@@ -52,12 +71,13 @@ class ConsoleStore:
         if cached is not None:
             return cached  # type: ignore[no-any-return]
         version, (raw,) = read_pieces(self.r, [key], version_key)
-        value = values.loads(raw)
-        if not isinstance(value, dict):
-            values.versioned_put(slot, None, None)
-            return None
-        values.versioned_put(slot, version, value)
-        return value
+        try:
+            read = SnapshotRead(snapshot_decode(raw) if raw else None, None)
+        except msgspec.MsgspecError as exc:
+            log.warning("console store: the snapshot of %s is unreadable: %s", cluster, exc)
+            read = SnapshotRead(None, str(exc))
+        values.versioned_put(slot, version, read)
+        return read
 
     def series_get(
         self,
@@ -183,7 +203,7 @@ class ConsoleStore:
         cluster: str,
         *,
         now_ms: int,
-        snapshot: Mapping[str, Any] | None,
+        snapshot: ClusterSnapshot | Mapping[str, Any] | None,
         state: Mapping[str, Any],
         lease_state: Mapping[str, Any] | None,
         incidents: Sequence[Mapping[str, Any]],
@@ -215,7 +235,10 @@ class ConsoleStore:
             sender.send_tiers(points)
             appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
-            snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
+            if isinstance(snapshot, ClusterSnapshot):
+                snapshot_raw: bytes | None = snapshot_encode(snapshot)
+            else:  # the same fields as a dict (or none)
+                snapshot_raw = values.dumps(snapshot) if snapshot is not None else None
             state_raw = values.dumps(state)
             lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
 import redis
 
 from mqcore.admin import position
@@ -18,7 +19,7 @@ from mqcore.admin.lag import group_lags
 from mqcore.admin.pending import scan_pending
 from mqcore.admin.position import check_partitions
 from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
-from mqcore.admin.shapes import consumer_infos, lease_info, message_of, retry_backlog_of
+from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors, translate
 from mqcore.clock import now_ms
 from mqcore.codec import (
@@ -45,6 +46,7 @@ from mqcore.models import (
     RetryBacklog,
 )
 from mqcore.payloads import is_out_of_line, resolve_within, stored_payload_limit
+from mqcore.snapshot.shapes import consumers_of, lease_of, retry_backlog_of
 from mqcore.topics import read_partition_count, set_members
 from mqcore.validate import validate_topic
 
@@ -177,7 +179,7 @@ class Admin:
             for p in range(count):
                 owner, ttl, epoch = replies[i : i + 3]
                 i += 3
-                out.append(lease_info(g, p, owner, ttl, epoch))
+                out.append(lease_of(g, p, owner, ttl, epoch))
         return out
 
     def consumers(self, topic: str, group: str | None = None) -> list[ConsumerInfo]:
@@ -204,7 +206,7 @@ class Admin:
                     s["pending"] += int(c.get("pending") or 0)
                     idle = int(c.get("idle") or 0)
                     s["idle"] = idle if s["idle"] < 0 else min(s["idle"], idle)
-            out.extend(consumer_infos(g, stats, beats or {}, now))
+            out.extend(consumers_of(g, stats, beats or {}, now))
         return out
 
     # --- retry backlog ------------------------------------------------------------------------
@@ -371,10 +373,9 @@ class Admin:
     def snapshot_dict(
         self, *, topics: Iterable[str] | None = None, batch: int = 500, last_ids: bool = True
     ) -> dict[str, Any]:
-        """:meth:`snapshot` as plain dicts (``dataclasses.asdict`` of it, field for field).
+        """:meth:`snapshot`'s JSON data (``msgspec.to_builtins`` of it, field for field)."""
+        from mqcore.snapshot import gc_paused, take_snapshot
 
-        What the console stores; cheaper than building the dataclasses.
-        """
-        from mqcore.snapshot import take_snapshot_dict
-
-        return take_snapshot_dict(self, topics=topics, batch=batch, last_ids=last_ids)
+        with gc_paused():  # see gc_paused: its dicts are as many as the pass's structs
+            snap = take_snapshot(self, topics=topics, batch=batch, last_ids=last_ids)
+            return msgspec.to_builtins(snap)  # type: ignore[no-any-return]

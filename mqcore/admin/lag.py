@@ -85,7 +85,7 @@ def partition_lag(
             return [decode_text(e[0]) for e in entries]
 
         lag, exactness, reason = lagmath.count_null_lag(page, fetch_after)
-    row = lagmath.partition_row(
+    return lagmath.partition_row(
         partition=partition,
         last_delivered_id=last,
         lag=lag,
@@ -100,4 +100,3 @@ def partition_lag(
         last_id=decode_text(stream["last-generated-id"]) if stream else "0-0",
         oldest_pending_id=decode_text(oldest[0]["message_id"]) if oldest else None,
     )
-    return PartitionLag(**{**row, "exactness": exactness})

@@ -1,4 +1,6 @@
-"""The dataclasses of the lease, consumer, retry and message views, built from their shapes."""
+"""One partition entry as a :class:`~mqcore.models.Message`, from its decoded fields (the
+lease, consumer and retry views are built where the snapshot builds them:
+:mod:`mqcore.snapshot.shapes`)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from mqcore.codec import DecodeBudget, Undecoded, decode_text, payload_within
-from mqcore.models import ConsumerInfo, LeaseInfo, Message, RetryBacklog
+from mqcore.models import Message
 
-__all__ = ["consumer_infos", "entry_int", "lease_info", "message_of", "retry_backlog_of"]
+__all__ = ["entry_int", "message_of"]
 
 
 def entry_int(raw: Any, default: int) -> int:
@@ -60,28 +62,3 @@ def _field_text(raw: bytes, budget: DecodeBudget | None) -> str:
     if budget is not None and not budget.fits(len(raw)):
         return f"[{Undecoded(len(raw))}]"
     return decode_text(raw)
-
-
-def lease_info(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> LeaseInfo:
-    """A partition's lease from its owner, PTTL and epoch (:func:`mqcore.snapshot.lease_dict`)."""
-    from mqcore.snapshot import lease_dict
-
-    return LeaseInfo(**lease_dict(group, partition, owner, ttl, epoch))
-
-
-def consumer_infos(
-    group: str, stats: dict[str, dict[str, int]], beats: dict[Any, Any], now: int
-) -> list[ConsumerInfo]:
-    """A group's consumers (:func:`mqcore.snapshot.consumer_dicts`)."""
-    from mqcore.snapshot import consumer_dicts
-
-    return [ConsumerInfo(**c) for c in consumer_dicts(group, stats, beats, now)]
-
-
-def retry_backlog_of(card: Any, oldest: Any, nxt: Any) -> RetryBacklog:
-    """The retry backlog from ``ZCARD`` and the two ``WITHSCORES`` replies (oldest, next due)."""
-    return RetryBacklog(
-        count=int(card or 0),
-        next_due_at_ms=int(nxt[0][1]) if nxt else None,
-        oldest_due_at_ms=int(oldest[0][1]) if oldest else None,
-    )

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any, NoReturn
 
+import msgspec
+
 from mqcore.config import MQConfig
 from mqcore.export_rows import csv_row_lines
 
@@ -58,6 +60,8 @@ def jsonable(value: Any) -> Any:
     """Plain JSON data; bytes values become hex strings under ``<name>_hex``."""
     if is_dataclass(value) and not isinstance(value, type):
         value = asdict(value)
+    elif isinstance(value, msgspec.Struct):
+        value = msgspec.to_builtins(value)
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():

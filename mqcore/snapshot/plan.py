@@ -24,9 +24,9 @@ a time; on Redis Cluster redis-py's cluster pipeline groups them by slot):
    (one slot; at most 500 keys per command);
 4. ``PTTL`` of the leases that have an owner.
 
-The pass builds plain dicts (the JSON form of :class:`~mqcore.models.ClusterSnapshot`,
-field for field) that the console stores as they are; :func:`snapshot_from_dict`
-turns them into the dataclasses. The commands go through :class:`mqcore.wire.Wire`
+The pass builds the :class:`~mqcore.models.ClusterSnapshot` structs directly (the console
+stores their JSON, :func:`mqcore.models.snapshot_encode`). The commands go through
+:class:`mqcore.wire.Wire`
 (packed on one connection on a plain client, an ordinary pipeline otherwise);
 both give the same result.
 
@@ -48,10 +48,9 @@ import redis
 from mqcore import lag as lagmath
 from mqcore.clock import now_ms
 from mqcore.codec import decode_text, partition_count_from_meta
-from mqcore.models import ClusterSnapshot
+from mqcore.models import ClusterSnapshot, RetryBacklog, TopicSnapshot
 from mqcore.snapshot.replies import as_hash, entry_id, ok, parse_groups
-from mqcore.snapshot.shapes import snapshot_from_dict
-from mqcore.snapshot.topic import topic_dict
+from mqcore.snapshot.topic import topic_snapshot
 from mqcore.wire import Command, Wire
 
 if TYPE_CHECKING:
@@ -69,12 +68,12 @@ class Admin(Protocol):
     def topics(self) -> list[str]: ...
 
 
-__all__ = ["Admin", "gc_paused", "take_snapshot", "take_snapshot_dict"]
+__all__ = ["Admin", "gc_paused", "take_snapshot"]
 
 _Cmd = Command
 LEASE_KEYS_PER_MGET = 500  # lease and epoch keys of one topic per MGET
 # Per client, from the previous pass: stream key -> (fingerprint, last id) and
-# (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot_dict.
+# (stream key, group) -> (fingerprint, first undelivered id); see take_snapshot.
 _CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -86,9 +85,13 @@ _CACHE: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], dict[Any, Any]]] = 
 def take_snapshot(
     admin: Admin, *, topics: Iterable[str] | None, batch: int, last_ids: bool = True
 ) -> ClusterSnapshot:
-    return snapshot_from_dict(
-        take_snapshot_dict(admin, topics=topics, batch=batch, last_ids=last_ids)
-    )
+    """One pass over the deployment (its ``topics``; all of them for None).
+
+    ``last_ids=False`` reads no partition's last id for its own sake: a partition's
+    ``last_id`` is then None unless a group or the previous pass tells it for free.
+    """
+    with gc_paused():
+        return _take_snapshot(admin, topics=topics, batch=batch, last_ids=last_ids)
 
 
 @contextmanager
@@ -119,21 +122,9 @@ def gc_paused() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def take_snapshot_dict(
-    admin: Admin, *, topics: Iterable[str] | None, batch: int, last_ids: bool = True
-) -> dict[str, Any]:
-    """The snapshot as plain dicts: ``dataclasses.asdict`` of a ClusterSnapshot.
-
-    ``last_ids=False`` reads no partition's last id for its own sake: a partition's
-    ``last_id`` is then None unless a group or the previous pass tells it for free.
-    """
-    with gc_paused():
-        return _take_snapshot_dict(admin, topics=topics, batch=batch, last_ids=last_ids)
-
-
-def _take_snapshot_dict(
+def _take_snapshot(
     admin: Admin, *, topics: Iterable[str] | None, batch: int, last_ids: bool
-) -> dict[str, Any]:
+) -> ClusterSnapshot:
     started = time.perf_counter()
     keys, client = admin.keys, admin.client
     runner = Wire(client, batch)
@@ -319,12 +310,12 @@ def _take_snapshot_dict(
 
         return page
 
-    out: list[dict[str, Any]] = []
+    out: list[TopicSnapshot] = []
     for t, name in enumerate(names):
-        snap: dict[str, Any] | None = None
+        snap: TopicSnapshot | None = None
         if t not in errors:
             try:
-                snap = topic_dict(
+                snap = topic_snapshot(
                     t, name, dlq_len[t], retry_n[t], now, errors, parts[t], streams[t], r2,
                     retry_at.get(t), r3, beat_at, new_first, new_last, leases, ttls, fetch_after,
                 )  # fmt: skip
@@ -333,19 +324,17 @@ def _take_snapshot_dict(
             _free(r3, t_at[t], t_at[t + 1])
             parts[t] = []
         if t in errors or snap is None:
-            snap = {
-                "topic": name,
-                "partitions": counts[t],
-                "length": 0,
-                "dlq_length": dlq_len[t],
-                "retry": {"count": retry_n[t], "next_due_at_ms": None, "oldest_due_at_ms": None},
-                "groups": [],
-                "leases": [],
-                "consumers": [],
-                "partition_lengths": [],
-                "partition_last_ids": [],
-                "error": errors.get(t, "unreadable"),
-            }
+            snap = TopicSnapshot(
+                name,
+                counts[t],
+                0,
+                dlq_len[t],
+                RetryBacklog(retry_n[t], None, None),
+                [],
+                [],
+                [],
+                error=errors.get(t, "unreadable"),
+            )
         out.append(snap)
     _CACHE[client] = (new_last, new_first)
     pipelines = []
@@ -354,19 +343,19 @@ def _take_snapshot_dict(
         pipelines.append(
             {"pipeline": n, **{decode_text(a): decode_text(b) for a, b in meta.items()}}
         )
-    return {
-        "taken_at_ms": now,
-        "topics": out,
-        "redis_run_id": _run_id(client),
-        "elapsed_ms": (time.perf_counter() - started) * 1000,
-        "commands": runner.commands + 1,
-        "pipelines": pipelines,
-    }
+    return ClusterSnapshot(
+        now,
+        out,
+        _run_id(client),
+        (time.perf_counter() - started) * 1000,
+        runner.commands + 1,
+        pipelines,
+    )
 
 
 def _free(replies: list[Any], start: int, end: int) -> None:
     """Drop ``replies[start:end]``, read already: at 50,000 partitions the raw replies
-    held while the dicts are built were half the pass's peak memory (209 -> 114 MiB)."""
+    held while the snapshot is built were half the pass's peak memory (209 -> 114 MiB)."""
     replies[start:end] = repeat(None, end - start)
 
 

@@ -1,56 +1,40 @@
-"""The snapshot's dict shapes shared with :class:`mqcore.admin.Admin`, and their dataclasses."""
+"""The parts of a snapshot built from replies, shared with :class:`mqcore.admin.Admin`'s live
+reads: a partition's lease, a group's consumers, a topic's retry backlog (one builder each,
+one type each: :mod:`mqcore.models`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from operator import itemgetter
 from typing import Any
 
-from mqcore import lag as lagmath
 from mqcore.codec import decode_text
-from mqcore.models import (
-    ClusterSnapshot,
-    ConsumerInfo,
-    GroupLag,
-    LagExactness,
-    LeaseInfo,
-    PartitionLag,
-    RetryBacklog,
-    TopicSnapshot,
-)
+from mqcore.models import ConsumerInfo, LeaseInfo, RetryBacklog
+from mqcore.snapshot.replies import first_score
 
-__all__ = ["consumer_dicts", "group_dict", "lease_dict", "snapshot_from_dict"]
-
-_BY_PARTITION = itemgetter("partition")
+__all__ = ["consumers_of", "lease_of", "retry_backlog_of"]
 
 
-def group_dict(group: str, partitions: list[dict[str, Any]]) -> dict[str, Any]:
-    """A group's snapshot form: :func:`mqcore.lag.group_totals` and its partitions."""
-    return {
-        "group": group,
-        **lagmath.group_totals(partitions),
-        "partitions": sorted(partitions, key=_BY_PARTITION),
-    }
+def lease_of(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> LeaseInfo:
+    """A partition's lease from its owner, ``PTTL`` and epoch replies (an owner whose key
+    is gone, ``PTTL`` -2, is no owner; an unreadable epoch is 0)."""
+    alive = owner is not None and ttl.__class__ is int and ttl != -2
+    epoch_n = 0
+    if epoch is not None:  # no epoch key: the usual case, and a raised TypeError costs a us
+        with contextlib.suppress(TypeError, ValueError):
+            epoch_n = int(epoch)
+    return LeaseInfo(
+        group,
+        partition,
+        decode_text(owner) if alive else None,
+        ttl if alive and ttl >= 0 else None,
+        epoch_n,
+    )
 
 
-def lease_dict(group: str, partition: int, owner: Any, ttl: Any, epoch: Any) -> dict[str, Any]:
-    alive = owner is not None and isinstance(ttl, int) and ttl != -2
-    try:
-        epoch_n = int(epoch)
-    except (TypeError, ValueError):
-        epoch_n = 0
-    return {
-        "group": group,
-        "partition": partition,
-        "owner": decode_text(owner) if alive else None,
-        "ttl_ms": int(ttl) if alive and ttl >= 0 else None,
-        "epoch": epoch_n,
-    }
-
-
-def consumer_dicts(
+def consumers_of(
     group: str, stats: dict[str, dict[str, int]], beats: dict[Any, Any], now: int
-) -> list[dict[str, Any]]:
+) -> list[ConsumerInfo]:
     """Consumers of a group: XINFO CONSUMERS stats joined with mqcore heartbeats, by name."""
     hb: dict[str, dict[str, Any]] = {}
     for name, raw in beats.items():
@@ -76,57 +60,20 @@ def consumer_dicts(
             held_n = sorted([int(p) for p in held if isinstance(p, int)])
             cap = beat.get("max_partitions")
         out.append(
-            {
-                "group": group,
-                "name": name,
-                "pending": pending,
-                "idle_ms": s_idle if s_idle >= 0 else (seen_age if seen_age is not None else 0),
-                "last_seen_ms": seen_age,
-                "partitions_held": held_n,
-                "max_partitions": int(cap) if isinstance(cap, int) else None,
-            }
+            ConsumerInfo(
+                group,
+                name,
+                pending,
+                s_idle if s_idle >= 0 else (seen_age if seen_age is not None else 0),
+                seen_age,
+                held_n,
+                int(cap) if isinstance(cap, int) else None,
+            )
         )
     return out
 
 
-def snapshot_from_dict(data: dict[str, Any]) -> ClusterSnapshot:
-    """The dataclasses of a snapshot dict made by :func:`take_snapshot_dict`."""
-    topics = []
-    for t in data["topics"]:
-        groups = [
-            GroupLag(
-                group=g["group"],
-                lag=g["lag"],
-                lag_ms=g["lag_ms"],
-                pending=g["pending"],
-                lag_exact=g["lag_exact"],
-                partitions=[
-                    PartitionLag(**{**p, "exactness": LagExactness(p["exactness"])})
-                    for p in g["partitions"]
-                ],
-            )
-            for g in t["groups"]
-        ]
-        topics.append(
-            TopicSnapshot(
-                topic=t["topic"],
-                partitions=t["partitions"],
-                length=t["length"],
-                dlq_length=t["dlq_length"],
-                retry=RetryBacklog(**t["retry"]),
-                groups=groups,
-                leases=[LeaseInfo(**x) for x in t["leases"]],
-                consumers=[ConsumerInfo(**c) for c in t["consumers"]],
-                partition_lengths=list(t["partition_lengths"]),
-                partition_last_ids=list(t["partition_last_ids"]),
-                error=t["error"],
-            )
-        )
-    return ClusterSnapshot(
-        taken_at_ms=data["taken_at_ms"],
-        topics=topics,
-        redis_run_id=data["redis_run_id"],
-        elapsed_ms=data["elapsed_ms"],
-        commands=data["commands"],
-        pipelines=data["pipelines"],
-    )
+def retry_backlog_of(count: Any, oldest: Any, due: Any) -> RetryBacklog:
+    """The retry backlog from ``ZCARD`` and the two ``WITHSCORES`` replies: the oldest item,
+    the next due from now."""
+    return RetryBacklog(int(count or 0), first_score(due), first_score(oldest))

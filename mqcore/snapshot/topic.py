@@ -1,4 +1,4 @@
-"""One topic of a pass: the replies of its commands turned into the topic's snapshot dict."""
+"""One topic of a pass: the replies of its commands turned into its :class:`TopicSnapshot`."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ from collections.abc import Callable
 from typing import Any
 
 from mqcore import lag as lagmath
-from mqcore.codec import decode_text
-from mqcore.models import LagExactness
+from mqcore.models import LagExactness, LeaseInfo, PartitionLag, TopicSnapshot
 from mqcore.snapshot.replies import (
     as_hash,
     entry_id,
-    first_score,
     last_generated,
     ok,
     pending_id,
     pending_idle,
 )
-from mqcore.snapshot.shapes import consumer_dicts, group_dict
+from mqcore.snapshot.shapes import consumers_of, lease_of, retry_backlog_of
 
-__all__ = ["topic_dict"]
+__all__ = ["topic_snapshot"]
 
 # module constants: an enum member read as ``LagExactness.EXACT`` costs ~0.1 us (the enum
 # metaclass), once per group x partition of every pass
@@ -27,7 +25,7 @@ _EXACT = LagExactness.EXACT
 _NO_OWNERS: frozenset[str] = frozenset()
 
 
-def topic_dict(
+def topic_snapshot(
     t: int,
     name: str,
     dlq_length: int,
@@ -45,11 +43,11 @@ def topic_dict(
     lease_values: list[Any],
     ttls: list[Any],
     fetch_after: Callable[[str], Callable[[str], list[str]]],
-) -> dict[str, Any]:
-    """Topic ``t``'s snapshot dict from the replies of phases 2 and 3 (``r2``, ``r3``).
+) -> TopicSnapshot:
+    """Topic ``t``'s snapshot from the replies of phases 2 and 3 (``r2``, ``r3``).
 
     ``t_parts`` holds per partition its length, its group records (see
-    :func:`mqcore.snapshot.plan.take_snapshot_dict`), its last id when known and the
+    :func:`mqcore.snapshot.plan.take_snapshot`), its last id when known and the
     index of the reply whose first entry is the last (its ``XREVRANGE``, or the ``XRANGE``
     of a group with lag 1; -1: none); a last id neither tells is None. First and last ids
     read here are written to ``new_first`` / ``new_last`` for the next pass. Record ``n``'s
@@ -69,8 +67,8 @@ def topic_dict(
             elif streams[p] in new_last:
                 del new_last[streams[p]]
         part_ids.append(known)
-    per_group: dict[str, list[dict[str, Any]]] = {}
-    leases: list[dict[str, Any]] = []
+    per_group: dict[str, list[PartitionLag]] = {}
+    leases: list[LeaseInfo] = []
     add_lease = leases.append
     owners: dict[str, set[str]] = {}
     partition_row = lagmath.partition_row
@@ -137,66 +135,36 @@ def topic_dict(
             if isinstance(owner, Exception) or isinstance(epoch, Exception):
                 failed = owner if isinstance(owner, Exception) else epoch
                 owner, epoch = ok(failed, errors, t, None) or (None, None)
-            epoch_n = 0 if epoch is None else _epoch(epoch)
             ttl = ttls[rec_n]
             if ttl.__class__ is not int and ttl is not None:
                 ttl = ok(ttl, errors, t, -2)
-            if owner is not None and ttl.__class__ is int and ttl != -2:
-                owner_s = decode_text(owner)
-                add_lease(
-                    {
-                        "group": gname,
-                        "partition": p,
-                        "owner": owner_s,
-                        "ttl_ms": ttl if ttl >= 0 else None,
-                        "epoch": epoch_n,
-                    }
-                )
+            lease = lease_of(gname, p, owner, ttl, epoch)
+            add_lease(lease)
+            if lease.owner is not None:
                 owned = owners.get(gname)
                 if owned is None:
                     owned = owners[gname] = set()
-                owned.add(owner_s)
-            else:
-                add_lease(
-                    {
-                        "group": gname,
-                        "partition": p,
-                        "owner": None,
-                        "ttl_ms": None,
-                        "epoch": epoch_n,
-                    }
-                )
-    consumers: list[dict[str, Any]] = []
+                owned.add(lease.owner)
+    consumers = []
     group_names = sorted(per_group) if len(per_group) > 1 else list(per_group)
     for gname in group_names:
         beats = as_hash(ok(r3[beat_at[t, gname]], errors, t, {}))
         stats = {o: {"pending": 0, "idle": -1} for o in owners.get(gname, _NO_OWNERS)}
-        consumers.extend(consumer_dicts(gname, stats, beats, now))
-    retry: dict[str, Any] = {"count": retry_count, "next_due_at_ms": None, "oldest_due_at_ms": None}
+        consumers.extend(consumers_of(gname, stats, beats, now))
+    oldest_due = due = None
     if retry_idx is not None:
-        retry["oldest_due_at_ms"] = first_score(ok(r2[retry_idx], errors, t, None))
-        retry["next_due_at_ms"] = first_score(ok(r2[retry_idx + 1], errors, t, None))
+        oldest_due, due = ok(r2[retry_idx], errors, t, None), ok(r2[retry_idx + 1], errors, t, None)
     if len(per_group) > 1:
-        leases.sort(key=lambda x: (x["group"], x["partition"]))
-    return {
-        "topic": name,
-        "partitions": len(t_parts),
-        "length": sum(lengths),
-        "dlq_length": dlq_length,
-        "retry": retry,
-        "groups": [group_dict(g, per_group[g]) for g in group_names],
-        "leases": leases,
-        "consumers": consumers,
-        "partition_lengths": lengths,
-        "partition_last_ids": part_ids,
-        "error": None,
-    }
-
-
-def _epoch(raw: Any) -> int:
-    if raw is None:
-        return 0
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return 0
+        leases.sort(key=lambda x: (x.group, x.partition))
+    return TopicSnapshot(
+        name,
+        len(t_parts),
+        sum(lengths),
+        dlq_length,
+        retry_backlog_of(retry_count, oldest_due, due),
+        [lagmath.combine_group_lag(g, per_group[g]) for g in group_names],
+        leases,
+        consumers,
+        lengths,
+        part_ids,
+    )

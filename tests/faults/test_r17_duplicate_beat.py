@@ -50,4 +50,4 @@ def test_two_beats_one_sample_per_slot_and_killed_worker_recovers(
     assert len(stamps) == health["runs"]  # every pass that ran stored exactly one sample
     snap = console_store().snapshot_get("main")
     assert snap is not None
-    assert snap["topics"][0]["length"] == 1
+    assert snap.topics[0].length == 1

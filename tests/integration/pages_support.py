@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
 from django.contrib.auth.models import Group, User
 
 from dashboard.clusters import cluster_config, console_keys, console_redis
 from dashboard.permissions import roles_sync
 from dashboard.store import ConsoleStore
 from mqcore.admin import Admin
+from mqcore.models import ClusterSnapshot
 
 CLUSTER = "default"
 
@@ -59,7 +60,7 @@ def collect(
 ) -> dict[str, Any]:
     """Take a real snapshot with mqcore and store it (plus ``points``) like a collector pass."""
     config = cluster_config(CLUSTER)
-    snap = enrich(dataclasses.asdict(Admin(config).snapshot(last_ids=False)), statuses)
+    snap = enrich(msgspec.to_builtins(Admin(config).snapshot(last_ids=False)), statuses)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     snap["taken_at_ms"] = now
     store_pass(snap, points=points, now_ms=now, incidents=incidents)
@@ -67,7 +68,7 @@ def collect(
 
 
 def store_pass(
-    snapshot: dict[str, Any] | None,
+    snapshot: ClusterSnapshot | dict[str, Any] | None,
     *,
     points: Iterable[tuple[str, str, float]] = (),
     now_ms: int,

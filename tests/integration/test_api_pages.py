@@ -118,7 +118,7 @@ def test_topic_detail_reads_live_the_last_ids_the_collector_left_out(
 
     stored = snapshot_topic_get(snapshot_get("default"), "orders")
     assert stored is not None
-    assert stored["partition_last_ids"] == [None, "0-0"]
+    assert stored.partition_last_ids == [None, "0-0"]
     newest = Producer(mq_config).send("orders", "{}", partition=0).id  # after the pass
     detail = api.get(f"{API}/topics/orders").json()
     rows = {p["partition"]: p for p in detail["groups"][0]["partitions"]}

@@ -28,10 +28,10 @@ def _health(name: str) -> dict:
 
 
 def _statuses(cluster: str, topic: str) -> set[str]:
-    snap = console_store().snapshot_get(cluster) or {}
-    for t in snap.get("topics") or []:
-        if t["topic"] == topic:
-            return {p["status"] for g in t["groups"] for p in g["partitions"]}
+    snap = console_store().snapshot_get(cluster)
+    for t in snap.topics if snap is not None else ():
+        if t.topic == topic:
+            return {p.status.value for g in t.groups for p in g.partitions}
     return set()
 
 
@@ -65,7 +65,7 @@ def test_samples_on_schedule_retention_and_failing_cluster_isolated(
         assert recent == points[-2:]
         snap = console_store().snapshot_get("main")
         assert snap is not None
-        assert snap["topics"][0]["length"] == 6
+        assert snap.topics[0].length == 6
         dead_health = _health("dead")
         assert dead_health["ok"] is False
         assert dead_health["errors"] >= 2
@@ -109,7 +109,7 @@ def test_consumer_stop_turns_partitions_stop_then_ok_on_resume(
         wait_for(lambda: _statuses("main", "jobs") == {"STOP"}, timeout=30, what="STOP")
         snap = console_store().snapshot_get("main")
         assert snap is not None
-        assert "no consumer activity" in snap["topics"][0]["status_reason"]
+        assert "no consumer activity" in snap.topics[0].status_reason
         resumed = Consumer(mq_config, "jobs", lambda m: None, options)
         resumed.start()
         try:

@@ -10,6 +10,7 @@ from dashboard import charts
 from mqcore.producer import Producer
 from mqcore.topics import Topics
 from tests.integration.pages_support import collect, make_user, store_pass
+from tests.snapshot_parts import snapshot, topic
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
@@ -145,7 +146,15 @@ def test_odd_snapshot_data_never_500s(viewer_client: Client, mq_config) -> None:
         ],
     }  # fmt: skip
     store_pass(odd, now_ms=now)
-    assert viewer_client.get("/clusters/default/").status_code == 200
+    overview = viewer_client.get("/clusters/default/")
+    assert overview.status_code == 200
+    response = viewer_client.get("/clusters/default/topics/odd/")
+    assert response.status_code == 200
+    # refused at its decode, as a whole: the pages say so rather than show parts of it
+    for page in (overview, response):
+        assert b"collector data unreadable" in page.content
+    # a topic the collector could not read is a snapshot like any other: its error shows
+    store_pass(snapshot([topic("odd", error="boom", status="ERR")], now), now_ms=now)
     response = viewer_client.get("/clusters/default/topics/odd/")
     assert response.status_code == 200
     assert b"boom" in response.content

@@ -74,9 +74,10 @@ def test_collector_pass_feeds_the_partition_panel_and_memory_series(
     collect_cluster("default", claim=False, store=store)
     snap = store.snapshot_get("default")
     assert snap is not None
-    memory = snap["topics"][0]["memory"]
-    assert memory["bytes"] > 0
-    assert len(memory["partitions"]) == 4
+    memory = snap.topics[0].memory
+    assert memory is not None
+    assert memory.bytes > 0
+    assert len(memory.partitions) == 4
     assert console_store().series_get("default", "memory_bytes", "orders", since_ms=now - 60_000)
     client = viewer()
     api = client.get(f"{API}/partitions").json()
@@ -89,7 +90,7 @@ def test_collector_pass_feeds_the_partition_panel_and_memory_series(
     assert rate["level"] == "hot"
     assert 4.0 < rate["max"] <= 5.1  # 300 entries over about a minute
     assert api["partitions"][0]["hot_length"] is True
-    assert api["memory"]["bytes"] == memory["bytes"]
+    assert api["memory"]["bytes"] == memory.bytes
     page = client.get(f"{T}/").content.decode()
     assert 'id="partition-skew"' in page
     assert 'data-skew="rate"' in page
@@ -135,8 +136,9 @@ def test_memory_probe_rotates_through_topics_within_its_budget(
     assert state["memory_cursor"] == 1
     snap = store.snapshot_get("default")
     assert snap is not None
-    marks = {t["topic"]: t["memory"] for t in snap["topics"]}
-    assert marks["alpha"]["bytes"] > 0
+    marks = {t.topic: t.memory for t in snap.topics}
+    assert marks["alpha"] is not None
+    assert marks["alpha"].bytes > 0
     assert marks["beta"] is None
 
 

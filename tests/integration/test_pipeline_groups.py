@@ -3,6 +3,7 @@ never as unowned partitions, and no lease alarm for them (real Redis, real colle
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 import redis
 from django.test import Client
@@ -12,6 +13,7 @@ from dashboard.clusters import console_store
 from dashboard.collectors.passes import collect_cluster
 from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig
+from mqcore.models import PipelineMark
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
 from tests.integration.pages_support import make_user
@@ -52,14 +54,16 @@ def test_pipeline_group_shows_checkpoint_health_not_unowned(
     settings.ALERT_STATUS_FOR_S = 0
     for _ in range(3):
         assert collect_cluster("default", claim=False).stored
-    snap = console_store().snapshot_get("default") or {}
-    groups = {g["group"]: g for g in snap["topics"][0]["groups"]}
-    mark = groups[GROUP]["pipeline"]
-    assert mark["name"] == PIPE
-    assert mark["health"] == "ok"
-    assert mark["failed_checkpoints"] == 0
-    assert mark["checkpoint_age_ms"] is not None
-    assert "pipeline" not in groups["plain"]
+    snap = console_store().snapshot_get("default")
+    assert snap is not None
+    groups = {g.group: g for g in snap.topics[0].groups}
+    mark = groups[GROUP].pipeline
+    assert isinstance(mark, PipelineMark)
+    assert mark.name == PIPE
+    assert mark.health == "ok"
+    assert mark.failed_checkpoints == 0
+    assert mark.checkpoint_age_ms is not None
+    assert groups["plain"].pipeline is msgspec.UNSET  # not in its stored JSON
 
     topic_html = client.get("/clusters/default/topics/orders/").content.decode()
     section = topic_html.split(f'data-group="{GROUP}"', 1)[1].split("</section>", 1)[0]
@@ -120,11 +124,11 @@ def test_failed_and_old_checkpoints_alert(
     assert f"checkpoint_age:{PIPE}" in alerts
     failed = alerts[f"checkpoint_failed:{PIPE}"]
     assert "batch 2 failed" in failed["message"]
-    mark = {
-        g["group"]: g
-        for g in (console_store().snapshot_get("default") or {})["topics"][0]["groups"]
-    }
-    assert mark[GROUP]["pipeline"]["health"] == "failing"
+    snap = console_store().snapshot_get("default")
+    assert snap is not None
+    mark = {g.group: g.pipeline for g in snap.topics[0].groups}
+    assert isinstance(mark[GROUP], PipelineMark)
+    assert mark[GROUP].health == "failing"
     html = client.get("/clusters/default/topics/orders/").content.decode()
     assert 'data-pipeline-health="failing"' in html
     assert "<b>down</b>" not in html

@@ -165,9 +165,9 @@ def test_rewind_shows_in_the_next_collector_pass(r: redis.Redis, key: str, conso
     def statuses() -> dict[int, str]:
         snap = ConsoleStore(console_redis(), console_keys()).snapshot_get("default")
         assert snap is not None
-        topic = next(t for t in snap["topics"] if t["topic"] == "orders")
-        group = next(g for g in topic["groups"] if g["group"] == G)
-        return {p["partition"]: p["status"] for p in group["partitions"]}
+        topic = next(t for t in snap.topics if t.topic == "orders")
+        group = next(g for g in topic.groups if g.group == G)
+        return {p.partition: p.status for p in group.partitions}
 
     assert collect_cluster("default", claim=False).stored
     assert statuses()[0] == "OK"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -13,6 +14,7 @@ from dashboard.collectors.incidents import event, lease_events
 from dashboard.collectors.passes import collect_cluster
 from dashboard.store import POINT, ConsoleStore
 from mqcore.config import MQConfig
+from mqcore.models import ClusterSnapshot
 from mqcore.producer import Producer
 from mqcore.topics import Topics
 
@@ -142,8 +144,8 @@ def test_collect_pass_writes_contract_fields(mq_config: MQConfig, console_r: red
         producer.send("orders", f"m{i}", key=str(i))
     result = collect_cluster("default")
     assert result.stored
-    snap = console_store().snapshot_get("default")
-    assert snap is not None
+    assert console_store().snapshot_get("default") is not None
+    snap = json.loads(console_r.get(console_keys().snapshot("default")))  # the stored fields
     assert snap["cluster"] == "default"
     assert {"taken_at_ms", "elapsed_ms", "topics", "pipelines", "redis_run_id"} <= set(snap)
     topic = snap["topics"][0]
@@ -265,9 +267,9 @@ def test_snapshot_decoded_once_per_version(cs: ConsoleStore) -> None:
     now = int(time.time()) * 1000
     _write(cs, now, 1.0)
     first = cs.snapshot_get("c1")
-    assert first == {"taken_at_ms": now, "topics": []}
+    assert first == ClusterSnapshot(taken_at_ms=now, topics=[])
     assert cs.snapshot_get("c1") is first  # same version: the decoded snapshot is reused
     _write(cs, now + 1000, 2.0)
     second = cs.snapshot_get("c1")
-    assert second == {"taken_at_ms": now + 1000, "topics": []}
+    assert second == ClusterSnapshot(taken_at_ms=now + 1000, topics=[])
     assert second is not first

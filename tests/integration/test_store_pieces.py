@@ -12,15 +12,17 @@ import redis
 from dashboard.clusters import console_keys, console_redis
 from dashboard.store import ConsoleStore, pieces
 from dashboard.store.pieces import read_pieces
+from mqcore.models import ClusterSnapshot
+from tests.snapshot_parts import snapshot, topic
 
 pytestmark = [pytest.mark.redis]
 
 
-def _pass(cs: ConsoleStore, now_ms: int, snapshot: dict[str, Any], state: dict[str, Any]) -> None:
+def _pass(cs: ConsoleStore, now_ms: int, snap: ClusterSnapshot, state: dict[str, Any]) -> None:
     cs.pass_write(
         "big",
         now_ms=now_ms,
-        snapshot=snapshot,
+        snapshot=snap,
         state=state,
         lease_state={"leases": state.get("blob", "")},
         incidents=[],
@@ -46,7 +48,7 @@ def test_snapshot_and_state_round_trip_in_pieces(
     monkeypatch.setattr(pieces, "PIECE_BYTES", 1000)
     cs = ConsoleStore(console_redis(), console_keys())
     blob = "x" * 25_000  # 25+ pieces each
-    snap = {"taken_at_ms": 1, "topics": [{"topic": "t", "blob": blob}]}
+    snap = snapshot([topic("t", error=blob)])
     _pass(cs, 1_000, snap, {"blob": blob, "n": 1})
     # as if another worker wrote the state last: this one reads it
     console_r.set(console_keys().collector_state_version("big"), "1000:another")

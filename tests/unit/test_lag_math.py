@@ -50,11 +50,7 @@ def test_group_with_only_unknown_partitions_has_unknown_lag() -> None:
 
 
 def test_group_totals_of_partition_rows() -> None:
-    rows = [
-        {"lag": 4, "lag_ms": 10, "pending": 1, "lag_exact": True},
-        {"lag": None, "lag_ms": None, "pending": 2, "lag_exact": False},
-        {"lag": 6, "lag_ms": 30, "pending": 0, "lag_exact": True},
-    ]
+    rows = [_p(0, 4, 10, 1, True), _p(1, None, None, 2, False), _p(2, 6, 30, 0, True)]
     assert group_totals(rows) == {"lag": 10, "lag_ms": 30, "pending": 3, "lag_exact": False}
     assert group_totals(iter(rows[1:2]))["lag"] is None
     assert group_totals([]) == {"lag": 0, "lag_ms": 0, "pending": 0, "lag_exact": True}
@@ -72,17 +68,17 @@ def test_topic_totals_are_unknown_when_one_group_is() -> None:
 
 
 def test_partition_row_exactness() -> None:
-    def row(exactness: LagExactness) -> dict:
+    def row(exactness: LagExactness) -> PartitionLag:
         return partition_row(
             partition=0, last_delivered_id="1-0", lag=3, exactness=exactness, reason="",
             first_id="1000-0", now_ms=4000, pending=0, oldest_pending_ms=None,
             entries_read=None, length=5, last_id="5-0",
         )  # fmt: skip
 
-    assert [(row(e)["lag_exact"], row(e)["exactness"]) for e in LagExactness] == [
+    assert [(row(e).lag_exact, row(e).exactness) for e in LagExactness] == [
         (True, "exact"), (True, "counted"), (False, "approximate"), (True, "unknown")
     ]  # fmt: skip
-    assert row(LagExactness.EXACT)["lag_ms"] == 3000
+    assert row(LagExactness.EXACT).lag_ms == 3000
 
 
 def test_lag_ms_is_the_age_of_the_first_undelivered_entry() -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client.parser import text_string_to_metric_families
 
 from dashboard.metrics_export import PARTITION_FAMILIES, metrics_text
+from mqcore.models import GroupLag
+from tests.snapshot_parts import group, part, snapshot, topic
 
 PARTITION_METRICS = {
     "redis_streaming_mq_console_lag",
@@ -17,13 +17,12 @@ PARTITION_METRICS = {
 }
 
 
-def _group(name: str, status: str, partitions: int) -> dict[str, Any]:
+def _group(name: str, status: str, partitions: int) -> GroupLag:
     parts = [
-        {"partition": p, "lag": 1, "lag_ms": 10, "pending": 0, "oldest_pending_ms": 5,
-         "status": status}
+        part(p, 1, lag_ms=10, pending=0, oldest_pending_ms=5, status=status)
         for p in range(partitions)
-    ]  # fmt: skip
-    return {"group": name, "status": status, "partitions": parts}
+    ]
+    return group(name, parts, status=status)
 
 
 def _series(text: str) -> dict[str, list[dict[str, str]]]:
@@ -35,12 +34,9 @@ def _series(text: str) -> dict[str, list[dict[str, str]]]:
 
 
 def test_partition_series_stop_at_the_bound_worst_groups_first() -> None:
-    snap = {
-        "taken_at_ms": 1,
-        "topics": [{"topic": "t", "status": "STALL", "groups": [
-            _group("a-ok", "OK", 4), _group("b-stall", "STALL", 4), _group("c-warn", "WARN", 4),
-        ]}],
-    }  # fmt: skip
+    snap = snapshot([topic("t", [
+        _group("a-ok", "OK", 4), _group("b-stall", "STALL", 4), _group("c-warn", "WARN", 4),
+    ], status="STALL")])  # fmt: skip
     budget = PARTITION_FAMILIES * 8  # room for two groups of four partitions
     series = _series(metrics_text({"c": snap}, {}, max_partition_series=budget).decode())
     per_partition = [s for name in PARTITION_METRICS for s in series.get(name, [])]
@@ -56,7 +52,7 @@ def test_partition_series_stop_at_the_bound_worst_groups_first() -> None:
 
 
 def test_nothing_dropped_under_the_bound() -> None:
-    snap = {"taken_at_ms": 1, "topics": [{"topic": "t", "groups": [_group("g", "OK", 3)]}]}
+    snap = snapshot([topic("t", [_group("g", "OK", 3)])])
     text = metrics_text({"c": snap}, {}).decode()
     assert 'opsdash_metrics_partition_series_dropped{cluster="c"} 0.0' in text
     assert len(_series(text)["redis_streaming_mq_console_lag"]) == 3

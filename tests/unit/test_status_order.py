@@ -24,7 +24,9 @@ from dashboard.status import (
     worst,
 )
 from dashboard.store import ConsoleStore
+from dashboard.store.console import SnapshotRead
 from dashboard.templatetags import console
+from tests import snapshot_parts as parts
 
 NOW = 1_000_000
 TH = Thresholds(window_samples=3, allowed_lag=0, stop_after_ms=60_000)
@@ -99,15 +101,13 @@ def one_topic_per_status(monkeypatch: pytest.MonkeyPatch) -> None:
     order = [
         Status.WARN, Status.OK, Status.ERR, Status.REWIND, Status.UNKNOWN, Status.STOP, Status.STALL
     ]  # fmt: skip
-    snap = {
-        "taken_at_ms": NOW,
-        "topics": [
-            {"topic": f"t-{s.value.lower()}", "status": s.value, "lag": 1, "groups": []}
-            for s in order
-        ],
-    }
+    snap = parts.snapshot(
+        [parts.topic(f"t-{s.value.lower()}", status=s.value, lag=1) for s in order], NOW
+    )
     monkeypatch.setattr(snapshot, "cluster_config", lambda cluster: None)
-    monkeypatch.setattr(ConsoleStore, "snapshot_get", lambda self, cluster: snap)
+    monkeypatch.setattr(
+        ConsoleStore, "snapshot_read", lambda self, cluster: SnapshotRead(snap, None)
+    )
     monkeypatch.setattr(ConsoleStore, "collector_health_get", lambda self: {})
     monkeypatch.setattr(overview, "topic_visible", lambda user, cluster, topic: True)
 
@@ -130,7 +130,11 @@ def test_rewind_is_a_metric_state_an_alert_and_a_badge() -> None:
             {"group": "g", "status": "REWIND", "status_reason": "position went back",
              "partitions": [{"partition": 0, "lag": 4, "status": "REWIND"}]}]}],
     }  # fmt: skip
-    text = metrics_text({"c": snap}, {}).decode()
+    typed = parts.snapshot([parts.topic("t", [parts.group(
+        "g", [parts.part(0, 4, status="REWIND")], status="REWIND",
+        status_reason="position went back",
+    )], status="REWIND")], NOW)  # fmt: skip
+    text = metrics_text({"c": typed}, {}).decode()
     assert 'group_status{cluster="c",group="g",status="REWIND",topic="t"} 1.0' in text
     assert 'topic_status{cluster="c",status="STALL",topic="t"} 0.0' in text
     (cond,) = alerts.alert_conditions(snap, {}, alerts.AlertThresholds())  # one, not two

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+import msgspec
 
 from dashboard import clusters
 from dashboard.clusters import console_store
@@ -15,22 +16,19 @@ from dashboard.selectors.pages.snapshot import (
     topic_visible_require,
 )
 from mqcore.errors import UnknownGroupError, UnknownTopicError
-from mqcore.models import ConsumerInfo, LeaseInfo
+from mqcore.models import ConsumerInfo, LeaseInfo, PipelineMark
 
 __all__ = ["TIMELINE_LIMIT", "leases_get"]
 
 TIMELINE_LIMIT = 200
 
 
-def _pipeline_groups(cluster: str, topic: str) -> dict[str, dict[str, Any]]:
+def _pipeline_groups(cluster: str, topic: str) -> dict[str, PipelineMark]:
     """Group -> pipeline mark, for the groups of ``topic`` the collector recognised as
     moved by a pipeline's sink (they hold no leases by design)."""
-    data = snapshot_topic_get(snapshot_get(cluster), topic) or {}
-    marks: dict[str, dict[str, Any]] = {}
-    for g in data.get("groups") or []:
-        if isinstance(g, dict) and (mark := pipeline_mark(g)) is not None:
-            marks[str(g.get("group", ""))] = mark
-    return marks
+    data = snapshot_topic_get(snapshot_get(cluster), topic)
+    marks = ((g.group, pipeline_mark(g)) for g in (data.groups if data is not None else ()))
+    return {group: mark for group, mark in marks if mark is not None}
 
 
 def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> dict[str, Any]:
@@ -52,7 +50,13 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     except UnknownGroupError:
         raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
     pipelines = _pipeline_groups(cluster, topic)
-    rows = [{**asdict(lease), "pipeline": pipelines.get(lease.group)} for lease in leases]
+    rows = [
+        {
+            **msgspec.structs.asdict(lease),
+            "pipeline": msgspec.to_builtins(pipelines.get(lease.group)),
+        }
+        for lease in leases
+    ]
     timeline = [
         e
         for e in console_store().lease_timeline_get(cluster, topic, limit=TIMELINE_LIMIT)
@@ -60,9 +64,9 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     ]
     return {
         "leases": rows,
-        "consumers": consumers,
+        "consumers": msgspec.to_builtins(consumers),
         "unowned": sum(1 for row in rows if not row["owner"] and not row["pipeline"]),
         "pipeline_partitions": sum(1 for row in rows if not row["owner"] and row["pipeline"]),
-        "pipelines": pipelines,
+        "pipelines": msgspec.to_builtins(pipelines),
         "timeline": timeline,
     }

@@ -8,110 +8,118 @@ severity order of :class:`dashboard.status.Status`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from dashboard import charts
 from dashboard.clusters import console_store
 from dashboard.permissions import topic_visible, view_scopes
 from dashboard.selectors.pages.params import ORDERS, PAGE_SIZE, Paged, parse_choice
-from dashboard.selectors.pages.snapshot import (
-    now_ms,
-    num,
-    snapshot_age_ms,
-    snapshot_get,
-    status_name,
-    to_int,
-)
+from dashboard.selectors.pages.snapshot import now_ms, snapshot_age_ms, snapshot_get, snapshot_read
 from dashboard.status import WORST_FIRST, Status
 from mqcore.keys import validate_name
+from mqcore.models import ClusterSnapshot, TopicSnapshot
 
-__all__ = ["OVERVIEW_SORTS", "OverviewPage", "overview_get", "overview_row", "topic_list"]
+__all__ = [
+    "OVERVIEW_SORTS",
+    "OverviewPage",
+    "OverviewRow",
+    "overview_get",
+    "overview_row",
+    "topic_list",
+]
 
 OVERVIEW_SORTS = ("status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length")
 SPARK_WINDOW_MS = 3_600_000
 EXACTNESS_RANK = {"exact": 0, "counted": 1, "approximate": 2, "unknown": 3}
 
 
-def _topic_exactness(topic: Mapping[str, Any]) -> str:
+def _topic_exactness(topic: TopicSnapshot) -> str:
     """Worst lag exactness over every partition of every group of ``topic``."""
     worst = "exact"
-    for group in topic.get("groups") or []:
-        for part in group.get("partitions") or []:
-            ex = str(part.get("exactness") or ("exact" if part.get("lag_exact") else "counted"))
-            if part.get("lag") is None:
-                ex = "unknown"
-            if EXACTNESS_RANK.get(ex, 3) > EXACTNESS_RANK[worst]:
+    for group in topic.groups:
+        for part in group.partitions:
+            ex = "unknown" if part.lag is None else part.exactness.value
+            if EXACTNESS_RANK[ex] > EXACTNESS_RANK[worst]:
                 worst = ex
     return worst
 
 
-def _lag_reasons(topic: Mapping[str, Any]) -> str:
-    reasons = []
-    for group in topic.get("groups") or []:
-        for part in group.get("partitions") or []:
-            reason = part.get("lag_reason")
-            if reason:
-                reasons.append(f"{group.get('group')}/p{part.get('partition')}: {reason}")
+def _lag_reasons(topic: TopicSnapshot) -> str:
+    reasons = [
+        f"{group.group}/p{part.partition}: {part.lag_reason}"
+        for group in topic.groups
+        for part in group.partitions
+        if part.lag_reason
+    ]
     return "; ".join(reasons[:5]) + (" …" if len(reasons) > 5 else "")
 
 
-def _listable(topic: Any) -> bool:
-    """A snapshot entry that can become a row (a dict with a valid topic name)."""
-    if not isinstance(topic, Mapping):
-        return False
+def _listable(topic: TopicSnapshot) -> bool:
+    """A snapshot topic that can become a row (a valid topic name: it goes into URLs)."""
     try:
-        validate_name("topic", topic.get("topic"))  # type: ignore[arg-type]
+        validate_name("topic", topic.topic)
     except ValueError:
         return False
     return True
 
 
-def overview_row(topic: Mapping[str, Any]) -> dict[str, Any]:
-    """One overview row from a snapshot topic dict; tolerant of missing fields."""
-    groups = topic.get("groups") or []
-    retry = topic.get("retry") or {}
-    lag = num(topic.get("lag"))
-    if lag is None and groups and "lag" not in topic:
-        lags = [num(g.get("lag")) for g in groups]
-        lag = None if any(v is None for v in lags) else sum(v or 0 for v in lags)
-    status = status_name(topic.get("status"))
-    if topic.get("error"):
-        status = Status.ERR.value
+class OverviewRow(TypedDict):
+    """One topic's row of the overview (the API's field names)."""
+
+    topic: str
+    partitions: int
+    length: int
+    groups: int
+    group_names: list[str]
+    lag: int | None
+    lag_ms: int | None
+    exactness: str  # the worst of its partitions
+    lag_reason: str
+    pending: int
+    oldest_pending_ms: int | None
+    dlq_length: int
+    dlq_growth: int
+    retry_count: int
+    status: str
+    status_reason: str
+    error: str | None
+    sparkline: NotRequired[str]  # the lag of the last hour, the rows of a page only
+
+
+def overview_row(topic: TopicSnapshot) -> OverviewRow:
+    """One overview row of a snapshot topic."""
+    status = Status.ERR if topic.error else topic.status
     return {
-        "topic": str(topic.get("topic", "")),
-        "partitions": to_int(topic.get("partitions")),
-        "length": to_int(topic.get("length")),
-        "groups": len(groups),
-        "group_names": [str(g.get("group", "")) for g in groups],
-        "lag": None if lag is None else int(lag),
-        "lag_ms": None if num(topic.get("lag_ms")) is None else to_int(topic.get("lag_ms")),
+        "topic": topic.topic,
+        "partitions": topic.partitions,
+        "length": topic.length,
+        "groups": len(topic.groups),
+        "group_names": [g.group for g in topic.groups],
+        "lag": topic.lag,
+        "lag_ms": topic.lag_ms,
         "exactness": _topic_exactness(topic),
         "lag_reason": _lag_reasons(topic),
-        "pending": to_int(topic.get("pending")),
-        "oldest_pending_ms": (
-            None
-            if num(topic.get("oldest_pending_ms")) is None
-            else to_int(topic.get("oldest_pending_ms"))
-        ),
-        "dlq_length": to_int(topic.get("dlq_length")),
-        "dlq_growth": to_int(topic.get("dlq_growth")),
-        "retry_count": to_int(retry.get("count") if isinstance(retry, Mapping) else 0),
-        "status": status,
-        "status_reason": str(topic.get("status_reason") or topic.get("error") or ""),
-        "error": topic.get("error"),
+        "pending": topic.pending,
+        "oldest_pending_ms": topic.oldest_pending_ms,
+        "dlq_length": topic.dlq_length,
+        "dlq_growth": topic.dlq_growth or 0,
+        "retry_count": topic.retry.count,
+        "status": status.value,
+        "status_reason": topic.status_reason or topic.error or "",
+        "error": topic.error,
     }
 
 
-def _sort_key(sort: str) -> Any:
+def _sort_key(sort: str) -> Callable[[OverviewRow], Any]:
     big = float("inf")
 
-    def nullable(name: str) -> Any:
+    def nullable(value: Callable[[OverviewRow], int | None]) -> Callable[[OverviewRow], Any]:
         # Unknown values sort as the largest (worst) so they are never hidden at the end.
-        return lambda row: (big if row[name] is None else row[name], row["topic"])
+        return lambda row: (big if (v := value(row)) is None else v, row["topic"])
 
-    keys: dict[str, Any] = {
+    keys: dict[str, Callable[[OverviewRow], Any]] = {
         "status": lambda row: (
             Status(row["status"]).severity,
             big if row["lag"] is None else row["lag"],
@@ -119,10 +127,10 @@ def _sort_key(sort: str) -> Any:
             row["topic"],
         ),
         "topic": lambda row: row["topic"],
-        "lag": nullable("lag"),
-        "lag_ms": nullable("lag_ms"),
+        "lag": nullable(lambda row: row["lag"]),
+        "lag_ms": nullable(lambda row: row["lag_ms"]),
         "pending": lambda row: (row["pending"], row["topic"]),
-        "oldest": nullable("oldest_pending_ms"),
+        "oldest": nullable(lambda row: row["oldest_pending_ms"]),
         "dlq": lambda row: (row["dlq_length"], row["dlq_growth"], row["topic"]),
         "length": lambda row: (row["length"], row["topic"]),
     }
@@ -150,28 +158,29 @@ class OverviewPage:
     only_problems: bool = False
     q: str = ""
     collector: dict[str, Any] = field(default_factory=dict)
+    unreadable: str | None = None  # why the stored snapshot was refused
 
 
 # cluster -> (the snapshot object, its rows): the store hands out one decoded snapshot per
 # version, so its rows are built once per version too; requests only filter and copy them
-_ROWS: dict[str, tuple[Mapping[str, Any], list[dict[str, Any]]]] = {}
+_ROWS: dict[str, tuple[ClusterSnapshot, list[OverviewRow]]] = {}
 
 
-def _all_rows(snap: Mapping[str, Any], cluster: str) -> list[dict[str, Any]]:
+def _all_rows(snap: ClusterSnapshot, cluster: str) -> list[OverviewRow]:
     hit = _ROWS.get(cluster)
     if hit is not None and hit[0] is snap:
         return hit[1]
-    rows = [overview_row(t) for t in snap.get("topics") or [] if _listable(t)]
+    rows = [overview_row(t) for t in snap.topics if _listable(t)]
     _ROWS[cluster] = (snap, rows)
     return rows
 
 
-def _visible_rows(snap: Mapping[str, Any], cluster: str, user: Any) -> list[dict[str, Any]]:
+def _visible_rows(snap: ClusterSnapshot, cluster: str, user: Any) -> list[OverviewRow]:
     """Rows of the topics ``user`` may see; the caller may change them (they are copies)."""
     rows = _all_rows(snap, cluster)
     if view_scopes(user) is None:  # some grant sees every topic: no per-topic question
-        return [dict(row) for row in rows]
-    return [dict(row) for row in rows if topic_visible(user, cluster, row["topic"])]
+        return [row.copy() for row in rows]
+    return [row.copy() for row in rows if topic_visible(user, cluster, row["topic"])]
 
 
 def overview_get(
@@ -192,11 +201,18 @@ def overview_get(
     """
     sort = parse_choice(sort, "sort", OVERVIEW_SORTS, "status")
     order = parse_choice(order, "order", ORDERS, "desc")
-    snap = snapshot_get(cluster)
+    snap, unreadable = snapshot_read(cluster)
     health = _collector_health(cluster)
     if snap is None:
         return OverviewPage(
-            cluster, False, None, None, None, Paged([], 1, per_page, 0), collector=health
+            cluster,
+            False,
+            None,
+            None,
+            None,
+            Paged([], 1, per_page, 0),
+            collector=health,
+            unreadable=unreadable,
         )
     rows = _visible_rows(snap, cluster, user)
     counts: dict[str, int] = {status.value: 0 for status in WORST_FIRST}
@@ -221,9 +237,9 @@ def overview_get(
     return OverviewPage(
         cluster=cluster,
         snapshot_found=True,
-        taken_at_ms=to_int(snap.get("taken_at_ms")) or None,
+        taken_at_ms=snap.taken_at_ms,
         age_ms=snapshot_age_ms(snap),
-        elapsed_ms=num(snap.get("elapsed_ms")),
+        elapsed_ms=snap.elapsed_ms,
         rows=Paged(items, page, per_page, len(rows)),
         counts=counts,
         topics_total=total_topics,
@@ -244,7 +260,7 @@ def _collector_health(cluster: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-def topic_list(cluster: str, *, user: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def topic_list(cluster: str, *, user: Any) -> tuple[list[OverviewRow], ClusterSnapshot | None]:
     """Visible topics of the snapshot as overview rows (by name), and the snapshot."""
     snap = snapshot_get(cluster)
     if snap is None:

@@ -10,8 +10,10 @@ demand and bounded (:func:`mqcore.admin.partitions.hot_keys`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+import msgspec
 
 from dashboard import clusters
 from dashboard.clusters import console_store
@@ -19,10 +21,8 @@ from dashboard.collectors.series import PARTITION_PRODUCED_METRIC
 from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_choice, parse_int
 from dashboard.selectors.pages.snapshot import (
     now_ms,
-    num,
     snapshot_get,
     snapshot_topic_get,
-    to_int,
     topic_visible_require,
 )
 from mqcore.admin.partitions import HOT_KEYS_DEFAULT, HOT_KEYS_MAX, hot_keys, mark_skew
@@ -56,11 +56,10 @@ def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -
         except (UnknownTopicError, InvalidArgumentError):
             raise NotFoundError(f"unknown topic {topic!r}") from None
         return {"topic": topic, "collected": False, "window": window, "partitions": []}
-    lengths = list(data.get("partition_lengths") or [])
-    count = max(to_int(data.get("partitions")), len(lengths))
-    raw_memory = data.get("memory")
-    memory: dict[str, Any] = dict(raw_memory) if isinstance(raw_memory, Mapping) else {}
-    sizes = list(memory.get("partitions") or [])
+    lengths = data.partition_lengths
+    count = max(data.partitions, len(lengths))
+    memory = data.memory
+    sizes = memory.partitions if memory is not None else []
     since = now_ms() - RATE_WINDOWS[window]
     entities = [f"{topic}/{p}" for p in range(count)]
     series = (
@@ -74,8 +73,8 @@ def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -
             {
                 "partition": p,
                 "rate_per_s": _rate(series.get(f"{topic}/{p}") or []),
-                "length": num(lengths[p]) if p < len(lengths) else None,
-                "memory_bytes": num(sizes[p]) if p < len(sizes) else None,
+                "length": lengths[p] if p < len(lengths) else None,
+                "memory_bytes": sizes[p] if p < len(sizes) else None,
             }
         )
     skews = mark_skew(rows, ("rate_per_s", "length", "memory_bytes"))
@@ -85,7 +84,7 @@ def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -
         "window": window,
         "partitions": rows,
         "skew": skews,
-        "memory": memory or None,
+        "memory": msgspec.to_builtins(memory),
     }
 
 

@@ -4,33 +4,38 @@ its group names, and its live lag.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+import msgspec
 
 from dashboard import charts, clusters
 from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
-from dashboard.selectors.pages.overview import overview_row
+from dashboard.selectors.pages.overview import OverviewRow, overview_row
 from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
+    SnapshotRead,
     now_ms,
-    num,
     pipeline_mark,
     snapshot_age_ms,
     snapshot_get,
+    snapshot_read,
     snapshot_topic_get,
-    status_name,
-    to_int,
     topic_visible_require,
 )
 from dashboard.selectors.pages.timeline import timeline_events
-from dashboard.status.drain import drain_estimate
+from dashboard.status.drain import Drain, drain_estimate
 from mqcore.admin.partitions import last_ids
 from mqcore.errors import InvalidArgumentError, MQError, UnknownGroupError, UnknownTopicError
+from mqcore.models import ConsumerInfo, GroupLag, LeaseInfo, PartitionLag
 
 __all__ = [
+    "GroupRow",
+    "PartitionRow",
+    "TopicDetail",
     "fill_last_ids",
+    "group_lags",
     "group_list",
     "lag_get",
     "partition_lag_series",
@@ -51,86 +56,158 @@ def _live_topic_exists(cluster: str, topic: str) -> bool:
     return True
 
 
-def _uncollected(topic: str, snap: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The detail of a topic that exists in Redis but not yet in the snapshot."""
+class PartitionRow(TypedDict):
+    """A group's partition on the topic page: the snapshot's fields, its lease and holders."""
+
+    partition: int
+    last_delivered_id: str
+    lag: int | None
+    lag_ms: int | None
+    pending: int
+    lag_exact: bool
+    exactness: str  # "unknown" when the lag is
+    lag_reason: str
+    oldest_pending_ms: int | None
+    entries_read: int | None
+    length: int
+    last_id: str | None  # None: not read by the collector (the API reads it live)
+    oldest_pending_id: str | None
+    status: str
+    status_reason: str
+    group: str
+    owner: str | None
+    ttl_ms: int | None
+    epoch: int | None
+    holders: list[str]  # consumers whose heartbeat names the partition
+    pipeline: Any  # the group's pipeline mark as JSON data, or None
+
+
+class GroupRow(TypedDict):
+    """A group on the topic page: its totals, status, window, drain estimate, partitions."""
+
+    group: str
+    lag: int | None
+    lag_ms: int | None
+    pending: int
+    lag_exact: bool
+    status: str
+    status_reason: str
+    complete: float  # share of partitions with a full status window
+    complete_partitions: int
+    partitions_total: int
+    consumers: int
+    pipeline: Any  # the pipeline mark as JSON data, or None
+    drain: Any  # the drain estimate as JSON data
+    partitions: list[PartitionRow]
+
+
+class TopicDetail(TypedDict):
+    """The topic page's data (and the topic API's); a topic the collector has not seen (or
+    no readable snapshot) has only ``collected`` False and no rows."""
+
+    topic: str
+    collected: bool
+    snapshot_found: bool
+    unreadable: str | None  # why the stored snapshot was refused
+    row: OverviewRow | None
+    groups: list[GroupRow]
+    rows: list[PartitionRow]
+    consumers: Any  # JSON data of the consumers, the leases, the retry backlog
+    leases: Any
+    retry: NotRequired[Any]
+    partition_lengths: NotRequired[list[int]]
+    partition_last_ids: NotRequired[list[str | None]]
+    error: NotRequired[str | None]
+    taken_at_ms: NotRequired[int]
+    age_ms: int | None
+
+
+def _uncollected(topic: str, read: SnapshotRead) -> TopicDetail:
+    """The detail of a topic that exists in Redis but not in the snapshot (not yet, or no
+    snapshot is readable)."""
     return {
         "topic": topic,
         "collected": False,
-        "snapshot_found": snap is not None,
+        "snapshot_found": read.snapshot is not None,
+        "unreadable": read.unreadable,
+        "row": None,
         "groups": [],
         "rows": [],
-        "row": None,
         "consumers": [],
         "leases": [],
-        "drain": {},
-        "age_ms": snapshot_age_ms(snap),
+        "age_ms": snapshot_age_ms(read.snapshot),
     }
 
 
 def _partition_row(
-    p: Mapping[str, Any],
-    name: str,
-    lease: Mapping[str, Any],
-    consumers: list[dict[str, Any]],
-    pipeline: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    pnum = to_int(p.get("partition"), -1)
-    holders = [c["name"] for c in consumers if pnum in (c.get("partitions_held") or [])]
-    exactness = str(p.get("exactness") or ("exact" if p.get("lag_exact") else "counted"))
-    if p.get("lag") is None:
-        exactness = "unknown"
+    p: PartitionLag, group: str, lease: LeaseInfo | None, holders: list[str], pipeline: Any
+) -> PartitionRow:
     return {
-        **dict(p),
-        "group": name,
-        "partition": pnum,
-        "exactness": exactness,
-        "owner": lease.get("owner"),
-        "ttl_ms": lease.get("ttl_ms"),
-        "epoch": lease.get("epoch"),
+        "partition": p.partition,
+        "last_delivered_id": p.last_delivered_id,
+        "lag": p.lag,
+        "lag_ms": p.lag_ms,
+        "pending": p.pending,
+        "lag_exact": p.lag_exact,
+        "exactness": "unknown" if p.lag is None else p.exactness.value,
+        "lag_reason": p.lag_reason,
+        "oldest_pending_ms": p.oldest_pending_ms,
+        "entries_read": p.entries_read,
+        "length": p.length,
+        "last_id": p.last_id,
+        "oldest_pending_id": p.oldest_pending_id,
+        "status": p.status.value,
+        "status_reason": p.status_reason,
+        "group": group,
+        "owner": lease.owner if lease else None,
+        "ttl_ms": lease.ttl_ms if lease else None,
+        "epoch": lease.epoch if lease else None,
         "holders": holders,
         "pipeline": pipeline,
-        "status": status_name(p.get("status")),
-        "status_reason": str(p.get("status_reason") or ""),
     }
 
 
-def _completeness(g: Mapping[str, Any]) -> dict[str, Any]:
-    """``complete`` (share 0..1 of partitions with a full status window, None before it
-    was stored) and ``complete_partitions`` of ``partitions_total``, for the page."""
-    total = len([p for p in g.get("partitions") or [] if isinstance(p, Mapping)])
-    raw = g.get("complete")
-    share = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+def _group_row(g: GroupLag, consumers: list[ConsumerInfo], drain: Drain) -> GroupRow:
+    total = len(g.partitions)
     return {
-        "complete": share,
-        "complete_partitions": round(share * total) if share is not None else None,
+        "group": g.group,
+        "lag": g.lag,
+        "lag_ms": g.lag_ms,
+        "pending": g.pending,
+        "lag_exact": g.lag_exact,
+        "status": g.status.value,
+        "status_reason": g.status_reason,
+        "complete": g.complete,
+        "complete_partitions": round(g.complete * total),
         "partitions_total": total,
+        "consumers": len(consumers),
+        "pipeline": msgspec.to_builtins(pipeline_mark(g)),
+        "drain": {**asdict(drain), "ranged": drain.ranged},
+        "partitions": [],
     }
 
 
-def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
+def topic_get(cluster: str, topic: str, *, user: Any) -> TopicDetail:
     """Topic detail from the snapshot: rows per group x partition, leases, drain estimates.
 
     Raises NotFoundError when the topic is neither in the snapshot nor in Redis.
-    ``collected`` is False when the topic exists but the collector has not seen it yet.
+    ``collected`` is False when the topic exists but the collector has not seen it yet
+    (or its snapshot is unreadable: ``unreadable`` says why).
     """
     topic_visible_require(user, cluster, topic)
-    snap = snapshot_get(cluster)
+    read = snapshot_read(cluster)
+    snap = read.snapshot
     data = snapshot_topic_get(snap, topic)
-    if data is None:
+    if snap is None or data is None:
         if not _live_topic_exists(cluster, topic):
             raise NotFoundError(f"unknown topic {topic!r}")
-        return _uncollected(topic, snap)
-    owners = {
-        (str(lease.get("group")), to_int(lease.get("partition"), -1)): lease
-        for lease in data.get("leases") or []
-        if isinstance(lease, Mapping)
-    }
-    consumers_by_group: dict[str, list[dict[str, Any]]] = {}
-    for c in data.get("consumers") or []:
-        if isinstance(c, Mapping):
-            consumers_by_group.setdefault(str(c.get("group")), []).append(dict(c))
+        return _uncollected(topic, read)
+    owners = {(lease.group, lease.partition): lease for lease in data.leases}
+    consumers_by_group: dict[str, list[ConsumerInfo]] = {}
+    for c in data.consumers:
+        consumers_by_group.setdefault(c.group, []).append(c)
     since = now_ms() - DRAIN_WINDOW_MS
-    names = [str(g.get("group", "")) for g in data.get("groups") or []]
+    names = [g.group for g in data.groups]
     lag_series = (
         console_store().series_many(cluster, "lag", [f"{topic}/{g}" for g in names], since_ms=since)
         if names
@@ -138,32 +215,16 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
     )
     groups = []
     rows = []
-    for g in data.get("groups") or []:
-        name = str(g.get("group", ""))
-        consumers = consumers_by_group.get(name, [])
-        status = status_name(g.get("status"))
+    for g in data.groups:
+        consumers = consumers_by_group.get(g.group, [])
         drain = drain_estimate(
-            lag_series.get(f"{topic}/{name}") or [], current=num(g.get("lag")), status=status
+            lag_series.get(f"{topic}/{g.group}") or [], current=g.lag, status=g.status.value
         )
-        group_row = {
-            "group": name,
-            "lag": g.get("lag"),
-            "lag_ms": g.get("lag_ms"),
-            "pending": to_int(g.get("pending")),
-            "lag_exact": bool(g.get("lag_exact")),
-            "status": status,
-            "status_reason": str(g.get("status_reason") or ""),
-            **_completeness(g),
-            "consumers": len(consumers),
-            "pipeline": pipeline_mark(g),
-            "drain": {**asdict(drain), "ranged": drain.ranged},
-            "partitions": [],
-        }
-        for p in g.get("partitions") or []:
-            if not isinstance(p, Mapping):
-                continue
-            lease = owners.get((name, to_int(p.get("partition"), -1))) or {}
-            row = _partition_row(p, name, lease, consumers, group_row["pipeline"])
+        group_row = _group_row(g, consumers, drain)
+        for p in g.partitions:
+            holders = [c.name for c in consumers if p.partition in c.partitions_held]
+            lease = owners.get((g.group, p.partition))
+            row = _partition_row(p, g.group, lease, holders, group_row["pipeline"])
             group_row["partitions"].append(row)
             rows.append(row)
         groups.append(group_row)
@@ -171,29 +232,27 @@ def topic_get(cluster: str, topic: str, *, user: Any) -> dict[str, Any]:
         "topic": topic,
         "collected": True,
         "snapshot_found": True,
+        "unreadable": None,
         "row": overview_row(data),
         "groups": groups,
         "rows": rows,
-        "consumers": [c for cs in consumers_by_group.values() for c in cs],
-        "leases": list(owners.values()),
-        "retry": data.get("retry") or {},
-        "partition_lengths": data.get("partition_lengths") or [],
-        "partition_last_ids": data.get("partition_last_ids") or [],
-        "error": data.get("error"),
-        "taken_at_ms": to_int((snap or {}).get("taken_at_ms")) or None,
+        "consumers": msgspec.to_builtins([c for cs in consumers_by_group.values() for c in cs]),
+        "leases": msgspec.to_builtins(list(owners.values())),
+        "retry": msgspec.to_builtins(data.retry),
+        "partition_lengths": data.partition_lengths,
+        "partition_last_ids": data.partition_last_ids,
+        "error": data.error,
+        "taken_at_ms": snap.taken_at_ms,
         "age_ms": snapshot_age_ms(snap),
     }
 
 
-def fill_last_ids(cluster: str, data: dict[str, Any]) -> dict[str, Any]:
+def fill_last_ids(cluster: str, data: TopicDetail) -> TopicDetail:
     """``data`` (:func:`topic_get`) with the last id of each partition row that has none,
     read live: the collector reads no partition's last id that a group's position does not
     tell (its last-generated id, one ``XINFO STREAM`` per partition, only where someone
     looks). They stay None when Redis cannot be read."""
-    missing = sorted(
-        {to_int(r.get("partition"), -1) for r in data.get("rows") or [] if r.get("last_id") is None}
-        - {-1}
-    )
+    missing = sorted({r["partition"] for r in data["rows"] if r["last_id"] is None})
     if not missing:
         return data
     admin = clusters.admin(cluster)
@@ -201,9 +260,9 @@ def fill_last_ids(cluster: str, data: dict[str, Any]) -> dict[str, Any]:
         found = last_ids(admin.client, admin.keys, str(data["topic"]), missing)
     except MQError:
         return data
-    for row in data.get("rows") or []:
-        if row.get("last_id") is None:
-            row["last_id"] = found.get(to_int(row.get("partition"), -1))
+    for row in data["rows"]:
+        if row["last_id"] is None:
+            row["last_id"] = found.get(row["partition"])
     return data
 
 
@@ -279,18 +338,14 @@ def partition_lag_series(
 ) -> tuple[list[tuple[str, int, list[charts.Point]]], int]:
     """Per-partition lag traces ``(group, partition, points)`` of the ``limit`` partitions
     of ``groups`` with the highest lag in the latest snapshot, and how many were left out."""
-    data = snapshot_topic_get(snapshot_get(cluster), topic) or {}
+    data = snapshot_topic_get(snapshot_get(cluster), topic)
     wanted = set(groups)
-    candidates: list[tuple[float, str, int]] = []
-    for g in data.get("groups") or []:
-        if not isinstance(g, Mapping) or str(g.get("group", "")) not in wanted:
-            continue
-        for p in g.get("partitions") or []:
-            if isinstance(p, Mapping):
-                lag = num(p.get("lag"))
-                candidates.append(
-                    (lag if lag is not None else -1.0, str(g["group"]), to_int(p.get("partition")))
-                )
+    candidates: list[tuple[int, str, int]] = [
+        (p.lag if p.lag is not None else -1, g.group, p.partition)
+        for g in (data.groups if data is not None else ())
+        if g.group in wanted
+        for p in g.partitions
+    ]
     candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
     chosen = candidates[:limit]
     entities = [f"{topic}/{g}/{p}" for _, g, p in chosen]
@@ -307,18 +362,23 @@ def group_list(cluster: str, topic: str) -> list[str]:
     """Group names of ``topic`` from the snapshot, or live when the snapshot lacks the topic."""
     data = snapshot_topic_get(snapshot_get(cluster), topic)
     if data is not None:
-        return [str(g.get("group", "")) for g in data.get("groups") or []]
+        return [g.group for g in data.groups]
     try:
         return clusters.admin(cluster).groups(topic)
     except (UnknownTopicError, InvalidArgumentError):
         raise NotFoundError(f"unknown topic {topic!r}") from None
 
 
-def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> list[Any]:
+def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> Any:
+    """:func:`group_lags` as JSON data (``mqcore lag --json``'s groups)."""
+    return msgspec.to_builtins(group_lags(cluster, topic, user=user, group=group))
+
+
+def group_lags(cluster: str, topic: str, *, user: Any, group: str | None = None) -> list[GroupLag]:
     """Live lag of ``topic`` (all groups, or one) from mqcore (bounded per partition)."""
     topic_visible_require(user, cluster, topic)
     try:
-        return list(clusters.admin(cluster).lag(topic, group))
+        return clusters.admin(cluster).lag(topic, group)
     except UnknownTopicError:
         raise NotFoundError(f"unknown topic {topic!r}") from None
     except UnknownGroupError:
