@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import HttpResponse
 
-from dashboard.operations.declare import Api, Call, Operation, Page, render_page
+from dashboard.operations.declare import Api, Call, Operation, Page, render_page, routes
 from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
@@ -18,8 +18,7 @@ from dashboard.services import produce as svc
 __all__ = ["OPERATIONS"]
 
 M = msgspec.Meta
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/messages/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/messages"
+PAGE, API = routes("messages")
 TEMPLATE = "dashboard/browse.html"
 ROW_PAYLOAD_CHARS = 300
 LIMITED = (rate_limited("browse", filters=BROWSE_FILTERS),)

@@ -36,13 +36,22 @@ from dashboard.permissions import (
 from dashboard.services.audit import Origin, origin_from_request
 
 __all__ = ["FORM_TRUE", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
-           "read_form", "read_json", "render_page"]  # fmt: skip
+           "read_form", "read_json", "render_page", "routes"]  # fmt: skip
 
 In = TypeVar("In")
 View = Callable[..., HttpResponseBase]
 Decorator = Callable[[View], View]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
+
+
+def routes(tail: str = "", *, topic: bool = True) -> tuple[str, str]:
+    """A page's route under the URL's topic (or ``topic=False``: its cluster) and its API's:
+    ``routes("retention")`` -> ``clusters/<str:cluster>/topics/<str:topic>/retention/``,
+    ``api/v1/clusters/<str:cluster>/topics/<str:topic>/retention``."""
+    page = "clusters/<str:cluster>/" + ("topics/<str:topic>/" if topic else "")
+    page += f"{tail}/" if tail else ""
+    return page, "api/v1/" + page.rstrip("/")
 
 
 class NoInput(msgspec.Struct):

@@ -12,14 +12,13 @@ from typing import Annotated, Any
 import msgspec
 from django.http import HttpResponse
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, routes
 from dashboard.permissions import Action
 from dashboard.services import pending as svc
 
 __all__ = ["OPERATIONS"]
 
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/pending/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/pending/"
+PAGE, API = routes("pending")
 Consumer = Annotated[str, msgspec.Meta(description="consumer to claim to")]
 
 
@@ -79,12 +78,12 @@ OPERATIONS = (
     Operation(
         "Claim pending entries of one partition to a consumer", "pending", Action.CLAIM, Claim,
         run=lambda c: _one(c, svc.pending_claim, "claimed"),
-        api=Api("api-pending-claim", API + "claim", "POST"),
+        api=Api("api-pending-claim", API + "/claim", "POST"),
     ),
     Operation(
         "Dead-letter pending entries of one partition", "pending", Action.MOVE_TO_DLQ, Entries,
         run=lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
-        api=Api("api-pending-move-to-dlq", API + "move-to-dlq", "POST"),
+        api=Api("api-pending-move-to-dlq", API + "/move-to-dlq", "POST"),
     ),
     Operation(
         "Claim the checked entries", "pending", Action.CLAIM, Checked, early=False,

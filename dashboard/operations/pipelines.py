@@ -9,7 +9,7 @@ import msgspec
 from django.conf import settings
 from django.http import Http404, QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
 from dashboard.permissions import Action
 from dashboard.selectors import pipelines as sel
 from dashboard.selectors.pages.snapshot import now_ms
@@ -17,8 +17,7 @@ from dashboard.selectors.pages.snapshot import now_ms
 __all__ = ["OPERATIONS"]
 
 M = msgspec.Meta
-PAGE = "clusters/<str:cluster>/pipelines/"
-API = "api/v1/clusters/<str:cluster>/pipelines"
+PAGE, API = routes("pipelines", topic=False)
 
 
 class History(msgspec.Struct):

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
 from dashboard.permissions import Action
 from dashboard.selectors import position as sel
 from dashboard.services import position as svc
@@ -18,8 +18,7 @@ __all__ = ["OPERATIONS"]
 
 KINDS = ("earliest", "latest", "time", "id")
 TEMPLATE = "dashboard/position.html"
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/groups/<str:group>/position/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/groups/<str:group>/position"
+PAGE, API = routes("groups/<str:group>/position")
 Text = Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")]
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
 from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
@@ -18,8 +18,7 @@ from dashboard.services import retention as svc
 __all__ = ["OPERATIONS"]
 
 TEMPLATE = "dashboard/retention.html"
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/retention/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/retention"
+PAGE, API = routes("retention")
 
 
 class Rules(msgspec.Struct):

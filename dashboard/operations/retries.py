@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import msgspec
 from django.http import HttpResponse, QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, routes
 from dashboard.permissions import Action
 from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
@@ -18,8 +18,7 @@ from dashboard.services import retries as svc
 __all__ = ["OPERATIONS"]
 
 M = msgspec.Meta
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/retries/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/retries"
+PAGE, API = routes("retries")
 FILTERS = ("state", "order", "key", "text", "partition")
 LIMITED = (rate_limited("browse", filters=RETRY_FILTERS),)
 Value = str | int | None

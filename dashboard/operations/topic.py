@@ -12,7 +12,7 @@ from msgspec import Meta
 
 from dashboard.charts import WINDOWS
 from dashboard.operations.clusters import without
-from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page
+from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page, routes
 from dashboard.permissions import Action, has_action
 from dashboard.selectors.pages import leases, messages, pending, series
 from dashboard.selectors.pages import topic as sel
@@ -22,8 +22,7 @@ from dashboard.selectors.pages.snapshot import now_ms
 
 __all__ = ["OPERATIONS"]
 
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>"
+PAGE, API = routes()
 MESSAGE = "messages/<int:partition>/<str:entry_id>"
 HEX_PREVIEW_BYTES = 4096
 PREVIEW, payload_preview = messages.PREVIEW_BYTES, messages.payload_preview
