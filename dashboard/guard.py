@@ -7,7 +7,7 @@
 2. a URL naming a ``cluster`` names a configured one (404 otherwise);
 3. every error of :data:`dashboard.errors.ERROR_TABLE` the view raises (or 1. and 2.)
    becomes ``answer(request, error)``: the error page for pages
-   (:func:`dashboard.views.errors.page_guard`), JSON for the API
+   (:func:`page_guard`), JSON for the API
    (:func:`dashboard.api.auth.api_view`); a refused write is audited as ``denied``.
 
 Services stay the authority on permissions; the guard's ``action`` only refuses early
@@ -22,13 +22,14 @@ from typing import Any, TypeVar, cast
 
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
+from django.shortcuts import render
 
 from dashboard.clusters import cluster_config
 from dashboard.errors import HttpError, http_error
 from dashboard.permissions import Action, require_action
 from dashboard.services.audit import audit_denied
 
-__all__ = ["ErrorAnswer", "guard"]
+__all__ = ["ErrorAnswer", "guard", "page_guard"]
 
 V = TypeVar("V", bound=Callable[..., HttpResponseBase])
 ErrorAnswer = Callable[[HttpRequest, HttpError], HttpResponse]
@@ -61,3 +62,13 @@ def guard(answer: ErrorAnswer, action: Action | None = None) -> Callable[[V], V]
         return cast(V, wrapper)
 
     return decorator
+
+
+def _error_page(request: HttpRequest, err: HttpError) -> HttpResponse:
+    context = {"status": err.status, "title": err.title, "message": err.message}
+    return render(request, "dashboard/error.html", context, status=err.status)
+
+
+def page_guard(action: Action | None = None) -> Callable[[V], V]:
+    """The guard of a page: expected errors answered with the console's error page."""
+    return guard(_error_page, action)

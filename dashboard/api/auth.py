@@ -1,10 +1,6 @@
-"""Authentication of every ``/api/v1/`` view: :func:`api_view`.
-
-An API view accepts either a logged-in session (the browser; a write needs the CSRF
-token) or a per-user token (``Authorization: Bearer TOKEN``, see
-:class:`dashboard.models.ApiToken`). Anything else gets a JSON 401, never a redirect to
-the login page. Errors are always JSON: ``{"error": "<message>", "status": <code>}``.
-"""
+"""Authentication of every ``/api/v1/`` view (:func:`api_view`): a logged-in session (a
+write needs the CSRF token) or a per-user token (``Authorization: Bearer TOKEN``); else a
+JSON 401, never the login page. Errors are JSON: ``{"error": "<message>", "status": <code>}``."""
 
 from __future__ import annotations
 
@@ -58,11 +54,8 @@ def _refusal(request: HttpRequest) -> str | None:
     refusal = token_refusal(row.user)
     if refusal is not None:
         return refusal
-    now = timezone.now()
-    if (
-        row.last_used_at is None
-        or (now - row.last_used_at).total_seconds() > LAST_USED_GRANULARITY_S
-    ):
+    now, last = timezone.now(), row.last_used_at
+    if last is None or (now - last).total_seconds() > LAST_USED_GRANULARITY_S:
         ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
     request.user = row.user
     request._api_token = row  # type: ignore[attr-defined]

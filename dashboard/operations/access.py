@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.http import HttpResponse
 from django.shortcuts import redirect
 
 from dashboard.operations.declare import Api, Call, Operation, Page, Reason
@@ -59,13 +58,10 @@ def _sensitive(c: Call[SensitiveMark]) -> dict[str, Any]:
 def _write(summary: str, name: str, route: str, kind: type[Reason], run: Any, anchor: str,
            form: Any = None) -> Operation:  # fmt: skip
     """A write: its page posts the form and comes back to ``anchor`` of the overview."""
-
-    def back(c: Call[Any], result: Any) -> HttpResponse:
-        return redirect(f"/access/#{anchor}")
-
     return Operation(
         summary, "access", Action.MANAGE_ACCESS, kind, run, early=False,
-        pages=(Page(f"access-{name}", f"access/{route}/", "POST", form=form, answer=back),),
+        pages=(Page(f"access-{name}", f"access/{route}/", "POST", form=form,
+                    answer=lambda c, _: redirect(f"/access/#{anchor}")),),
         api=Api(f"api-access-{name}", f"{API}/{route}", "POST"),
     )  # fmt: skip
 

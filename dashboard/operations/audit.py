@@ -1,8 +1,5 @@
-"""The audit log: the list with filters (a page, paged by ``before`` in JSON), its CSV and
-JSON exports (streamed, formula-neutralised) and the chain check (cached).
-
-Every console role reads it (it holds no payloads), scoped to the user's topics.
-"""
+"""The audit log (every role reads it, scoped to the user's topics): the list, its CSV and
+JSON exports (streamed, formula-neutralised) and the chain check (cached)."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ from django.core.paginator import Paginator
 from django.http import QueryDict, StreamingHttpResponse
 
 from dashboard.models import AuditEventType
+from dashboard.operations.clusters import without
 from dashboard.operations.declare import Api, Call, Operation, Page
 from dashboard.permissions import Action
 from dashboard.selectors import audit as sel
@@ -53,12 +51,9 @@ def _page(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
 def _json(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
     limit = c.input.limit
     events = list(found[1][: limit + 1])
-    more = len(events) > limit
-    events = events[:limit]
-    return {
-        "events": [sel.audit_event_json(e) for e in events],
-        "next_before": events[-1].pk if more and events else None,
-    }
+    more, events = len(events) > limit, events[:limit]
+    return {"events": [sel.audit_event_json(e) for e in events],
+            "next_before": events[-1].pk if more and events else None}  # fmt: skip
 
 
 def _export(chunks: Callable[[Any], Iterator[str]], kind: str, name: str) -> Any:
@@ -71,8 +66,7 @@ def _export(chunks: Callable[[Any], Iterator[str]], kind: str, name: str) -> Any
 
 
 def _filters_only(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
-    """The pages read the filters (and ``page``); the JSON's cursor and limit are not theirs."""
-    return {k: v for k, v in read.items() if k not in ("before", "limit")}
+    return without(read, "before", "limit")  # the JSON's paging, not the pages'
 
 
 def _chain(c: Call[Any], checked: Any) -> dict[str, Any]:

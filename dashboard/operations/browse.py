@@ -6,23 +6,19 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.contrib import messages
-from django.http import HttpResponse, QueryDict
-from django.shortcuts import redirect
+from django.http import HttpResponse
 
-from dashboard.operations.declare import Api, Call, Operation, Page
-from dashboard.permissions import Action, actions_for, can_map
+from dashboard.operations.declare import Api, Call, Operation, Page, render_page, routes
+from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.services import produce as svc
-from dashboard.views.htmx import render_page
 
 __all__ = ["OPERATIONS"]
 
 M = msgspec.Meta
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/messages/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/messages"
+PAGE, API = routes("messages")
 TEMPLATE = "dashboard/browse.html"
 ROW_PAYLOAD_CHARS = 300
 LIMITED = (rate_limited("browse", filters=BROWSE_FILTERS),)
@@ -67,12 +63,6 @@ def _browse(c: Call[Any]) -> dict[str, Any]:
     return browse_get(c.cluster, c.topic, c.request.GET, user=c.user)
 
 
-def _next_query(params: QueryDict, cursor: str | None) -> str:
-    query = params.copy()
-    query["cursor"] = cursor or ""
-    return query.urlencode() if cursor else ""
-
-
 def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
     """The browser, its form shown again (with the produce form's error, if any)."""
     query = c.request.GET
@@ -82,7 +72,7 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
         "form": form,
         "produce": produce or {},
         "produce_open": query.get("produce") == "1",
-        "can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic)),
+        "can": c.can,
         "payload_chars": ROW_PAYLOAD_CHARS,
         "filtered": any(form[k] for k in BROWSE_FILTERS),
     }
@@ -91,10 +81,12 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
     except ValueError as exc:  # a bad filter or parameter
         context["error"] = str(exc)
     else:
-        next_query = _next_query(query, d["next_cursor"])
+        following = query.copy()  # the next page: this query at the next cursor
+        following["cursor"] = d["next_cursor"] or ""
+        next_query = following.urlencode() if d["next_cursor"] else ""
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
     status = 400 if produce or "error" in context else 200
-    return render_page(c.request, TEMPLATE, context, status=status)  # type: ignore[arg-type]
+    return render_page(c.request, TEMPLATE, context, status=status)
 
 
 def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
@@ -108,9 +100,8 @@ def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
     except ValueError as exc:
         count_request(c.request, "browse", BROWSE_FILTERS)  # the browser reads again
         return _page(c, {**form, "error": str(exc)})
-    messages.success(c.request, f"Produced {sent['id']} to partition {sent['partition']}.")
-    return redirect("dashboard:message-detail", cluster=c.cluster, topic=c.topic,
-                    partition=sent["partition"], entry_id=sent["id"])  # fmt: skip
+    return c.back(f"Produced {sent['id']} to partition {sent['partition']}.", "message-detail",
+                  partition=sent["partition"], entry_id=sent["id"])  # fmt: skip
 
 
 OPERATIONS = (

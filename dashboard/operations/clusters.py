@@ -17,7 +17,7 @@ from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, top
 from dashboard.selectors.pages.params import PAGE_SIZE
 from dashboard.selectors.pages.snapshot import now_ms
 
-__all__ = ["OPERATIONS", "without"]
+__all__ = ["OPERATIONS", "visible", "without"]
 
 C = "clusters/<str:cluster>/"
 MAX_LIMIT = 500
@@ -48,12 +48,12 @@ def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in keys}
 
 
-def _visible(c: Call[Any]) -> list[str]:
+def visible(c: Call[Any]) -> list[str]:
     return [n for n in cluster_names() if cluster_visible(c.user, n)]
 
 
 def _home(c: Call[ClusterPick], _: None) -> Any:
-    names = _visible(c) or cluster_names()
+    names = visible(c) or cluster_names()
     return redirect("dashboard:overview", cluster=c.input.cluster if c.input.cluster in names
                     else names[0])  # fmt: skip
 
@@ -87,7 +87,7 @@ OPERATIONS = (
     ),
     Operation(
         "Clusters and health", "clusters", Action.VIEW,
-        run=lambda c: {"clusters": _visible(c)}, api=Api("api-clusters", "api/v1/clusters"),
+        run=lambda c: {"clusters": visible(c)}, api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
         "The overview page", "clusters", Action.VIEW, OverviewRows, _overview, twin="api-overview",

@@ -1,20 +1,6 @@
-"""One declaration per operation: from an :class:`Operation` come its page, its JSON API
-and its OpenAPI entry (:mod:`dashboard.operations.openapi`).
-
-An operation names what it does (``summary``, ``tag``), the permission it needs
-(``action``: the role the document shows, and with ``early`` a 403 before the input is
-read), its typed input (a ``msgspec.Struct``), ``run`` (the one call of a
-selector or service, given a :class:`Call`), and how it answers:
-
-- ``pages``: :class:`Page` s, each a Django view: the form (POST) or the query (GET) read
-  into the input (``form`` adapts a page whose field names differ from the JSON), then the
-  template, one htmx region of it, or ``answer`` (a redirect with a message);
-- ``api``: an :class:`Api`, a ``/api/v1/`` view: the JSON body (POST) or the query (GET)
-  read into the same input, the result (or ``answer(call, result)``) as JSON.
-
-Both run under the one guard (:mod:`dashboard.guard`: cluster lookup, permission, the
-error table), so the page and its API twin differ only in how they read and answer.
-"""
+"""One declaration per operation (:class:`Operation`): from it come its page, its JSON API
+and its OpenAPI entry (:mod:`dashboard.operations.openapi`), both views under the one
+guard (:mod:`dashboard.guard`), so they differ only in how they read and answer."""
 
 from __future__ import annotations
 
@@ -31,39 +17,41 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
-from django.urls import URLPattern, path, re_path
+from django.shortcuts import redirect, render
+from django.urls import URLPattern, path, re_path, reverse
 from django.views.decorators.http import require_http_methods
 
 from dashboard.api.auth import api_view
+from dashboard.guard import page_guard
 from dashboard.permissions import (
     ADMIN,
     OPERATOR,
     ROLES,
     VIEWER,
     Action,
+    actions_for,
+    can_map,
     require_action_somewhere,
 )
 from dashboard.services.audit import Origin, origin_from_request
-from dashboard.views.errors import page_guard
-from dashboard.views.htmx import HtmxHttpRequest, render_page
 
-__all__ = [
-    "FORM_TRUE",
-    "Api",
-    "Call",
-    "NoInput",
-    "Operation",
-    "Page",
-    "Reason",
-    "read_form",
-    "read_json",
-]
+__all__ = ["FORM_TRUE", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
+           "read_form", "read_json", "render_page", "routes"]  # fmt: skip
 
 In = TypeVar("In")
-Decorator = Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]
+View = Callable[..., HttpResponseBase]
+Decorator = Callable[[View], View]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
+
+
+def routes(tail: str = "", *, topic: bool = True) -> tuple[str, str]:
+    """A page's route under the URL's topic (or ``topic=False``: its cluster) and its API's:
+    ``routes("retention")`` -> ``clusters/<str:cluster>/topics/<str:topic>/retention/``,
+    ``api/v1/clusters/<str:cluster>/topics/<str:topic>/retention``."""
+    page = "clusters/<str:cluster>/" + ("topics/<str:topic>/" if topic else "")
+    page += f"{tail}/" if tail else ""
+    return page, "api/v1/" + page.rstrip("/")
 
 
 class NoInput(msgspec.Struct):
@@ -100,6 +88,11 @@ class Call(Generic[In]):
     def origin(self) -> Origin:
         return origin_from_request(self.request)
 
+    @property
+    def can(self) -> dict[str, bool]:
+        """What the user may do on the URL's topic (the buttons a page shows)."""
+        return can_map(actions_for(self.user, cluster=self.cluster, topic=self.topic))
+
     def read(self) -> dict[str, Any]:
         """A selector's keyword arguments: the user, the URL's values, the input's fields."""
         return {"user": self.user, **self.url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
@@ -109,13 +102,19 @@ class Call(Generic[In]):
         fields = msgspec.structs.asdict(self.input)  # type: ignore[arg-type]
         return {"acting_user": self.user, **self.url, **fields, "origin": self.origin}
 
-    def back(self, text: str, to: str, *keys: str, info: bool = False) -> HttpResponse:
+    def back(
+        self, text: str, to: str, *keys: str, info: bool = False, query: str = "", **more: Any
+    ) -> HttpResponse:
         """A write page's answer: ``text`` as a message, then the page ``to`` (a URL name of
-        the console) with the URL's values ``keys`` (default: cluster and topic)."""
+        the console) with the URL's values ``keys`` (default: its cluster and topic)."""
         (messages.info if info else messages.success)(self.request, text)
-        values = {k: self.url[k] for k in keys or ("cluster", "topic")}
-        response: HttpResponse = redirect(f"dashboard:{to}", **values)
-        return response
+        keys = keys or tuple(k for k in ("cluster", "topic") if k in self.url)
+        return self.to(to, query, **{k: self.url[k] for k in keys}, **more)
+
+    def to(self, name: str, query: str = "", **values: Any) -> HttpResponse:
+        """A redirect to the console's page ``name`` (``?query`` when given)."""
+        url = reverse(f"dashboard:{name}", kwargs=values)
+        return redirect(f"{url}?{query}" if query else url)
 
 
 Run = Callable[[Call[Any]], Any]
@@ -126,7 +125,8 @@ Answer = Callable[[Call[Any], Any], Any]
 class Page:
     """A page (or htmx partial) of an operation. ``path`` is a Django route (a regex when
     it starts with ``^``); ``context(call, result)`` is added to the URL's values (default
-    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect)."""
+    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect), as
+    does a result that is a response (a file)."""
 
     name: str
     path: str
@@ -254,27 +254,24 @@ def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
     return _convert(raw, op.input, strict=False)
 
 
-def _page_view(op: Operation, page: Page) -> Callable[..., HttpResponseBase]:
-    def view(request: HtmxHttpRequest, **url: Any) -> HttpResponseBase:
+def _page_view(op: Operation, page: Page) -> View:
+    def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         call = Call(request, url, _page_input(op, page, request))
         result = op.run(call) if op.run is not None else None
         if page.answer is not None:
             return page.answer(call, result)
+        if isinstance(result, HttpResponseBase):  # a file, a stream
+            return result
         extra = page.context(call, result) if page.context else {"result": result}
         return render_page(request, page.template, {**url, **extra}, region=page.region)
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
-    return _wrap(
-        view,
-        page.decorators,
-        page_guard(op.guard_action),
-        login_required,
-        require_http_methods([page.method]),
-    )
+    guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))
+    return _wrap(view, page.decorators, *guarded)
 
 
-def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
+def _api_view(op: Operation, api: Api) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         if api.method == "GET":
@@ -292,11 +289,21 @@ def _api_view(op: Operation, api: Api) -> Callable[..., HttpResponseBase]:
     return _wrap(view, api.decorators, api_view(api.method, action=op.guard_action))
 
 
-def _wrap(
-    view: Callable[..., HttpResponseBase],
-    inner: tuple[Decorator, ...],
-    *outer: Callable[[Any], Any],
-) -> Callable[..., HttpResponseBase]:
+def render_page(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    *,
+    region: str | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The page, or only ``template#region`` for an htmx request (django-htmx's middleware
+    sets ``request.htmx``, truthy for a request with the ``HX-Request`` header)."""
+    name = f"{template}#{region}" if region and getattr(request, "htmx", False) else template
+    return render(request, name, context, status=status)
+
+
+def _wrap(view: View, inner: tuple[Decorator, ...], *outer: Callable[[Any], Any]) -> View:
     """``inner`` closest to the view (the first outermost of them), then ``outer``."""
     for decorate in (*reversed(inner), *outer):
         view = decorate(view)

@@ -1,11 +1,5 @@
-"""A topic's DLQ: its letters (filtered, paged by a cursor), one letter, and the writes:
-replay, delete, purge, export.
-
-Every write is a service call (permission -> audit -> mqcore); a page answers with a
-redirect and a message (replay by htmx: the result partial), the API with JSON. The
-page's forms send ``id`` (repeated), the JSON ``ids``. Filter fields are text (JSON: or
-numbers).
-"""
+"""A topic's DLQ: its letters (filtered, paged by a cursor), one letter, and the writes
+(replay, delete, purge, export). The page's forms send ``id`` (repeated), the JSON ``ids``."""
 
 from __future__ import annotations
 
@@ -20,21 +14,13 @@ from django.utils.http import content_disposition_header
 
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
-from dashboard.permissions import Action, actions_for, can_map
+from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
 
-__all__ = [
-    "OPERATIONS",
-    "Filters",
-    "Force",
-    "Partition",
-    "TargetTopic",
-    "can",
-    "export_disposition",
-    "ids_form",
-]
+__all__ = ["OPERATIONS", "Filters", "Force", "Partition", "TargetTopic", "export_disposition",
+           "ids_form"]  # fmt: skip
 
 PAGE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
 API = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
@@ -78,27 +64,19 @@ class Replay(Reason):
     target_partition: Partition | None = None
 
 
-def can(c: Call[Any]) -> dict[str, bool]:
-    """What the user may do on the URL's topic (the buttons a page shows)."""
-    return can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))
+def _letters(c: Call[Letters]) -> Any:
+    return sel.dlq_page_get(user=c.user, cluster=c.cluster, topic=c.topic, filters=c.input.read(),
+                            before=c.input.before or None, limit=c.input.limit)  # fmt: skip
 
 
-def _letters(c: Call[Letters]) -> tuple[sel.DlqFilters, Any]:
-    filters, before = c.input.read(), c.input.before or None
-    page = sel.dlq_page_get(user=c.user, cluster=c.cluster, topic=c.topic, filters=filters,
-                            before=before, limit=c.input.limit)  # fmt: skip
-    return filters, page
-
-
-def _letters_page(c: Call[Letters], found: Any) -> dict[str, Any]:
+def _letters_page(c: Call[Letters], page: Any) -> dict[str, Any]:
     jobs = ReplayJob.objects.filter(cluster=c.cluster, topic=c.topic)
     jobs = jobs.exclude(status=ReplayJobStatus.DRAFT)[:5]
-    return {"page": found[1], "filters": found[0], "before": c.input.before or None,
-            "can": can(c), "jobs": jobs}  # fmt: skip
+    return {"page": page, "filters": c.input.read(), "before": c.input.before or None,
+            "can": c.can, "jobs": jobs}  # fmt: skip
 
 
-def _letters_json(c: Call[Letters], found: Any) -> dict[str, Any]:
-    page = found[1]
+def _letters_json(c: Call[Letters], page: Any) -> dict[str, Any]:
     return {"cluster": c.cluster, "topic": c.topic, "depth": page.depth,
             "letters": [sel.letter_json(v) for v in page.letters],
             "next_cursor": page.next_cursor, "scanned": page.scanned,
@@ -115,10 +93,6 @@ class Export(msgspec.Struct):
     """The letters to export."""
 
     ids: Annotated[list[str], msgspec.Meta(description="letter ids")] = []
-
-
-def _letter_page(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
-    return {"can": can(c), **data}
 
 
 def _letter_json(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
@@ -143,15 +117,6 @@ def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
 def _replayed_json(c: Call[Replay], r: Any) -> dict[str, Any]:
     keys = ("replayed", "new_id", "topic", "partition", "reason")
     return {key: getattr(r, key) for key in keys}
-
-
-def _deleted_page(c: Call[Reason], deleted: bool) -> HttpResponse:
-    dlq_id = c.url["dlq_id"]
-    return c.back(f"Deleted {dlq_id}." if deleted else f"{dlq_id} was already gone.", "dlq")
-
-
-def _purged_page(c: Call[Purge], removed: int) -> HttpResponse:
-    return c.back(f"Purged {removed} letters from the DLQ of {c.topic}.", "dlq")
 
 
 def export_disposition(topic: str) -> str:
@@ -190,7 +155,7 @@ OPERATIONS = (
         "One dead letter with its replay history and follow-ups", "dlq", Action.VIEW,
         run=lambda c: sel.dlq_letter_get(**c.read()),
         pages=(Page("dlq-letter", PAGE + ID + "/$", template="dashboard/dlq_letter.html",
-                    context=_letter_page),),
+                    context=lambda c, data: {"can": c.can, **data}),),
         api=Api("api-dlq-letter", API + ID + "$", answer=_letter_json, loose=True),
     ),
     Operation(
@@ -201,15 +166,18 @@ OPERATIONS = (
     Operation(
         "Delete one letter", "dlq", Action.DELETE, Reason, early=False,
         run=lambda c: svc.dlq_delete(**c.write()),
-        pages=(Page("dlq-delete", PAGE + ID + "/delete/$", "POST", answer=_deleted_page),),
+        pages=(Page("dlq-delete", PAGE + ID + "/delete/$", "POST",
+                    answer=lambda c, done: c.back(f"Deleted {c.url['dlq_id']}." if done
+                                                  else f"{c.url['dlq_id']} was already gone.",
+                                                  "dlq")),),
         api=Api("api-dlq-delete", API + ID + "/delete$", "POST",
                 answer=lambda c, deleted: {"id": c.url["dlq_id"], "deleted": deleted}),
     ),
     Operation(
         "Purge the topic's whole DLQ", "dlq", Action.PURGE, Purge, early=False,
         run=lambda c: svc.dlq_purge(**c.write()),
-        pages=(Page("dlq-purge", PAGE + "purge/$", "POST",
-                    answer=_purged_page),),
+        pages=(Page("dlq-purge", PAGE + "purge/$", "POST", answer=lambda c, n: c.back(
+            f"Purged {n} letters from the DLQ of {c.topic}.", "dlq")),),
         api=Api("api-dlq-purge", API + "purge$", "POST",
                 answer=lambda c, n: {"topic": c.topic, "purged": n}),
     ),

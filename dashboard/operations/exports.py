@@ -9,14 +9,13 @@ from typing import Annotated, Any
 
 import msgspec
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
 from dashboard.permissions import Action
 from dashboard.ratelimits import count_request
 from dashboard.services.exports import check_same_origin, export_download
 
 __all__ = ["OPERATIONS"]
 
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/"
 NOTE = "; streamed, audited, masked as the pages; the filename and X-Export-Max-Rows name the limit"
 EXPORT = {"format": "csv (default) or json", "max_rows": "at most (and by default) EXPORT_MAX_ROWS"}
 PEL = {"partition": "one partition", "consumer": "one consumer", "min_deliveries": "at least",
@@ -29,6 +28,7 @@ DLQ = {"text": "payload text contains", "partition": "source partition", "key": 
 def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Operation:
     fields = [(k, Annotated[str, msgspec.Meta(description=v)], "") for k, v in query.items()]
     struct = msgspec.defstruct(name.title().replace("-", ""), fields)
+    page, api = routes(route)
 
     def run(c: Call[Any]) -> Any:
         check_same_origin(c.request)  # refused before it counts against the user's exports
@@ -37,8 +37,7 @@ def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Ope
 
     return Operation(
         summary + NOTE, "exports", Action.VIEW, struct, run, early=False,
-        pages=(Page(name, PAGE + route + "/", answer=lambda c, r: r),),
-        api=Api("api-" + name, "api/v1/" + PAGE + route, answer=lambda c, r: r, csv=True),
+        pages=(Page(name, page),), api=Api("api-" + name, api, csv=True),
     )  # fmt: skip
 
 

@@ -1,7 +1,5 @@
-"""What watches the clusters: the collectors' health and the alerts, their silences and
-acknowledgements (the alert's topic: the service checks it). The page names an alert by
-``target`` (``[cluster, id]``) and a custom duration by ``duration_custom``.
-"""
+"""The collectors' health and the alerts, their silences and acknowledgements. The page
+names an alert by ``target`` (``[cluster, id]``), a custom duration by ``duration_custom``."""
 
 from __future__ import annotations
 
@@ -10,21 +8,21 @@ from typing import Annotated, Any
 
 import msgspec
 from django.conf import settings
-from django.contrib import messages
-from django.http import HttpResponse, QueryDict
-from django.shortcuts import redirect
+from django.http import QueryDict
 
 from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
 from dashboard.alerts import RULES
 from dashboard.clusters import cluster_names
+from dashboard.operations.clusters import visible
 from dashboard.operations.declare import Api, Call, Operation, Page, Reason
-from dashboard.permissions import Action, cluster_visible, has_action, has_action_somewhere
+from dashboard.permissions import Action, has_action, has_action_somewhere
 from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.collectors import collector_rows
 from dashboard.services import alert_mutes as svc
 
 __all__ = ["OPERATIONS"]
 
+MUTED = {"silence": "Silenced", "ack": "Acknowledged"}
 Cluster = Annotated[str, msgspec.Meta(description="cluster")]
 
 
@@ -51,25 +49,19 @@ class Mute(AlertRef):
 
 
 def _alerts_page(c: Call[Alerts], _: None) -> dict[str, Any]:
-    names = [n for n in cluster_names() if cluster_visible(c.user, n)]
-    cluster = c.input.cluster if c.input.cluster in names else None
+    cluster = c.input.cluster if c.input.cluster in visible(c) else None
     data = alerts_get(cluster, user=c.user, include_resolved=True)
     for alert in data["open"]:  # the silence form names an alert by cluster and id
         alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
         alert["can_silence"] = has_action(  # on the alert's topic; none named: global
             c.user, Action.SILENCE, cluster=str(alert.get("cluster") or ""), topic=mute_topic(alert)
         )
-    return {
-        "open_alerts": data["open"],
-        "resolved_alerts": data["resolved"][:100],
-        "rules": sorted(RULES.items()),
-        "filter_cluster": cluster or "",
-        "webhook": bool(settings.ALERT_WEBHOOK_URL),
-        "can_silence": has_action_somewhere(c.user, Action.SILENCE),
-        "silenceable": [a for a in data["open"] if a["can_silence"]],
-        "durations": DURATION_CHOICES,
-        "now_ms": data["now_ms"],
-    }
+    return {"open_alerts": data["open"], "resolved_alerts": data["resolved"][:100],
+            "rules": sorted(RULES.items()), "filter_cluster": cluster or "",
+            "webhook": bool(settings.ALERT_WEBHOOK_URL), "durations": DURATION_CHOICES,
+            "can_silence": has_action_somewhere(c.user, Action.SILENCE),
+            "silenceable": [a for a in data["open"] if a["can_silence"]],
+            "now_ms": data["now_ms"]}  # fmt: skip
 
 
 def _alerts_json(c: Call[Alerts], _: None) -> dict[str, Any]:
@@ -84,11 +76,9 @@ def _mute_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     """``target`` and a custom duration read into the JSON's fields."""
     if raw := data.get("target", ""):
         try:
-            cluster, alert = json.loads(raw)
-        except (ValueError, TypeError):
+            cluster, alert = msgspec.json.decode(raw, type=tuple[str, str])
+        except msgspec.DecodeError:  # also a ValidationError: not [cluster, id]
             raise ValueError("choose an open alert") from None
-        if not isinstance(cluster, str) or not isinstance(alert, str):
-            raise ValueError("choose an open alert")
         read |= {"cluster": cluster, "alert": alert}
     if data.get("duration") == "custom":
         read["duration"] = data.get("duration_custom", "")
@@ -97,17 +87,6 @@ def _mute_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
 
 def _collectors(key: str) -> Any:
     return lambda c, rows: {key: rows, "interval_s": settings.COLLECT_INTERVAL_S}
-
-
-def _back(c: Call[Any], text: str) -> HttpResponse:
-    messages.success(c.request, text)
-    response: HttpResponse = redirect("dashboard:alerts")
-    return response
-
-
-def _muted(c: Call[Mute], mute: dict[str, Any]) -> HttpResponse:
-    done = "Silenced" if c.input.kind == "silence" else "Acknowledged"
-    return _back(c, f"{done} {mute['alert_id']}.")
 
 
 OPERATIONS = (
@@ -128,7 +107,8 @@ OPERATIONS = (
         "Silence or acknowledge an alert", "alerts", Action.SILENCE, Mute, early="somewhere",
         run=lambda c: svc.alert_mute(**c.write()),
         pages=(Page("alert-mute", "alerts/mute/", "POST", form=_mute_form,
-                    answer=_muted),),
+                    answer=lambda c, mute: c.back(f"{MUTED[c.input.kind]} {mute['alert_id']}.",
+                                                  "alerts")),),
         api=Api("api-alert-mute", "api/v1/alerts/mute", "POST",
                 answer=lambda c, mute: {"mute": mute}),
     ),
@@ -136,7 +116,8 @@ OPERATIONS = (
         "Lift a silence or acknowledgement", "alerts", Action.SILENCE, AlertRef,
         early="somewhere", run=lambda c: svc.alert_unmute(**c.write()),
         pages=(Page("alert-unmute", "alerts/unmute/", "POST",
-                    answer=lambda c, _: _back(c, f"Lifted the silence of {c.input.alert_id}.")),),
+                    answer=lambda c, _: c.back(f"Lifted the silence of {c.input.alert_id}.",
+                                               "alerts")),),
         api=Api("api-alert-unmute", "api/v1/alerts/unmute", "POST",
                 answer=lambda c, _: {"lifted": c.input.alert_id}),
     ),

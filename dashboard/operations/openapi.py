@@ -31,11 +31,8 @@ ERRORS = {
     "503": "cluster unreachable",
 }
 CONVERTERS = {"int": {"type": "integer"}, "uuid": {"type": "string", "format": "uuid"}}
-ERROR_SCHEMA = {
-    "type": "object",
-    "properties": {"error": {"type": "string"}, "status": {"type": "integer"}},
-    "required": ["error", "status"],
-}
+ERROR_FIELDS = {"error": {"type": "string"}, "status": {"type": "integer"}}
+ERROR_SCHEMA = {"type": "object", "properties": ERROR_FIELDS, "required": list(ERROR_FIELDS)}
 REF = "#/components/schemas/{name}"
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
@@ -62,27 +59,16 @@ def _responses(ok: str, csv: bool = False) -> dict[str, Any]:
     content: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
     if csv:  # format=csv (the default) or json, streamed
         content = {"text/csv": {"schema": {"type": "string"}}, **content}
-    responses: dict[str, Any] = {ok: {"description": "OK", "content": content}}
-    for code, text in ERRORS.items():
-        responses[code] = {
-            "description": text,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-        }
-    return responses
-
-
-def _head(name: str, summary: str, role: str, tag: str) -> dict[str, Any]:
-    return {
-        "operationId": name,
-        "summary": summary,
-        "description": f"Role: {role} or above.",
-        "tags": [tag],
+    error = {"application/json": {"schema": {"$ref": REF.format(name="Error")}}}
+    return {ok: {"description": "OK", "content": content}} | {
+        code: {"description": text, "content": error} for code, text in ERRORS.items()
     }
 
 
 def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any]:
     """The entry of a declared operation: from its URL pattern and its input struct."""
-    entry = _head(api.name, op.summary, op.role, op.tag)
+    entry: dict[str, Any] = {"operationId": api.name, "summary": op.summary}
+    entry |= {"description": f"Role: {op.role} or above.", "tags": [op.tag]}
     params = _path_params(api.path)
     name = op.input.__name__
     if api.method == "GET":
@@ -126,18 +112,9 @@ def document() -> dict[str, Any]:
 
 def page_twins() -> dict[str, str]:
     """Page URL name -> its API twin's (the suite fails on a page missing here)."""
-    twins: dict[str, str] = {}
-    for op in OPERATIONS:
-        for page in op.pages:
-            twins[page.name] = op.api.name if op.api is not None else op.twin
-    return twins
+    return {p.name: op.api.name if op.api else op.twin for op in OPERATIONS for p in op.pages}
 
 
-SELF = Operation(
-    "This document",
-    "meta",
-    Action.VIEW,
-    run=lambda call: document(),
-    api=Api("api-openapi", "api/v1/openapi.json"),
-)
+SELF = Operation("This document", "meta", Action.VIEW, run=lambda call: document(),
+                 api=Api("api-openapi", "api/v1/openapi.json"))  # fmt: skip
 urlpatterns: list[URLPattern] = SELF.urls()

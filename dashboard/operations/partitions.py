@@ -32,10 +32,6 @@ def _partitions(c: Call[Window]) -> dict[str, Any]:
     return {"cluster": c.cluster, **data}
 
 
-def _hot_keys(c: Call[Sample]) -> dict[str, Any]:
-    return hot_keys_get(**c.read())
-
-
 OPERATIONS = (
     Operation(
         "Per partition: produce rate, length, memory, and the skew (max vs mean)", "topics",
@@ -43,7 +39,7 @@ OPERATIONS = (
     ),
     Operation(
         "The most frequent message keys of the newest entries of one partition (a sample)",
-        "topics", Action.VIEW, Sample, _hot_keys,
+        "topics", Action.VIEW, Sample, lambda c: hot_keys_get(**c.read()),
         pages=(Page("hot-keys", TOPIC + "/<int:partition>/hot-keys/", template=TEMPLATE,
                     region="sample", context=lambda c, sample: {"sample": sample}),),
         api=Api("api-hot-keys", "api/v1/" + TOPIC + "/<int:partition>/hot-keys",

@@ -31,8 +31,8 @@ def _payload(name: str, tag: str, kind: str, route: str, summary: str) -> Operat
 
     return Operation(
         summary + "; on a sensitive topic, needs view payloads", tag, Action.VIEW, run=run,
-        pages=(Page(name, route + "/payload/" + end, answer=lambda c, r: r, decorators=LIMITED),),
-        api=Api("api-" + name, api + "/payload" + end, answer=lambda c, r: r, decorators=LIMITED),
+        pages=(Page(name, route + "/payload/" + end, decorators=LIMITED),),
+        api=Api("api-" + name, api + "/payload" + end, decorators=LIMITED),
     )  # fmt: skip
 
 

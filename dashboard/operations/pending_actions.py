@@ -10,19 +10,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import redirect
-from django.urls import reverse
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, routes
 from dashboard.permissions import Action
 from dashboard.services import pending as svc
 
 __all__ = ["OPERATIONS"]
 
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/pending/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/pending/"
+PAGE, API = routes("pending")
 Consumer = Annotated[str, msgspec.Meta(description="consumer to claim to")]
 
 
@@ -71,11 +67,9 @@ def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
 
 def _back(text: str) -> Any:
     def answer(c: Call[Checked], n: int) -> HttpResponse:
-        messages.success(c.request, text.format(n=n, consumer=c.input.consumer))
-        url = reverse("dashboard:pending", kwargs={"cluster": c.cluster, "topic": c.topic})
         group = c.input.group.strip()
-        response: HttpResponse = redirect(f"{url}?group={group}" if group else url)
-        return response
+        return c.back(text.format(n=n, consumer=c.input.consumer), "pending",
+                      query=f"group={group}" if group else "")  # fmt: skip
 
     return answer
 
@@ -84,12 +78,12 @@ OPERATIONS = (
     Operation(
         "Claim pending entries of one partition to a consumer", "pending", Action.CLAIM, Claim,
         run=lambda c: _one(c, svc.pending_claim, "claimed"),
-        api=Api("api-pending-claim", API + "claim", "POST"),
+        api=Api("api-pending-claim", API + "/claim", "POST"),
     ),
     Operation(
         "Dead-letter pending entries of one partition", "pending", Action.MOVE_TO_DLQ, Entries,
         run=lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
-        api=Api("api-pending-move-to-dlq", API + "move-to-dlq", "POST"),
+        api=Api("api-pending-move-to-dlq", API + "/move-to-dlq", "POST"),
     ),
     Operation(
         "Claim the checked entries", "pending", Action.CLAIM, Checked, early=False,

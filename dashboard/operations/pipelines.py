@@ -9,7 +9,7 @@ import msgspec
 from django.conf import settings
 from django.http import Http404, QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
 from dashboard.permissions import Action
 from dashboard.selectors import pipelines as sel
 from dashboard.selectors.pages.snapshot import now_ms
@@ -17,8 +17,7 @@ from dashboard.selectors.pages.snapshot import now_ms
 __all__ = ["OPERATIONS"]
 
 M = msgspec.Meta
-PAGE = "clusters/<str:cluster>/pipelines/"
-API = "api/v1/clusters/<str:cluster>/pipelines"
+PAGE, API = routes("pipelines", topic=False)
 
 
 class History(msgspec.Struct):
@@ -43,7 +42,7 @@ def _pipeline(c: Call[History]) -> dict[str, Any]:
     return data
 
 
-def _live(**context: Any) -> dict[str, Any]:
+def _live(**context: Any) -> dict[str, Any]:  # the live region polls this often
     return context | {"poll_seconds": settings.PIPELINES_POLL_S}
 
 

@@ -1,11 +1,6 @@
-"""Group position (Admin only): the form, its dry run (an htmx partial) and the move.
-
-The page's form names the target ``kind``, ``time_value`` / ``id_value`` and ``scope``
-(``all`` or ``some`` with ``partitions`` text); the JSON sends
-``{"target": {"kind", "value"}, "partitions": [0, 2] | "all"}``. :func:`_form` reads the
-first into the second. The move answers like ``mqcore group set-position --json``; a
-group a pipeline moves is refused (409) without ``force``.
-"""
+"""Group position (Admin only): the form, its dry run (an htmx partial) and the move. The
+form's ``kind``, ``time_value`` / ``id_value``, ``scope`` (``all``, or ``some`` with the
+``partitions`` text) are read into the JSON's ``target`` and ``partitions``."""
 
 from __future__ import annotations
 
@@ -14,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
 from dashboard.permissions import Action
 from dashboard.selectors import position as sel
 from dashboard.services import position as svc
@@ -23,8 +18,7 @@ __all__ = ["OPERATIONS"]
 
 KINDS = ("earliest", "latest", "time", "id")
 TEMPLATE = "dashboard/position.html"
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/groups/<str:group>/position/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/groups/<str:group>/position"
+PAGE, API = routes("groups/<str:group>/position")
 Text = Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")]
 
 
@@ -67,16 +61,15 @@ def _fields(data: QueryDict) -> dict[str, Any]:
 
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     form = _fields(data)
-    target = {"kind": form["kind"], "value": form["value"]}
-    return {**read, "target": target, "partitions": form["partitions"]}
+    return read | {"target": {"kind": form["kind"], "value": form["value"]},
+                   "partitions": form["partitions"]}  # fmt: skip
 
 
 def _context(key: str) -> Any:
     """The page's context: the form shown again, and the plan or the result under ``key``."""
 
     def context(call: Call[Any], result: Any) -> dict[str, Any]:
-        request = call.request
-        form = _fields(request.POST if request.method == "POST" else request.GET)
+        form = _fields(call.request.POST if call.request.method == "POST" else call.request.GET)
         return {"form": form, "kinds": KINDS} | ({key: result} if key else {})
 
     return context

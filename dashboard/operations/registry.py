@@ -1,40 +1,21 @@
-"""Every declared operation, by area: the one list of declaration modules.
-
-Adding an area: write ``dashboard/operations/<area>.py`` with ``OPERATIONS`` and add its
-name to :data:`AREAS` (one line, alphabetical). Its URL patterns join
-:mod:`dashboard.urls`, its entries the OpenAPI document.
-"""
+"""Every declared operation: ``OPERATIONS`` of each area module of this package (every
+module but the framework's), by module name. Their URL patterns join
+:mod:`dashboard.urls`, their entries the OpenAPI document."""
 
 from __future__ import annotations
 
+import pkgutil
 from importlib import import_module
 
 from django.urls import URLPattern
 
+from dashboard import operations
 from dashboard.operations.declare import Operation
 
-__all__ = ["OPERATIONS", "urlpatterns"]
+__all__ = ["AREAS", "OPERATIONS", "urlpatterns"]
 
-AREAS = (
-    "access",
-    "audit",
-    "browse",
-    "clusters",
-    "dlq",
-    "exports",
-    "monitoring",
-    "partitions",
-    "payloads",
-    "pending_actions",
-    "pipelines",
-    "position",
-    "replay_jobs",
-    "retention",
-    "retries",
-    "timeline",
-    "topic",
-)
-
+FRAMEWORK = ("declare", "openapi", "registry")
+AREAS = sorted(m.name for m in pkgutil.iter_modules(operations.__path__) if m.name not in FRAMEWORK)
 OPERATIONS: tuple[Operation, ...] = tuple(
     op for area in AREAS for op in import_module(f"dashboard.operations.{area}").OPERATIONS
 )

@@ -1,6 +1,5 @@
 """Bulk replay jobs: a preview freezes the letters into a draft with a dry run; nothing
-is replayed until the job is started; a cancelled job stops at its next chunk.
-"""
+is replayed until the job is started; a cancelled job stops at its next chunk."""
 
 from __future__ import annotations
 
@@ -9,11 +8,11 @@ from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 
 from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
-from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, can, ids_form
+from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason, routes
+from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, ids_form
 from dashboard.permissions import Action
 from dashboard.services import bulk_replay as bulk
 from dashboard.services import replay_runner as runner
@@ -21,8 +20,7 @@ from dashboard.services import replay_runner as runner
 __all__ = ["OPERATIONS"]
 
 DRY_RUN_ROWS = 50
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/dlq/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/dlq/"
+PAGE, API = routes("dlq")
 JOB = "jobs/<uuid:job_id>"
 PLAN = {"would-replay": "will replay to {where}", "already-replayed": "skip: already replayed",
         "missing": "skip: no longer in the DLQ"}  # fmt: skip
@@ -91,7 +89,7 @@ def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
 
 
 def _context(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
-    return {**c.url, "job": job, "progress": runner.job_progress(job), "can": can(c)}
+    return {**c.url, "job": job, "progress": runner.job_progress(job), "can": c.can}
 
 
 def _page(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
@@ -112,8 +110,7 @@ def _progress(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
 
 
 def _to_job(c: Call[Any], job: ReplayJob) -> HttpResponse:
-    response: HttpResponse = redirect("dashboard:dlq-job", **{**c.url, "job_id": job.pk})
-    return response
+    return c.to("dlq-job", **{**c.url, "job_id": job.pk})
 
 
 OPERATIONS = (
@@ -121,24 +118,24 @@ OPERATIONS = (
         "Freeze letters into a draft bulk replay job (201) with its dry run", "replay jobs",
         Action.REPLAY, Bulk, _preview,
         pages=(Page("dlq-bulk-preview", PAGE + "bulk/", "POST", form=ids_form, answer=_to_job),),
-        api=Api("api-dlq-bulk-preview", API + "bulk", "POST", 201, answer=_json),
+        api=Api("api-dlq-bulk-preview", API + "/bulk", "POST", 201, answer=_json),
     ),
     Operation(
         "A bulk replay job: progress, and the dry run of a draft", "replay jobs", Action.VIEW,
         run=_job,
         pages=(Page("dlq-job", PAGE + JOB + "/", answer=_page),
                Page("dlq-job-progress", PAGE + JOB + "/progress/", answer=_progress)),
-        api=Api("api-dlq-job", API + JOB, answer=_json),
+        api=Api("api-dlq-job", API + "/" + JOB, answer=_json),
     ),
     Operation(
         "Start a previewed job", "replay jobs", Action.REPLAY, Start, _start,
         pages=(Page("dlq-job-start", PAGE + JOB + "/start/", "POST", answer=_to_job),),
-        api=Api("api-dlq-job-start", API + JOB + "/start", "POST", answer=_json),
+        api=Api("api-dlq-job-start", API + "/" + JOB + "/start", "POST", answer=_json),
     ),
     Operation(
         "Cancel a job (stops at its next chunk)", "replay jobs", Action.REPLAY,
         run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
         pages=(Page("dlq-job-cancel", PAGE + JOB + "/cancel/", "POST", answer=_to_job),),
-        api=Api("api-dlq-job-cancel", API + JOB + "/cancel", "POST", answer=_json),
+        api=Api("api-dlq-job-cancel", API + "/" + JOB + "/cancel", "POST", answer=_json),
     ),
 )  # fmt: skip

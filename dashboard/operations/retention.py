@@ -1,11 +1,6 @@
-"""A topic's retention tab: floors, each rule's next delete, a what-if, and "trim now".
-
-The view is a live, bounded read (:mod:`dashboard.selectors.retention`); typing rules
-in the form shows what they would do (htmx swaps the view region, a plain GET works
-too). Trimming goes through :mod:`dashboard.services.retention` (purge permission,
-reason, the topic name typed, audited). Rules given by none: the cluster's. The form
-and the query name opt-out groups comma-separated, the JSON as a list.
-"""
+"""A topic's retention tab: floors, each rule's next delete, a what-if (the rules typed in
+the form; none: the cluster's), and "trim now". The form and the query name opt-out groups
+comma-separated, the JSON as a list."""
 
 from __future__ import annotations
 
@@ -14,8 +9,8 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page
-from dashboard.permissions import Action, actions_for, can_map
+from dashboard.operations.declare import Api, Call, Operation, Page, routes
+from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
 from dashboard.services import retention as svc
@@ -23,8 +18,7 @@ from dashboard.services import retention as svc
 __all__ = ["OPERATIONS"]
 
 TEMPLATE = "dashboard/retention.html"
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/retention/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/retention"
+PAGE, API = routes("retention")
 
 
 class Rules(msgspec.Struct):
@@ -70,12 +64,6 @@ def _view(c: Call[Any], page: int | None = None) -> dict[str, Any]:
     return retention_get(user=c.user, cluster=c.cluster, topic=c.topic, policy=policy, page=page)
 
 
-def _trim(c: Call[Trim]) -> dict[str, Any]:
-    return svc.trim_topic(acting_user=c.user, cluster=c.cluster, topic=c.topic,
-                          policy=_policy(c.input), reason=c.input.reason,
-                          confirm=c.input.confirm, origin=c.origin)  # fmt: skip
-
-
 def _fields(data: QueryDict) -> dict[str, Any]:
     """The form as the page shows it again."""
     text = {f: (data.get(f) or "").strip() for f in ("maxlen", "max_age", "ignore_groups")}
@@ -84,9 +72,8 @@ def _fields(data: QueryDict) -> dict[str, Any]:
 
 def _context(c: Call[Any], result: Any) -> dict[str, Any]:
     trimmed = c.request.method == "POST"
-    can = can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))
     form = _fields(c.request.POST if trimmed else c.request.GET)
-    return {"form": form, "can": can} | (
+    return {"form": form, "can": c.can} | (
         {"d": _view(c), "result": result} if trimmed else {"d": result}
     )
 
@@ -101,7 +88,9 @@ OPERATIONS = (
     Operation(
         "Trim the topic's partitions now (never past a group's unread entries)",
         "retention", Action.PURGE, Trim, early=False,
-        run=_trim,
+        run=lambda c: svc.trim_topic(acting_user=c.user, cluster=c.cluster, topic=c.topic,
+                                     policy=_policy(c.input), reason=c.input.reason,
+                                     confirm=c.input.confirm, origin=c.origin),
         pages=(Page("topic-retention-trim", PAGE + "trim/", "POST", TEMPLATE, context=_context),),
         api=Api("api-topic-retention-trim", API + "/trim", "POST"),
     ),

@@ -7,13 +7,10 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import msgspec
-from django.contrib import messages
 from django.http import HttpResponse, QueryDict
-from django.shortcuts import redirect
-from django.urls import reverse
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
-from dashboard.permissions import Action, actions_for, can_map
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, routes
+from dashboard.permissions import Action
 from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
@@ -21,8 +18,7 @@ from dashboard.services import retries as svc
 __all__ = ["OPERATIONS"]
 
 M = msgspec.Meta
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/retries/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>/retries"
+PAGE, API = routes("retries")
 FILTERS = ("state", "order", "key", "text", "partition")
 LIMITED = (rate_limited("browse", filters=RETRY_FILTERS),)
 Value = str | int | None
@@ -58,7 +54,7 @@ def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
     query = c.request.GET
     return {"d": d, "f": d["filters"], "query": urlencode(d["filters"]),
             "first_page": bool(query.get("cursor") or query.get("offset")),
-            "can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))}  # fmt: skip
+            "can": c.can}  # fmt: skip
 
 
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
@@ -91,11 +87,9 @@ def _write(action: str, summary: str) -> Operation:
             text += f"; {result['skipped']} left in place (another topic's slot or unreadable)"
         if result["more"]:
             text += "; more items match: run it again"
-        messages.success(c.request, text + ".")
-        url = reverse("dashboard:topic-retries", kwargs=dict(c.url))
         post = c.request.POST
         kept = {k: post.get(k, "").strip() for k in FILTERS if post.get(k, "").strip()}
-        return redirect(f"{url}?{urlencode(kept)}" if kept else url)
+        return c.back(text + ".", "topic-retries", query=urlencode(kept))
 
     return Operation(
         summary, "retries", Action.RETRY, RetryAct, run, early=False,

@@ -1,9 +1,5 @@
-"""The incident timeline: a cluster's (with a topic filter), a topic's tab, and the JSON.
-
-Filters live in the query string (kind checkboxes, group, since/until, topic); the
-filter form updates the list region through htmx and works as a plain GET. Events come
-newest first; ``next_before`` (null on the last page) is the next page's ``before``.
-"""
+"""The incident timeline: a cluster's (with a topic filter), a topic's tab, and the JSON;
+newest first, ``next_before`` (null on the last page) is the next page's ``before``."""
 
 from __future__ import annotations
 
@@ -43,13 +39,10 @@ def _chosen(c: Call[Filters]) -> dict[str, Any]:
 
 
 def _timeline(c: Call[Filters]) -> dict[str, Any]:
-    f, chosen = c.input, _chosen(c)
-    times: dict[str, Any] = {
-        "since_ms": parse_time(f.since, "since"),
-        "until_ms": parse_time(f.until, "until"),
-    }
-    before = f.before.strip() or None
-    return timeline_get(c.cluster, user=c.user, **chosen, **times, limit=f.limit, before=before)
+    f = c.input
+    return timeline_get(c.cluster, user=c.user, **_chosen(c), since_ms=parse_time(f.since, "since"),
+                        until_ms=parse_time(f.until, "until"), limit=f.limit,
+                        before=f.before.strip() or None)  # fmt: skip
 
 
 def _page(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:

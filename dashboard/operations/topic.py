@@ -12,8 +12,8 @@ from msgspec import Meta
 
 from dashboard.charts import WINDOWS
 from dashboard.operations.clusters import without
-from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page
-from dashboard.permissions import Action, actions_for, can_map, has_action
+from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page, routes
+from dashboard.permissions import Action, has_action
 from dashboard.selectors.pages import leases, messages, pending, series
 from dashboard.selectors.pages import topic as sel
 from dashboard.selectors.pages.params import PAGE_SIZE, NotFoundError, Paged, ParamError
@@ -22,8 +22,7 @@ from dashboard.selectors.pages.snapshot import now_ms
 
 __all__ = ["OPERATIONS"]
 
-PAGE = "clusters/<str:cluster>/topics/<str:topic>/"
-API = "api/v1/clusters/<str:cluster>/topics/<str:topic>"
+PAGE, API = routes()
 MESSAGE = "messages/<int:partition>/<str:entry_id>"
 HEX_PREVIEW_BYTES = 4096
 PREVIEW, payload_preview = messages.PREVIEW_BYTES, messages.payload_preview
@@ -83,7 +82,7 @@ def _topic_page(c: Call[NoInput], t: dict[str, Any]) -> dict[str, Any]:
     return {"t": t, "window": window, "windows": list(WINDOWS), "now_ms": now_ms(),
             "figures": sel.topic_charts_get(c.cluster, c.topic, groups=groups, window=window),
             "parts": None if polled else partitions_get(c.cluster, c.topic, user=c.user),
-            "can": can_map(actions_for(c.user, cluster=c.cluster, topic=c.topic))}  # fmt: skip
+            "can": c.can}  # fmt: skip
 
 
 def _topic_json(c: Call[NoInput], t: sel.TopicDetail) -> Any:

@@ -28,11 +28,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
-    """200 when the database, the console store and every MQ deployment answer, else 503.
-
-    The answer says only ready or not (no login here: what failed goes to the log),
-    and is cached for a few seconds so probes cannot make it ping every cluster.
-    """
+    """200 when the database, the console store and every MQ deployment answer, else 503
+    (what failed goes to the log); cached a few seconds, so probes cannot flood the clusters."""
     ok = ready_now()
     return JsonResponse({"status": "ok" if ok else "unavailable"}, status=200 if ok else 503)
 
@@ -54,10 +51,10 @@ def metrics(request: HttpRequest) -> HttpResponse:
         response = HttpResponse("bearer token required\n", status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    names = cluster_names()
+    names, store = cluster_names(), console_store()
     body = metrics_text(
-        {name: console_store().snapshot_get(name) for name in names},
-        {k: v for k, v in console_store().collector_health_get().items() if k in names},
+        {name: store.snapshot_get(name) for name in names},
+        {k: v for k, v in store.collector_health_get().items() if k in names},
         alerts_get(user=None)["open"],
         max_partition_series=int(settings.METRICS_MAX_PARTITION_SERIES),
     )

@@ -1,12 +1,6 @@
-"""Login, logout and the OpenID Connect endpoints of the console.
-
-- ``/login/``: the local form (unless ``CONSOLE_LOCAL_LOGIN`` is off) and, when
-  single sign-on is configured, a "Log in with single sign-on" link.
-- ``/oidc/authenticate/`` starts the authorization code flow (state, nonce, PKCE);
-  ``/oidc/callback/`` finishes it; refusals get a 403 page that says why.
-- ``/logout/`` ends the console session and, when the provider has an end-session
-  endpoint, signs out there too (RP-initiated logout).
-"""
+"""Login (the local form unless ``CONSOLE_LOCAL_LOGIN`` is off, and a single sign-on link
+when configured), the OpenID Connect flow (``/oidc/authenticate/``, ``/oidc/callback/``:
+refusals get a 403 page that says why) and logout (at the provider too, when it can)."""
 
 from __future__ import annotations
 
@@ -26,8 +20,8 @@ from mozilla_django_oidc.views import (
     OIDCAuthenticationRequestView,
 )
 
+from dashboard.guard import page_guard
 from dashboard.sso.mapping import SSOProviderError, SSORefused
-from dashboard.views.errors import page_guard
 
 __all__ = ["ConsoleLoginView", "oidc_authenticate", "oidc_callback", "sso_logout"]
 
@@ -57,9 +51,7 @@ class ConsoleLoginView(LoginView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        context["sso_enabled"] = sso_enabled()
-        context["local_login"] = local_login_enabled()
-        return context
+        return context | {"sso_enabled": sso_enabled(), "local_login": local_login_enabled()}
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not local_login_enabled():
@@ -84,11 +76,8 @@ class _Callback(OIDCAuthenticationCallbackView):  # type: ignore[misc]
     def login_failure(self) -> HttpResponse:
         error = self.request.GET.get("error", "")
         if error:
-            log.warning(
-                "identity provider error %r: %r",
-                error[:100],
-                self.request.GET.get("error_description", "")[:300],
-            )
+            about = self.request.GET.get("error_description", "")[:300]
+            log.warning("identity provider error %r: %r", error[:100], about)
             code = f" ({error})" if error in PROVIDER_ERRORS else ""
             raise SSOProviderError(
                 f"The identity provider ended the sign-in with an error{code}. Start again "
@@ -116,29 +105,17 @@ def oidc_callback(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _provider_logout_url(request: HttpRequest, id_token: str) -> str:
-    endpoint = str(getattr(settings, "OIDC_OP_LOGOUT_ENDPOINT", "") or "")
-    if not endpoint or not id_token:
-        return ""
-    params = {
-        "id_token_hint": id_token,
-        "client_id": settings.OIDC_RP_CLIENT_ID,
-        "post_logout_redirect_uri": request.build_absolute_uri(
-            resolve_url(settings.LOGOUT_REDIRECT_URL)
-        ),
-    }
-    return f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(params)}"
-
-
 @require_POST
 def sso_logout(request: HttpRequest) -> HttpResponse:
-    """End the console session; then, for SSO sessions, the provider's session too.
-
-    The provider is reached by a page that forwards the browser (a meta refresh and a
-    link), since the console's Content-Security-Policy keeps form posts on its origin.
-    """
-    provider_url = _provider_logout_url(request, str(request.session.get("oidc_id_token", "")))
+    """End the console session; then, for SSO sessions, the provider's session too, by a page
+    that forwards the browser (the Content-Security-Policy keeps form posts on our origin)."""
+    endpoint = str(getattr(settings, "OIDC_OP_LOGOUT_ENDPOINT", "") or "")
+    id_token = str(request.session.get("oidc_id_token", ""))
+    after = resolve_url(settings.LOGOUT_REDIRECT_URL)
     auth.logout(request)
-    if provider_url:
-        return render(request, "registration/sso_logout.html", {"provider_url": provider_url})
-    return HttpResponseRedirect(resolve_url(settings.LOGOUT_REDIRECT_URL))
+    if not endpoint or not id_token:
+        return HttpResponseRedirect(after)
+    params = {"id_token_hint": id_token, "client_id": settings.OIDC_RP_CLIENT_ID,
+              "post_logout_redirect_uri": request.build_absolute_uri(after)}  # fmt: skip
+    provider_url = f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(params)}"
+    return render(request, "registration/sso_logout.html", {"provider_url": provider_url})
