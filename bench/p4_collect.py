@@ -212,7 +212,7 @@ def run_collect(
             )
             store_ms.append(st_ms)
             snap_only.append(
-                elapsed_ms(lambda: admin("bench").snapshot_dict(batch=500, last_ids=False))
+                elapsed_ms(lambda: admin("bench").snapshot(batch=500, last_ids=False))
             )
         _w, raw_redis = redis_time_ms(client, lambda: _raw_pass(client, config, names, partitions))
         # transparency: a pass that cannot reuse anything from the previous one

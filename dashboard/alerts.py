@@ -16,6 +16,7 @@ from typing import Any
 from dashboard.status import Status
 from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
 from mqcore.clock import iso_from_ms
+from mqcore.models import ClusterSnapshot, GroupLag, RetentionRisk, TopicMemory
 
 __all__ = [
     "RULES",
@@ -68,9 +69,7 @@ def alert_scope(alert: Mapping[str, Any]) -> tuple[str, str | None] | None:
 BAD_STATUSES = frozenset(
     s.value for s in Status if s.severity >= Status.WARN.severity and s is not Status.REWIND
 )
-# what a stored snapshot holds (str values; enum attribute access is slow in hot loops)
-_REWIND = Status.REWIND.value
-_PIPELINE_IDLE = frozenset({Status.STOP.value, Status.STALL.value})
+_PIPELINE_IDLE = frozenset({Status.STOP, Status.STALL})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +107,7 @@ class AlertTransition:
 
 
 def alert_conditions(
-    snap: Mapping[str, Any] | None, health: Mapping[str, Any], th: AlertThresholds
+    snap: ClusterSnapshot | None, health: Mapping[str, Any], th: AlertThresholds
 ) -> list[Condition]:
     """Every condition that holds now; without a snapshot only collector/restart rules apply."""
     out: list[Condition] = []
@@ -141,55 +140,55 @@ def alert_conditions(
     out.extend(_redis_conditions(health.get("redis")))
     if snap is None:
         return out
-    now = int(snap.get("taken_at_ms") or 0)
-    for topic in snap.get("topics") or []:
-        name = topic["topic"]
-        for group in topic.get("groups") or []:
+    now = snap.taken_at_ms
+    for topic in snap.topics:
+        name = topic.topic
+        for group in topic.groups:
             rewind = _rewind_condition(name, group)
             if rewind is not None:
                 out.append(rewind)
-            risk = group.get("retention_risk")
+            risk = group.retention_risk
             if risk:
                 out.append(
                     Condition(
                         "retention_risk",
-                        f"{name}/{group['group']}",
+                        f"{name}/{group.group}",
                         "critical",
-                        _risk_message(name, str(group["group"]), risk),
-                        float(risk["lost_at_least"]),
+                        _risk_message(name, group.group, risk),
+                        float(risk.lost_at_least),
                     )
                 )
-            if group.get("status") in BAD_STATUSES and not _pipeline_idle(group):
+            status = group.status
+            if status in BAD_STATUSES and not _pipeline_idle(group):
                 out.append(
                     Condition(
                         "status",
-                        f"{name}/{group['group']}",
-                        "critical" if group["status"] in ("STOP", "ERR") else "warning",
-                        f"{name}/{group['group']} is {group['status']}: "
-                        f"{group.get('status_reason', '')}",
+                        f"{name}/{group.group}",
+                        "critical" if status in ("STOP", "ERR") else "warning",
+                        f"{name}/{group.group} is {status.value}: {group.status_reason}",
                     )
                 )
-        if topic.get("error") and not topic.get("groups"):
+        if topic.error and not topic.groups:
             out.append(
-                Condition("status", name, "critical", f"{name} cannot be read: {topic['error']}")
+                Condition("status", name, "critical", f"{name} cannot be read: {topic.error}")
             )
-        growth = topic.get("dlq_growth")
+        growth = topic.dlq_growth
         if growth is not None and growth >= th.dlq_growth:
             out.append(
                 Condition(
                     "dlq_growth",
                     name,
                     "warning",
-                    f"{name}: DLQ grew by {growth} (now {topic.get('dlq_length')})",
+                    f"{name}: DLQ grew by {growth} (now {topic.dlq_length})",
                     float(growth),
                 )
             )
-        memory = topic.get("memory")
+        memory = topic.memory
         if memory is not None:
             grew = _memory_growth(name, memory, th)
             if grew is not None:
                 out.append(grew)
-        oldest = topic.get("oldest_pending_ms")
+        oldest = topic.oldest_pending_ms
         if oldest is not None and oldest > th.oldest_pending_ms:
             out.append(
                 Condition(
@@ -201,7 +200,7 @@ def alert_conditions(
                     float(oldest),
                 )
             )
-    for pipe in snap.get("pipelines") or []:
+    for pipe in snap.pipelines:
         failed = _checkpoint_failed(pipe)
         if failed is not None:
             out.append(failed)
@@ -255,18 +254,14 @@ def _redis_conditions(probe: Any) -> list[Condition]:
     return out
 
 
-def _memory_growth(topic: str, memory: Any, th: AlertThresholds) -> Condition | None:
+def _memory_growth(topic: str, memory: TopicMemory, th: AlertThresholds) -> Condition | None:
     """A warning when the topic's streams grew by ``memory_growth_bytes`` and by
     ``memory_growth_share`` since the oldest sample of the growth window."""
-    if not isinstance(memory, Mapping):
-        return None
-    now, then = memory.get("bytes"), memory.get("from_bytes")
-    if not isinstance(now, int | float) or not isinstance(then, int | float):
-        return None
+    now, then = memory.bytes, memory.from_bytes
     grew = now - then
     if grew < th.memory_growth_bytes or grew < th.memory_growth_share * then:
         return None
-    minutes = max(0, int(memory.get("at_ms") or 0) - int(memory.get("from_ms") or 0)) // 60_000
+    minutes = max(0, memory.at_ms - memory.from_ms) // 60_000
     return Condition(
         "memory_growth",
         topic,
@@ -277,26 +272,21 @@ def _memory_growth(topic: str, memory: Any, th: AlertThresholds) -> Condition | 
     )
 
 
-def _pipeline_idle(group: Mapping[str, Any]) -> bool:
+def _pipeline_idle(group: GroupLag) -> bool:
     """A pipeline group that is STOP or STALL: no consumer holds it by design and the
     pipeline's checkpoint rules (age, failures) judge whether it is stuck."""
-    mark = group.get("pipeline")
-    return bool(mark) and group.get("status") in _PIPELINE_IDLE
+    return bool(group.pipeline) and group.status in _PIPELINE_IDLE
 
 
-def _rewind_condition(topic: str, group: Mapping[str, Any]) -> Condition | None:
+def _rewind_condition(topic: str, group: GroupLag) -> Condition | None:
     """A warning when any partition of ``group`` is REWIND, naming what went back."""
-    back = [
-        p
-        for p in group.get("partitions") or ()
-        if (type(p) is dict or isinstance(p, Mapping)) and p.get("status") == _REWIND
-    ]
+    rewind = Status.REWIND
+    back = [p for p in group.partitions if p.status is rewind]
     if not back:
         return None
-    entity = f"{topic}/{group['group']}"
+    entity = f"{topic}/{group.group}"
     what = "; ".join(
-        f"partition {p.get('partition')}: {p.get('status_reason') or 'position went back'}"
-        for p in back[:5]
+        f"partition {p.partition}: {p.status_reason or 'position went back'}" for p in back[:5]
     )
     more = f" (and {len(back) - 5} more partitions)" if len(back) > 5 else ""
     return Condition(
@@ -377,16 +367,16 @@ def alert_transition(
     return result
 
 
-def _risk_message(topic: str, group: str, risk: dict[str, Any]) -> str:
+def _risk_message(topic: str, group: str, risk: RetentionRisk) -> str:
     """The ``retention_risk`` text of a group's mark (``dashboard.collectors.retention_risk``)."""
-    by = ", ".join(risk.get("by") or [])
-    parts = ", ".join(str(p) for p in (risk.get("partitions") or [])[:20])
-    lost = int(risk.get("lost_at_least") or 0)
+    by = ", ".join(risk.by)
+    parts = ", ".join(str(p) for p in risk.partitions[:20])
+    lost = risk.lost_at_least
     if lost:
         what = f"would delete at least {lost} unread entries (unread or pending)"
     else:
-        verb = "may reach" if risk.get("may") else "will reach"
-        at = risk.get("first_loss_at_ms")
+        verb = "may reach" if risk.may else "will reach"
+        at = risk.first_loss_at_ms
         when = f" by {iso_from_ms(int(at))}" if at is not None else ""
         what = f"{verb} its oldest unread or pending entry{when}"
     return f"{topic}/{group}: {by} retention {what} on partitions {parts}"

@@ -14,7 +14,7 @@ Everything here is pure except :func:`count_null_lag`, which reads through the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -137,28 +137,29 @@ def group_totals(partitions: Iterable[PartitionLag]) -> dict[str, Any]:
     }
 
 
-def topic_totals(groups: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Topic totals over its groups: ``lag`` is None when one group's is (a partial sum
-    would understate it); ``lag_ms`` and ``oldest_pending_ms`` are the worst known."""
+def topic_totals(groups: Iterable[GroupLag]) -> tuple[int | None, int | None, int, int | None]:
+    """Topic totals over its groups, ``(lag, lag_ms, pending, oldest_pending_ms)``: ``lag``
+    is None when one group's is (a partial sum would understate it); ``lag_ms`` and
+    ``oldest_pending_ms`` are the worst known."""
     lag: int | None = 0
-    lag_ms: Any = None
+    lag_ms: int | None = None
     pending = 0
-    oldest: Any = None
+    oldest: int | None = None
     for g in groups:
-        value = g.get("lag")
+        value = g.lag
         if value is None:
             lag = None
         elif lag is not None:
-            lag += int(value)
-        value = g.get("lag_ms")
+            lag += value
+        value = g.lag_ms
         if value is not None and (lag_ms is None or value > lag_ms):
             lag_ms = value
-        pending += int(g.get("pending") or 0)
-        for p in g.get("partitions") or ():
-            value = p.get("oldest_pending_ms")
+        pending += g.pending
+        for p in g.partitions:
+            value = p.oldest_pending_ms
             if value is not None and (oldest is None or value > oldest):
                 oldest = value
-    return {"lag": lag, "lag_ms": lag_ms, "pending": pending, "oldest_pending_ms": oldest}
+    return lag, lag_ms, pending, oldest
 
 
 def combine_group_lag(group: str, partitions: list[PartitionLag]) -> GroupLag:

@@ -19,7 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from django.conf import settings
+from msgspec import UNSET
 
 from dashboard.alerts import (
     RULES,
@@ -33,6 +35,7 @@ from dashboard.collectors.pipelines import pipeline_marks
 from dashboard.collectors.read import Reading
 from dashboard.collectors.series import PARTITION_SAMPLE_MS
 from dashboard.status import Thresholds, snapshot_enrich
+from mqcore.models import ClusterSnapshot, TopicMemory
 
 __all__ = [
     "Outcome",
@@ -105,7 +108,7 @@ class PassContext:
 class Outcome:
     """What a pass stores besides its series points (``snapshot`` None: the read failed)."""
 
-    snapshot: dict[str, Any] | None
+    snapshot: ClusterSnapshot | None
     state: dict[str, Any]
     lease_state: dict[str, Any] | None
     incidents: list[dict[str, Any]]
@@ -115,11 +118,14 @@ class Outcome:
     changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
 
 
-def memory_of(state: Mapping[str, Any], topic: str) -> dict[str, Any] | None:
-    """A topic's latest memory for the snapshot (``topic["memory"]``), None before its first
+def memory_of(state: Mapping[str, Any], topic: str) -> TopicMemory | None:
+    """A topic's latest memory for the snapshot (``topic.memory``), None before its first
     sample."""
     mem = state.get(topic)
-    return dict(mem) if isinstance(mem, Mapping) else None
+    try:
+        return msgspec.convert(mem, TopicMemory) if mem is not None else None
+    except msgspec.ValidationError:  # state of an older format: until its next sample
+        return None
 
 
 def _health(previous: Previous, now_ms: int) -> dict[str, Any]:
@@ -130,17 +136,17 @@ def _health(previous: Previous, now_ms: int) -> dict[str, Any]:
 
 def derive_snapshot(
     reading: Reading, ctx: PassContext, buckets: Mapping[str, int]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[ClusterSnapshot, dict[str, Any]]:
     """The stored snapshot (the read one, which the pass owns, with what is derived set on
     its topics and groups) and the next collector state (``buckets``: the roll-up buckets)."""
     cluster, previous, rules, now_ms = ctx.cluster, ctx.previous, ctx.rules, ctx.now_ms
     snap = reading.snapshot
     assert snap is not None  # a failed read is derive_failure's
     state: Mapping[str, Any] = previous["state"]
-    snap["pipelines"] = reading.pipelines or snap.get("pipelines") or []
+    snap.pipelines = reading.pipelines or snap.pipelines
     marks = pipeline_marks(
-        snap["pipelines"],
-        now_ms=int(snap["taken_at_ms"]),
+        snap.pipelines,
+        now_ms=snap.taken_at_ms,
         max_age_ms=rules.alerts.checkpoint_age_ms,
     )
     new_state: dict[str, Any] = dict(state)
@@ -150,12 +156,11 @@ def derive_snapshot(
             memory_cursor=reading.memory.cursor,
             partition_sample=now_ms // PARTITION_SAMPLE_MS,
         )
-    for topic in snap.get("topics") or ():  # before statuses: a pipeline group is alive
-        name = str(topic.get("topic"))
-        for group in topic.get("groups") or ():
-            mark = marks.get((name, str(group.get("group"))))
+    for topic in snap.topics:  # before statuses: a pipeline group is alive
+        for group in topic.groups:
+            mark = marks.get((topic.topic, group.group))
             if mark is not None:
-                group["pipeline"] = mark
+                group.pipeline = mark
     snap, windows = snapshot_enrich(
         snap,
         state,
@@ -165,20 +170,17 @@ def derive_snapshot(
         dlq_window_ms=rules.dlq_window_ms,
     )
     memory: Mapping[str, Any] = new_state.get("memory") or {}
-    for topic in snap.get("topics") or ():
-        name = str(topic.get("topic"))
-        for group in topic.get("groups") or ():
-            group.pop("retention_risk", None)
-            risk = reading.risks.get((name, str(group.get("group"))))
-            if risk is not None:
-                group["retention_risk"] = risk
-        topic["memory"] = memory_of(memory, name)
+    for topic in snap.topics:
+        name = topic.topic
+        for group in topic.groups:
+            group.retention_risk = reading.risks.get((name, group.group), UNSET)
+        topic.memory = memory_of(memory, name)
     new_state.update(windows, buckets=dict(buckets))
     return snap, new_state
 
 
 def derive_outcome(
-    snap: dict[str, Any],
+    snap: ClusterSnapshot,
     state: dict[str, Any],
     reading: Reading,
     ctx: PassContext,
@@ -194,18 +196,18 @@ def derive_outcome(
     if reading.redis is not None:
         health["redis"] = reading.redis
     state.update(_restart_check(old, snap, health, now_ms, rules.restart_hold_ms))
-    topics = snap.get("topics") or []
+    topics = snap.topics
     health.update(
         ok=True,
         error=None,
         duration_ms=round(elapsed_ms, 1),
         last_success_ms=now_ms,
         consecutive_errors=0,
-        redis_run_id=snap.get("redis_run_id") or "",
+        redis_run_id=snap.redis_run_id,
         topics=len(topics),
-        partitions=sum(int(t.get("partitions") or 0) for t in topics),
-        commands=snap.get("commands") or 0,
-        snapshot_ms=round(float(snap.get("elapsed_ms") or 0.0), 1),
+        partitions=sum(t.partitions for t in topics),
+        commands=snap.commands,
+        snapshot_ms=round(snap.elapsed_ms, 1),
     )
     transition = _alerts(ctx, state, snap, health, {"status": rules.alerts.status_for_ms}, RULES)
     lease_changes, lease_state = lease_diff(previous["lease_state"], snap, now_ms)
@@ -223,7 +225,7 @@ def derive_outcome(
         if restart.get("at_ms") == now_ms
         else [],
     )
-    snap["elapsed_ms"] = round(elapsed_ms, 1)
+    snap.elapsed_ms = round(elapsed_ms, 1)
     return Outcome(
         snap, state, lease_state, incidents, health, transition, None, _changed(transition)
     )
@@ -252,7 +254,7 @@ def derive_failure(reading: Reading, ctx: PassContext, elapsed_ms: float) -> Out
 def _alerts(
     ctx: PassContext,
     state: dict[str, Any],
-    snap: Mapping[str, Any] | None,
+    snap: ClusterSnapshot | None,
     health: Mapping[str, Any],
     for_ms: Mapping[str, int],
     evaluated: Iterable[str],
@@ -278,22 +280,18 @@ def _changed(transition: AlertTransition) -> list[str]:
 
 def _restart_check(
     state: Mapping[str, Any],
-    snap: Mapping[str, Any],
+    snap: ClusterSnapshot,
     health: dict[str, Any],
     now_ms: int,
     hold_ms: int,
 ) -> dict[str, Any]:
     """Redis restarted without persistence (run id changed, known groups gone): report it in
     ``health`` for a while, never recreate the groups; return the state to keep."""
-    groups = sorted(
-        f"{t['topic']}/{g['group']}"
-        for t in snap.get("topics") or []
-        for g in t.get("groups") or []
-    )
+    groups = sorted(f"{t.topic}/{g.group}" for t in snap.topics for g in t.groups)
     known = state.get("groups") or []
     old_run = state.get("run_id")
     restart = health.get("redis_restart")
-    new_run = snap.get("redis_run_id") or ""
+    new_run = snap.redis_run_id
     if old_run and new_run and old_run != new_run:
         missing = sorted(set(known) - set(groups))
         health["restarted_at_ms"] = now_ms

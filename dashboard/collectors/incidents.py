@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mqcore.models import ClusterSnapshot, TopicSnapshot
+
 __all__ = [
     "COLLECTOR_KINDS",
     "checkpoint_events",
@@ -75,24 +77,18 @@ def event(
     }
 
 
-def _topics(snap: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [
-        t
-        for t in snap.get("topics") or ()
-        if (type(t) is dict or isinstance(t, Mapping)) and t.get("topic")
-    ]
+def _topics(snap: ClusterSnapshot) -> list[TopicSnapshot]:
+    return [t for t in snap.topics if t.topic]
 
 
 def status_events(
-    previous: Mapping[str, str] | None, snap: Mapping[str, Any], now_ms: int
+    previous: Mapping[str, str] | None, snap: ClusterSnapshot, now_ms: int
 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """A group's status changed (from -> to); returns the events and the new memory."""
     memory: dict[str, str] = {}
     for t in _topics(snap):
-        for group in t.get("groups") or ():
-            if type(group) is dict or isinstance(group, Mapping):
-                key = f"{t['topic']}{SEP}{group.get('group', '')}"
-                memory[key] = str(group.get("status") or "UNKNOWN")
+        for g in t.groups:
+            memory[f"{t.topic}{SEP}{g.group}"] = g.status.value
     if previous is None:
         return [], memory
     events = []
@@ -153,18 +149,18 @@ def lease_events(by_topic: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[di
 
 
 def consumer_events(
-    previous: Sequence[str] | None, snap: Mapping[str, Any], now_ms: int
+    previous: Sequence[str] | None, snap: ClusterSnapshot, now_ms: int
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Consumers that joined or left a group since the previous pass."""
     topics = _topics(snap)
-    errored = {str(t["topic"]) for t in topics if t.get("error")}
+    errored = {t.topic for t in topics if t.error}
     current = {k for k in previous or () if k.split(SEP, 1)[0] in errored} if errored else set()
     for t in topics:
-        if t.get("error"):
+        if t.error:
             continue
-        for c in t.get("consumers") or ():
-            if (type(c) is dict or isinstance(c, Mapping)) and c.get("name"):
-                current.add(f"{t['topic']}{SEP}{c.get('group', '')}{SEP}{c['name']}")
+        for c in t.consumers:
+            if c.name:
+                current.add(f"{t.topic}{SEP}{c.group}{SEP}{c.name}")
     if previous is None:
         return [], sorted(current)
     old = set(previous)
@@ -187,18 +183,18 @@ def consumer_events(
 
 
 def dlq_events(
-    previous: Mapping[str, int] | None, snap: Mapping[str, Any], now_ms: int, *, burst: int
+    previous: Mapping[str, int] | None, snap: ClusterSnapshot, now_ms: int, *, burst: int
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """A DLQ burst: a topic's dead letters grew by at least ``burst`` since the last pass."""
     memory: dict[str, int] = {}
     events = []
     for topic in _topics(snap):
-        name = str(topic["topic"])
-        if topic.get("error"):
+        name = topic.topic
+        if topic.error:
             if previous and name in previous:
                 memory[name] = int(previous[name])
             continue
-        length = int(topic.get("dlq_length") or 0)
+        length = topic.dlq_length
         memory[name] = length
         if previous is None or name not in previous:
             continue
@@ -325,7 +321,7 @@ def redis_restart_event(
 
 def incident_diff(
     memory: Mapping[str, Any] | None,
-    snap: Mapping[str, Any],
+    snap: ClusterSnapshot,
     lease_changes: Mapping[str, Sequence[Mapping[str, Any]]],
     *,
     now_ms: int,
@@ -346,12 +342,12 @@ def incident_diff(
         None if first else old.get("dlq") or {}, snap, now_ms, burst=dlq_burst
     )
     checkpoints, cp_mem = checkpoint_events(
-        None if first else old.get("checkpoints") or {}, snap.get("pipelines") or [], now_ms
+        None if first else old.get("checkpoints") or {}, snap.pipelines, now_ms
     )
     events = [*statuses, *lease_events(lease_changes), *joined, *bursts, *checkpoints]
     for extra in (
         collector_gap_event(last_success_ms, now_ms, interval_ms),
-        redis_restart_event(previous_run_id, snap.get("redis_run_id"), missing_groups, now_ms),
+        redis_restart_event(previous_run_id, snap.redis_run_id, missing_groups, now_ms),
     ):
         if extra is not None:
             events.append(extra)
@@ -364,27 +360,26 @@ def incident_diff(
 
 
 def _lease_state(
-    snap: Mapping[str, Any], previous: Mapping[str, Any] | None, now_ms: int, *, owned_only: bool
+    snap: ClusterSnapshot, previous: Mapping[str, Any] | None, now_ms: int, *, owned_only: bool
 ) -> dict[str, Any]:
     """key -> [owner, epoch, expires_at_ms] of the snapshot's leases (those with an owner
     only, with ``owned_only``); a topic that could not be read keeps its previous ones."""
     state: dict[str, Any] = {}
-    for topic in snap.get("topics") or ():
-        if topic.get("error"):
+    for topic in snap.topics:
+        name = topic.topic
+        if topic.error:
             for key, value in (previous or {}).items():
-                if key.split("\x1f", 1)[0] == topic["topic"]:
+                if key.split("\x1f", 1)[0] == name:
                     state[key] = value
             continue
-        name = topic["topic"]
-        for lease in topic.get("leases") or ():
-            owner = lease.get("owner")
+        for lease in topic.leases:
+            owner = lease.owner
             if owner is None and owned_only:
                 continue
-            ttl = lease.get("ttl_ms")
-            state[f"{name}\x1f{lease['group']}\x1f{lease['partition']}"] = [
+            state[f"{name}\x1f{lease.group}\x1f{lease.partition}"] = [
                 owner,
-                int(lease.get("epoch") or 0),
-                now_ms + int(ttl or 0),
+                lease.epoch,
+                now_ms + (lease.ttl_ms or 0),
             ]
     return state
 
@@ -407,7 +402,7 @@ def _changes(previous: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[lis
 
 
 def lease_diff(
-    previous: Mapping[str, Any] | None, snap: Mapping[str, Any], now_ms: int
+    previous: Mapping[str, Any] | None, snap: ClusterSnapshot, now_ms: int
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """Ownership changes since the previous pass, per topic (newest first), and the new state.
 

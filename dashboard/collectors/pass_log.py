@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqcore import clock
+from mqcore.models import ClusterSnapshot
 
 __all__ = ["PassLog", "pass_log"]
 
@@ -34,15 +35,15 @@ class PassLog:
         self,
         cluster: str,
         *,
-        snapshot: dict[str, Any] | None,
+        snapshot: ClusterSnapshot | None,
         elapsed_ms: float,
         alerts_open: int | None,
         stored: bool,
         now_ms: int | None = None,
     ) -> None:
         now = clock.now_ms() if now_ms is None else now_ms
-        topics = list((snapshot or {}).get("topics") or [])
-        partitions = sum(int(t.get("partitions") or 0) for t in topics)
+        topics = snapshot.topics if snapshot is not None else []
+        partitions = sum(t.partitions for t in topics)
         log.debug(
             "collector %s: %s, %d topics, %d partitions, %.0f ms, %s alerts open",
             cluster,

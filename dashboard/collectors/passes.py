@@ -48,6 +48,7 @@ from dashboard.collectors.series import (
 )
 from dashboard.store import ConsoleStore
 from mqcore import clock
+from mqcore.models import ClusterSnapshot
 from mqcore.snapshot import gc_paused
 
 __all__ = ["PassResult", "alert_events", "collect_cluster"]
@@ -60,7 +61,7 @@ class PassResult:
     cluster: str
     stored: bool  # False when another run already owns this slot or the pass failed
     elapsed_ms: float
-    snapshot: dict[str, Any] | None = None
+    snapshot: ClusterSnapshot | None = None
     error: str | None = None
     skipped_reason: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)  # alert opens/closes to notify

@@ -9,13 +9,15 @@ recognises it from these records (never from its name), shows its checkpoint
 health instead of "unowned" partitions and raises no ownership alarm for it.
 
 :func:`pipeline_marks` is pure: the pass derives them from the checkpoint summaries and
-sets each on its snapshot group (``group["pipeline"]``) before statuses are evaluated.
+sets each on its snapshot group (``group.pipeline``) before statuses are evaluated.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from mqcore.models import PipelineMark
 
 __all__ = ["PIPELINE_HEALTH", "pipeline_health", "pipeline_marks"]
 
@@ -62,7 +64,7 @@ def pipeline_health(
 
 def pipeline_marks(
     summaries: Iterable[Mapping[str, Any]], *, now_ms: int, max_age_ms: int
-) -> dict[tuple[str, str], dict[str, Any]]:
+) -> dict[tuple[str, str], PipelineMark]:
     """(topic, group) -> the mark of the pipeline that moves that group.
 
     The mark: ``name``, ``last_checkpoint_ms`` (last completed), ``checkpoint_age_ms``,
@@ -70,24 +72,23 @@ def pipeline_marks(
     (:data:`PIPELINE_HEALTH`) and ``health_reason``. When several pipelines move the
     same group (a misconfiguration) the first by name wins and ``others`` lists the rest.
     """
-    by_pair: dict[tuple[str, str], dict[str, Any]] = {}
+    by_pair: dict[tuple[str, str], PipelineMark] = {}
     for summary in sorted(summaries, key=lambda s: str(s.get("pipeline") or "")):
         topic, group = str(summary.get("topic") or ""), str(summary.get("group") or "")
         name = str(summary.get("pipeline") or "")
         if not topic or not group or not name:
             continue
         if (topic, group) in by_pair:
-            by_pair[(topic, group)]["others"].append(name)
+            by_pair[(topic, group)].others.append(name)
             continue
         health, reason, age = pipeline_health(summary, now_ms, max_age_ms)
-        by_pair[(topic, group)] = {
-            "name": name,
-            "last_checkpoint_ms": _int(summary.get("last_completed_at_ms")),
-            "checkpoint_age_ms": age,
-            "failed_checkpoints": _int(summary.get("failed")) or 0,
-            "last_failed_ms": _int(summary.get("last_failed_at_ms")),
-            "health": health,
-            "health_reason": reason,
-            "others": [],
-        }
+        by_pair[(topic, group)] = PipelineMark(
+            name=name,
+            last_checkpoint_ms=_int(summary.get("last_completed_at_ms")),
+            checkpoint_age_ms=age,
+            failed_checkpoints=_int(summary.get("failed")) or 0,
+            last_failed_ms=_int(summary.get("last_failed_at_ms")),
+            health=health,
+            health_reason=reason,
+        )
     return by_pair

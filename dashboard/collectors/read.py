@@ -29,6 +29,7 @@ from mqcore.admin.partitions import topic_memory
 from mqcore.admin.redis_health import redis_health
 from mqcore.config import redact_urls
 from mqcore.errors import MQError
+from mqcore.models import ClusterSnapshot, RetentionRisk
 from mqcore.retention.counting import Counter
 
 __all__ = ["History", "MemoryPass", "Reading", "memory_pass", "memory_pick", "read_cluster"]
@@ -44,14 +45,14 @@ class Reading:
     """What one pass read: the snapshot (None when the read failed: ``error``), the
     pipelines' checkpoint summaries and, on a sampled pass, the probes."""
 
-    snapshot: dict[str, Any] | None
+    snapshot: ClusterSnapshot | None
     pipelines: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     sampled: bool = False  # the once-a-minute reads were made
     java: dict[str, Any] | None = None
     redis: dict[str, Any] | None = None
     memory: MemoryPass | None = None
-    risks: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    risks: dict[tuple[str, str], RetentionRisk] = field(default_factory=dict)
 
 
 def read_cluster(
@@ -69,17 +70,17 @@ def read_cluster(
     policy, java = clusters.retention_policy(cluster), clusters.java_retention(cluster)
     checkpoints = clusters.checkpoints(cluster)
     try:
-        snap = admin.snapshot_dict(batch=batch, last_ids=False)
+        snap = admin.snapshot(batch=batch, last_ids=False)
         pipelines = [dict(s) for s in checkpoints.summaries()]
     except Exception as exc:
         error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
         log.warning("collector %s failed: %s", cluster, error)
         return Reading(None, error=error)
-    snap["taken_at_ms"] = snap.get("taken_at_ms") or now_ms
+    snap.taken_at_ms = snap.taken_at_ms or now_ms
     reading = Reading(snap, pipelines, sampled=sampled)
     reading.risks = retention_risks(snap, policy, java, lambda t, p: backlog(admin, t, p))
     if sampled:
-        names = [str(t.get("topic")) for t in snap.get("topics") or []]
+        names = [t.topic for t in snap.topics]
         try:  # once a minute: does a Java service write Kryo data here? how is Redis?
             reading.java = {
                 **java_kryo_seen(admin.client, admin.keys, names),
@@ -102,7 +103,7 @@ def backlog(admin: Admin, topic: str, partition: int) -> Counter:
 
 def _memory(
     admin: Admin,
-    snap: Mapping[str, Any],
+    snap: ClusterSnapshot,
     state: Mapping[str, Any],
     history: History,
     now_ms: int,
@@ -161,7 +162,7 @@ def memory_pick(
 
 
 def memory_pass(
-    snap: Mapping[str, Any],
+    snap: ClusterSnapshot,
     previous: Mapping[str, Any],
     cursor: int,
     *,
@@ -173,11 +174,7 @@ def memory_pass(
     """Measure the next topics: their points, the new per-topic memory state (topics gone
     from the snapshot dropped) and the next cursor. When the read fails, topics keep their
     last values."""
-    topics = [
-        (str(t["topic"]), int(t.get("partitions") or 0))
-        for t in snap.get("topics") or []
-        if not t.get("error")
-    ]
+    topics = [(t.topic, t.partitions) for t in snap.topics if not t.error]
     names = {name for name, _ in topics}
     out = MemoryPass(state={k: dict(v) for k, v in previous.items() if k in names})
     picked, out.cursor = memory_pick(topics, cursor, budget)

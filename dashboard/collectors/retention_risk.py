@@ -20,11 +20,11 @@ entries a pass; past that budget the alert says the rule *may* delete).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from mqcore.codec import id_tuple
+from mqcore.models import ClusterSnapshot, PartitionLag, RetentionRisk, TopicSnapshot
 from mqcore.retention import JavaRetention, RetentionPolicy
 from mqcore.retention.counting import Counter, id_ms, older
 from mqcore.retention.floor import group_floor, id_after
@@ -112,20 +112,19 @@ def _rules(group: str, policy: RetentionPolicy, java: JavaRetention | None) -> l
     return out
 
 
-def _row(p: dict[str, Any], leased: bool, now: int) -> _Row:
-    last = str(p.get("last_delivered_id") or "0-0")
-    pending_id = p.get("oldest_pending_id")
+def _row(p: PartitionLag, leased: bool, now: int) -> _Row:
+    last = p.last_delivered_id or "0-0"
+    pending_id = p.oldest_pending_id
     floor = group_floor(last, pending_id)
-    pending = int(p.get("pending") or 0)
-    lag = int(p.get("lag") or 0)
+    pending = p.pending
+    lag = p.lag or 0
     first_ms = None
     if floor == pending_id:
         first_ms = id_ms(floor)
     elif lag:
-        first_ms = now - int(p.get("lag_ms") or 0)
-    exact = not pending and bool(p.get("lag_exact", True))
-    length = int(p.get("length") or 0)
-    return _Row(int(p["partition"]), floor, lag, pending, length, exact, first_ms, last, leased)
+        first_ms = now - (p.lag_ms or 0)
+    exact = not pending and p.lag_exact
+    return _Row(p.partition, floor, lag, pending, p.length, exact, first_ms, last, leased)
 
 
 def _length(
@@ -160,48 +159,45 @@ def _cut(row: _Row, cut: str | None, rule: _Rule, risk: _Risk, now: int, may: bo
 
 
 def retention_risks(
-    snap: Mapping[str, Any],
+    snap: ClusterSnapshot,
     policy: RetentionPolicy,
     java: JavaRetention | None,
     counter_for: CounterFor | None = None,
     probe_entries: int = PROBE_ENTRIES,
-) -> dict[tuple[str, str], dict[str, Any]]:
+) -> dict[tuple[str, str], RetentionRisk]:
     """(topic, group) -> its risk (partitions, entries lost at least, by which rules, when
     the first goes, whether it only *may*), for each group a rule is about to take backlog
     entries from. ``counter_for(topic, partition)`` counts a backlog the snapshot cannot tell
     (None: such a backlog counts as "may"): the pass's read end calls this, as it reads."""
     budget = _Budget(counter_for, probe_entries)
-    now = int(snap.get("taken_at_ms") or 0)
-    risks: dict[tuple[str, str], dict[str, Any]] = {}
+    now = snap.taken_at_ms
+    risks: dict[tuple[str, str], RetentionRisk] = {}
     if java is None and not (policy.ignore_groups and policy.enabled):
         return risks
-    for topic in snap.get("topics") or []:
-        _topic(topic, topic.get("groups") or [], policy, java, budget, now, risks)
+    for topic in snap.topics:
+        _topic(topic, policy, java, budget, now, risks)
     return risks
 
 
 def _topic(
-    topic: Mapping[str, Any],
-    groups: list[dict[str, Any]],
+    topic: TopicSnapshot,
     policy: RetentionPolicy,
     java: JavaRetention | None,
     budget: _Budget,
     now: int,
-    risks: dict[tuple[str, str], dict[str, Any]],
+    risks: dict[tuple[str, str], RetentionRisk],
 ) -> None:
-    name = str(topic.get("topic"))
-    leases = topic.get("leases") or []
-    leased = {(x.get("group"), x.get("partition")) for x in leases if x.get("owner")}
+    name, groups = topic.topic, topic.groups
+    leased = {(x.group, x.partition) for x in topic.leases if x.owner}
     rows: dict[str, list[_Row]] = {}
     by_partition: dict[int, list[tuple[str, _Row]]] = {}
     for g in groups:
-        gname = str(g.get("group"))
-        rows[gname] = [_row(p, (gname, p.get("partition")) in leased, now)
-                       for p in g.get("partitions") or []]  # fmt: skip
+        gname = g.group
+        rows[gname] = [_row(p, (gname, p.partition) in leased, now) for p in g.partitions]
         for row in rows[gname]:
             by_partition.setdefault(row.partition, []).append((gname, row))
     for group in groups:
-        gname = str(group.get("group"))
+        gname = group.group
         rules = _rules(gname, policy, java)
         if not rules:
             continue
@@ -227,10 +223,10 @@ def _topic(
                 parts.append(row.partition)
                 total.merge(risk)
         if parts:
-            risks[name, gname] = {
-                "partitions": parts,
-                "lost_at_least": total.lost,
-                "by": sorted(total.by),
-                "first_loss_at_ms": total.first_at,
-                "may": total.may and not total.lost,
-            }
+            risks[name, gname] = RetentionRisk(
+                partitions=parts,
+                lost_at_least=total.lost,
+                by=sorted(total.by),
+                first_loss_at_ms=total.first_at,
+                may=total.may and not total.lost,
+            )

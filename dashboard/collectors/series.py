@@ -4,8 +4,10 @@ roll-up buckets of the coarse tiers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
+
+from mqcore.models import ClusterSnapshot, TopicSnapshot
 
 __all__ = [
     "GROUP_METRICS",
@@ -42,90 +44,88 @@ MEMORY_METRIC = "memory_bytes"
 PARTITION_SAMPLE_MS = 60_000
 
 
-def series_points(snap: Mapping[str, Any]) -> Iterator[tuple[str, str, float]]:
+def series_points(snap: ClusterSnapshot) -> Iterator[tuple[str, str, float]]:
     """(metric, entity, value) of this pass for every topic and group series, as the store
     takes them (a quarter of a million triples at 50,000 partitions: never all held)."""
-    for topic in snap.get("topics") or ():
-        if topic.get("error"):
+    for topic in snap.topics:
+        if topic.error:
             continue
-        name = topic["topic"]
-        groups = topic.get("groups") or ()
+        name = topic.topic
         group_points: list[tuple[str, str, float]] = []
         produced: Any = None  # the most entries a group saw: its entries read plus its lag
-        for group in groups:
-            entity = f"{name}/{group['group']}"
+        for group in topic.groups:
+            entity = f"{name}/{group.group}"
             consumed: Any = 0  # None when a partition's entries-read is unknown
-            for p in group["partitions"]:
-                read = p.get("entries_read")
+            for p in group.partitions:
+                read = p.entries_read
                 if read is None:
                     consumed = None
                     break
-                consumed += int(read)
-            lag = group.get("lag")
+                consumed += read
+            lag = group.lag
             if consumed is not None and lag is not None:
                 seen = (lag or 0) + consumed
                 if produced is None or seen > produced:
                     produced = seen
             for metric, value in (
                 ("lag", lag),
-                ("lag_ms", group.get("lag_ms")),
-                ("pending", group.get("pending")),
+                ("lag_ms", group.lag_ms),
+                ("pending", group.pending),
                 ("consumed_total", consumed),
             ):
                 if value is not None:
                     group_points.append((metric, entity, float(value)))
-        retry = topic.get("retry") or {}
         for metric, value in (
-            ("lag", topic.get("lag")),
-            ("lag_ms", topic.get("lag_ms")),
-            ("pending", topic.get("pending")),
-            ("oldest_pending_ms", topic.get("oldest_pending_ms")),
-            ("dlq_length", topic.get("dlq_length")),
-            ("length", topic.get("length")),
-            ("retry_count", retry.get("count")),
-            ("produced_total", topic.get("length") if produced is None else produced),
+            ("lag", topic.lag),
+            ("lag_ms", topic.lag_ms),
+            ("pending", topic.pending),
+            ("oldest_pending_ms", topic.oldest_pending_ms),
+            ("dlq_length", topic.dlq_length),
+            ("length", topic.length),
+            ("retry_count", topic.retry.count),
+            ("produced_total", topic.length if produced is None else produced),
         ):
             if value is not None:
                 yield (metric, name, float(value))
         yield from group_points
 
 
-def partition_points(snap: Mapping[str, Any]) -> Iterator[tuple[str, str, float]]:
+def partition_points(snap: ClusterSnapshot) -> Iterator[tuple[str, str, float]]:
     """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag,
     and (``partition_produced_total``, "topic/partition", entries added) of every partition,
     as the store takes them."""
-    for topic in snap.get("topics") or []:
-        if topic.get("error"):
+    for topic in snap.topics:
+        if topic.error:
             continue
-        name = topic["topic"]
-        for group in topic.get("groups") or ():
-            prefix = f"{name}/{group['group']}/"
-            for p in group.get("partitions") or ():
-                lag = p.get("lag")
+        name = topic.topic
+        for group in topic.groups:
+            prefix = f"{name}/{group.group}/"
+            for p in group.partitions:
+                lag = p.lag
                 if lag is not None:
-                    yield (PARTITION_METRIC, f"{prefix}{p['partition']}", float(lag))
+                    yield (PARTITION_METRIC, f"{prefix}{p.partition}", float(lag))
         for n, value in enumerate(partition_produced(topic)):
             if value is not None:
                 yield (PARTITION_PRODUCED_METRIC, f"{name}/{n}", value)
 
 
-def partition_produced(topic: Mapping[str, Any]) -> list[float | None]:
+def partition_produced(topic: TopicSnapshot) -> list[float | None]:
     """Entries ever added to each partition of one snapshot topic: the highest
     ``entries_read + lag`` of its groups with an exact count, else the partition length
     (a lower bound once retention trimmed it); None when neither is known."""
-    lengths = list(topic.get("partition_lengths") or [])
-    count = max(int(topic.get("partitions") or 0), len(lengths))
+    lengths = topic.partition_lengths
+    count = max(topic.partitions, len(lengths))
     out: list[float | None] = [
         float(lengths[p]) if p < len(lengths) and lengths[p] is not None else None
         for p in range(count)
     ]
     best: dict[int, float] = {}
-    for group in topic.get("groups") or []:
-        for p in group.get("partitions") or []:
-            lag, read = p.get("lag"), p.get("entries_read")
+    for group in topic.groups:
+        for p in group.partitions:
+            lag, read = p.lag, p.entries_read
             if lag is None or read is None:
                 continue
-            n = int(p.get("partition", -1))
+            n = p.partition
             best[n] = max(best.get(n, 0.0), float(lag) + float(read))
     for n, value in best.items():
         if 0 <= n < count:

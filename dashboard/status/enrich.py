@@ -1,6 +1,6 @@
 """Statuses into the stored snapshot: per-partition windows, group and topic roll-ups.
 
-:func:`snapshot_enrich` turns one ``ClusterSnapshot`` (as a dict) plus the previous
+:func:`snapshot_enrich` turns one ``ClusterSnapshot`` plus the previous
 window state into the stored snapshot and the next window state; the rules
 themselves are :mod:`dashboard.status.rules`. Nothing here does I/O.
 """
@@ -15,50 +15,50 @@ from dashboard.status.rules import (
     _OK,
     _SEVERITY,
     _UNKNOWN,
-    _VALUE,
     Status,
     Thresholds,
     _rules,
     thresholds_for,
 )
 from mqcore.lag import topic_totals
+from mqcore.models import ClusterSnapshot, GroupLag, TopicSnapshot
 
 __all__ = ["dlq_history_step", "snapshot_enrich"]
 
 
-def _alive_map(topic: Mapping[str, Any], stop_after_ms: int) -> dict[str, set[int]]:
+def _alive_map(topic: TopicSnapshot, stop_after_ms: int) -> dict[str, set[int]]:
     """group -> the partitions for which a live owner, consumer or checkpoint is seen."""
     alive: dict[str, set[int]] = {}
-    for lease in topic.get("leases") or ():
-        if lease.get("owner"):
-            group = lease["group"]
+    for lease in topic.leases:
+        if lease.owner:
+            group = lease.group
             parts = alive.get(group)
             if parts is None:
                 parts = alive[group] = set()
-            parts.add(int(lease["partition"]))
+            parts.add(lease.partition)
     # groups alive on every partition: an active consumer of a group without lease owners,
     # or a pipeline group (no leases nor consumers: its checkpoints are its activity)
     every: set[str] = set()
-    consumers = topic.get("consumers") or ()
+    consumers = topic.consumers
     if consumers:
         owned = set(alive)
         for consumer in consumers:
-            group = consumer["group"]
+            group = consumer.group
             if group in owned or group in every:
                 continue
-            age = consumer.get("last_seen_ms")
+            age = consumer.last_seen_ms
             if age is None:
-                age = consumer.get("idle_ms")
-            if age is not None and int(age) <= stop_after_ms:
+                age = consumer.idle_ms
+            if age <= stop_after_ms:
                 every.add(group)
-    for g in topic.get("groups") or ():
-        mark = g.get("pipeline")
+    for g in topic.groups:
+        mark = g.pipeline
         if mark:
-            age = mark.get("checkpoint_age_ms")
-            if isinstance(age, int) and age <= stop_after_ms:
-                every.add(g["group"])
+            age = mark.checkpoint_age_ms
+            if age is not None and age <= stop_after_ms:
+                every.add(g.group)
     if every:
-        count = int(topic.get("partitions") or 0)
+        count = topic.partitions
         for group in every:
             alive.setdefault(group, set()).update(range(count))
     return alive
@@ -82,7 +82,7 @@ _NO_PARTITIONS: frozenset[int] = frozenset()
 
 
 def _group_status(
-    group: dict[str, Any],
+    group: GroupLag,
     g_old: Sequence[Any],
     topic_error: str | None,
     alive: Container[int],
@@ -101,13 +101,13 @@ def _group_status(
     n_old, size, allowed = len(g_old), th.window_samples, th.allowed_lag
     count = full = 0
     top_severity, top = -1, (_UNKNOWN, "", 0)  # the first worst partition
-    for part in group.get("partitions") or ():
-        pid = int(part["partition"])
-        entries_read = part.get("entries_read")
-        last_id = str(part["last_delivered_id"])
+    for part in group.partitions:
+        pid = part.partition
+        entries_read = part.entries_read
+        last_id = part.last_delivered_id
         position = entries_read if entries_read is not None else last_id
-        pending = part.get("pending") or 0
-        lag = part.get("lag")
+        pending = part.pending
+        lag = part.lag
         prev = g_old[pid] if pid < n_old else None
         if prev:
             last_active, lags, positions = prev[0], prev[2], prev[3]
@@ -128,13 +128,13 @@ def _group_status(
             [*lags[:-1], None] if topic_error else lags,
             positions,
             topic_error,
-            (part.get("lag_reason") or "") if lag is None else "",
+            part.lag_reason if lag is None else "",
             th,
             int(last_active),
             now,
             ids=ids,
         )
-        part["status"], part["status_reason"] = _VALUE[status], reason
+        part.status, part.status_reason = status, reason
         severity = _SEVERITY[status]
         if severity > top_severity:
             top_severity, top = severity, (status, reason, pid)
@@ -144,24 +144,24 @@ def _group_status(
         g_status, g_reason = top[0], f"partition {top[2]}: {top[1]}"
     else:
         g_status, g_reason = _UNKNOWN, "no partitions"
-    group["status"], group["status_reason"] = _VALUE[g_status], g_reason
+    group.status, group.status_reason = g_status, g_reason
     # Burrow's completeness: the share of partitions whose window is full
     if count and full != count:
-        group["complete"] = round(full / count, 4) if full else 0.0
+        group.complete = round(full / count, 4) if full else 0.0
     else:  # round() of a float is slow: whole windows or none (the usual case) need none
-        group["complete"] = 1.0 if count else 0.0
+        group.complete = 1.0 if count else 0.0
     return g_new, g_status, g_reason
 
 
 def snapshot_enrich(
-    snap: dict[str, Any],
+    snap: ClusterSnapshot,
     state: Mapping[str, Any],
     *,
     cluster: str,
     defaults: Thresholds,
     per_topic: Mapping[str, Mapping[str, Any]],
     dlq_window_ms: int,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[ClusterSnapshot, dict[str, Any]]:
     """Add statuses, window completeness and topic totals to ``snap`` (mutated and returned).
 
     Returns the next state: ``windows`` (topic -> group -> one entry per partition:
@@ -171,27 +171,27 @@ def snapshot_enrich(
     the last-delivered id. Each group gets ``complete``: the share (0..1) of its
     partitions whose window holds ``window_samples`` samples.
     """
-    now = int(snap["taken_at_ms"])
+    now = snap.taken_at_ms
     old_windows: Mapping[str, Any] = state.get("windows") or {}
     old_dlq: Mapping[str, Any] = state.get("dlq") or {}
     windows: dict[str, Any] = {}
     dlq_hist: dict[str, Any] = {}
-    snap["cluster"] = cluster
-    for topic in snap.get("topics") or ():
-        name = topic["topic"]
+    snap.cluster = cluster
+    for topic in snap.topics:
+        name = topic.topic
         th = thresholds_for(name, defaults=defaults, per_topic=per_topic) if per_topic else defaults
         alive = _alive_map(topic, th.stop_after_ms)
-        topic_error = topic.get("error")
-        error_text = str(topic_error) if topic_error else None
+        topic_error = topic.error
+        error_text = topic_error or None
         t_old = old_windows.get(name)
         if not isinstance(t_old, dict):  # first pass, or state of an older format
             t_old = {}
         t_new: dict[str, list[Any]] = {}
         windows[name] = t_new
-        groups = topic.get("groups") or ()
+        groups = topic.groups
         top_severity, top = -1, (_OK, "", "")  # the first worst group
         for group in groups:
-            gname = group["group"]
+            gname = group.group
             g_old = t_old.get(gname)
             t_new[gname], g_status, g_reason = _group_status(
                 group,
@@ -210,13 +210,13 @@ def snapshot_enrich(
             t_status, t_reason = top[0], f"group {top[1]}, {top[2]}"
         else:
             t_status, t_reason = _OK, "no consumer groups"
-        topic["status"], topic["status_reason"] = _VALUE[t_status], t_reason
-        topic.update(topic_totals(groups))
+        topic.status, topic.status_reason = t_status, t_reason
+        topic.lag, topic.lag_ms, topic.pending, topic.oldest_pending_ms = topic_totals(groups)
         hist, growth = dlq_history_step(
-            old_dlq.get(name) or (), now, int(topic.get("dlq_length") or 0), dlq_window_ms
+            old_dlq.get(name) or (), now, topic.dlq_length, dlq_window_ms
         )
         dlq_hist[name] = hist
-        topic["dlq_growth"] = growth
+        topic.dlq_growth = growth
     return snap, {"windows": windows, "dlq": dlq_hist}
 
 

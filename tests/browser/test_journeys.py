@@ -40,6 +40,7 @@ from mqcore.models import Message
 from mqcore.producer import Producer
 from mqcore.topics import Topics
 from tests.integration.pages_support import store_pass
+from tests.snapshot_parts import builtins
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
@@ -69,7 +70,7 @@ def collect() -> dict[str, Any]:
     result = collect_cluster("default", claim=False)
     assert result.stored, result.error or result.skipped_reason
     assert result.snapshot is not None
-    return result.snapshot
+    return builtins(result.snapshot)  # the stored snapshot's fields
 
 
 def shot(page: Page, artifacts_dir: Path, journey: str, step: str) -> None:

@@ -16,8 +16,10 @@ from dashboard.collectors.passes import collect_cluster
 from dashboard.store import ConsoleStore
 from mqcore.admin.partitions import hot_keys, topic_memory
 from mqcore.config import MQConfig
+from mqcore.models import ClusterSnapshot
 from tests.integration.dlq_support import make_topic, role_user
 from tests.integration.pages_support import collect
+from tests.snapshot_parts import snapshot_of
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
@@ -145,9 +147,11 @@ def test_memory_probe_rotates_through_topics_within_its_budget(
 def test_memory_growth_alert_from_the_snapshot() -> None:
     th = AlertThresholds(memory_growth_bytes=1000, memory_growth_share=0.5)
 
-    def snap(now: float, then: float) -> dict:
-        memory = {"bytes": now, "from_bytes": then, "at_ms": 600_000, "from_ms": 0}
-        return {"taken_at_ms": 600_000, "topics": [{"topic": "orders", "memory": memory}]}
+    def snap(now: float, then: float) -> ClusterSnapshot:
+        memory = {"bytes": now, "from_bytes": then, "at_ms": 600_000, "from_ms": 0,
+                  "partitions": []}  # fmt: skip
+        topics = [{"topic": "orders", "memory": memory}]
+        return snapshot_of({"taken_at_ms": 600_000, "topics": topics})
 
     (cond,) = alert_conditions(snap(3000, 1000), {}, th)
     assert (cond.rule, cond.entity, cond.severity) == ("memory_growth", "orders", "warning")

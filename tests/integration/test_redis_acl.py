@@ -126,7 +126,7 @@ def test_reader_serves_collector_pages_and_cli_reads(seeded, capsys) -> None:
         )
         assert result.stored
         assert result.error is None
-        assert [t["topic"] for t in result.snapshot["topics"]] == ["orders"]
+        assert [t.topic for t in result.snapshot.topics] == ["orders"]
         statuses = _read_pages(_client("Admin"), seeded)
     assert set(statuses.values()) == {200}, (statuses, denied(seeded["admin"]))
     for args in (

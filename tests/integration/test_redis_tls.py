@@ -28,6 +28,7 @@ from scripts.embedded import EmbeddedRedis, TlsFiles
 from tests.harness.tls import make_ca, make_tls_files
 from tests.integration.acl_support import mq_cluster
 from tests.integration.dlq_support import role_user
+from tests.snapshot_parts import builtins
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
@@ -96,7 +97,7 @@ def test_collector_pages_producer_consumer_and_replay_over_tls(tls_server, conso
         )
         assert result.stored
         assert result.error is None
-        [topic] = result.snapshot["topics"]
+        [topic] = builtins(result.snapshot)["topics"]
         assert topic["length"] == 10
         assert topic["dlq_length"] == 1
         client = Client()

@@ -11,12 +11,22 @@ from types import MappingProxyType
 import pytest
 
 from dashboard.alerts import AlertThresholds, Condition, alert_conditions, alert_transition
+from tests.snapshot_parts import snapshot_of
 
 TH = AlertThresholds(
     status_for_ms=60_000, dlq_growth=1, oldest_pending_ms=10_000,
     checkpoint_age_ms=30_000, collector_failures=2,
 )  # fmt: skip
 NOW = 10_000_000
+MARK = {
+    "name": "s",
+    "last_checkpoint_ms": None,
+    "checkpoint_age_ms": None,
+    "failed_checkpoints": 0,
+    "last_failed_ms": None,
+    "health": "ok",
+    "health_reason": "",
+}
 
 
 def snap(**topic_fields: object) -> dict:
@@ -54,7 +64,8 @@ def snap(**topic_fields: object) -> dict:
          "one-failure", "redis-restart"],
 )  # fmt: skip
 def test_conditions(snapshot: dict | None, health: dict, expected: set[str]) -> None:
-    assert {c.id for c in alert_conditions(snapshot, health, TH)} == expected
+    snapshot_struct = snapshot_of(snapshot) if snapshot is not None else None
+    assert {c.id for c in alert_conditions(snapshot_struct, health, TH)} == expected
 
 
 def test_rewind_names_what_went_back_and_idle_pipeline_groups_are_not_alerted() -> None:
@@ -63,10 +74,10 @@ def test_rewind_names_what_went_back_and_idle_pipeline_groups_are_not_alerted() 
     parts.append({"partition": 9, "status": "STALL"})
     groups = [
         {"group": "g", "status": "STALL", "status_reason": "x", "partitions": parts},
-        {"group": "p", "status": "STALL", "status_reason": "x", "pipeline": {"name": "s"}},
-        {"group": "q", "status": "STOP", "status_reason": "x", "pipeline": {"name": "s"}},
+        {"group": "p", "status": "STALL", "status_reason": "x", "pipeline": MARK},
+        {"group": "q", "status": "STOP", "status_reason": "x", "pipeline": MARK},
     ]
-    got = {c.id: c for c in alert_conditions(snap(groups=groups), {}, TH)}
+    got = {c.id: c for c in alert_conditions(snapshot_of(snap(groups=groups)), {}, TH)}
     assert set(got) == {"rewind:orders/g", "status:orders/g"}
     assert got["rewind:orders/g"].value == 6.0
     assert "partition 3: back 3" in got["rewind:orders/g"].message

@@ -15,24 +15,28 @@ from dashboard.collectors.incidents import (
     redis_restart_event,
     status_events,
 )
+from mqcore.models import ClusterSnapshot
+from tests.snapshot_parts import snapshot_of
 
 NOW = 1_767_225_600_000
 
 
 def _snap(status: str = "OK", dlq: int = 0, consumers: tuple[str, ...] = ("a",), **extra: Any):
-    return {
-        "topics": [
-            {
-                "topic": "orders",
-                "dlq_length": dlq,
-                "groups": [{"group": "billing", "status": status}],
-                "consumers": [{"group": "billing", "name": n} for n in consumers],
-                "leases": [],
-                **extra,
-            }
-        ],
-        "pipelines": [],
-    }
+    return snapshot_of(
+        {
+            "topics": [
+                {
+                    "topic": "orders",
+                    "dlq_length": dlq,
+                    "groups": [{"group": "billing", "status": status}],
+                    "consumers": [{"group": "billing", "name": n} for n in consumers],
+                    "leases": [],
+                    **extra,
+                }
+            ],
+            "pipelines": [],
+        }
+    )
 
 
 def test_status_change_and_rewind_text() -> None:
@@ -48,9 +52,10 @@ def test_status_change_and_rewind_text() -> None:
 
 
 def test_status_events_in_topic_and_group_order_only_for_changes() -> None:
-    def snap(statuses: dict[str, str | None]) -> dict:
+    def snap(statuses: dict[str, str | None]) -> ClusterSnapshot:
         groups = [{"group": g, "status": s} for g, s in statuses.items()]
-        return {"topics": [{"topic": "t", "groups": groups}, {"topic": "", "groups": groups}]}
+        topics = [{"topic": "t", "groups": groups}, {"topic": "", "groups": groups}]
+        return snapshot_of({"topics": topics})
 
     _, memory = status_events(None, snap({"b": "OK", "a": "OK", "c": "STALL"}), NOW)
     events, memory = status_events(
@@ -119,12 +124,17 @@ def test_collector_gap_failure_and_redis_restart() -> None:
     assert restart["data"]["missing_groups"] == 1
 
 
+def _run(snap: ClusterSnapshot, run_id: str) -> ClusterSnapshot:
+    snap.redis_run_id = run_id
+    return snap
+
+
 def test_incident_diff_first_pass_records_only() -> None:
     args: dict[str, Any] = {"now_ms": NOW, "previous_run_id": "r1", "last_success_ms": None,
                             "interval_ms": 10_000, "dlq_burst": 10}  # fmt: skip
-    events, memory = incident_diff(None, {**_snap(), "redis_run_id": "r1"}, {}, **args)
+    events, memory = incident_diff(None, _run(_snap(), "r1"), {}, **args)
     assert events == []
-    later = {**_snap("STALL", dlq=50, consumers=()), "redis_run_id": "r1"}
+    later = _run(_snap("STALL", dlq=50, consumers=()), "r1")
     args["last_success_ms"] = NOW - 10_000
     events, _ = incident_diff(memory, later, {}, **{**args, "now_ms": NOW + 10_000})
     assert sorted(e["kind"] for e in events) == ["consumer", "dlq", "status"]

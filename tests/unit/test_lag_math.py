@@ -13,7 +13,8 @@ from mqcore.codec import (
 )
 from mqcore.errors import InvalidIdError
 from mqcore.lag import combine_group_lag, group_totals, lag_ms_from_id, partition_row, topic_totals
-from mqcore.models import LagExactness, PartitionLag
+from mqcore.models import GroupLag, LagExactness, PartitionLag
+from tests.snapshot_parts import group, part
 
 
 def _p(
@@ -57,14 +58,18 @@ def test_group_totals_of_partition_rows() -> None:
 
 
 def test_topic_totals_are_unknown_when_one_group_is() -> None:
+    def totals(groups: list[GroupLag]) -> dict[str, int | None]:
+        names = ("lag", "lag_ms", "pending", "oldest_pending_ms")
+        return dict(zip(names, topic_totals(groups), strict=True))
+
     groups = [
-        {"lag": 5, "lag_ms": 70, "pending": 2,
-         "partitions": [{"oldest_pending_ms": 9}, {"oldest_pending_ms": None}]},
-        {"lag": 1, "lag_ms": None, "pending": None, "partitions": [{"oldest_pending_ms": 40}]},
+        group("a", [part(0, oldest_pending_ms=9), part(1, oldest_pending_ms=None)],
+              lag=5, lag_ms=70, pending=2),
+        group("b", [part(0, oldest_pending_ms=40)], lag=1, lag_ms=None, pending=0),
     ]  # fmt: skip
-    assert topic_totals(groups) == {"lag": 6, "lag_ms": 70, "pending": 2, "oldest_pending_ms": 40}
-    assert topic_totals([*groups, {"lag": None, "partitions": []}])["lag"] is None
-    assert topic_totals([]) == {"lag": 0, "lag_ms": None, "pending": 0, "oldest_pending_ms": None}
+    assert totals(groups) == {"lag": 6, "lag_ms": 70, "pending": 2, "oldest_pending_ms": 40}
+    assert totals([*groups, group("c", [], lag=None)])["lag"] is None
+    assert totals([]) == {"lag": 0, "lag_ms": None, "pending": 0, "oldest_pending_ms": None}
 
 
 def test_partition_row_exactness() -> None:

@@ -5,18 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from dashboard.collectors.incidents import lease_diff
+from mqcore.models import ClusterSnapshot
+from tests.snapshot_parts import snapshot_of
 
 NOW = 1_767_225_600_000
 
 
-def _snap(*leases: tuple[int, str | None, int], error: str | None = None) -> dict[str, Any]:
+def _snap(*leases: tuple[int, str | None, int], error: str | None = None) -> ClusterSnapshot:
     """One topic "t", group "g": (partition, owner, epoch) per lease, TTL 10 s."""
     rows = [
         {"group": "g", "partition": p, "owner": owner, "ttl_ms": 10_000 if owner else None,
          "epoch": epoch}
         for p, owner, epoch in leases
     ]  # fmt: skip
-    return {"topics": [{"topic": "t", "error": error, "leases": rows}]}
+    return snapshot_of({"topics": [{"topic": "t", "error": error, "leases": rows}]})
 
 
 def _events(changes: dict[str, list[dict[str, Any]]]) -> list[tuple[int, str, Any, Any, int]]:

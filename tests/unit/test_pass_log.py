@@ -7,9 +7,11 @@ import logging
 import pytest
 
 from dashboard.collectors.pass_log import PassLog
+from tests.snapshot_parts import snapshot_of
 
-SNAP = {"topics": [{"topic": "orders", "partitions": 8}, {"topic": "payments", "partitions": 4},
-                   {"topic": "emails", "partitions": 4}]}  # fmt: skip
+SNAP = snapshot_of({"topics": [{"topic": "orders", "partitions": 8},
+                               {"topic": "payments", "partitions": 4},
+                               {"topic": "emails", "partitions": 4}]})  # fmt: skip
 
 
 def test_each_pass_is_debug_and_the_summary_comes_once_a_minute(

@@ -10,6 +10,7 @@ import pytest
 
 from dashboard.collectors.retention_risk import retention_risks
 from mqcore.retention import JavaRetention, RetentionPolicy
+from tests.snapshot_parts import builtins, snapshot_of
 
 JAVA = JavaRetention(maxlen=1_000, retention_ms=None, frontier_trim=False)
 
@@ -26,13 +27,15 @@ def snap(pending_id: str | None, *, lag: int = 0, pending: int = 1, length: int 
 
 def retention_risk_mark(s: Any, *args: Any, **kwargs: Any) -> None:
     """The risks set on the snapshot's groups as the pass's derive stage sets them."""
-    risks = retention_risks(s, *args, **kwargs)
     for topic in s["topics"]:
         for group in topic["groups"]:
             group.pop("retention_risk", None)
+    risks = retention_risks(snapshot_of(s), *args, **kwargs)
+    for topic in s["topics"]:
+        for group in topic["groups"]:
             risk = risks.get((topic["topic"], group["group"]))
             if risk is not None:
-                group["retention_risk"] = risk
+                group["retention_risk"] = builtins(risk)
 
 
 def no_counter(topic: str, partition: int) -> Any:

@@ -17,6 +17,7 @@ from dashboard.store import (
     trim_points,
 )
 from dashboard.store.points import pack_point, pack_points, tier_points
+from tests.snapshot_parts import snapshot_of
 
 TIERS = (Tier("raw", 0, 86_400), Tier("1m", 60, 7 * 86_400), Tier("10m", 600, 90 * 86_400))
 NOW = 1_800_000_000_000
@@ -110,7 +111,7 @@ def test_series_points_per_topic_and_group() -> None:
             {"topic": "broken", "error": "x"},
         ]
     }  # fmt: skip
-    got = {(m, e): v for m, e, v in series_points(snap)}
+    got = {(m, e): v for m, e, v in series_points(snapshot_of(snap))}
     assert got[("produced_total", "t")] == 20.0  # entries_read + lag
     assert got[("consumed_total", "t/g")] == 15.0
     assert got[("retry_count", "t")] == 3.0
@@ -128,7 +129,7 @@ def test_produced_total_is_the_most_a_group_saw_else_the_length() -> None:
     no_lag = {"group": "d", "lag": None, "partitions": [{"entries_read": 60}]}
 
     def points(*groups: dict) -> dict:
-        return {(m, e): v for m, e, v in series_points({"topics": [topic(*groups)]})}
+        return {(m, e): v for m, e, v in series_points(snapshot_of({"topics": [topic(*groups)]}))}
 
     got = points(behind, full, unknown, no_lag)
     assert got[("produced_total", "t")] == 22.0  # 10 + 9 + 3
@@ -137,6 +138,9 @@ def test_produced_total_is_the_most_a_group_saw_else_the_length() -> None:
     assert ("consumed_total", "t/c") not in got
     assert ("lag", "t/d") not in got
     assert points(unknown, no_lag)[("produced_total", "t")] == 20.0  # the length
-    assert [m for m, e, _ in series_points({"topics": [topic(full)]})] == [
-        "length", "produced_total", "lag", "consumed_total"
+    # the topic's points, then its groups'; the unknown (None) ones left out (a struct's
+    # counts, pending and lengths, are always known)
+    assert [m for m, e, _ in series_points(snapshot_of({"topics": [topic(full)]}))] == [
+        "pending", "dlq_length", "length", "retry_count", "produced_total",
+        "lag", "lag_ms", "pending", "consumed_total",
     ]  # fmt: skip

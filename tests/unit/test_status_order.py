@@ -27,9 +27,16 @@ from dashboard.store import ConsoleStore
 from dashboard.store.console import SnapshotRead
 from dashboard.templatetags import console
 from tests import snapshot_parts as parts
+from tests.snapshot_parts import builtins, snapshot_of
 
 NOW = 1_000_000
 TH = Thresholds(window_samples=3, allowed_lag=0, stop_after_ms=60_000)
+
+
+def _enrich(snap: Any, state: Any, **rules: Any) -> tuple[Any, dict[str, Any]]:
+    """:func:`snapshot_enrich` of JSON-shaped ``snap``: the stored snapshot's data, the state."""
+    out, new_state = snapshot_enrich(snapshot_of(snap), state, **rules)
+    return builtins(out), new_state
 
 
 def test_severity_is_the_declaration_order() -> None:
@@ -87,7 +94,7 @@ def test_enrich_rolls_up_the_worst_status() -> None:
             }
         ],
     }  # fmt: skip
-    out, _ = snapshot_enrich(snap, {}, cluster="c", defaults=TH, per_topic={}, dlq_window_ms=1)
+    out, _ = _enrich(snap, {}, cluster="c", defaults=TH, per_topic={}, dlq_window_ms=1)
     topic = out["topics"][0]
     statuses = [[p["status"] for p in g["partitions"]] for g in topic["groups"]]
     assert statuses == [["OK", "OK"], ["OK", "UNKNOWN"]]
@@ -124,12 +131,6 @@ def test_overview_status_sort_and_counts_follow_the_enum() -> None:
 
 
 def test_rewind_is_a_metric_state_an_alert_and_a_badge() -> None:
-    snap = {
-        "taken_at_ms": NOW,
-        "topics": [{"topic": "t", "status": "REWIND", "groups": [
-            {"group": "g", "status": "REWIND", "status_reason": "position went back",
-             "partitions": [{"partition": 0, "lag": 4, "status": "REWIND"}]}]}],
-    }  # fmt: skip
     typed = parts.snapshot([parts.topic("t", [parts.group(
         "g", [parts.part(0, 4, status="REWIND")], status="REWIND",
         status_reason="position went back",
@@ -137,7 +138,7 @@ def test_rewind_is_a_metric_state_an_alert_and_a_badge() -> None:
     text = metrics_text({"c": typed}, {}).decode()
     assert 'group_status{cluster="c",group="g",status="REWIND",topic="t"} 1.0' in text
     assert 'topic_status{cluster="c",status="STALL",topic="t"} 0.0' in text
-    (cond,) = alerts.alert_conditions(snap, {}, alerts.AlertThresholds())  # one, not two
+    (cond,) = alerts.alert_conditions(typed, {}, alerts.AlertThresholds())  # one, not two
     assert (cond.rule, cond.entity, cond.severity) == ("rewind", "t/g", "warning")
     assert "t/g went back: partition 0: position went back" in cond.message
     assert 'class="status status-REWIND"' in console.status_badge("REWIND")

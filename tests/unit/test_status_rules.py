@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from dashboard.status import (
@@ -14,9 +16,16 @@ from dashboard.status import (
     thresholds_for,
     worst,
 )
+from tests.snapshot_parts import builtins, snapshot_of
 
 TH = Thresholds(window_samples=4, allowed_lag=0, stop_after_ms=30_000)
 NOW = 1_000_000
+
+
+def _enrich(snap: Any, state: Any, **rules: Any) -> tuple[Any, dict[str, Any]]:
+    """:func:`snapshot_enrich` of JSON-shaped ``snap``: the stored snapshot's data, the state."""
+    out, new_state = snapshot_enrich(snapshot_of(snap), state, **rules)
+    return builtins(out), new_state
 
 
 def window(*rows: tuple[int | None, str], step_ms: int = 10_000) -> list[Sample]:
@@ -141,7 +150,7 @@ def test_enrich_goes_stall_then_stop_then_ok() -> None:
     plan = [(0, "1-0", 0, "c1"), (1000, "1-0", 3, None), (2000, "1-0", 4, None),
             (3000, "1-0", 5, None), (4000, "1-0", 6, None), (5000, "9-0", 0, "c1")]  # fmt: skip
     for t, ldi, lag, owner in plan:
-        snap, state = snapshot_enrich(
+        snap, state = _enrich(
             _snap(NOW + t, ldi=ldi, lag=lag, owner=owner), state, cluster="c",
             defaults=th, per_topic={}, dlq_window_ms=60_000,
         )  # fmt: skip
@@ -157,7 +166,7 @@ def test_enrich_goes_stall_then_stop_then_ok() -> None:
 def test_enrich_marks_unreadable_topic_err() -> None:
     snap = _snap(NOW, ldi="1-0", lag=1, owner="c")
     snap["topics"][0]["error"] = "ResponseError: WRONGTYPE"
-    out, _ = snapshot_enrich(snap, {}, cluster="c", defaults=TH, per_topic={}, dlq_window_ms=60_000)
+    out, _ = _enrich(snap, {}, cluster="c", defaults=TH, per_topic={}, dlq_window_ms=60_000)
     assert out["topics"][0]["status"] == "ERR"
     assert out["topics"][0]["groups"][0]["partitions"][0]["status"] == "ERR"
 
@@ -220,7 +229,7 @@ def test_enrich_rewind_on_setid_and_window_completeness() -> None:
     for t, ldi, read, lag in [(0, "5-0", 5, 3), (1000, "6-0", 6, 2), (2000, "2-0", 6, 6)]:
         snap = _snap(NOW + t, ldi=ldi, lag=lag, owner="c1")
         snap["topics"][0]["groups"][0]["partitions"][0]["entries_read"] = read
-        snap, state = snapshot_enrich(
+        snap, state = _enrich(
             snap, state, cluster="c", defaults=th, per_topic={}, dlq_window_ms=60_000
         )
         group = snap["topics"][0]["groups"][0]
@@ -263,7 +272,7 @@ def test_enrich_window_slides_and_an_unchanged_one_is_shared() -> None:
     entries = []
     for t, ldi, lag in [(0, "1-0", 2), (1000, "2-0", 3), (2000, "2-0", 3), (3000, "2-0", 3),
                         (4000, "2-0", 3), (5000, "3-0", 3)]:  # fmt: skip
-        snap, state = snapshot_enrich(
+        snap, state = _enrich(
             _snap(NOW + t, ldi=ldi, lag=lag, owner="c1"), state, cluster="c",
             defaults=th, per_topic={}, dlq_window_ms=60_000,
         )  # fmt: skip
@@ -280,7 +289,7 @@ def test_enrich_window_slides_and_an_unchanged_one_is_shared() -> None:
     assert entries[5][3] == ["2-0", "2-0", "3-0"]
     assert snap["topics"][0]["groups"][0]["complete"] == 1.0
     # a smaller window for the topic: the state shrinks to it
-    snap, state = snapshot_enrich(
+    snap, state = _enrich(
         _snap(NOW + 6000, ldi="3-0", lag=3, owner="c1"), state, cluster="c", defaults=th,
         per_topic={"t": {"window_samples": 2}}, dlq_window_ms=60_000,
     )  # fmt: skip
@@ -293,5 +302,5 @@ def test_enrich_completeness_is_the_share_of_full_windows() -> None:
     group = snap["topics"][0]["groups"][0]
     group["partitions"] += [{**group["partitions"][0], "partition": p} for p in (1, 2)]
     state = {"windows": {"t": {"g": [[NOW, 0, [1], ["1-0"], ["1-0"]]]}}}
-    out, _ = snapshot_enrich(snap, state, cluster="c", defaults=th, per_topic={}, dlq_window_ms=1)
+    out, _ = _enrich(snap, state, cluster="c", defaults=th, per_topic={}, dlq_window_ms=1)
     assert out["topics"][0]["groups"][0]["complete"] == 0.3333

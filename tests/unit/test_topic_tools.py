@@ -12,6 +12,7 @@ from dashboard.collectors.series import partition_points, partition_produced
 from dashboard.services.exports import export_filename
 from mqcore.admin.partitions import skew
 from mqcore.csvsafe import csv_lines
+from tests.snapshot_parts import builtins, snapshot_of
 
 
 def test_memory_pick_rotates_within_the_budget() -> None:
@@ -24,7 +25,9 @@ def test_memory_pick_rotates_within_the_budget() -> None:
 
 
 def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
-    snap = {"topics": [{"topic": "a", "partitions": 2}, {"topic": "b", "partitions": 1}]}
+    snap = snapshot_of(
+        {"topics": [{"topic": "a", "partitions": 2}, {"topic": "b", "partitions": 1}]}
+    )
     previous = {"gone": {"bytes": 1.0}, "b": {"bytes": 7.0, "at_ms": 1}}
 
     def fetch(topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
@@ -58,9 +61,9 @@ def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
     assert failed.errors == ["1 topics: ConnectionError"]
     assert failed.state == done.state
     assert failed.cursor == 1
-    topic_memory = memory_of(done.state, snap["topics"][0]["topic"])
+    topic_memory = memory_of(done.state, snap.topics[0].topic)
     assert topic_memory is not None
-    assert topic_memory["bytes"] == 100.0
+    assert builtins(topic_memory)["bytes"] == 100.0
 
 
 def test_partition_produced_prefers_exact_group_counts() -> None:
@@ -79,8 +82,9 @@ def test_partition_produced_prefers_exact_group_counts() -> None:
             {"group": "h", "partitions": [{"partition": 0, "lag": 0, "entries_read": 11}]},
         ],
     }
-    assert partition_produced(topic) == [12.0, 7.0, 9.0]
-    points = partition_points({"topics": [topic]})
+    snap = snapshot_of({"topics": [topic]})
+    assert partition_produced(snap.topics[0]) == [12.0, 7.0, 9.0]
+    points = partition_points(snap)
     assert ("partition_produced_total", "t/2", 9.0) in points
 
 

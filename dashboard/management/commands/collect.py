@@ -55,24 +55,24 @@ class Command(BaseCommand):
             out(f"cluster {result.cluster}: not stored: {result.skipped_reason}")
         snap = result.snapshot
         if snap is not None:
-            topics = snap.get("topics") or []
-            groups = sum(len(t.get("groups") or []) for t in topics)
-            parts = sum(int(t.get("partitions") or 0) for t in topics)
+            topics = snap.topics
+            groups = sum(len(t.groups) for t in topics)
+            parts = sum(t.partitions for t in topics)
             out(
                 f"cluster {result.cluster}: {len(topics)} topics, {parts} partitions, "
-                f"{groups} groups, {len(snap.get('pipelines') or [])} pipelines, "
-                f"{snap.get('commands', 0)} commands" + ("; stored" if result.stored else "")
+                f"{groups} groups, {len(snap.pipelines)} pipelines, "
+                f"{snap.commands} commands" + ("; stored" if result.stored else "")
             )
             counts: dict[str, int] = {}
             for topic in topics:
-                counts[topic["status"]] = counts.get(topic["status"], 0) + 1
+                counts[topic.status.value] = counts.get(topic.status.value, 0) + 1
             out("topic status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-            shown = topics if verbose else [t for t in topics if t["status"] != "OK"][:20]
+            shown = topics if verbose else [t for t in topics if t.status != "OK"][:20]
             for topic in shown:
                 out(
-                    f"  {topic['topic']}: {topic['status']} lag={topic.get('lag')} "
-                    f"lag_ms={topic.get('lag_ms')} pending={topic.get('pending')} "
-                    f"dlq={topic.get('dlq_length')} - {topic.get('status_reason', '')}"
+                    f"  {topic.topic}: {topic.status.value} lag={topic.lag} "
+                    f"lag_ms={topic.lag_ms} pending={topic.pending} "
+                    f"dlq={topic.dlq_length} - {topic.status_reason}"
                 )
             for event in result.events:
                 alert = event["alert"]
