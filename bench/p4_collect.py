@@ -211,9 +211,7 @@ def run_collect(
                 console_redis(), lambda: collect_cluster("bench", claim=False, store=store)
             )
             store_ms.append(st_ms)
-            snap_only.append(
-                elapsed_ms(lambda: admin("bench").snapshot(batch=500, last_ids=False))
-            )
+            snap_only.append(elapsed_ms(lambda: admin("bench").snapshot(batch=500, last_ids=False)))
         _w, raw_redis = redis_time_ms(client, lambda: _raw_pass(client, config, names, partitions))
         # transparency: a pass that cannot reuse anything from the previous one
         # (every partition changed: the snapshot's per-partition cache is cleared)
