@@ -7,9 +7,10 @@ collector state and health, alerts, replay jobs and Django caches, all under one
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_CONSOLE_PREFIX", "ConsoleKeys"]
+__all__ = ["DEFAULT_CONSOLE_PREFIX", "ConsoleKeys", "SeriesKeys"]
 
 DEFAULT_CONSOLE_PREFIX = "opsdash"
 
@@ -39,6 +40,17 @@ class ConsoleKeys:
         """(metric, entity) of a key :meth:`series` made (a metric name holds no colon)."""
         metric, _, entity = key[len(self.series(cluster, tier, "", "")) - 1 :].partition(":")
         return metric, entity
+
+    def series_keys(self, cluster: str, tiers: Iterable[str], metrics: Iterable[str]) -> SeriesKeys:
+        """Every key name a series write of ``cluster`` uses, in one value (the writer fills
+        a quarter of a million keys a pass: it completes these prefixes with the entity)."""
+        tiers, metrics = list(tiers), list(dict.fromkeys(metrics))
+        return SeriesKeys(
+            index=self.series_index(cluster),
+            prefix={(t, m): self.series_prefix(cluster, t, m) for t in tiers for m in metrics},
+            member={m: self.series_member(m, "") for m in metrics},
+            metric_at={t: len(self.series_prefix(cluster, t, "")) - 1 for t in tiers},
+        )
 
     def series_index(self, cluster: str) -> str:
         """The series index: members :meth:`series_member`, scored by their last write (the
@@ -104,3 +116,15 @@ class ConsoleKeys:
         """The key prefix of a Django cache kept in the console store (Django appends
         ``:<version>:<key>``), e.g. the rate limits' counters."""
         return f"{self.prefix}:cache:{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesKeys:
+    """The key names of one cluster's series writes (:meth:`ConsoleKeys.series_keys`), as
+    prefixes completed with an entity: ``prefix[tier, metric] + entity`` is the series key
+    (:meth:`ConsoleKeys.series`), ``member[metric] + entity`` its index member."""
+
+    index: str  # the series index of the cluster
+    prefix: dict[tuple[str, str], str]  # (tier, metric) -> its series keys up to the entity
+    member: dict[str, str]  # metric -> its index members up to the entity
+    metric_at: dict[str, int]  # tier -> where the metric starts in its keys (the script indexes)

@@ -37,7 +37,7 @@ import redis
 from django.conf import settings
 
 from dashboard.store.batches import BULK_PER_EXECUTE, MEMBERS_PER_COMMAND, WHAT, chunks
-from dashboard.store.keys import ConsoleKeys
+from dashboard.store.keys import ConsoleKeys, SeriesKeys
 from dashboard.store.points import (
     Tier,
     decode_points,
@@ -60,11 +60,11 @@ TAIL = script_for("tail_points", "dashboard.scripts")
 Lengths = dict[str, tuple[int, Tier, struct.Struct]]
 Triples = Iterable[tuple[str, str, float]]
 
-# per store client and key prefix: clusters whose index this process refreshed, and per
-# cluster the index members of the series created since its last pass
-_CLIENT_STATE: weakref.WeakKeyDictionary[Any, dict[str, tuple[set[str], dict[str, set[str]]]]] = (
-    weakref.WeakKeyDictionary()
-)
+# per store client and key prefix: clusters whose index this process refreshed, per
+# cluster the index members of the series created since its last pass, and per cluster the
+# key names of its series (ConsoleKeys.series_keys: asked again only for a metric not seen)
+_State = tuple[set[str], dict[str, set[str]], dict[str, SeriesKeys]]
+_CLIENT_STATE: weakref.WeakKeyDictionary[Any, dict[str, _State]] = weakref.WeakKeyDictionary()
 # store clients on which this process made sure of the scripts (a fresh store does not have
 # them: the first pass's calls would all come back NOSCRIPT and go out again)
 _SCRIPTS_LOADED: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -80,6 +80,7 @@ class _Call:
     stamp: int
     keys: list[str] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)  # of each key, when created ones are told
 
 
 class _RoundTrips:
@@ -99,7 +100,7 @@ class _RoundTrips:
         created: set[str] | None = None,
     ) -> None:
         self.writer, self.cluster = writer, cluster
-        self.index_key = writer.keys.series_index(cluster)
+        self.names = writer.names(cluster)
         self.index, self.score, self.created = index, score, created
         self.near: Lengths = {}
         self.failed: Exception | None = None
@@ -150,15 +151,14 @@ class _RoundTrips:
         mode: tuple[Any, ...] = (self.index,)
         if self.index == "all":
             # the key name up to the metric: the prefix of a metric "" ends with its ':'
-            skip = len(self.writer.keys.series_prefix(self.cluster, call.tier.name, "")) - 1
-            mode = ("all", self.score, skip)
-        return APPEND.command([self.index_key, *call.keys], [blob, size, floor, *mode])
+            mode = ("all", self.score, self.names.metric_at[call.tier.name])
+        return APPEND.command([self.names.index, *call.keys], [blob, size, floor, *mode])
 
     def _read(
         self, calls: list[_Call], cmds: list[Command], reply: Callable[[], list[Any]]
     ) -> None:
         replies = self.writer.replies(cmds, reply())
-        keys_of = self.writer.keys
+        names = self.writer.names(self.cluster)
         for call, got in zip(calls, replies, strict=False):
             if isinstance(got, Exception):
                 self.failed = self.failed or got
@@ -166,8 +166,9 @@ class _RoundTrips:
             for j in range(0, len(got), 2):
                 key, length = call.keys[got[j] - 1], got[j + 1]
                 if length == call.point.size and self.created is not None:  # a new series
-                    metric, entity = keys_of.series_entry(self.cluster, call.tier.name, key)
-                    self.created.add(keys_of.series_member(metric, entity))
+                    metric = call.metrics[got[j] - 1]
+                    entity = key[len(names.prefix[call.tier.name, metric]) :]
+                    self.created.add(names.member[metric] + entity)
                 else:
                     self.near[key] = (length, call.tier, call.point)
         for got in replies[len(calls) :]:
@@ -185,10 +186,22 @@ class SeriesWriter:
         per_client = _CLIENT_STATE.get(client)
         if per_client is None:
             per_client = _CLIENT_STATE[client] = {}
-        state = per_client.setdefault(keys.prefix, (set(), {}))
+        state = per_client.setdefault(keys.prefix, (set(), {}, {}))
         self._indexed: set[str] = state[0]  # clusters whose series index was refreshed
         # cluster -> index members of the series created since, for the next pass to index
         self._created: dict[str, set[str]] = state[1]
+        self._names: dict[str, SeriesKeys] = state[2]
+
+    def names(self, cluster: str, metrics: Iterable[str] = ()) -> SeriesKeys:
+        """The key names of ``cluster``'s series, ``metrics`` among them (the store's key
+        module is asked once, and again only when a metric was never written here)."""
+        names = self._names.get(cluster)
+        if names is None or not names.member.keys() >= set(metrics):
+            known = names.member if names is not None else {}
+            tier_names = [t.name for t in tiers()]
+            names = self.keys.series_keys(cluster, tier_names, [*known, *metrics])
+            self._names[cluster] = names
+        return names
 
     def indexed(self, cluster: str) -> bool:
         """Whether this process already refreshed the series index of ``cluster``."""
@@ -262,7 +275,8 @@ class SeriesWriter:
         self._load_scripts()
         longest = max(tier_map[name].bucket_s for name in closed)
         n = longest // interval + 2  # raw points that can fall into the longest bucket
-        raw_keys = [self.keys.series(cluster, "raw", m, e) for m, e in series]
+        prefix = self.names(cluster, {m for m, _ in series}).prefix
+        raw_keys = [prefix["raw", m] + e for m, e in series]
         starts = [-n * point_struct(m).size for m, _ in series]
         cmds = [
             TAIL.command(keys, args)
@@ -293,12 +307,13 @@ class SeriesWriter:
         per_call = MEMBERS_PER_COMMAND // 2 if trips.index == "all" else MEMBERS_PER_COMMAND
         filling: dict[struct.Struct, _Call] = {}  # point format -> the call it fills
         formats: dict[str, tuple[struct.Struct, str]] = {}  # metric -> its format, key prefix
+        told = trips.created is not None  # the calls tell which keys they created
         for metric, entity, value in triples:
             if value is None or value != value:  # NaN
                 continue
             got = formats.get(metric)
             if got is None:
-                prefix = self.keys.series_prefix(cluster, tier_name, metric)
+                prefix = self.names(cluster, (metric,)).prefix[tier_name, metric]
                 got = formats[metric] = (point_struct(metric), prefix)
             point, prefix = got
             call = filling.get(point)
@@ -308,11 +323,13 @@ class SeriesWriter:
                 call = filling[point] = _Call(tier, point, stamp)
             call.keys.append(prefix + entity)
             call.values.append(value)
+            if told:
+                call.metrics.append(metric)
         for call in filling.values():
             trips.add(call)
 
     def _index_commands(self, cluster: str, members: Iterable[str], score: int) -> list[Command]:
-        index_key = self.keys.series_index(cluster)
+        index_key = self.names(cluster).index
         cmds: list[Command] = []
         for part in chunks(list(members)):
             scored: list[Any] = [score] * (2 * len(part))
