@@ -7,6 +7,7 @@
 - :mod:`.derive`: its derive stage (pure): the stored snapshot and state, health, alerts.
 - :mod:`.series`: the time-series points of a pass.
 - :mod:`.incidents`: incident events and lease ownership changes between two passes.
-- :mod:`.pipelines`, :mod:`.retention_risk`: pipeline groups' marks, retention risks.
-- :mod:`.notify`: delivery of alert opens/closes to the webhook; :mod:`.pass_log`: the log.
+- :mod:`.retention_risk`: retention risks (pipeline groups' marks are derive's).
+- :mod:`.notify`: delivery of alert opens/closes to the webhook (the worker's log of the
+  passes is the task's: :mod:`dashboard.tasks.collect`).
 """

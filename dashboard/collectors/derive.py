@@ -2,7 +2,7 @@
 previous pass's state. Nothing here does I/O.
 
 - :func:`derive_snapshot`: the stored snapshot and the next collector state: each group's
-  pipeline mark (:mod:`.pipelines`), statuses and status windows (:mod:`dashboard.status`),
+  pipeline mark (:func:`pipeline_marks`), statuses and status windows (:mod:`dashboard.status`),
   the retention risks and topic memory the read end measured, the MQ Redis run id;
 - :func:`derive_outcome`: the rest of a successful pass: lease and incident diffs
   (:mod:`.leases`, :mod:`.incidents`), collector health, the alert transition
@@ -11,6 +11,16 @@ previous pass's state. Nothing here does I/O.
   first failure's incident.
 
 The series points are derived by :mod:`.series` as the store takes them.
+
+Pipeline groups (:func:`pipeline_marks`): the (topic, group) pairs a pipeline's sink moves,
+from its checkpoints. A pipeline's sink commits each batch together with the position of its
+consumer group (:meth:`mqcore.checkpoints.CheckpointStore.record_committed`), and every
+checkpoint summary names that ``topic`` and ``group``. Such a group has no consumers by
+design, and holds leases only while its pipeline runs (so that Java's housekeeper counts it:
+:mod:`mqcore.lease_keeper`); the console recognises it from these records (never from its
+name), shows its checkpoint health instead of "unowned" partitions and raises no ownership
+alarm for it. The pass sets each mark on its snapshot group (``group.pipeline``) before
+statuses are evaluated.
 """
 
 from __future__ import annotations
@@ -31,13 +41,13 @@ from dashboard.alerts import (
     alert_transition,
 )
 from dashboard.collectors.incidents import collector_failure_event, incident_diff, lease_diff
-from dashboard.collectors.pipelines import pipeline_marks
 from dashboard.collectors.read import Reading
 from dashboard.collectors.series import PARTITION_SAMPLE_MS
 from dashboard.status import Thresholds, snapshot_enrich
-from mqcore.models import ClusterSnapshot, TopicMemory
+from mqcore.models import ClusterSnapshot, PipelineMark, TopicMemory
 
 __all__ = [
+    "PIPELINE_HEALTH",
     "Outcome",
     "PassContext",
     "PassRules",
@@ -47,6 +57,8 @@ __all__ = [
     "derive_snapshot",
     "memory_of",
     "pass_rules",
+    "pipeline_health",
+    "pipeline_marks",
 ]
 
 Previous = Mapping[str, Any]  # the store's state_get: state, lease_state, health, alerts
@@ -301,3 +313,77 @@ def _restart_check(
         restart = None
     health["redis_restart"] = restart
     return {"groups": groups, "run_id": new_run}
+
+
+# --- pipeline groups ----------------------------------------------------------------------------
+# health of a pipeline, best first
+PIPELINE_HEALTH = ("ok", "no_checkpoint", "stale", "failing")
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def pipeline_health(
+    summary: Mapping[str, Any], now_ms: int, max_age_ms: int
+) -> tuple[str, str, int | None]:
+    """``(health, reason, checkpoint_age_ms)`` of one checkpoint summary.
+
+    ``failing``: the latest checkpoint failed (a failed batch newer than the last
+    completed one); ``stale``: the last completed checkpoint is older than
+    ``max_age_ms``; ``no_checkpoint``: none completed yet; ``ok`` otherwise.
+    """
+    last_at = _int(summary.get("last_completed_at_ms"))
+    age = max(0, now_ms - last_at) if last_at is not None else None
+    completed_id = _int(summary.get("last_completed_id"))
+    failed_id = _int(summary.get("last_failed_id"))
+    if failed_id is not None and (completed_id is None or failed_id > completed_id):
+        why = str(summary.get("last_failure_reason") or "no reason recorded")
+        return "failing", f"batch {failed_id} failed: {why}", age
+    if age is None:
+        return "no_checkpoint", "no completed checkpoint yet", None
+    if age > max_age_ms:
+        return (
+            "stale",
+            f"last completed checkpoint {age // 1000} s ago (> {max_age_ms // 1000} s)",
+            age,
+        )
+    return "ok", f"last completed checkpoint {age // 1000} s ago", age
+
+
+def pipeline_marks(
+    summaries: Iterable[Mapping[str, Any]], *, now_ms: int, max_age_ms: int
+) -> dict[tuple[str, str], PipelineMark]:
+    """(topic, group) -> the mark of the pipeline that moves that group.
+
+    The mark: ``name``, ``last_checkpoint_ms`` (last completed), ``checkpoint_age_ms``,
+    ``failed_checkpoints`` (the pipeline's count), ``last_failed_ms``, ``health``
+    (:data:`PIPELINE_HEALTH`) and ``health_reason``. When several pipelines move the
+    same group (a misconfiguration) the first by name wins and ``others`` lists the rest.
+    """
+    by_pair: dict[tuple[str, str], PipelineMark] = {}
+    for summary in sorted(summaries, key=lambda s: str(s.get("pipeline") or "")):
+        topic, group = str(summary.get("topic") or ""), str(summary.get("group") or "")
+        name = str(summary.get("pipeline") or "")
+        if not topic or not group or not name:
+            continue
+        if (topic, group) in by_pair:
+            by_pair[(topic, group)].others.append(name)
+            continue
+        health, reason, age = pipeline_health(summary, now_ms, max_age_ms)
+        by_pair[(topic, group)] = PipelineMark(
+            name=name,
+            last_checkpoint_ms=_int(summary.get("last_completed_at_ms")),
+            checkpoint_age_ms=age,
+            failed_checkpoints=_int(summary.get("failed")) or 0,
+            last_failed_ms=_int(summary.get("last_failed_at_ms")),
+            health=health,
+            health_reason=reason,
+        )
+    return by_pair

@@ -78,7 +78,9 @@ def read_cluster(
         return Reading(None, error=error)
     snap.taken_at_ms = snap.taken_at_ms or now_ms
     reading = Reading(snap, pipelines, sampled=sampled)
-    reading.risks = retention_risks(snap, policy, java, lambda t, p: backlog(admin, t, p))
+    reading.risks = retention_risks(
+        snap, policy, java, lambda t, p: Counter(admin.client, admin.keys.partition(t, p))
+    )
     if sampled:
         names = [t.topic for t in snap.topics]
         try:  # once a minute: does a Java service write Kryo data here? how is Redis?
@@ -94,11 +96,6 @@ def read_cluster(
             errors = ", ".join(reading.memory.errors[:5])
             log.info("collector %s: memory probe failed on %s", cluster, errors)
     return reading
-
-
-def backlog(admin: Admin, topic: str, partition: int) -> Counter:
-    """Bounded counts of a partition stream's entries (a backlog the snapshot cannot tell)."""
-    return Counter(admin.client, admin.keys.partition(topic, partition))
 
 
 def _memory(

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from dashboard.collectors.pass_log import PassLog
+from dashboard.tasks.collect import PassLog
 from tests.snapshot_parts import snapshot_of
 
 SNAP = snapshot_of({"topics": [{"topic": "orders", "partitions": 8},

@@ -57,7 +57,7 @@ def snapshot_topic_get(snap: ClusterSnapshot | None, topic: str) -> TopicSnapsho
 
 
 def pipeline_mark(group: GroupLag) -> PipelineMark | None:
-    """The collector's pipeline mark of a group (dashboard.collectors.pipelines), or None."""
+    """The collector's pipeline mark of a group (dashboard.collectors.derive), or None."""
     mark = group.pipeline
     return mark if isinstance(mark, PipelineMark) else None
 
