@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 import msgspec
@@ -29,7 +30,12 @@ from dashboard.store.retention import forget_vanished, trim_over_cap
 from dashboard.store.series_read import read_series
 from dashboard.store.series_write import Lengths, SeriesWriter
 from mqcore.clock import now_ms
-from mqcore.models import ClusterSnapshot, snapshot_decode, snapshot_encode
+from mqcore.models import (
+    ClusterSnapshot,
+    snapshot_decode,
+    snapshot_encode,
+    snapshot_encode_parts,
+)
 from mqcore.wire import Chunked, Command, Wire
 
 __all__ = ["ConsoleStore", "OpenPass", "PassPoints", "SnapshotRead"]
@@ -269,11 +275,7 @@ class ConsoleStore:
             sender.send_tiers(points)
             appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
-            snapshot_arg: bytes | Chunked | None = None
-            if isinstance(snapshot, ClusterSnapshot):
-                snapshot_arg = snapshot_encode(snapshot)
-            elif snapshot is not None:  # the same fields as a dict, encoded as it is sent
-                snapshot_arg = _parts(snapshot)
+            snapshot_arg = _parts(snapshot) if snapshot is not None else None
             state_raw = values.dumps(state)
             lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         finally:
@@ -363,16 +365,23 @@ def _alerts_commands(
     return cmds
 
 
-def _parts(value: Mapping[str, Any]) -> bytes | Chunked:
-    """``value``'s JSON; a big one (:data:`CHUNKED_TOPICS` topics and more) as the parts
-    :func:`values.dump_parts` makes, encoded once now to know their lengths and again as the
-    transaction sends them: the 28 MB of a 50,000-partition snapshot are never held whole
-    (the second encoding costs 60-80 ms there; a small snapshot is encoded once)."""
-    topics = value.get("topics")
-    if not isinstance(topics, list) or len(topics) < CHUNKED_TOPICS:
-        return values.dumps(value)
-    sizes = tuple(len(part) for part in values.dump_parts(value))
-    return Chunked(sizes, lambda: values.dump_parts(value))
+def _parts(value: ClusterSnapshot | Mapping[str, Any]) -> bytes | Chunked:
+    """The snapshot's JSON (the structs by msgspec; the same fields as a dict, as tests and
+    benchmarks seed them, by :mod:`.values`); a big one (:data:`CHUNKED_TOPICS` topics and
+    more) in parts, encoded once now to know their lengths and again as the transaction
+    sends them: the 52 MB of a 50,000-partition snapshot are never held whole (the second
+    encoding costs 60-80 ms there; a small snapshot is encoded once)."""
+    make: Callable[[], Iterable[bytes]]
+    if isinstance(value, ClusterSnapshot):
+        if len(value.topics) < CHUNKED_TOPICS:
+            return snapshot_encode(value)
+        make = partial(snapshot_encode_parts, value)
+    else:
+        topics = value.get("topics")
+        if not isinstance(topics, list) or len(topics) < CHUNKED_TOPICS:
+            return values.dumps(value)
+        make = partial(values.dump_parts, value)
+    return Chunked(tuple(len(part) for part in make()), make)
 
 
 def _version(now_ms: int) -> str:

@@ -25,7 +25,9 @@ from mqcore.models import (
     TopicMemory,
     snapshot_decode,
     snapshot_encode,
+    snapshot_encode_parts,
 )
+from tests import snapshot_parts as parts
 from tests.integration.test_admin_snapshot import _world as admin_world
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -115,6 +117,15 @@ def test_a_snapshot_built_in_code_encodes_with_the_stored_field_names() -> None:
         "taken_at_ms", "topics", "redis_run_id", "elapsed_ms", "commands", "pipelines", "cluster"
     ]  # fmt: skip
     assert snapshot_decode(snapshot_encode(snap)) == snap
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 7])
+def test_a_snapshot_encoded_in_parts_is_the_same_bytes(count: int) -> None:
+    topics = [parts.topic(f"t{n}", [parts.group("g", [parts.part(0, n)])]) for n in range(count)]
+    snap = parts.snapshot(topics, 5, redis_run_id="r", cluster="c")
+    chunks = list(snapshot_encode_parts(snap, per_part=2))
+    assert b"".join(chunks) == snapshot_encode(snap)
+    assert len(chunks) == 2 + (count + 1) // 2
 
 
 def test_a_stored_value_that_is_not_a_snapshot_is_refused_once_per_version(
