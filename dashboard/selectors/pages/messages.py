@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
+
 from dashboard import clusters
 from dashboard.masking import mask_message
 from dashboard.permissions import payload_visible
@@ -25,10 +27,12 @@ __all__ = [
     "PREVIEW_BYTES",
     "message_get",
     "message_trace_get",
+    "message_view_get",
     "payload_preview",
 ]
 
 PREVIEW_BYTES = 64 * 1024  # of a payload shown by default (the page, the API)
+HEX_PREVIEW_BYTES = 4096  # of a binary payload the page shows in hex, unless in full
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024  # the most an API caller may ask for at once
 
 
@@ -70,3 +74,43 @@ def message_trace_get(
     except InvalidArgumentError as exc:
         raise ParamError(str(exc)) from None
     return dataclasses.asdict(message_trace(mq, message))
+
+
+@dataclasses.dataclass(frozen=True)
+class MessageView:
+    """One message (masked when ``allowed`` is false) and its trace, for the page or JSON."""
+
+    m: Message
+    allowed: bool
+    trace: dict[str, Any]
+
+    def page(self, *, full: bool, group: str) -> dict[str, Any]:
+        """The page's context: the payload cut to PREVIEW_BYTES (its hex to 4 KiB) unless
+        ``full``."""
+        m, binary = self.m, self.m.payload_bytes
+        preview = payload_preview(m, None if full else PREVIEW_BYTES)
+        cut = binary is not None and not full and len(binary) > HEX_PREVIEW_BYTES
+        return {"m": m, "payload": preview["text"], "payload_size": preview["size"],
+                "truncated": preview["truncated"] and binary is None,
+                "binary": binary[:HEX_PREVIEW_BYTES] if cut and binary else binary,
+                "binary_len": len(binary or b""), "hex_truncated": cut,
+                "payload_allowed": self.allowed, "trace": self.trace, "group": group,
+                "undecoded": m.undecoded.as_dict() if m.undecoded else None,
+                "preview_limit": PREVIEW_BYTES}  # fmt: skip
+
+    def json(self, max_bytes: int) -> dict[str, Any]:
+        """The API's answer: the payload cut to ``max_bytes`` (binary as hex)."""
+        preview = payload_preview(self.m, max_bytes)
+        m = dataclasses.replace(self.m, payload=preview["text"], payload_bytes=None)
+        out: dict[str, Any] = msgspec.to_builtins(m, str_keys=True)
+        binary = preview["binary"]
+        return out | {"payload_bytes": None if binary is None else binary.hex(),
+                      "payload_masked": not self.allowed, "payload_size": preview["size"],
+                      "payload_truncated": preview["truncated"], "trace": self.trace}  # fmt: skip
+
+
+def message_view_get(
+    cluster: str, topic: str, partition: int, entry_id: str, *, user: Any
+) -> MessageView:
+    where = (cluster, topic, partition, entry_id)
+    return MessageView(*message_get(*where, user=user), message_trace_get(*where, user=user))

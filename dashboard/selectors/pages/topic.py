@@ -12,7 +12,7 @@ import msgspec
 from dashboard import charts, clusters
 from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
-from dashboard.selectors.pages.overview import OverviewRow, overview_row
+from dashboard.selectors.pages.overview import OverviewRow, overview_row, row_json
 from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
     SnapshotRead,
@@ -37,10 +37,12 @@ __all__ = [
     "fill_last_ids",
     "group_lags",
     "group_list",
+    "known_group",
     "lag_get",
     "partition_lag_series",
     "topic_charts_get",
     "topic_get",
+    "topic_json",
 ]
 
 DRAIN_WINDOW_MS = 15 * 60_000
@@ -266,6 +268,22 @@ def fill_last_ids(cluster: str, data: TopicDetail) -> TopicDetail:
     return data
 
 
+def topic_json(cluster: str, data: TopicDetail) -> Any:
+    """The topic API's answer: the overview row's fields, the groups (their partitions
+    without the group's name again), the retry backlog, leases and consumers."""
+    data = fill_last_ids(cluster, data)
+    groups = [{k: v for k, v in g.items() if k != "partitions"}
+              | {"partitions": [{k: v for k, v in p.items() if k != "group"} for p in ps]}
+              for g in data["groups"] for ps in [g["partitions"]]]  # fmt: skip
+    row = row_json(data.get("row") or {})  # type: ignore[arg-type]
+    row.pop("topic", None)
+    return msgspec.to_builtins({"cluster": cluster, "topic": data["topic"],
+        "collected": data["collected"], "taken_at_ms": data.get("taken_at_ms"), **row,
+        "retry": data.get("retry") or {},
+        "error": data.get("error"), "groups": groups, "leases": data.get("leases") or [],
+        "consumers": data.get("consumers") or []}, str_keys=True)  # fmt: skip
+
+
 def topic_charts_get(
     cluster: str, topic: str, *, groups: list[str], window: str = "1h"
 ) -> dict[str, dict[str, Any]]:
@@ -367,6 +385,17 @@ def group_list(cluster: str, topic: str) -> list[str]:
         return clusters.admin(cluster).groups(topic)
     except (UnknownTopicError, InvalidArgumentError):
         raise NotFoundError(f"unknown topic {topic!r}") from None
+
+
+def known_group(
+    cluster: str, topic: str, group: str, *, first: bool = False
+) -> tuple[list[str], str]:
+    """The topic's groups, and ``group`` when it is one of them (empty: none, or the first)."""
+    groups = group_list(cluster, topic)
+    group = group or (groups[0] if first and groups else "")
+    if group and group not in groups:
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    return groups, group
 
 
 def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> Any:
