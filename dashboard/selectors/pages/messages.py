@@ -22,58 +22,11 @@ from mqcore.errors import (
 )
 from mqcore.models import Message
 
-__all__ = [
-    "MAX_PREVIEW_BYTES",
-    "PREVIEW_BYTES",
-    "message_get",
-    "message_trace_get",
-    "message_view_get",
-    "payload_preview",
-]
+__all__ = ["MAX_PREVIEW_BYTES", "PREVIEW_BYTES", "MessageView", "message_view_get"]
 
 PREVIEW_BYTES = 64 * 1024  # of a payload shown by default (the page, the API)
 HEX_PREVIEW_BYTES = 4096  # of a binary payload the page shows in hex, unless in full
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024  # the most an API caller may ask for at once
-
-
-def message_get(
-    cluster: str, topic: str, partition: int, entry_id: str, *, user: Any
-) -> tuple[Message, bool]:
-    """One partition entry, and whether the user may see its payload.
-
-    When the user may not (sensitive topic, see ``permissions.payload_visible``),
-    the payload, payload bytes and header values are replaced by a mask.
-    """
-    topic_visible_require(user, cluster, topic)
-    try:
-        message = clusters.admin(cluster).message(topic, partition, entry_id)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownPartitionError:
-        raise NotFoundError(f"partition {partition} of {topic!r} does not exist") from None
-    except UnknownMessageError:
-        raise NotFoundError(f"no entry {entry_id} in {topic!r} partition {partition}") from None
-    except InvalidArgumentError as exc:  # InvalidIdError included
-        raise ParamError(str(exc)) from None
-    allowed = payload_visible(user, cluster, topic)
-    return mask_message(message, visible=allowed), allowed
-
-
-def message_trace_get(
-    cluster: str, topic: str, partition: int, entry_id: str, *, user: Any
-) -> dict[str, Any]:
-    """What became of one entry (delivery per group, retries, dead letter; bounded lookups,
-    see :mod:`mqcore.browse.trace`): ids, group and consumer names, counts; no payload data,
-    so it is the same for every role that may see the topic."""
-    topic_visible_require(user, cluster, topic)
-    mq = clusters.admin(cluster)
-    try:
-        message = mq.message(topic, partition, entry_id)
-    except (UnknownTopicError, UnknownPartitionError, UnknownMessageError) as exc:
-        raise NotFoundError(str(exc)) from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
-    return dataclasses.asdict(message_trace(mq, message))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,5 +65,22 @@ class MessageView:
 def message_view_get(
     cluster: str, topic: str, partition: int, entry_id: str, *, user: Any
 ) -> MessageView:
-    where = (cluster, topic, partition, entry_id)
-    return MessageView(*message_get(*where, user=user), message_trace_get(*where, user=user))
+    """One partition entry, masked when the user may not see its payload (sensitive topic,
+    see ``permissions.payload_visible``: payload, bytes and header values), and what became
+    of it (delivery per group, retries, dead letter; bounded lookups, see
+    :mod:`mqcore.browse.trace`; no payload data, so the same for every role)."""
+    topic_visible_require(user, cluster, topic)
+    mq = clusters.admin(cluster)
+    try:
+        message = mq.message(topic, partition, entry_id)
+    except UnknownTopicError:
+        raise NotFoundError(f"unknown topic {topic!r}") from None
+    except UnknownPartitionError:
+        raise NotFoundError(f"partition {partition} of {topic!r} does not exist") from None
+    except UnknownMessageError:
+        raise NotFoundError(f"no entry {entry_id} in {topic!r} partition {partition}") from None
+    except InvalidArgumentError as exc:  # InvalidIdError included
+        raise ParamError(str(exc)) from None
+    allowed = payload_visible(user, cluster, topic)
+    trace = dataclasses.asdict(message_trace(mq, message))
+    return MessageView(mask_message(message, visible=allowed), allowed, trace)
