@@ -8,14 +8,13 @@ import msgspec
 
 from dashboard import clusters
 from dashboard.clusters import console_store
-from dashboard.selectors.pages.params import NotFoundError
+from dashboard.selectors.pages.params import mq_refusals
 from dashboard.selectors.pages.snapshot import (
     pipeline_mark,
     snapshot_get,
     snapshot_topic_get,
     topic_visible_require,
 )
-from mqcore.errors import UnknownGroupError, UnknownTopicError
 from mqcore.models import ConsumerInfo, LeaseInfo, PipelineMark
 
 __all__ = ["TIMELINE_LIMIT", "leases_get"]
@@ -42,13 +41,9 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     """
     topic_visible_require(user, cluster, topic)
     admin = clusters.admin(cluster)
-    try:
+    with mq_refusals(topic, group=group):
         leases: list[LeaseInfo] = admin.leases(topic, group)
         consumers: list[ConsumerInfo] = admin.consumers(topic, group)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownGroupError:
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
     pipelines = _pipeline_groups(cluster, topic)
     rows = [
         {

@@ -10,16 +10,10 @@ import msgspec
 from dashboard import clusters
 from dashboard.masking import mask_message
 from dashboard.permissions import payload_visible
-from dashboard.selectors.pages.params import NotFoundError, ParamError
+from dashboard.selectors.pages.params import mq_refusals
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from mqcore.browse import message_trace
 from mqcore.browse.rows import payload_preview
-from mqcore.errors import (
-    InvalidArgumentError,
-    UnknownMessageError,
-    UnknownPartitionError,
-    UnknownTopicError,
-)
 from mqcore.models import Message
 
 __all__ = ["MAX_PREVIEW_BYTES", "PREVIEW_BYTES", "MessageView", "message_view_get"]
@@ -71,16 +65,8 @@ def message_view_get(
     :mod:`mqcore.browse.trace`; no payload data, so the same for every role)."""
     topic_visible_require(user, cluster, topic)
     mq = clusters.admin(cluster)
-    try:
+    with mq_refusals(topic, partition=partition, entry_id=entry_id):
         message = mq.message(topic, partition, entry_id)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownPartitionError:
-        raise NotFoundError(f"partition {partition} of {topic!r} does not exist") from None
-    except UnknownMessageError:
-        raise NotFoundError(f"no entry {entry_id} in {topic!r} partition {partition}") from None
-    except InvalidArgumentError as exc:  # InvalidIdError included
-        raise ParamError(str(exc)) from None
     allowed = payload_visible(user, cluster, topic)
     trace = dataclasses.asdict(message_trace(mq, message))
     return MessageView(mask_message(message, visible=allowed), allowed, trace)

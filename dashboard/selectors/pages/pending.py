@@ -11,19 +11,13 @@ from dashboard import clusters
 from dashboard.selectors.pages.params import (
     ORDERS,
     PAGE_SIZE,
-    NotFoundError,
     Paged,
     ParamError,
+    mq_refusals,
     parse_choice,
 )
 from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
 from dashboard.selectors.pages.topic import known_group
-from mqcore.errors import (
-    InvalidArgumentError,
-    UnknownGroupError,
-    UnknownPartitionError,
-    UnknownTopicError,
-)
 from mqcore.models import PendingPage
 
 __all__ = ["PENDING_SORTS", "pending_get", "pending_json", "pending_page_get", "poison_threshold"]
@@ -66,7 +60,7 @@ def pending_get(
             f"offset must be between 0 and {PENDING_MAX_OFFSET} (page {PENDING_MAX_OFFSET // limit}"
             " at most): narrow the list by consumer, partition, idle time or deliveries"
         )
-    try:
+    with mq_refusals(topic, group=group, partition=partition):
         return clusters.admin(cluster).pending(
             topic,
             group,
@@ -80,14 +74,6 @@ def pending_get(
             min_deliveries=min_deliveries or 0,
             max_scan=int(settings.PENDING_MAX_SCAN),
         )
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownGroupError:
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
-    except UnknownPartitionError:
-        raise ParamError(f"partition {partition} does not exist") from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
 
 
 def pending_page_get(

@@ -13,7 +13,7 @@ from dashboard import charts, clusters
 from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
 from dashboard.selectors.pages.overview import OverviewRow, overview_row, row_json
-from dashboard.selectors.pages.params import NotFoundError, ParamError
+from dashboard.selectors.pages.params import NotFoundError, ParamError, mq_refusals
 from dashboard.selectors.pages.snapshot import (
     SnapshotRead,
     now_ms,
@@ -27,7 +27,7 @@ from dashboard.selectors.pages.snapshot import (
 from dashboard.selectors.pages.timeline import timeline_events
 from dashboard.status.drain import Drain, drain_estimate
 from mqcore.admin.partitions import last_ids
-from mqcore.errors import InvalidArgumentError, MQError, UnknownGroupError, UnknownTopicError
+from mqcore.errors import InvalidArgumentError, MQError, UnknownTopicError
 from mqcore.models import ConsumerInfo, GroupLag, LeaseInfo, PartitionLag
 
 __all__ = [
@@ -406,11 +406,5 @@ def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) ->
 def group_lags(cluster: str, topic: str, *, user: Any, group: str | None = None) -> list[GroupLag]:
     """Live lag of ``topic`` (all groups, or one) from mqcore (bounded per partition)."""
     topic_visible_require(user, cluster, topic)
-    try:
+    with mq_refusals(topic, group=group):
         return clusters.admin(cluster).lag(topic, group)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownGroupError:
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
