@@ -60,10 +60,6 @@ class MessageCut(msgspec.Struct):
     ] = messages.PREVIEW_BYTES
 
 
-def _json(value: Any) -> Any:
-    return msgspec.to_builtins(value, str_keys=True)
-
-
 def _topic_page(c: Call[NoInput], t: dict[str, Any]) -> dict[str, Any]:
     window, groups = c.request.GET.get("window") or "1h", [g["group"] for g in t["groups"]]
     # the partition panel is not polled (its hot-key sample would vanish): full page only
@@ -72,15 +68,6 @@ def _topic_page(c: Call[NoInput], t: dict[str, Any]) -> dict[str, Any]:
             "figures": sel.topic_charts_get(c.cluster, c.topic, groups=groups, window=window),
             "parts": None if polled else partitions_get(c.cluster, c.topic, user=c.user),
             "can": c.can}  # fmt: skip
-
-
-def _leases(c: Call[GroupFilter]) -> Any:
-    groups, group = sel.known_group(c.cluster, c.topic, c.input.group)
-    return (
-        groups,
-        group or None,
-        leases.leases_get(c.cluster, c.topic, user=c.user, group=group or None),
-    )
 
 
 OPERATIONS = (
@@ -99,9 +86,7 @@ OPERATIONS = (
     ),
     Operation(
         "Lag per group and partition (live read)", "topics", Action.VIEW, GroupFilter,
-        lambda c: sel.lag_get(c.cluster, c.topic, user=c.user, group=c.input.group or None),
-        api=Api("api-lag", API + "/lag",
-                answer=lambda c, groups: {"topic": c.topic, "groups": _json(groups)}),
+        lambda c: sel.lag_get(**c.read()), api=Api("api-lag", API + "/lag"),
     ),
     Operation(
         "The pending page", "pending", Action.VIEW, PelPage,
@@ -116,12 +101,12 @@ OPERATIONS = (
         api=Api("api-pending", API + "/pending"),
     ),
     Operation(
-        "Partition leases", "topics", Action.VIEW, GroupFilter, _leases,
+        "Partition leases", "topics", Action.VIEW, GroupFilter,
+        lambda c: leases.leases_get(**c.read()),
         pages=(Page("leases", PAGE + "leases/", template="dashboard/leases.html", region="live",
-                    context=lambda c, f: {"groups": f[0], "group": f[1] or "", "d": f[2],
-                                          "now_ms": now_ms()}),),
-        api=Api("api-leases", API + "/leases",
-                answer=lambda c, f: {"topic": c.topic, "group": f[1], **_json(f[2])}),
+                    context=lambda c, d: {"groups": sel.group_list(c.cluster, c.topic), "d": d,
+                                          "group": d["group"] or "", "now_ms": now_ms()}),),
+        api=Api("api-leases", API + "/leases"),
     ),
     Operation(
         "One message (payload masked without the right to see it; cut to max_bytes: "

@@ -398,9 +398,10 @@ def known_group(
     return groups, group
 
 
-def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> Any:
-    """:func:`group_lags` as JSON data (``mqcore lag --json``'s groups)."""
-    return msgspec.to_builtins(group_lags(cluster, topic, user=user, group=group))
+def lag_get(cluster: str, topic: str, *, user: Any, group: str = "") -> dict[str, Any]:
+    """:func:`group_lags` as the API's answer (``mqcore lag --json``'s groups)."""
+    lags = group_lags(cluster, topic, user=user, group=group or None)
+    return {"topic": topic, "groups": msgspec.to_builtins(lags, str_keys=True)}
 
 
 def group_lags(cluster: str, topic: str, *, user: Any, group: str | None = None) -> list[GroupLag]:
