@@ -47,9 +47,13 @@ def pending_get(
     consumer: str | None = None,
     partition: int | None = None,
     min_idle_ms: int | None = None,
+    min_idle_s: int | None = None,
     min_deliveries: int | None = None,
 ) -> PendingPage:
-    """One page of the group-wide PEL, sorted and filtered by mqcore (bounded scan)."""
+    """One page of the group-wide PEL, sorted and filtered by mqcore (bounded scan; idle
+    at least ``min_idle_ms``, else ``min_idle_s``: the page's unit, so its JSON link works)."""
+    if min_idle_ms is None and min_idle_s is not None:
+        min_idle_ms = min_idle_s * 1000
     topic_visible_require(user, cluster, topic)
     sort = parse_choice(sort, "sort", PENDING_SORTS, "idle")
     order = parse_choice(order, "order", ORDERS, "desc")
@@ -77,43 +81,28 @@ def pending_get(
 
 
 def pending_page_get(
-    cluster: str, topic: str, *, user: Any, group: str, page: int, consumer: str, sort: str,
-    order: str, partition: int | None, min_idle_s: int | None, min_deliveries: int | None,
-) -> dict[str, Any]:  # fmt: skip
-    """The pending page: the topic's groups, the one shown (default: the first) and a page
-    of its entries (``min_idle_s``: seconds)."""
-    groups, group = known_group(cluster, topic, group, first=True)
-    consumer = consumer.strip()
-    f = {"consumer": consumer, "partition": partition, "min_idle_s": min_idle_s,
-         "min_deliveries": min_deliveries}  # fmt: skip
-    idle = None if min_idle_s is None else min_idle_s * 1000
-    result = None if not group else pending_get(
-        cluster, topic, group, user=user, sort=sort, order=order, limit=PAGE_SIZE,
-        offset=(page - 1) * PAGE_SIZE, consumer=consumer, partition=partition,
-        min_idle_ms=idle, min_deliveries=min_deliveries)  # fmt: skip
-    entries, total = (result.entries, result.total) if result else ([], 0)
-    return {"groups": groups, "group": group, "result": result, "now_ms": now_ms(),
-            "paged": Paged(entries, page, PAGE_SIZE, total), "sort": sort or "idle",
-            "order": order or "desc", "filters": {k: "" if v is None else v for k, v in f.items()},
-            "poison_at": poison_threshold()}  # fmt: skip
-
-
-def pending_json(
-    cluster: str,
-    topic: str,
-    *,
-    group: str,
-    min_idle_s: int | None,
-    min_idle_ms: int | None,
-    **f: Any,
+    cluster: str, topic: str, *, user: Any, group: str, page: int, **f: Any
 ) -> dict[str, Any]:
-    """The pending API's answer (group required; ``min_idle_s``, the page's unit, when no
-    ``min_idle_ms``, so the page's JSON link works)."""
+    """The pending page: the topic's groups, the one shown (default: the first), a page of
+    its entries and the filters (consumer, partition, min_idle_s, min_deliveries)."""
+    groups, group = known_group(cluster, topic, group, first=True)
+    f["consumer"] = f["consumer"].strip()
+    at, result = (page - 1) * PAGE_SIZE, None
+    if group:
+        result = pending_get(cluster, topic, group, user=user, limit=PAGE_SIZE, offset=at, **f)
+    entries, total = (result.entries, result.total) if result else ([], 0)
+    shown = ("consumer", "partition", "min_idle_s", "min_deliveries")
+    return {"groups": groups, "group": group, "result": result, "now_ms": now_ms(),
+            "paged": Paged(entries, page, PAGE_SIZE, total), "sort": f["sort"] or "idle",
+            "order": f["order"] or "desc", "poison_at": poison_threshold(),
+            "filters": {k: "" if f[k] is None else f[k] for k in shown}}  # fmt: skip
+
+
+def pending_json(cluster: str, topic: str, *, group: str, **f: Any) -> dict[str, Any]:
+    """The pending API's answer (group required)."""
     if not group:
         raise ParamError("group is required")
-    if min_idle_ms is None and min_idle_s is not None:
-        min_idle_ms = min_idle_s * 1000
-    result = pending_get(cluster, topic, group, min_idle_ms=min_idle_ms, **f)
+    result = pending_get(cluster, topic, group, **f)
     return {"topic": topic, "group": group, "sort": f["sort"] or "idle",
             "order": f["order"] or "desc", "limit": f["limit"], "offset": f["offset"],
             **msgspec.to_builtins(result, str_keys=True)}  # fmt: skip
