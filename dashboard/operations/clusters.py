@@ -3,7 +3,6 @@ the frame's picker names), the overview page and JSON (worst first), the topic l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
@@ -17,7 +16,7 @@ from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, top
 from dashboard.selectors.pages.params import PAGE_SIZE
 from dashboard.selectors.pages.snapshot import now_ms
 
-__all__ = ["OPERATIONS", "visible", "without"]
+__all__ = ["OPERATIONS", "visible"]
 
 C = "clusters/<str:cluster>/"
 MAX_LIMIT = 500
@@ -42,10 +41,6 @@ class OverviewPaged(OverviewRows):
 class TopicSlice(msgspec.Struct):
     limit: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="page size")] = 50
     offset: Annotated[int, Meta(ge=0, description="rows to skip")] = 0
-
-
-def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if k not in keys}
 
 
 def visible(c: Call[Any]) -> list[str]:

@@ -4,17 +4,16 @@ the leases, and one message (masked without the right to see its payload)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 from msgspec import Meta
 
 from dashboard.charts import WINDOWS
-from dashboard.operations.declare import FORM_TRUE, Api, Call, NoInput, Operation, Page, routes
+from dashboard.operations.declare import FORM_TRUE, Api, Operation, Page, routes
 from dashboard.permissions import Action, has_action
 from dashboard.selectors.pages import leases, messages, pending, series
 from dashboard.selectors.pages import topic as sel
-from dashboard.selectors.pages.partitions import partitions_get
 from dashboard.selectors.pages.snapshot import now_ms
 
 __all__ = ["OPERATIONS"]
@@ -60,23 +59,15 @@ class MessageCut(msgspec.Struct):
     ] = messages.PREVIEW_BYTES
 
 
-def _topic_page(c: Call[NoInput], t: dict[str, Any]) -> dict[str, Any]:
-    window, groups = c.request.GET.get("window") or "1h", [g["group"] for g in t["groups"]]
-    # the partition panel is not polled (its hot-key sample would vanish): full page only
-    polled = getattr(c.request, "htmx", False)
-    return {"t": t, "window": window, "windows": list(WINDOWS), "now_ms": now_ms(),
-            "figures": sel.topic_charts_get(c.cluster, c.topic, groups=groups, window=window),
-            "parts": None if polled else partitions_get(c.cluster, c.topic, user=c.user),
-            "can": c.can}  # fmt: skip
-
-
 OPERATIONS = (
     Operation(
         "One topic: groups (each with partitions and `drain`, the time-to-drain estimate: "
         "seconds, state, rate_per_s, reason, low_s, high_s, ranged), consumers, leases",
         "topics", Action.VIEW, run=lambda c: sel.topic_get(c.cluster, c.topic, user=c.user),
         pages=(Page("topic-detail", PAGE, template="dashboard/topic.html", region="live",
-                    context=_topic_page),),
+                    context=lambda c, t: sel.topic_page(
+                        c.cluster, t, user=c.user, window=c.request.GET.get("window") or "1h",
+                        polled=getattr(c.request, "htmx", False)) | {"can": c.can}),),
         api=Api("api-topic-detail", API, answer=lambda c, t: sel.topic_json(c.cluster, t)),
     ),
     Operation(

@@ -14,6 +14,7 @@ from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
 from dashboard.selectors.pages.overview import OverviewRow, overview_row, row_json
 from dashboard.selectors.pages.params import NotFoundError, ParamError, mq_refusals
+from dashboard.selectors.pages.partitions import partitions_get
 from dashboard.selectors.pages.snapshot import (
     SnapshotRead,
     now_ms,
@@ -43,6 +44,7 @@ __all__ = [
     "topic_charts_get",
     "topic_get",
     "topic_json",
+    "topic_page",
 ]
 
 DRAIN_WINDOW_MS = 15 * 60_000
@@ -266,6 +268,17 @@ def fill_last_ids(cluster: str, data: TopicDetail) -> TopicDetail:
         if row["last_id"] is None:
             row["last_id"] = found.get(row["partition"])
     return data
+
+
+def topic_page(
+    cluster: str, t: TopicDetail, *, user: Any, window: str, polled: bool
+) -> dict[str, Any]:
+    """The topic page's context: the topic, its charts over ``window`` and (not when
+    ``polled``: its hot-key sample would vanish) the partition panel."""
+    topic, groups = t["topic"], [g["group"] for g in t["groups"]]
+    return {"t": t, "window": window, "windows": list(charts.WINDOWS), "now_ms": now_ms(),
+            "figures": topic_charts_get(cluster, topic, groups=groups, window=window),
+            "parts": None if polled else partitions_get(cluster, topic, user=user)}  # fmt: skip
 
 
 def topic_json(cluster: str, data: TopicDetail) -> Any:
