@@ -198,15 +198,18 @@ def start(spark: Any, opts: RunOptions) -> Any:
         spark._mq_listeners = [listener]
     spark._mq_listeners[0].watch(pid, pid)
 
+    where = {  # the deployment and the topic, as the source and the 2PC sink both take them
+        "redis_url": config.url,
+        "control_prefix": config.control_prefix,
+        "stream_prefix": config.stream_prefix,
+        "cluster": str(config.cluster).lower(),
+        "encoding": config.encoding,
+        "topic": module.TOPIC,
+        "group": pid,
+    }
     source = (
         spark.readStream.format("mqcore")
-        .option("redis_url", config.url)
-        .option("control_prefix", config.control_prefix)
-        .option("stream_prefix", config.stream_prefix)
-        .option("cluster", str(config.cluster).lower())
-        .option("encoding", config.encoding)
-        .option("topic", module.TOPIC)
-        .option("group", pid)
+        .options(**where)
         .option("startingPosition", "earliest")
         .option("readTasks", str(spark.sparkContext.defaultParallelism))
     )
@@ -222,14 +225,8 @@ def start(spark: Any, opts: RunOptions) -> Any:
     if opts.sink == "2pc":
         writer = (
             writer.format("mqcore_2pc")
-            .option("redis_url", config.url)
-            .option("control_prefix", config.control_prefix)
-            .option("stream_prefix", config.stream_prefix)
-            .option("cluster", str(config.cluster).lower())
-            .option("encoding", config.encoding)
-            .option("topic", module.TOPIC)
+            .options(**where)
             .option("pipeline", pid)
-            .option("group", pid)
             .option("sink", opts.sink)
             .option("run_id", run_id)
             .option("commit_chunk", str(opts.commit_chunk))

@@ -16,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from django.db import models
+from django.db import connections, models
 from django.utils import timezone
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "AuditImmutableError",
     "AuditPhase",
     "AuditTopic",
+    "suspended_audit_triggers",
 ]
 
 GENESIS_HASH = "0" * 64
@@ -195,3 +198,29 @@ class AuditTopic(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.event_id} names {self.topic or '(global)'}"
+
+
+@contextmanager
+def suspended_audit_triggers(using: str = "default") -> Iterator[None]:
+    """Suspend the SQLite triggers that keep the table append-only, for ``flush`` only: on
+    SQLite Django's ``flush`` (between transactional tests, ``manage.py flush``) empties
+    tables with DELETE, which they refuse (PostgreSQL's TRUNCATE passes its row trigger).
+    They are read back from ``sqlite_master``, dropped, and re-created as they were."""
+    connection = connections[using]
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s",
+            ["dashboard_auditevent"],
+        )
+        triggers = cursor.fetchall()
+        for name, _ in triggers:
+            cursor.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            for _, sql in triggers:
+                cursor.execute(sql)

@@ -3,7 +3,6 @@ the frame's picker names), the overview page and JSON (worst first), the topic l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
@@ -13,11 +12,11 @@ from msgspec import Meta
 from dashboard.clusters import cluster_names
 from dashboard.operations.declare import Api, Call, Operation, Page
 from dashboard.permissions import Action, cluster_visible
-from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, topic_list
+from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, topics_get
 from dashboard.selectors.pages.params import PAGE_SIZE
 from dashboard.selectors.pages.snapshot import now_ms
 
-__all__ = ["OPERATIONS", "visible", "without"]
+__all__ = ["OPERATIONS", "visible"]
 
 C = "clusters/<str:cluster>/"
 MAX_LIMIT = 500
@@ -44,10 +43,6 @@ class TopicSlice(msgspec.Struct):
     offset: Annotated[int, Meta(ge=0, description="rows to skip")] = 0
 
 
-def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if k not in keys}
-
-
 def visible(c: Call[Any]) -> list[str]:
     return [n for n in cluster_names() if cluster_visible(c.user, n)]
 
@@ -56,28 +51,6 @@ def _home(c: Call[ClusterPick], _: None) -> Any:
     names = visible(c) or cluster_names()
     return redirect("dashboard:overview", cluster=c.input.cluster if c.input.cluster in names
                     else names[0])  # fmt: skip
-
-
-def _overview(c: Call[OverviewRows], **more: Any) -> Any:
-    f = c.input
-    sort, order = f.sort or "status", f.order or "desc"
-    return overview_get(c.cluster, user=c.user, sort=sort, order=order, only_problems=f.problems,
-                        q=f.q.strip()[:200], page=f.page, **more)  # fmt: skip
-
-
-def _overview_json(c: Call[OverviewPaged], d: Any) -> dict[str, Any]:
-    paging = {k: getattr(d.rows, k) for k in ("total", "page", "pages", "per_page")}
-    return {"cluster": c.cluster, "snapshot": d.snapshot_found, "taken_at_ms": d.taken_at_ms,
-            "age_ms": d.age_ms, "counts": d.counts, "topics_total": d.topics_total, **paging,
-            "topics": [without(r, "sparkline", "group_names") for r in d.rows.items]}  # fmt: skip
-
-
-def _topics_json(c: Call[TopicSlice], found: Any) -> dict[str, Any]:
-    (rows, snap), f = found, c.input
-    shown = [without(r, "sparkline", "group_names") for r in rows[f.offset : f.offset + f.limit]]
-    return {"cluster": c.cluster, "snapshot": snap is not None,
-            "taken_at_ms": snap.taken_at_ms if snap is not None else None, "total": len(rows),
-            "limit": f.limit, "offset": f.offset, "topics": shown}  # fmt: skip
 
 
 OPERATIONS = (
@@ -90,18 +63,18 @@ OPERATIONS = (
         run=lambda c: {"clusters": visible(c)}, api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
-        "The overview page", "clusters", Action.VIEW, OverviewRows, _overview, twin="api-overview",
+        "The overview page", "clusters", Action.VIEW, OverviewRows,
+        lambda c: overview_get(**c.read()), twin="api-overview",
         pages=(Page("overview", C, template="dashboard/overview.html", region="table",
                     context=lambda c, d: {"ov": d, "now_ms": now_ms()}),),
     ),
     Operation(
         "Cluster overview: topics with status, lag, pending, DLQ depth", "clusters", Action.VIEW,
-        OverviewPaged, lambda c: _overview(c, per_page=c.input.per_page, sparklines=False),
-        api=Api("api-overview", "api/v1/" + C + "overview", answer=_overview_json),
+        OverviewPaged, lambda c: overview_get(**c.read(), sparklines=False).json(),
+        api=Api("api-overview", "api/v1/" + C + "overview"),
     ),
     Operation(
-        "Topics (paged)", "topics", Action.VIEW, TopicSlice,
-        lambda c: topic_list(c.cluster, user=c.user),
-        api=Api("api-topics", "api/v1/" + C + "topics", answer=_topics_json),
+        "Topics (paged)", "topics", Action.VIEW, TopicSlice, lambda c: topics_get(**c.read()),
+        api=Api("api-topics", "api/v1/" + C + "topics"),
     ),
 )  # fmt: skip

@@ -12,8 +12,7 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
 
-from dashboard.models import ReplayJob, ReplayJobStatus
-from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason
 from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
@@ -69,20 +68,6 @@ def _letters(c: Call[Letters]) -> Any:
                             before=c.input.before or None, limit=c.input.limit)  # fmt: skip
 
 
-def _letters_page(c: Call[Letters], page: Any) -> dict[str, Any]:
-    jobs = ReplayJob.objects.filter(cluster=c.cluster, topic=c.topic)
-    jobs = jobs.exclude(status=ReplayJobStatus.DRAFT)[:5]
-    return {"page": page, "filters": c.input.read(), "before": c.input.before or None,
-            "can": c.can, "jobs": jobs}  # fmt: skip
-
-
-def _letters_json(c: Call[Letters], page: Any) -> dict[str, Any]:
-    return {"cluster": c.cluster, "topic": c.topic, "depth": page.depth,
-            "letters": [sel.letter_json(v) for v in page.letters],
-            "next_cursor": page.next_cursor, "scanned": page.scanned,
-            "complete": page.complete, "masked": page.masked}  # fmt: skip
-
-
 class Purge(Reason):
     """The topic name typed again, and why."""
 
@@ -93,11 +78,6 @@ class Export(msgspec.Struct):
     """The letters to export."""
 
     ids: Annotated[list[str], msgspec.Meta(description="letter ids")] = []
-
-
-def _letter_json(c: Call[NoInput], data: dict[str, Any]) -> dict[str, Any]:
-    letter, followups = sel.letter_json(data["letter"]), data["followups"]
-    return {"cluster": c.cluster, "topic": c.topic, "letter": letter, "followups": followups}
 
 
 def _replay(c: Call[Replay]) -> Any:
@@ -146,9 +126,12 @@ OPERATIONS = (
     Operation(
         "Dead letters, newest first", "dlq", Action.VIEW, Letters, _letters,
         pages=(Page("dlq", PAGE + "$", template="dashboard/dlq.html", region="letters",
-                    form=lambda data, read: read | {"limit": 50}, context=_letters_page,
+                    form=lambda data, read: read | {"limit": 50},
+                    context=lambda c, page: {"page": page, "filters": c.input.read(),
+                                             "before": c.input.before or None, "can": c.can,
+                                             "jobs": sel.replay_jobs_recent(c.cluster, c.topic)},
                     decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),),
-        api=Api("api-dlq", API[:-1] + "$", answer=_letters_json,
+        api=Api("api-dlq", API[:-1] + "$", answer=lambda c, page: page.json(),
                 decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),
     ),
     Operation(
@@ -156,7 +139,8 @@ OPERATIONS = (
         run=lambda c: sel.dlq_letter_get(**c.read()),
         pages=(Page("dlq-letter", PAGE + ID + "/$", template="dashboard/dlq_letter.html",
                     context=lambda c, data: {"can": c.can, **data}),),
-        api=Api("api-dlq-letter", API + ID + "$", answer=_letter_json, loose=True),
+        api=Api("api-dlq-letter", API + ID + "$", loose=True, answer=lambda c, d: {
+            "cluster": c.cluster, "topic": c.topic, **d, "letter": sel.letter_json(d["letter"])}),
     ),
     Operation(
         "Replay one letter", "dlq", Action.REPLAY, Replay, _replay, early=False,

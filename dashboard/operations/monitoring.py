@@ -3,20 +3,15 @@ names an alert by ``target`` (``[cluster, id]``), a custom duration by ``duratio
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import msgspec
 from django.conf import settings
 from django.http import QueryDict
 
-from dashboard.alert_mutes import DURATION_CHOICES, mute_topic
-from dashboard.alerts import RULES
-from dashboard.clusters import cluster_names
-from dashboard.operations.clusters import visible
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
-from dashboard.permissions import Action, has_action, has_action_somewhere
-from dashboard.selectors.alerts import alerts_get
+from dashboard.operations.declare import Api, Operation, Page, Reason
+from dashboard.permissions import Action
+from dashboard.selectors.alerts import alerts_json, alerts_page_get
 from dashboard.selectors.collectors import collector_rows
 from dashboard.services import alert_mutes as svc
 
@@ -48,30 +43,6 @@ class Mute(AlertRef):
     duration: Annotated[str, msgspec.Meta(description="15m, 1h, ...")] = ""
 
 
-def _alerts_page(c: Call[Alerts], _: None) -> dict[str, Any]:
-    cluster = c.input.cluster if c.input.cluster in visible(c) else None
-    data = alerts_get(cluster, user=c.user, include_resolved=True)
-    for alert in data["open"]:  # the silence form names an alert by cluster and id
-        alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
-        alert["can_silence"] = has_action(  # on the alert's topic; none named: global
-            c.user, Action.SILENCE, cluster=str(alert.get("cluster") or ""), topic=mute_topic(alert)
-        )
-    return {"open_alerts": data["open"], "resolved_alerts": data["resolved"][:100],
-            "rules": sorted(RULES.items()), "filter_cluster": cluster or "",
-            "webhook": bool(settings.ALERT_WEBHOOK_URL), "durations": DURATION_CHOICES,
-            "can_silence": has_action_somewhere(c.user, Action.SILENCE),
-            "silenceable": [a for a in data["open"] if a["can_silence"]],
-            "now_ms": data["now_ms"]}  # fmt: skip
-
-
-def _alerts_json(c: Call[Alerts], _: None) -> dict[str, Any]:
-    cluster = c.input.cluster or None
-    if cluster is not None and cluster not in cluster_names():
-        raise ValueError(f"unknown cluster {cluster[:100]!r}")
-    data = alerts_get(cluster, user=c.user)
-    return {"alerts": data["open"], "now_ms": data["now_ms"]}
-
-
 def _mute_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     """``target`` and a custom duration read into the JSON's fields."""
     if raw := data.get("target", ""):
@@ -100,8 +71,9 @@ OPERATIONS = (
     Operation(
         "Open alerts", "alerts", Action.VIEW, Alerts,
         pages=(Page("alerts", "alerts/", template="dashboard/alerts.html", region="live",
-                    context=_alerts_page),),
-        api=Api("api-alerts", "api/v1/alerts", answer=_alerts_json),
+                    context=lambda c, _: alerts_page_get(c.input.cluster, user=c.user)),),
+        api=Api("api-alerts", "api/v1/alerts",
+                answer=lambda c, _: alerts_json(c.input.cluster, user=c.user)),
     ),
     Operation(
         "Silence or acknowledge an alert", "alerts", Action.SILENCE, Mute, early="somewhere",

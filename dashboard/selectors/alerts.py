@@ -7,15 +7,25 @@ it now (``kind``, ``by``, ``reason``, ``until_ms``...), or None
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from dashboard.alert_mutes import mute_applies
-from dashboard.alerts import alert_scope
+from django.conf import settings
+
+from dashboard.alert_mutes import DURATION_CHOICES, mute_applies, mute_topic
+from dashboard.alerts import RULES, alert_scope
 from dashboard.clusters import cluster_names, console_store
-from dashboard.permissions import row_visible, view_scopes
+from dashboard.permissions import (
+    Action,
+    cluster_visible,
+    has_action,
+    has_action_somewhere,
+    row_visible,
+    view_scopes,
+)
 from mqcore.clock import now_ms
 
-__all__ = ["alert_visible", "alerts_get"]
+__all__ = ["alert_visible", "alerts_get", "alerts_json", "alerts_page_get"]
 
 
 def alert_visible(user: Any, alert: dict[str, Any]) -> bool:
@@ -58,3 +68,30 @@ def alerts_get(
         "resolved": [r for r in rows if r.get("state") == "resolved"],
         "now_ms": now,
     }
+
+
+def alerts_page_get(cluster: str, *, user: Any) -> dict[str, Any]:
+    """The alerts page: the open alerts of ``cluster`` (one the user sees; else every one),
+    each with the silence form's ``target`` and whether the user may silence it, the last
+    100 resolved, the rules."""
+    one = cluster if cluster in cluster_names() and cluster_visible(user, cluster) else None
+    data = alerts_get(one, user=user, include_resolved=True)
+    for alert in data["open"]:  # the silence form names an alert by cluster and id
+        alert["target"] = json.dumps([alert.get("cluster"), alert.get("id")])
+        alert["can_silence"] = has_action(  # on the alert's topic; none named: global
+            user, Action.SILENCE, cluster=str(alert.get("cluster") or ""), topic=mute_topic(alert)
+        )
+    return {"open_alerts": data["open"], "resolved_alerts": data["resolved"][:100],
+            "rules": sorted(RULES.items()), "filter_cluster": one or "",
+            "webhook": bool(settings.ALERT_WEBHOOK_URL), "durations": DURATION_CHOICES,
+            "can_silence": has_action_somewhere(user, Action.SILENCE),
+            "silenceable": [a for a in data["open"] if a["can_silence"]],
+            "now_ms": data["now_ms"]}  # fmt: skip
+
+
+def alerts_json(cluster: str, *, user: Any) -> dict[str, Any]:
+    """The alerts API: the open alerts of ``cluster`` (empty: every cluster's)."""
+    if cluster and cluster not in cluster_names():
+        raise ValueError(f"unknown cluster {cluster[:100]!r}")
+    data = alerts_get(cluster or None, user=user)
+    return {"alerts": data["open"], "now_ms": data["now_ms"]}

@@ -17,6 +17,7 @@ from django.http import QueryDict
 
 from dashboard.clusters import dead_letters
 from dashboard.masking import MASK, check_text_filter, mask_headers
+from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import payload_visible, topic_visible
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "dlq_letter_get",
     "dlq_page_get",
     "letter_json",
+    "replay_jobs_recent",
 ]
 
 PREVIEW_CHARS = 120
@@ -174,12 +176,27 @@ def _view(letter: Any, *, visible: bool, full: bool) -> LetterView:
 
 @dataclass(frozen=True, slots=True)
 class DlqPageView:
+    cluster: str
+    topic: str
     letters: list[LetterView]
     next_cursor: str | None
     scanned: int
     complete: bool
     depth: int
     masked: bool
+
+    def json(self) -> dict[str, Any]:
+        """The API's answer: the depth, the page's letters (:func:`letter_json`), the cursor."""
+        return {"cluster": self.cluster, "topic": self.topic, "depth": self.depth,
+                "letters": [letter_json(v) for v in self.letters],
+                "next_cursor": self.next_cursor, "scanned": self.scanned,
+                "complete": self.complete, "masked": self.masked}  # fmt: skip
+
+
+def replay_jobs_recent(cluster: str, topic: str) -> list[ReplayJob]:
+    """The topic's five newest replay jobs past the draft."""
+    jobs = ReplayJob.objects.filter(cluster=cluster, topic=topic)
+    return list(jobs.exclude(status=ReplayJobStatus.DRAFT)[:5])
 
 
 def dlq_depth_get(*, cluster: str, topic: str) -> int:
@@ -212,6 +229,8 @@ def dlq_page_get(
         **filters.kwargs(),
     )
     return DlqPageView(
+        cluster=cluster,
+        topic=topic,
         letters=[_view(letter, visible=visible, full=False) for letter in page.letters],
         next_cursor=page.next_cursor,
         scanned=page.scanned,

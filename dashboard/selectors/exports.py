@@ -25,11 +25,10 @@ from dashboard import clusters
 from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.permissions import payload_visible
 from dashboard.selectors.dlq import DlqFilterError, DlqFilters
-from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_int
+from dashboard.selectors.pages.params import NotFoundError, ParamError, mq_refusals, parse_int
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.selectors.pages.topic import group_lags
 from mqcore.admin.export import PendingRows
-from mqcore.errors import InvalidArgumentError, UnknownTopicError
 from mqcore.export_rows import (
     DLQ_COLUMNS,
     LAG_COLUMNS,
@@ -106,13 +105,9 @@ def _pending(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> E
     min_deliveries = parse_int(query.get("min_deliveries"), "min_deliveries", default=None)
     consumer = str(query.get("consumer") or "").strip()[:200] or None
     admin = clusters.admin(cluster)
-    try:
+    with mq_refusals(topic):
         validate_name("group", group)
         count = admin.partition_count(topic)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
     if partition is not None and partition >= count:
         raise ParamError(f"partition {partition} does not exist")
     if group not in admin.groups(topic, count):  # live: a group newer than the snapshot too
@@ -180,7 +175,7 @@ def _dlq(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> Expor
     max_scan = int(settings.EXPORT_MAX_SCAN)
 
     def page(before: str | None, scan: int) -> Any:
-        try:
+        with mq_refusals(topic):
             return dlq.page(
                 topic,
                 before=before,
@@ -189,10 +184,6 @@ def _dlq(cluster: str, topic: str, query: Mapping[str, Any], user: Any) -> Expor
                 max_scan_bytes=byte_bound,
                 **filters.kwargs(),
             )
-        except UnknownTopicError:
-            raise NotFoundError(f"unknown topic {topic!r}") from None
-        except InvalidArgumentError as exc:
-            raise ParamError(str(exc)) from None
 
     first = page(None, max_scan)  # read now: an unknown topic or bad filter fails up front
     src = ExportSource("dlq", DLQ_COLUMNS, dict(filters.raw), _max_rows(query), not visible)

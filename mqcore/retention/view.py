@@ -16,12 +16,14 @@ until one side ends, so a risk decision never rests on a capped count.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from mqcore.clock import now_ms
-from mqcore.codec import decode_text, partition_count_from_meta
+from mqcore.codec import decode_text, kryo, partition_count_from_meta, validate_id
 from mqcore.config import RedisClient
+from mqcore.errors import InvalidIdError
 from mqcore.keys import KeySpace
 from mqcore.retention.counting import COUNT_CAP, Counter
 from mqcore.retention.effects import (
@@ -33,7 +35,6 @@ from mqcore.retention.effects import (
     mqcore_effects,
 )
 from mqcore.retention.floor import partition_floors
-from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import JavaRetention, RetentionPolicy
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "PartitionRetention",
     "RuleEffect",
     "Threat",
+    "frontier_ids",
     "topic_retention",
 ]
 
@@ -168,4 +170,27 @@ def topic_retention(
             rules += java_effects(java, floors, frontiers, part)
         per_s = None if rate is None else round(rate * 1000, 3)
         out.append(PartitionRetention(p, length, first_id, last_id, groups, rules, per_s))
+    return out
+
+
+# --- commit frontier hashes (KeySpace.commit_frontier): group -> the highest id it acked.
+# Java writes them through Redisson's default codec (mqcore.codec.kryo), other writers
+# plain text; a field or value that is neither, or a value that is not an id, is left out.
+def _text(raw: Any) -> str:
+    if isinstance(raw, bytes) and kryo.looks_kryo(raw):
+        try:
+            return str(kryo.decode(raw))
+        except kryo.KryoError:
+            pass
+    return decode_text(raw)
+
+
+def frontier_ids(raw: Mapping[Any, Any]) -> dict[str, str]:
+    """Group name -> frontier id of an ``HGETALL`` reply (both encodings)."""
+    out: dict[str, str] = {}
+    for field, value in raw.items():
+        try:
+            out[_text(field)] = validate_id(_text(value))
+        except InvalidIdError:
+            continue
     return out

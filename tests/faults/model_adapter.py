@@ -27,9 +27,9 @@ from mqcore.dlq import DeadLetters, letter_from_entry
 from mqcore.leases import Lease, LeaseManager
 from mqcore.payloads import PAYLOAD_HASH_REF, fetch_payload, is_out_of_line
 from mqcore.producer import Producer
-from mqcore.retention.frontier import frontier_ids
 from mqcore.retention.policy import RetentionPolicy
 from mqcore.retention.trim import trim_partition, trim_topic
+from mqcore.retention.view import frontier_ids
 from mqcore.retry import RetryMover
 from mqcore.topics import Topics
 

@@ -13,9 +13,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import Client
 
-from dashboard.audit_triggers import suspended_audit_triggers
 from dashboard.models import AuditEvent, AuditEventType
-from dashboard.models.audit import AuditImmutableError
+from dashboard.models.audit import AuditImmutableError, suspended_audit_triggers
 from dashboard.services.audit import (
     VERIFY_CACHE_KEY,
     audit_begin,

@@ -13,9 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, transaction
 
-from dashboard.audit_triggers import suspended_audit_triggers
 from dashboard.models import AuditEvent, AuditEventType
-from dashboard.models.audit import GENESIS_HASH
+from dashboard.models.audit import GENESIS_HASH, suspended_audit_triggers
 from dashboard.services.audit import audit_begin, audit_complete, audit_verify
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,8 @@ import hashlib
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from dashboard.audit_triggers import suspended_audit_triggers
 from dashboard.models import AuditEvent, AuditEventType
-from dashboard.models.audit import GENESIS_HASH
+from dashboard.models.audit import GENESIS_HASH, suspended_audit_triggers
 from dashboard.services.audit import audit_begin, audit_complete, audit_verify
 
 pytestmark = pytest.mark.django_db

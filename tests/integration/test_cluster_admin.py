@@ -57,7 +57,7 @@ def test_a_move_over_every_partition_and_an_emptied_partition_on_cluster(
     an emptied partition's last id is its last-generated id in the snapshot."""
     from mqcore.admin import PositionTarget
     from mqcore.admin.partitions import last_ids
-    from mqcore.retention.frontier import frontier_ids
+    from mqcore.retention.view import frontier_ids
 
     keys = cluster_config.keys
     create_topic(rc, keys, "orders", 3, groups=("g", "spark"))

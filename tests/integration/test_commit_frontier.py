@@ -16,7 +16,7 @@ from mqcore.codec import kryo
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
 from mqcore.lease_keeper import LeaseKeeper
-from mqcore.retention.frontier import frontier_ids
+from mqcore.retention.view import frontier_ids
 from tests.integration.raw_java import create_topic
 
 pytestmark = pytest.mark.redis

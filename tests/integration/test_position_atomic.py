@@ -14,7 +14,7 @@ from mqcore.checkpoints import CheckpointStore
 from mqcore.codec import kryo
 from mqcore.config import MQConfig
 from mqcore.errors import ConcurrentChangeError, PartialMoveError, PipelineGroupError
-from mqcore.retention.frontier import frontier_ids
+from mqcore.retention.view import frontier_ids
 from tests.integration.raw_java import create_topic
 from tests.integration.test_commit_frontier import java_housekeeper
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.commands.flush import Command as FlushCommand
 
-from dashboard.audit_triggers import suspended_audit_triggers
+from dashboard.models.audit import suspended_audit_triggers
 
 
 class Command(FlushCommand):

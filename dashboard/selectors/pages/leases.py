@@ -8,14 +8,14 @@ import msgspec
 
 from dashboard import clusters
 from dashboard.clusters import console_store
-from dashboard.selectors.pages.params import NotFoundError
+from dashboard.selectors.pages.params import mq_refusals
 from dashboard.selectors.pages.snapshot import (
     pipeline_mark,
     snapshot_get,
     snapshot_topic_get,
     topic_visible_require,
 )
-from mqcore.errors import UnknownGroupError, UnknownTopicError
+from dashboard.selectors.pages.topic import known_group
 from mqcore.models import ConsumerInfo, LeaseInfo, PipelineMark
 
 __all__ = ["TIMELINE_LIMIT", "leases_get"]
@@ -31,7 +31,7 @@ def _pipeline_groups(cluster: str, topic: str) -> dict[str, PipelineMark]:
     return {group: mark for group, mark in marks if mark is not None}
 
 
-def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> dict[str, Any]:
+def leases_get(cluster: str, topic: str, *, user: Any, group: str = "") -> dict[str, Any]:
     """Live leases and consumers of ``topic`` (optionally one group) plus the timeline.
 
     Each lease carries ``pipeline`` (the pipeline mark of its group, or None);
@@ -40,15 +40,12 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     The timeline is the newest ownership changes the collectors recorded (at most
     ``TIMELINE_LIMIT`` of the topic, then filtered to ``group``).
     """
+    one = known_group(cluster, topic, group)[1] or None
     topic_visible_require(user, cluster, topic)
     admin = clusters.admin(cluster)
-    try:
-        leases: list[LeaseInfo] = admin.leases(topic, group)
-        consumers: list[ConsumerInfo] = admin.consumers(topic, group)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownGroupError:
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
+    with mq_refusals(topic, group=one):
+        leases: list[LeaseInfo] = admin.leases(topic, one)
+        consumers: list[ConsumerInfo] = admin.consumers(topic, one)
     pipelines = _pipeline_groups(cluster, topic)
     rows = [
         {
@@ -60,9 +57,11 @@ def leases_get(cluster: str, topic: str, *, user: Any, group: str | None = None)
     timeline = [
         e
         for e in console_store().lease_timeline_get(cluster, topic, limit=TIMELINE_LIMIT)
-        if group is None or e.get("group") == group
+        if one is None or e.get("group") == one
     ]
     return {
+        "topic": topic,
+        "group": one,
         "leases": rows,
         "consumers": msgspec.to_builtins(consumers),
         "unowned": sum(1 for row in rows if not row["owner"] and not row["pipeline"]),

@@ -5,68 +5,68 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
+
 from dashboard import clusters
 from dashboard.masking import mask_message
 from dashboard.permissions import payload_visible
-from dashboard.selectors.pages.params import NotFoundError, ParamError
+from dashboard.selectors.pages.params import mq_refusals
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from mqcore.browse import message_trace
 from mqcore.browse.rows import payload_preview
-from mqcore.errors import (
-    InvalidArgumentError,
-    UnknownMessageError,
-    UnknownPartitionError,
-    UnknownTopicError,
-)
 from mqcore.models import Message
 
-__all__ = [
-    "MAX_PREVIEW_BYTES",
-    "PREVIEW_BYTES",
-    "message_get",
-    "message_trace_get",
-    "payload_preview",
-]
+__all__ = ["MAX_PREVIEW_BYTES", "PREVIEW_BYTES", "MessageView", "message_view_get"]
 
 PREVIEW_BYTES = 64 * 1024  # of a payload shown by default (the page, the API)
+HEX_PREVIEW_BYTES = 4096  # of a binary payload the page shows in hex, unless in full
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024  # the most an API caller may ask for at once
 
 
-def message_get(
+@dataclasses.dataclass(frozen=True)
+class MessageView:
+    """One message (masked when ``allowed`` is false) and its trace, for the page or JSON."""
+
+    m: Message
+    allowed: bool
+    trace: dict[str, Any]
+
+    def page(self, *, full: bool, group: str) -> dict[str, Any]:
+        """The page's context: the payload cut to PREVIEW_BYTES (its hex to 4 KiB) unless
+        ``full``."""
+        m, binary = self.m, self.m.payload_bytes
+        preview = payload_preview(m, None if full else PREVIEW_BYTES)
+        cut = binary is not None and not full and len(binary) > HEX_PREVIEW_BYTES
+        return {"m": m, "payload": preview["text"], "payload_size": preview["size"],
+                "truncated": preview["truncated"] and binary is None,
+                "binary": binary[:HEX_PREVIEW_BYTES] if cut and binary else binary,
+                "binary_len": len(binary or b""), "hex_truncated": cut,
+                "payload_allowed": self.allowed, "trace": self.trace, "group": group,
+                "undecoded": m.undecoded.as_dict() if m.undecoded else None,
+                "preview_limit": PREVIEW_BYTES}  # fmt: skip
+
+    def json(self, max_bytes: int) -> dict[str, Any]:
+        """The API's answer: the payload cut to ``max_bytes`` (binary as hex)."""
+        preview = payload_preview(self.m, max_bytes)
+        m = dataclasses.replace(self.m, payload=preview["text"], payload_bytes=None)
+        out: dict[str, Any] = msgspec.to_builtins(m, str_keys=True)
+        binary = preview["binary"]
+        return out | {"payload_bytes": None if binary is None else binary.hex(),
+                      "payload_masked": not self.allowed, "payload_size": preview["size"],
+                      "payload_truncated": preview["truncated"], "trace": self.trace}  # fmt: skip
+
+
+def message_view_get(
     cluster: str, topic: str, partition: int, entry_id: str, *, user: Any
-) -> tuple[Message, bool]:
-    """One partition entry, and whether the user may see its payload.
-
-    When the user may not (sensitive topic, see ``permissions.payload_visible``),
-    the payload, payload bytes and header values are replaced by a mask.
-    """
-    topic_visible_require(user, cluster, topic)
-    try:
-        message = clusters.admin(cluster).message(topic, partition, entry_id)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownPartitionError:
-        raise NotFoundError(f"partition {partition} of {topic!r} does not exist") from None
-    except UnknownMessageError:
-        raise NotFoundError(f"no entry {entry_id} in {topic!r} partition {partition}") from None
-    except InvalidArgumentError as exc:  # InvalidIdError included
-        raise ParamError(str(exc)) from None
-    allowed = payload_visible(user, cluster, topic)
-    return mask_message(message, visible=allowed), allowed
-
-
-def message_trace_get(
-    cluster: str, topic: str, partition: int, entry_id: str, *, user: Any
-) -> dict[str, Any]:
-    """What became of one entry (delivery per group, retries, dead letter; bounded lookups,
-    see :mod:`mqcore.browse.trace`): ids, group and consumer names, counts; no payload data,
-    so it is the same for every role that may see the topic."""
+) -> MessageView:
+    """One partition entry, masked when the user may not see its payload (sensitive topic,
+    see ``permissions.payload_visible``: payload, bytes and header values), and what became
+    of it (delivery per group, retries, dead letter; bounded lookups, see
+    :mod:`mqcore.browse.trace`; no payload data, so the same for every role)."""
     topic_visible_require(user, cluster, topic)
     mq = clusters.admin(cluster)
-    try:
+    with mq_refusals(topic, partition=partition, entry_id=entry_id):
         message = mq.message(topic, partition, entry_id)
-    except (UnknownTopicError, UnknownPartitionError, UnknownMessageError) as exc:
-        raise NotFoundError(str(exc)) from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
-    return dataclasses.asdict(message_trace(mq, message))
+    allowed = payload_visible(user, cluster, topic)
+    trace = dataclasses.asdict(message_trace(mq, message))
+    return MessageView(mask_message(message, visible=allowed), allowed, trace)

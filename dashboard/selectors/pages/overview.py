@@ -27,7 +27,8 @@ __all__ = [
     "OverviewRow",
     "overview_get",
     "overview_row",
-    "topic_list",
+    "row_json",
+    "topics_get",
 ]
 
 OVERVIEW_SORTS = ("status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length")
@@ -160,6 +161,20 @@ class OverviewPage:
     collector: dict[str, Any] = field(default_factory=dict)
     unreadable: str | None = None  # why the stored snapshot was refused
 
+    def json(self) -> dict[str, Any]:
+        """The API's answer: the snapshot's age, the counts, one page of rows."""
+        r = self.rows
+        return {"cluster": self.cluster, "snapshot": self.snapshot_found,
+                "taken_at_ms": self.taken_at_ms, "age_ms": self.age_ms, "counts": self.counts,
+                "topics_total": self.topics_total, "total": r.total, "page": r.page,
+                "pages": r.pages, "per_page": r.per_page,
+                "topics": [row_json(row) for row in r.items]}  # fmt: skip
+
+
+def row_json(row: OverviewRow) -> dict[str, Any]:
+    """A row as the API shows it (no sparkline, no group names)."""
+    return {k: v for k, v in row.items() if k not in ("sparkline", "group_names")}
+
 
 # cluster -> (the snapshot object, its rows): the store hands out one decoded snapshot per
 # version, so its rows are built once per version too; requests only filter and copy them
@@ -189,7 +204,7 @@ def overview_get(
     user: Any,
     sort: str = "status",
     order: str = "desc",
-    only_problems: bool = False,
+    problems: bool = False,
     q: str = "",
     page: int = 1,
     per_page: int = PAGE_SIZE,
@@ -201,6 +216,7 @@ def overview_get(
     """
     sort = parse_choice(sort, "sort", OVERVIEW_SORTS, "status")
     order = parse_choice(order, "order", ORDERS, "desc")
+    q = q.strip()[:200]
     snap, unreadable = snapshot_read(cluster)
     health = _collector_health(cluster)
     if snap is None:
@@ -219,7 +235,7 @@ def overview_get(
     for row in rows:
         counts[row["status"]] += 1
     total_topics = len(rows)
-    if only_problems:
+    if problems:
         rows = [r for r in rows if r["status"] != Status.OK or r["dlq_growth"] > 0]
     if q:
         needle = q.lower()
@@ -245,7 +261,7 @@ def overview_get(
         topics_total=total_topics,
         sort=sort,
         order=order,
-        only_problems=only_problems,
+        only_problems=problems,
         q=q,
         collector=health,
     )
@@ -260,11 +276,13 @@ def _collector_health(cluster: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-def topic_list(cluster: str, *, user: Any) -> tuple[list[OverviewRow], ClusterSnapshot | None]:
-    """Visible topics of the snapshot as overview rows (by name), and the snapshot."""
+def topics_get(cluster: str, *, user: Any, limit: int, offset: int) -> dict[str, Any]:
+    """Visible topics of the snapshot as overview rows, by name, a slice of them."""
     snap = snapshot_get(cluster)
-    if snap is None:
-        return [], None
-    rows = _visible_rows(snap, cluster, user)
-    rows.sort(key=lambda r: r["topic"])
-    return rows, snap
+    rows = (
+        [] if snap is None else sorted(_visible_rows(snap, cluster, user), key=lambda r: r["topic"])
+    )
+    return {"cluster": cluster, "snapshot": snap is not None,
+            "taken_at_ms": snap.taken_at_ms if snap is not None else None, "total": len(rows),
+            "limit": limit, "offset": offset,
+            "topics": [row_json(r) for r in rows[offset : offset + limit]]}  # fmt: skip

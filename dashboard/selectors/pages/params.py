@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.http import Http404
+
+from mqcore.errors import (
+    InvalidArgumentError,
+    UnknownGroupError,
+    UnknownMessageError,
+    UnknownPartitionError,
+    UnknownTopicError,
+)
 
 __all__ = [
     "ORDERS",
@@ -15,6 +24,7 @@ __all__ = [
     "NotFoundError",
     "Paged",
     "ParamError",
+    "mq_refusals",
     "parse_choice",
     "parse_int",
 ]
@@ -29,6 +39,28 @@ class NotFoundError(Http404):
 
 class ParamError(ValueError):
     """Raised when a filter, sort or paging parameter is invalid (the API answers 400)."""
+
+
+@contextmanager
+def mq_refusals(
+    topic: str, *, group: str | None = None, partition: int | None = None, entry_id: str = ""
+) -> Iterator[None]:
+    """mqcore's refusals in the console's words: what the URL names and does not exist a 404
+    (a partition too when ``entry_id`` names an entry in it), a bad filter or id a 400."""
+    try:
+        yield
+    except UnknownTopicError:
+        raise NotFoundError(f"unknown topic {topic!r}") from None
+    except UnknownGroupError:
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
+    except UnknownPartitionError:
+        if entry_id:
+            raise NotFoundError(f"partition {partition} of {topic!r} does not exist") from None
+        raise ParamError(f"partition {partition} does not exist") from None
+    except UnknownMessageError:
+        raise NotFoundError(f"no entry {entry_id} in {topic!r} partition {partition}") from None
+    except InvalidArgumentError as exc:  # InvalidIdError included
+        raise ParamError(str(exc)) from None
 
 
 def parse_int(

@@ -4,26 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from django.conf import settings
 
 from dashboard import clusters
 from dashboard.selectors.pages.params import (
     ORDERS,
     PAGE_SIZE,
-    NotFoundError,
+    Paged,
     ParamError,
+    mq_refusals,
     parse_choice,
 )
-from dashboard.selectors.pages.snapshot import topic_visible_require
-from mqcore.errors import (
-    InvalidArgumentError,
-    UnknownGroupError,
-    UnknownPartitionError,
-    UnknownTopicError,
-)
+from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
+from dashboard.selectors.pages.topic import known_group
 from mqcore.models import PendingPage
 
-__all__ = ["PENDING_SORTS", "pending_get", "poison_threshold"]
+__all__ = ["PENDING_SORTS", "pending_get", "pending_json", "pending_page_get", "poison_threshold"]
 
 PENDING_SORTS = ("idle", "count")
 PENDING_MAX_LIMIT = 500
@@ -50,9 +47,13 @@ def pending_get(
     consumer: str | None = None,
     partition: int | None = None,
     min_idle_ms: int | None = None,
+    min_idle_s: int | None = None,
     min_deliveries: int | None = None,
 ) -> PendingPage:
-    """One page of the group-wide PEL, sorted and filtered by mqcore (bounded scan)."""
+    """One page of the group-wide PEL, sorted and filtered by mqcore (bounded scan; idle
+    at least ``min_idle_ms``, else ``min_idle_s``: the page's unit, so its JSON link works)."""
+    if min_idle_ms is None and min_idle_s is not None:
+        min_idle_ms = min_idle_s * 1000
     topic_visible_require(user, cluster, topic)
     sort = parse_choice(sort, "sort", PENDING_SORTS, "idle")
     order = parse_choice(order, "order", ORDERS, "desc")
@@ -63,7 +64,7 @@ def pending_get(
             f"offset must be between 0 and {PENDING_MAX_OFFSET} (page {PENDING_MAX_OFFSET // limit}"
             " at most): narrow the list by consumer, partition, idle time or deliveries"
         )
-    try:
+    with mq_refusals(topic, group=group, partition=partition):
         return clusters.admin(cluster).pending(
             topic,
             group,
@@ -77,11 +78,31 @@ def pending_get(
             min_deliveries=min_deliveries or 0,
             max_scan=int(settings.PENDING_MAX_SCAN),
         )
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownGroupError:
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
-    except UnknownPartitionError:
-        raise ParamError(f"partition {partition} does not exist") from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
+
+
+def pending_page_get(
+    cluster: str, topic: str, *, user: Any, group: str, page: int, **f: Any
+) -> dict[str, Any]:
+    """The pending page: the topic's groups, the one shown (default: the first), a page of
+    its entries and the filters (consumer, partition, min_idle_s, min_deliveries)."""
+    groups, group = known_group(cluster, topic, group, first=True)
+    f["consumer"] = f["consumer"].strip()
+    at, result = (page - 1) * PAGE_SIZE, None
+    if group:
+        result = pending_get(cluster, topic, group, user=user, limit=PAGE_SIZE, offset=at, **f)
+    entries, total = (result.entries, result.total) if result else ([], 0)
+    shown = ("consumer", "partition", "min_idle_s", "min_deliveries")
+    return {"groups": groups, "group": group, "result": result, "now_ms": now_ms(),
+            "paged": Paged(entries, page, PAGE_SIZE, total), "sort": f["sort"] or "idle",
+            "order": f["order"] or "desc", "poison_at": poison_threshold(),
+            "filters": {k: "" if f[k] is None else f[k] for k in shown}}  # fmt: skip
+
+
+def pending_json(cluster: str, topic: str, *, group: str, **f: Any) -> dict[str, Any]:
+    """The pending API's answer (group required)."""
+    if not group:
+        raise ParamError("group is required")
+    result = pending_get(cluster, topic, group, **f)
+    return {"topic": topic, "group": group, "sort": f["sort"] or "idle",
+            "order": f["order"] or "desc", "limit": f["limit"], "offset": f["offset"],
+            **msgspec.to_builtins(result, str_keys=True)}  # fmt: skip

@@ -12,8 +12,9 @@ import msgspec
 from dashboard import charts, clusters
 from dashboard.clusters import console_store
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_METRIC
-from dashboard.selectors.pages.overview import OverviewRow, overview_row
-from dashboard.selectors.pages.params import NotFoundError, ParamError
+from dashboard.selectors.pages.overview import OverviewRow, overview_row, row_json
+from dashboard.selectors.pages.params import NotFoundError, ParamError, mq_refusals
+from dashboard.selectors.pages.partitions import partitions_get
 from dashboard.selectors.pages.snapshot import (
     SnapshotRead,
     now_ms,
@@ -27,7 +28,7 @@ from dashboard.selectors.pages.snapshot import (
 from dashboard.selectors.pages.timeline import timeline_events
 from dashboard.status.drain import Drain, drain_estimate
 from mqcore.admin.partitions import last_ids
-from mqcore.errors import InvalidArgumentError, MQError, UnknownGroupError, UnknownTopicError
+from mqcore.errors import InvalidArgumentError, MQError, UnknownTopicError
 from mqcore.models import ConsumerInfo, GroupLag, LeaseInfo, PartitionLag
 
 __all__ = [
@@ -37,10 +38,13 @@ __all__ = [
     "fill_last_ids",
     "group_lags",
     "group_list",
+    "known_group",
     "lag_get",
     "partition_lag_series",
     "topic_charts_get",
     "topic_get",
+    "topic_json",
+    "topic_page",
 ]
 
 DRAIN_WINDOW_MS = 15 * 60_000
@@ -266,6 +270,33 @@ def fill_last_ids(cluster: str, data: TopicDetail) -> TopicDetail:
     return data
 
 
+def topic_page(
+    cluster: str, t: TopicDetail, *, user: Any, window: str, polled: bool
+) -> dict[str, Any]:
+    """The topic page's context: the topic, its charts over ``window`` and (not when
+    ``polled``: its hot-key sample would vanish) the partition panel."""
+    topic, groups = t["topic"], [g["group"] for g in t["groups"]]
+    return {"t": t, "window": window, "windows": list(charts.WINDOWS), "now_ms": now_ms(),
+            "figures": topic_charts_get(cluster, topic, groups=groups, window=window),
+            "parts": None if polled else partitions_get(cluster, topic, user=user)}  # fmt: skip
+
+
+def topic_json(cluster: str, data: TopicDetail) -> Any:
+    """The topic API's answer: the overview row's fields, the groups (their partitions
+    without the group's name again), the retry backlog, leases and consumers."""
+    data = fill_last_ids(cluster, data)
+    groups = [{k: v for k, v in g.items() if k != "partitions"}
+              | {"partitions": [{k: v for k, v in p.items() if k != "group"} for p in ps]}
+              for g in data["groups"] for ps in [g["partitions"]]]  # fmt: skip
+    row = row_json(data.get("row") or {})  # type: ignore[arg-type]
+    row.pop("topic", None)
+    return msgspec.to_builtins({"cluster": cluster, "topic": data["topic"],
+        "collected": data["collected"], "taken_at_ms": data.get("taken_at_ms"), **row,
+        "retry": data.get("retry") or {},
+        "error": data.get("error"), "groups": groups, "leases": data.get("leases") or [],
+        "consumers": data.get("consumers") or []}, str_keys=True)  # fmt: skip
+
+
 def topic_charts_get(
     cluster: str, topic: str, *, groups: list[str], window: str = "1h"
 ) -> dict[str, dict[str, Any]]:
@@ -369,19 +400,25 @@ def group_list(cluster: str, topic: str) -> list[str]:
         raise NotFoundError(f"unknown topic {topic!r}") from None
 
 
-def lag_get(cluster: str, topic: str, *, user: Any, group: str | None = None) -> Any:
-    """:func:`group_lags` as JSON data (``mqcore lag --json``'s groups)."""
-    return msgspec.to_builtins(group_lags(cluster, topic, user=user, group=group))
+def known_group(
+    cluster: str, topic: str, group: str, *, first: bool = False
+) -> tuple[list[str], str]:
+    """The topic's groups, and ``group`` when it is one of them (empty: none, or the first)."""
+    groups = group_list(cluster, topic)
+    group = group or (groups[0] if first and groups else "")
+    if group and group not in groups:
+        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}")
+    return groups, group
+
+
+def lag_get(cluster: str, topic: str, *, user: Any, group: str = "") -> dict[str, Any]:
+    """:func:`group_lags` as the API's answer (``mqcore lag --json``'s groups)."""
+    lags = group_lags(cluster, topic, user=user, group=group or None)
+    return {"topic": topic, "groups": msgspec.to_builtins(lags, str_keys=True)}
 
 
 def group_lags(cluster: str, topic: str, *, user: Any, group: str | None = None) -> list[GroupLag]:
     """Live lag of ``topic`` (all groups, or one) from mqcore (bounded per partition)."""
     topic_visible_require(user, cluster, topic)
-    try:
+    with mq_refusals(topic, group=group):
         return clusters.admin(cluster).lag(topic, group)
-    except UnknownTopicError:
-        raise NotFoundError(f"unknown topic {topic!r}") from None
-    except UnknownGroupError:
-        raise NotFoundError(f"unknown group {group!r} of topic {topic!r}") from None
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from mqcore.checkpoints import CheckpointStore, PlanOutcome
 from mqcore.commit_journal import DEFAULT_CHUNK
@@ -63,6 +63,15 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+class Writer(TypedDict):
+    """The run, topic, sink and group each checkpoint record of a pipeline names."""
+
+    run_id: str
+    topic: str
+    sink: str
+    group: str
+
+
 @dataclass(frozen=True)
 class SinkContext:
     """Where a pipeline's sink writes; picklable (no client inside)."""
@@ -85,15 +94,12 @@ class SinkContext:
             keys.sink_output(self.pipeline, "counts"),
         ]
 
+    def writer(self) -> Writer:
+        """Who writes the checkpoint: the run, topic, sink and group every record names."""
+        return Writer(run_id=self.run_id, topic=self.topic, sink=self.sink, group=self.group)
+
     def plan(self, store: CheckpointStore, batch_id: int) -> PlanOutcome:
-        return store.record_planned(
-            self.pipeline,
-            batch_id,
-            run_id=self.run_id,
-            topic=self.topic,
-            sink=self.sink,
-            group=self.group,
-        )
+        return store.record_planned(self.pipeline, batch_id, **self.writer())
 
     def commit(
         self, store: CheckpointStore, batch_id: int, summary: BatchSummary, **kw: Any
@@ -105,10 +111,7 @@ class SinkContext:
         return store.record_committed(
             self.pipeline,
             batch_id,
-            run_id=self.run_id,
-            topic=self.topic,
-            sink=self.sink,
-            group=self.group,
+            **self.writer(),
             records=summary.records,
             acked_ids=summary.max_ids,
             end_offsets=offsets,
