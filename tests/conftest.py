@@ -7,6 +7,11 @@
 - ``postgres_url``: a PostgreSQL server URL allowed to CREATE DATABASE: ``TEST_POSTGRES_URL``,
   else a private throwaway server (tests/harness/postgres.py), started only when requested.
 Django settings are pointed at the private server for the whole session.
+
+``make test`` runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``): each
+worker has its own redis-server, cluster, PostgreSQL, Chromium, temp dirs and in-memory test
+database; the tests marked ``spark`` form one group, run in series on one worker (see
+``pytest_collection_modifyitems``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,17 @@ from scripts.embedded import EmbeddedRedis
 from tests.harness.cluster import LocalCluster
 
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The Spark tests in one xdist group: one worker runs them one after another, while the
+    other runs the rest. Two Spark JVMs at once on two cores slow each other down (and the
+    crash test's per-restart deadlines with them); one worker also starts the session's
+    SparkSession once. Groups are dealt first, so the longest part of the suite starts first."""
+    for item in items:
+        if item.get_closest_marker("spark"):
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")
