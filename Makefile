@@ -16,8 +16,12 @@ demo-users: install
 	DJANGO_SETTINGS_MODULE=config.settings.dev OPSDASH_VAR_DIR=$${DEMO_VAR_DIR:-$(CURDIR)/var/demo} \
 	  $(PY) manage.py demo_users --demo
 
+# TEST_WORKERS pytest-xdist workers (TEST_WORKERS=0: one process), dealt whole modules, the
+# Spark ones first (tests/conftest.py). (--dist loadgroup: its xdist_group marks have no
+# effect with pytest 9.2, whose items no longer carry the nodeid xdist 3.8 rewrites.)
+TEST_WORKERS ?= 2
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The nothing-is-lost model checker (tests/faults/test_nothing_lost_model.py) at length:
 # MODEL_HISTORIES random histories of at most MODEL_STEPS steps (make test runs 200).
