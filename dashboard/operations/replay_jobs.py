@@ -3,27 +3,23 @@ is replayed until the job is started; a cancelled job stops at its next chunk.""
 
 from __future__ import annotations
 
-from dataclasses import asdict, is_dataclass
 from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from dashboard.models import ReplayJob, ReplayJobStatus
+from dashboard.models import ReplayJob
 from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason, routes
 from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, ids_form
 from dashboard.permissions import Action
+from dashboard.selectors import replay_jobs as sel
 from dashboard.services import bulk_replay as bulk
-from dashboard.services import replay_runner as runner
 
 __all__ = ["OPERATIONS"]
 
-DRY_RUN_ROWS = 50
 PAGE, API = routes("dlq")
 JOB = "jobs/<uuid:job_id>"
-PLAN = {"would-replay": "will replay to {where}", "already-replayed": "skip: already replayed",
-        "missing": "skip: no longer in the DLQ"}  # fmt: skip
 
 
 class Bulk(Filters):
@@ -64,46 +60,19 @@ def _start(c: Call[Start]) -> ReplayJob:
                                origin=c.origin)  # fmt: skip
 
 
-def _plan(job: ReplayJob) -> list[dict[str, Any]]:
-    return [asdict(p) if is_dataclass(p) and not isinstance(p, type) else dict(p)
-            for p in bulk.dry_run_plan(job, DRY_RUN_ROWS)]  # fmt: skip
-
-
-def _label(reason: str, topic: str, partition: int | None) -> str:
-    """What the dry run says a letter would do, in words (``reason`` is the script's code)."""
-    where = f"{topic}/p{partition}" if partition is not None and partition >= 0 else topic
-    return PLAN.get(reason, reason.replace("-", " ")).format(where=where)
-
-
-JOB_FIELDS = ("cluster", "topic", "first_id", "last_id", "force", "target_partition", "reason",
-              "active", "created_at")  # fmt: skip
-
-
 def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
-    """The job as the API answers the user: what was frozen, by whom, and its progress."""
-    data = runner.job_progress(job) | {k: getattr(job, k) for k in JOB_FIELDS}
-    data |= {"filters": bulk.job_filters(job, c.user), "target_topic": job.target_topic or None}
-    if job.status == ReplayJobStatus.DRAFT:
-        data |= {"plan": _plan(job), "plan_more": max(0, job.total - DRY_RUN_ROWS)}
-    return data
-
-
-def _context(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
-    return {**c.url, "job": job, "progress": runner.job_progress(job), "can": c.can}
+    return sel.replay_job_get(job, c.user).json()
 
 
 def _page(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
-    context = _context(c, job) | {"job_filters": bulk.job_filters(job, c.user)}
-    if job.status != ReplayJobStatus.DRAFT:
-        return render(c.request, "dashboard/replay_job.html", context)
-    plan = [p | {"label": _label(str(p.get("reason", "")), str(p.get("topic", "")),
-                                     p.get("partition"))} for p in _plan(job)]  # fmt: skip
-    context |= {"plan": plan, "plan_more": max(0, job.total - DRY_RUN_ROWS)}
-    return render(c.request, "dashboard/dlq_bulk.html", context)
+    view = sel.replay_job_get(job, c.user)
+    page = "replay_job" if view.plan is None else "dlq_bulk"
+    return render(c.request, f"dashboard/{page}.html", {**c.url, "can": c.can, **view.context()})
 
 
 def _progress(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
-    response = render(c.request, "dashboard/replay_job.html#progress", _context(c, job))
+    context = {**c.url, "job": job, "progress": sel.job_progress(job), "can": c.can}
+    response = render(c.request, "dashboard/replay_job.html#progress", context)
     if not job.active and getattr(c.request, "htmx", False):
         response.status_code = 286  # htmx: stop polling
     return response

@@ -34,9 +34,7 @@ __all__ = [
     "dlq_bulk_start",
     "draft_cutoff",
     "drafts_expire",
-    "dry_run_plan",
     "frozen_set_ref",
-    "job_filters",
 ]
 
 REPLAY_TASK = "dashboard.replay.run_job"  # the Celery task that runs a started job
@@ -127,25 +125,6 @@ def dlq_bulk_preview(
         target_partition=target_partition,
         status=ReplayJobStatus.DRAFT,
     )
-
-
-def dry_run_plan(job: ReplayJob, limit: int) -> list[Any]:
-    """What a replay of the job's first ``limit`` letters would do (nothing is written)."""
-    return list(
-        dead_letters(job.cluster).plan(
-            job.topic,
-            job.ids()[:limit],
-            target_topic=job.target_topic or None,
-            target_partition=job.target_partition,
-        )
-    )
-
-
-def job_filters(job: ReplayJob, user: Any) -> dict[str, Any]:
-    """The job's filters as ``user`` may read them: a text filter ran over the topic's
-    payloads, so one who sees them masked reads its digest (as the audit log keeps it)."""
-    filters = dict(job.filters or {})
-    return filters if payload_visible(user, job.cluster, job.topic) else audit_filters(filters)
 
 
 def frozen_set_ref(job: ReplayJob) -> str:

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import OperationalError
@@ -27,7 +27,7 @@ from mqcore.config import redact_urls
 from mqcore.dlq import DeadLetters
 from mqcore.models import ReplayResult
 
-__all__ = ["complete_job_audit", "job_progress", "lease_wait_s", "replay_job_run"]
+__all__ = ["complete_job_audit", "lease_wait_s", "replay_job_run"]
 
 LANES = 2  # concurrent replay_many calls of an unthrottled job (disjoint ids)
 CHUNK = 10_000  # letters per progress commit (replay_many runs them as Lua batches of 100)
@@ -223,18 +223,3 @@ def replay_job_run(*, job_id: str, runner: str | None = None) -> ReplayJob | Non
     job.refresh_from_db()
     _db_retry(lambda: complete_job_audit(job))
     return job
-
-
-def job_progress(job: ReplayJob) -> dict[str, Any]:
-    """The JSON-friendly progress of a job (also used by the page's progress partial)."""
-    return {
-        "id": str(job.id),
-        "status": str(job.status),
-        "total": job.total,
-        "done": job.cursor,
-        "replayed": job.replayed,
-        "skipped": job.skipped,
-        "failed": job.failed,
-        "percent": job.percent,
-        "error": job.error,
-    }
