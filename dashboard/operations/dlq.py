@@ -94,11 +94,6 @@ def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
     return c.back(text, "dlq-letter", *c.url)
 
 
-def _replayed_json(c: Call[Replay], r: Any) -> dict[str, Any]:
-    keys = ("replayed", "new_id", "topic", "partition", "reason")
-    return {key: getattr(r, key) for key in keys}
-
-
 def export_disposition(topic: str) -> str:
     """``attachment; filename="dlq-TOPIC.json"`` from the topic's safe characters only
     (topic names are ``[A-Za-z0-9._-]``; anything else becomes ``_``), properly quoted."""
@@ -127,9 +122,7 @@ OPERATIONS = (
         "Dead letters, newest first", "dlq", Action.VIEW, Letters, _letters,
         pages=(Page("dlq", PAGE + "$", template="dashboard/dlq.html", region="letters",
                     form=lambda data, read: read | {"limit": 50},
-                    context=lambda c, page: {"page": page, "filters": c.input.read(),
-                                             "before": c.input.before or None, "can": c.can,
-                                             "jobs": sel.replay_jobs_recent(c.cluster, c.topic)},
+                    context=lambda c, page: {**page.context(), "can": c.can},
                     decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),),
         api=Api("api-dlq", API[:-1] + "$", answer=lambda c, page: page.json(),
                 decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),
@@ -145,7 +138,8 @@ OPERATIONS = (
     Operation(
         "Replay one letter", "dlq", Action.REPLAY, Replay, _replay, early=False,
         pages=(Page("dlq-replay", PAGE + ID + "/replay/$", "POST", answer=_replayed_page),),
-        api=Api("api-dlq-replay", API + ID + "/replay$", "POST", answer=_replayed_json),
+        api=Api("api-dlq-replay", API + ID + "/replay$", "POST", answer=lambda c, r: {
+            k: getattr(r, k) for k in ("replayed", "new_id", "topic", "partition", "reason")}),
     ),
     Operation(
         "Delete one letter", "dlq", Action.DELETE, Reason, early=False,

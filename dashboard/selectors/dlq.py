@@ -184,6 +184,13 @@ class DlqPageView:
     complete: bool
     depth: int
     masked: bool
+    filters: DlqFilters
+    before: str | None
+
+    def context(self) -> dict[str, Any]:
+        """The page's: this page, its filters and cursor, the topic's recent replay jobs."""
+        return {"page": self, "filters": self.filters, "before": self.before,
+                "jobs": replay_jobs_recent(self.cluster, self.topic)}  # fmt: skip
 
     def json(self) -> dict[str, Any]:
         """The API's answer: the depth, the page's letters (:func:`letter_json`), the cursor."""
@@ -237,6 +244,8 @@ def dlq_page_get(
         complete=page.complete,
         depth=int(dlq.depth(topic)),
         masked=not visible,
+        filters=filters,
+        before=before or None,
     )
 
 
