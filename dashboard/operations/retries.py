@@ -51,10 +51,8 @@ class RetryAct(Reason):
 
 
 def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
-    query = c.request.GET
-    return {"d": d, "f": d["filters"], "query": urlencode(d["filters"]),
-            "first_page": bool(query.get("cursor") or query.get("offset")),
-            "can": c.can}  # fmt: skip
+    return {"d": d, "f": d["filters"], "query": urlencode(d["filters"]), "can": c.can,
+            "first_page": bool(c.input.cursor or c.input.offset)}  # fmt: skip
 
 
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
