@@ -8,9 +8,7 @@ The heavy reads are plain functions in the sibling modules (:mod:`.lag`,
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-import msgspec
 import redis
 
 from mqcore.admin import position
@@ -369,13 +367,3 @@ class Admin:
         from mqcore.snapshot import take_snapshot
 
         return take_snapshot(self, topics=topics, batch=batch, last_ids=last_ids)
-
-    def snapshot_dict(
-        self, *, topics: Iterable[str] | None = None, batch: int = 500, last_ids: bool = True
-    ) -> dict[str, Any]:
-        """:meth:`snapshot`'s JSON data (``msgspec.to_builtins`` of it, field for field)."""
-        from mqcore.snapshot import gc_paused, take_snapshot
-
-        with gc_paused():  # see gc_paused: its dicts are as many as the pass's structs
-            snap = take_snapshot(self, topics=topics, batch=batch, last_ids=last_ids)
-            return msgspec.to_builtins(snap)  # type: ignore[no-any-return]

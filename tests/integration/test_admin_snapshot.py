@@ -12,6 +12,7 @@ from mqcore.admin import Admin
 from mqcore.config import MQConfig
 from mqcore.models import LagExactness
 from tests.integration.raw_java import add_messages, create_topic, java_dlq_letter
+from tests.snapshot_parts import builtins
 
 pytestmark = pytest.mark.redis
 
@@ -106,9 +107,9 @@ def test_second_pass_sees_new_entries_and_deliveries(r: redis.Redis, mq_config: 
     create_topic(r, keys, "t", 1, groups=("g",))
     ids = add_messages(r, keys, "t", 0, 3)
     admin = Admin(mq_config, r)
-    first = admin.snapshot_dict()["topics"][0]
+    first = builtins(admin.snapshot())["topics"][0]
     assert first["partition_last_ids"] == [ids[-1]]
-    again = admin.snapshot_dict()["topics"][0]
+    again = builtins(admin.snapshot())["topics"][0]
     assert again["partition_last_ids"] == [ids[-1]]
     assert again["groups"][0]["partitions"][0]["lag"] == 3
     newer = add_messages(r, keys, "t", 0, 1)
@@ -118,7 +119,7 @@ def test_second_pass_sees_new_entries_and_deliveries(r: redis.Redis, mq_config: 
     assert snap.topics[0].partition_last_ids == [newer[-1]]
     assert (part.lag, part.last_delivered_id, part.pending) == (2, ids[1], 2)
     assert snap.topics[0].length == 4
-    assert admin.snapshot_dict()["topics"][0]["partition_last_ids"] == [newer[-1]]
+    assert builtins(admin.snapshot())["topics"][0]["partition_last_ids"] == [newer[-1]]
 
 
 def test_appends_to_a_lagging_group_do_not_reread_its_first_undelivered_entry(
@@ -134,7 +135,7 @@ def test_appends_to_a_lagging_group_do_not_reread_its_first_undelivered_entry(
     admin = Admin(mq_config, r)
 
     def lag_row() -> dict:
-        return admin.snapshot_dict()["topics"][0]["groups"][0]["partitions"][0]
+        return builtins(admin.snapshot())["topics"][0]["groups"][0]["partitions"][0]
 
     def xranges() -> int:
         return int(r.info("commandstats").get("cmdstat_xrange", {}).get("calls", 0))
@@ -161,13 +162,13 @@ def test_recreated_stream_with_the_same_counts_is_read_again(
     admin = Admin(mq_config, r)
     create_topic(r, keys, "t", 1, groups=("g",))
     old = add_messages(r, keys, "t", 0, 3)
-    assert admin.snapshot_dict()["topics"][0]["partition_last_ids"] == [old[-1]]
+    assert builtins(admin.snapshot())["topics"][0]["partition_last_ids"] == [old[-1]]
     r.flushdb()  # deleted and recreated: same topic, group, length and entries-added
     time.sleep(0.002)
     create_topic(r, keys, "t", 1, groups=("g",))
     new = add_messages(r, keys, "t", 0, 3)
     assert new[-1] != old[-1]
-    topic = admin.snapshot_dict()["topics"][0]
+    topic = builtins(admin.snapshot())["topics"][0]
     assert topic["partition_last_ids"] == [new[-1]]
     part = topic["groups"][0]["partitions"][0]
     assert part["lag_ms"] <= int(time.time() * 1000) - int(new[0].split("-")[0])
@@ -183,7 +184,7 @@ def test_leases_are_read_per_topic_and_ttls_only_when_owned(
     r.set(keys.lease("t", "h", 3), "c2")  # no TTL (Java's SETNX before EXPIRE)
     r.set(keys.lease_epoch("t", "h", 2), 5)
     r.config_resetstat()
-    topic = Admin(mq_config, r).snapshot_dict()["topics"][0]
+    topic = builtins(Admin(mq_config, r).snapshot())["topics"][0]
     stats = r.info("commandstats")
     assert stats["cmdstat_mget"]["calls"] == 1
     assert stats["cmdstat_pttl"]["calls"] == 2
@@ -213,7 +214,7 @@ def test_last_ids_told_by_a_group_cost_no_read_and_can_be_left_out(
         return int(r.info("commandstats").get("cmdstat_xrevrange", {}).get("calls", 0))
 
     r.config_resetstat()
-    lean = admin.snapshot_dict(last_ids=False)["topics"][0]
+    lean = builtins(admin.snapshot(last_ids=False))["topics"][0]
     assert reverse_reads() == 0
     assert lean["partition_last_ids"] == [ids[0][-1], ids[1][-1], None, "0-0"]
     rows = {p["partition"]: p for p in lean["groups"][0]["partitions"]}
@@ -222,7 +223,7 @@ def test_last_ids_told_by_a_group_cost_no_read_and_can_be_left_out(
     assert rows[2]["lag_ms"] is not None
 
     r.config_resetstat()
-    full = Admin(mq_config, r).snapshot_dict()["topics"][0]
+    full = builtins(Admin(mq_config, r).snapshot())["topics"][0]
     assert reverse_reads() == 1  # partition 2 only
     assert full["partition_last_ids"] == [ids[0][-1], ids[1][-1], ids[2][-1], "0-0"]
     snap = Admin(mq_config, r).snapshot(last_ids=False)
@@ -241,7 +242,7 @@ def test_a_group_one_behind_a_caught_up_group_costs_no_read(
     r.xreadgroup("g", "c1", {stream: ">"}, count=3)
     r.xreadgroup("h", "c2", {stream: ">"}, count=2)
     r.config_resetstat()
-    topic = Admin(mq_config, r).snapshot_dict()["topics"][0]
+    topic = builtins(Admin(mq_config, r).snapshot())["topics"][0]
     stats = r.info("commandstats")
     assert "cmdstat_xrange" not in stats
     assert "cmdstat_xrevrange" not in stats

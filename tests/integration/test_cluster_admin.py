@@ -11,6 +11,7 @@ from mqcore.admin import Admin
 from mqcore.config import MQConfig
 from mqcore.dlq import DeadLetters
 from tests.integration.raw_java import add_messages, create_topic, java_dlq_letter
+from tests.snapshot_parts import builtins
 
 pytestmark = pytest.mark.cluster
 
@@ -73,7 +74,7 @@ def test_a_move_over_every_partition_and_an_emptied_partition_on_cluster(
     ids = [e[0] for e in rc.xrange(stream)]
     rc.xdel(stream, *ids)
     last = ids[-1].decode()
-    snap = Admin(cluster_config, rc).snapshot_dict()["topics"][0]
+    snap = builtins(Admin(cluster_config, rc).snapshot())["topics"][0]
     assert snap.get("error") is None, snap
     assert snap["partition_last_ids"][1] == last
     assert last_ids(rc, keys, "orders", [1]) == {1: last}

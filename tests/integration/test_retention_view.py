@@ -15,6 +15,7 @@ from mqcore.config import MQConfig
 from mqcore.retention import JavaRetention, RetentionPolicy, housekeep
 from mqcore.retention.view import topic_retention
 from tests.integration.raw_java import create_topic
+from tests.snapshot_parts import builtins
 
 pytestmark = pytest.mark.redis
 JAVA, PY = "java-group", "python-group"
@@ -199,7 +200,7 @@ def test_snapshot_and_lag_carry_each_groups_oldest_pending_id(
 
     _one_pending_far_back(r, mq_config, 30)
     admin = Admin(mq_config, r)
-    (topic,) = admin.snapshot_dict(last_ids=False)["topics"]
+    (topic,) = builtins(admin.snapshot(last_ids=False))["topics"]
     (group,) = topic["groups"]
     assert group["partitions"][0]["oldest_pending_id"] == "1000-0"
     (snap_topic,) = admin.snapshot().topics

@@ -22,6 +22,7 @@ from mqcore.admin import Admin
 from mqcore.config import MQConfig
 from tests.integration.raw_java import add_messages, create_topic, java_dlq_letter
 from tests.integration.retry_items import schedule
+from tests.snapshot_parts import builtins
 
 pytestmark = pytest.mark.redis
 
@@ -88,7 +89,7 @@ def _snapshot(cfg: MQConfig, *, path: str, passes: int = 2) -> list[dict[str, An
             patch.setattr(mqcore.snapshot.plan.time, "time", lambda: 1_900_000_000.0)
             out = []
             for _ in range(passes):
-                snap = Admin(cfg, client).snapshot_dict()
+                snap = builtins(Admin(cfg, client).snapshot())
                 for name in VOLATILE:
                     snap.pop(name)
                 out.append(snap)
