@@ -95,8 +95,12 @@ def api_view(*methods: str, action: Action | None = None) -> Callable[[ViewFunc]
             token = getattr(request, "_api_token", None)
             if token is not None and token.read_only and unsafe:
                 refused = PermissionDenied("this API token is read-only")
-                audit_denied(request, refused, cluster=str(kwargs.get("cluster", "")),
-                             topic=str(kwargs.get("topic", "")))  # fmt: skip
+                audit_denied(
+                    request,
+                    refused,
+                    cluster=str(kwargs.get("cluster", "")),
+                    topic=str(kwargs.get("topic", "")),
+                )
                 return json_error(403, str(refused))
             return guarded(request, *args, **kwargs)
 

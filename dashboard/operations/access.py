@@ -55,44 +55,103 @@ def _sensitive(c: Call[SensitiveMark]) -> dict[str, Any]:
     return svc.sensitive_add(**kw)
 
 
-def _write(summary: str, name: str, route: str, kind: type[Reason], run: Any, anchor: str,
-           form: Any = None) -> Operation:  # fmt: skip
+def _write(
+    summary: str, name: str, route: str, kind: type[Reason], run: Any, anchor: str, form: Any = None
+) -> Operation:
     """A write: its page posts the form and comes back to ``anchor`` of the overview."""
     return Operation(
-        summary, "access", Action.MANAGE_ACCESS, kind, run, early=False,
-        pages=(Page(f"access-{name}", f"access/{route}/", "POST", form=form,
-                    answer=lambda c, _: redirect(f"/access/#{anchor}")),),
+        summary,
+        "access",
+        Action.MANAGE_ACCESS,
+        kind,
+        run,
+        early=False,
+        pages=(
+            Page(
+                f"access-{name}",
+                f"access/{route}/",
+                "POST",
+                form=form,
+                answer=lambda c, _: redirect(f"/access/#{anchor}"),
+            ),
+        ),
         api=Api(f"api-access-{name}", f"{API}/{route}", "POST"),
-    )  # fmt: skip
+    )
 
 
 OPERATIONS = (
     Operation(
-        "Users, groups, topic scopes, sensitive topics", "access", Action.MANAGE_ACCESS,
-        run=lambda c: access_overview(**c.read()), early=False,
-        pages=(Page("access", "access/", template="dashboard/access.html",
-                    context=lambda c, d: {"d": d}),),
+        "Users, groups, topic scopes, sensitive topics",
+        "access",
+        Action.MANAGE_ACCESS,
+        run=lambda c: access_overview(**c.read()),
+        early=False,
+        pages=(
+            Page(
+                "access", "access/", template="dashboard/access.html", context=lambda c, d: {"d": d}
+            ),
+        ),
         api=Api("api-access", API),
     ),
     Operation(
         "Who can see what: one user's topics, masked topics and actions per cluster",
-        "access", Action.MANAGE_ACCESS, run=lambda c: user_access(**c.read()), early=False,
-        pages=(Page("access-user", "access/users/<str:username>/",
-                    template="dashboard/access_user.html", context=lambda c, d: {"d": d}),),
+        "access",
+        Action.MANAGE_ACCESS,
+        run=lambda c: user_access(**c.read()),
+        early=False,
+        pages=(
+            Page(
+                "access-user",
+                "access/users/<str:username>/",
+                template="dashboard/access_user.html",
+                context=lambda c, d: {"d": d},
+            ),
+        ),
         api=Api("api-access-user", API + "/users/<str:username>"),
     ),
-    _write("Set a user's role (Viewer, Operator, Admin or none)", "role", "role", RoleSet,
-           lambda c: svc.role_set(**c.write()), "users"),
-    _write("Create or update a topic-scoped group", "groups", "groups", GroupPut,
-           lambda c: svc.group_put(**c.write()), "groups",
-           lambda data, read: read | {"scopes": data.get("scopes", "").replace(",", "\n")
-                                      .splitlines()}),
-    _write("Delete a topic-scoped group", "group-delete", "groups/delete", GroupName,
-           lambda c: svc.group_delete(**c.write()), "groups"),
-    _write("Add a user to a scoped group or remove it", "members", "members", Membership,
-           lambda c: svc.member_set(**c.write()), "groups",
-           lambda data, read: read | {"member": data.get("member", "add") != "remove"}),
-    _write("Mark topics sensitive (payloads and header values masked) or unmark them",
-           "sensitive", "sensitive", SensitiveMark, _sensitive, "sensitive",
-           lambda data, read: read | {"remove": bool(data.get("remove"))}),
-)  # fmt: skip
+    _write(
+        "Set a user's role (Viewer, Operator, Admin or none)",
+        "role",
+        "role",
+        RoleSet,
+        lambda c: svc.role_set(**c.write()),
+        "users",
+    ),
+    _write(
+        "Create or update a topic-scoped group",
+        "groups",
+        "groups",
+        GroupPut,
+        lambda c: svc.group_put(**c.write()),
+        "groups",
+        lambda data, read: (
+            read | {"scopes": data.get("scopes", "").replace(",", "\n").splitlines()}
+        ),
+    ),
+    _write(
+        "Delete a topic-scoped group",
+        "group-delete",
+        "groups/delete",
+        GroupName,
+        lambda c: svc.group_delete(**c.write()),
+        "groups",
+    ),
+    _write(
+        "Add a user to a scoped group or remove it",
+        "members",
+        "members",
+        Membership,
+        lambda c: svc.member_set(**c.write()),
+        "groups",
+        lambda data, read: read | {"member": data.get("member", "add") != "remove"},
+    ),
+    _write(
+        "Mark topics sensitive (payloads and header values masked) or unmark them",
+        "sensitive",
+        "sensitive",
+        SensitiveMark,
+        _sensitive,
+        "sensitive",
+        lambda data, read: read | {"remove": bool(data.get("remove"))},
+    ),
+)

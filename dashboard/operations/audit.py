@@ -43,16 +43,22 @@ def _page(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
     query = c.request.GET.copy()
     page = query.pop("page", [None])[-1]
     events = Paginator(found[1], PER_PAGE).get_page(page)
-    return {"events": events, "filters": found[0], "actions": AuditEventType.choices,
-            "query": query.urlencode()}  # fmt: skip
+    return {
+        "events": events,
+        "filters": found[0],
+        "actions": AuditEventType.choices,
+        "query": query.urlencode(),
+    }
 
 
 def _json(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
     limit = c.input.limit
     events = list(found[1][: limit + 1])
     more, events = len(events) > limit, events[:limit]
-    return {"events": [sel.audit_event_json(e) for e in events],
-            "next_before": events[-1].pk if more and events else None}  # fmt: skip
+    return {
+        "events": [sel.audit_event_json(e) for e in events],
+        "next_before": events[-1].pk if more and events else None,
+    }
 
 
 def _export(chunks: Callable[[Any], Iterator[str]], kind: str, name: str) -> Any:
@@ -76,22 +82,47 @@ def _chain(c: Call[Any], checked: Any) -> dict[str, Any]:
 
 OPERATIONS = (
     Operation(
-        "Audit log, newest first", "audit", Action.VIEW, AuditQuery, _events,
+        "Audit log, newest first",
+        "audit",
+        Action.VIEW,
+        AuditQuery,
+        _events,
         pages=(
-            Page("audit", "audit/", template="dashboard/audit.html", form=_filters_only,
-                 context=_page),
-            Page("audit-export-csv", "audit/export.csv", form=_filters_only,
-                 answer=_export(sel.audit_csv, "text/csv", "audit.csv")),
-            Page("audit-export-json", "audit/export.json", form=_filters_only,
-                 answer=_export(sel.audit_json_chunks, "application/json", "audit.json")),
+            Page(
+                "audit",
+                "audit/",
+                template="dashboard/audit.html",
+                form=_filters_only,
+                context=_page,
+            ),
+            Page(
+                "audit-export-csv",
+                "audit/export.csv",
+                form=_filters_only,
+                answer=_export(sel.audit_csv, "text/csv", "audit.csv"),
+            ),
+            Page(
+                "audit-export-json",
+                "audit/export.json",
+                form=_filters_only,
+                answer=_export(sel.audit_json_chunks, "application/json", "audit.json"),
+            ),
         ),
         api=Api("api-audit", "api/v1/audit", answer=_json),
     ),
     Operation(
-        "Audit chain check (recomputed at most once per AUDIT_VERIFY_INTERVAL_S)", "audit",
-        Action.VIEW, run=lambda c: audit_verify_cached(),
-        pages=(Page("audit-verify", "audit/verify/", template="dashboard/partials/audit_chain.html",
-                    context=lambda c, r: {"report": r[0], "checked_at": r[1]}),),
+        "Audit chain check (recomputed at most once per AUDIT_VERIFY_INTERVAL_S)",
+        "audit",
+        Action.VIEW,
+        run=lambda c: audit_verify_cached(),
+        pages=(
+            Page(
+                "audit-verify",
+                "audit/verify/",
+                template="dashboard/partials/audit_chain.html",
+                context=lambda c, r: {"report": r[0], "checked_at": r[1]},
+            ),
+        ),
         api=Api("api-audit-verify", "api/v1/audit/verify", answer=_chain),
     ),
-)  # fmt: skip
+)

@@ -92,35 +92,56 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
 def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
     form = msgspec.structs.asdict(c.input)
     try:
-        sent = svc.produce_message(**c.write() | {
-            "key": c.input.key.strip() or None,
-            "headers": svc.header_lines(c.input.headers),
-            "partition": parse_int(c.input.partition.strip(), "partition", default=None),
-        })  # fmt: skip
+        sent = svc.produce_message(
+            **c.write()
+            | {
+                "key": c.input.key.strip() or None,
+                "headers": svc.header_lines(c.input.headers),
+                "partition": parse_int(c.input.partition.strip(), "partition", default=None),
+            }
+        )
     except ValueError as exc:
         count_request(c.request, "browse", BROWSE_FILTERS)  # the browser reads again
         return _page(c, {**form, "error": str(exc)})
-    return c.back(f"Produced {sent['id']} to partition {sent['partition']}.", "message-detail",
-                  partition=sent["partition"], entry_id=sent["id"])  # fmt: skip
+    return c.back(
+        f"Produced {sent['id']} to partition {sent['partition']}.",
+        "message-detail",
+        partition=sent["partition"],
+        entry_id=sent["id"],
+    )
 
 
 OPERATIONS = (
     Operation(
         "Browse messages: partitions merged by id, filters, cursor paging, a bounded scan "
         "(scanned, stopped_at_bound; payloads masked without the right to see them)",
-        "topics", Action.VIEW, Browse,
+        "topics",
+        Action.VIEW,
+        Browse,
         pages=(Page("topic-browse", PAGE, answer=lambda c, _: _page(c), decorators=LIMITED),),
-        api=Api("api-topic-browse", API, answer=lambda c, _: {"cluster": c.cluster, **_browse(c)},
-                loose=True, decorators=LIMITED),
+        api=Api(
+            "api-topic-browse",
+            API,
+            answer=lambda c, _: {"cluster": c.cluster, **_browse(c)},
+            loose=True,
+            decorators=LIMITED,
+        ),
     ),
     Operation(
-        "The produce form", "topics", Action.VIEW, ProduceForm, twin="api-topic-produce",
+        "The produce form",
+        "topics",
+        Action.VIEW,
+        ProduceForm,
+        twin="api-topic-produce",
         pages=(Page("topic-produce", PAGE + "produce/", "POST", answer=_produced),),
     ),
     Operation(
-        "Produce a test message (validated as mqcore produce; audited)", "topics",
-        Action.PRODUCE, Produce, early=False,
+        "Produce a test message (validated as mqcore produce; audited)",
+        "topics",
+        Action.PRODUCE,
+        Produce,
+        early=False,
         run=lambda c: svc.produce_message(**c.write() | {"key": c.input.key or None}),
         api=Api("api-topic-produce", API + "/produce", "POST", status=201),
     ),
-)  # fmt: skip
+)

@@ -49,32 +49,59 @@ def visible(c: Call[Any]) -> list[str]:
 
 def _home(c: Call[ClusterPick], _: None) -> Any:
     names = visible(c) or cluster_names()
-    return redirect("dashboard:overview", cluster=c.input.cluster if c.input.cluster in names
-                    else names[0])  # fmt: skip
+    return redirect(
+        "dashboard:overview", cluster=c.input.cluster if c.input.cluster in names else names[0]
+    )
 
 
 OPERATIONS = (
     Operation(
-        "The first visible cluster's overview", "clusters", Action.VIEW, ClusterPick, early=False,
-        pages=(Page("home", "", answer=_home),), twin="api-clusters",
+        "The first visible cluster's overview",
+        "clusters",
+        Action.VIEW,
+        ClusterPick,
+        early=False,
+        pages=(Page("home", "", answer=_home),),
+        twin="api-clusters",
     ),
     Operation(
-        "Clusters and health", "clusters", Action.VIEW,
-        run=lambda c: {"clusters": visible(c)}, api=Api("api-clusters", "api/v1/clusters"),
+        "Clusters and health",
+        "clusters",
+        Action.VIEW,
+        run=lambda c: {"clusters": visible(c)},
+        api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
-        "The overview page", "clusters", Action.VIEW, OverviewRows,
-        lambda c: overview_get(**c.read()), twin="api-overview",
-        pages=(Page("overview", C, template="dashboard/overview.html", region="table",
-                    context=lambda c, d: {"ov": d, "now_ms": now_ms()}),),
+        "The overview page",
+        "clusters",
+        Action.VIEW,
+        OverviewRows,
+        lambda c: overview_get(**c.read()),
+        twin="api-overview",
+        pages=(
+            Page(
+                "overview",
+                C,
+                template="dashboard/overview.html",
+                region="table",
+                context=lambda c, d: {"ov": d, "now_ms": now_ms()},
+            ),
+        ),
     ),
     Operation(
-        "Cluster overview: topics with status, lag, pending, DLQ depth", "clusters", Action.VIEW,
-        OverviewPaged, lambda c: overview_get(**c.read(), sparklines=False).json(),
+        "Cluster overview: topics with status, lag, pending, DLQ depth",
+        "clusters",
+        Action.VIEW,
+        OverviewPaged,
+        lambda c: overview_get(**c.read(), sparklines=False).json(),
         api=Api("api-overview", "api/v1/" + C + "overview"),
     ),
     Operation(
-        "Topics (paged)", "topics", Action.VIEW, TopicSlice, lambda c: topics_get(**c.read()),
+        "Topics (paged)",
+        "topics",
+        Action.VIEW,
+        TopicSlice,
+        lambda c: topics_get(**c.read()),
         api=Api("api-topics", "api/v1/" + C + "topics"),
     ),
-)  # fmt: skip
+)

@@ -35,8 +35,19 @@ from dashboard.permissions import (
 )
 from dashboard.services.audit import Origin, origin_from_request
 
-__all__ = ["FORM_TRUE", "Api", "Call", "NoInput", "Operation", "Page", "Reason",
-           "read_form", "read_json", "render_page", "routes"]  # fmt: skip
+__all__ = [
+    "FORM_TRUE",
+    "Api",
+    "Call",
+    "NoInput",
+    "Operation",
+    "Page",
+    "Reason",
+    "read_form",
+    "read_json",
+    "render_page",
+    "routes",
+]
 
 In = TypeVar("In")
 View = Callable[..., HttpResponseBase]

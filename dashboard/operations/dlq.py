@@ -18,8 +18,15 @@ from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
 from dashboard.services import dlq as svc
 
-__all__ = ["OPERATIONS", "Filters", "Force", "Partition", "TargetTopic", "export_disposition",
-           "ids_form"]  # fmt: skip
+__all__ = [
+    "OPERATIONS",
+    "Filters",
+    "Force",
+    "Partition",
+    "TargetTopic",
+    "export_disposition",
+    "ids_form",
+]
 
 PAGE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
 API = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
@@ -64,8 +71,14 @@ class Replay(Reason):
 
 
 def _letters(c: Call[Letters]) -> Any:
-    return sel.dlq_page_get(user=c.user, cluster=c.cluster, topic=c.topic, filters=c.input.read(),
-                            before=c.input.before or None, limit=c.input.limit)  # fmt: skip
+    return sel.dlq_page_get(
+        user=c.user,
+        cluster=c.cluster,
+        topic=c.topic,
+        filters=c.input.read(),
+        before=c.input.before or None,
+        limit=c.input.limit,
+    )
 
 
 class Purge(Reason):
@@ -119,52 +132,143 @@ def ids_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
 LIMITED = (rate_limited("export"),)
 OPERATIONS = (
     Operation(
-        "Dead letters, newest first", "dlq", Action.VIEW, Letters, _letters,
-        pages=(Page("dlq", PAGE + "$", template="dashboard/dlq.html", region="letters",
-                    form=lambda data, read: read | {"limit": 50},
-                    context=lambda c, page: {**page.context(), "can": c.can},
-                    decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),),
-        api=Api("api-dlq", API[:-1] + "$", answer=lambda c, page: page.json(),
-                decorators=(rate_limited("browse", filters=DLQ_FILTERS),)),
+        "Dead letters, newest first",
+        "dlq",
+        Action.VIEW,
+        Letters,
+        _letters,
+        pages=(
+            Page(
+                "dlq",
+                PAGE + "$",
+                template="dashboard/dlq.html",
+                region="letters",
+                form=lambda data, read: read | {"limit": 50},
+                context=lambda c, page: {**page.context(), "can": c.can},
+                decorators=(rate_limited("browse", filters=DLQ_FILTERS),),
+            ),
+        ),
+        api=Api(
+            "api-dlq",
+            API[:-1] + "$",
+            answer=lambda c, page: page.json(),
+            decorators=(rate_limited("browse", filters=DLQ_FILTERS),),
+        ),
     ),
     Operation(
-        "One dead letter with its replay history and follow-ups", "dlq", Action.VIEW,
+        "One dead letter with its replay history and follow-ups",
+        "dlq",
+        Action.VIEW,
         run=lambda c: sel.dlq_letter_get(**c.read()),
-        pages=(Page("dlq-letter", PAGE + ID + "/$", template="dashboard/dlq_letter.html",
-                    context=lambda c, data: {"can": c.can, **data}),),
-        api=Api("api-dlq-letter", API + ID + "$", loose=True, answer=lambda c, d: {
-            "cluster": c.cluster, "topic": c.topic, **d, "letter": sel.letter_json(d["letter"])}),
+        pages=(
+            Page(
+                "dlq-letter",
+                PAGE + ID + "/$",
+                template="dashboard/dlq_letter.html",
+                context=lambda c, data: {"can": c.can, **data},
+            ),
+        ),
+        api=Api(
+            "api-dlq-letter",
+            API + ID + "$",
+            loose=True,
+            answer=lambda c, d: {
+                "cluster": c.cluster,
+                "topic": c.topic,
+                **d,
+                "letter": sel.letter_json(d["letter"]),
+            },
+        ),
     ),
     Operation(
-        "Replay one letter", "dlq", Action.REPLAY, Replay, _replay, early=False,
+        "Replay one letter",
+        "dlq",
+        Action.REPLAY,
+        Replay,
+        _replay,
+        early=False,
         pages=(Page("dlq-replay", PAGE + ID + "/replay/$", "POST", answer=_replayed_page),),
-        api=Api("api-dlq-replay", API + ID + "/replay$", "POST", answer=lambda c, r: {
-            k: getattr(r, k) for k in ("replayed", "new_id", "topic", "partition", "reason")}),
+        api=Api(
+            "api-dlq-replay",
+            API + ID + "/replay$",
+            "POST",
+            answer=lambda c, r: {
+                k: getattr(r, k) for k in ("replayed", "new_id", "topic", "partition", "reason")
+            },
+        ),
     ),
     Operation(
-        "Delete one letter", "dlq", Action.DELETE, Reason, early=False,
+        "Delete one letter",
+        "dlq",
+        Action.DELETE,
+        Reason,
+        early=False,
         run=lambda c: svc.dlq_delete(**c.write()),
-        pages=(Page("dlq-delete", PAGE + ID + "/delete/$", "POST",
-                    answer=lambda c, done: c.back(f"Deleted {c.url['dlq_id']}." if done
-                                                  else f"{c.url['dlq_id']} was already gone.",
-                                                  "dlq")),),
-        api=Api("api-dlq-delete", API + ID + "/delete$", "POST",
-                answer=lambda c, deleted: {"id": c.url["dlq_id"], "deleted": deleted}),
+        pages=(
+            Page(
+                "dlq-delete",
+                PAGE + ID + "/delete/$",
+                "POST",
+                answer=lambda c, done: c.back(
+                    f"Deleted {c.url['dlq_id']}."
+                    if done
+                    else f"{c.url['dlq_id']} was already gone.",
+                    "dlq",
+                ),
+            ),
+        ),
+        api=Api(
+            "api-dlq-delete",
+            API + ID + "/delete$",
+            "POST",
+            answer=lambda c, deleted: {"id": c.url["dlq_id"], "deleted": deleted},
+        ),
     ),
     Operation(
-        "Purge the topic's whole DLQ", "dlq", Action.PURGE, Purge, early=False,
+        "Purge the topic's whole DLQ",
+        "dlq",
+        Action.PURGE,
+        Purge,
+        early=False,
         run=lambda c: svc.dlq_purge(**c.write()),
-        pages=(Page("dlq-purge", PAGE + "purge/$", "POST", answer=lambda c, n: c.back(
-            f"Purged {n} letters from the DLQ of {c.topic}.", "dlq")),),
-        api=Api("api-dlq-purge", API + "purge$", "POST",
-                answer=lambda c, n: {"topic": c.topic, "purged": n}),
+        pages=(
+            Page(
+                "dlq-purge",
+                PAGE + "purge/$",
+                "POST",
+                answer=lambda c, n: c.back(f"Purged {n} letters from the DLQ of {c.topic}.", "dlq"),
+            ),
+        ),
+        api=Api(
+            "api-dlq-purge",
+            API + "purge$",
+            "POST",
+            answer=lambda c, n: {"topic": c.topic, "purged": n},
+        ),
     ),
     Operation(
-        "Export letters as JSON (audited)", "dlq", Action.VIEW, Export,
+        "Export letters as JSON (audited)",
+        "dlq",
+        Action.VIEW,
+        Export,
         run=lambda c: svc.dlq_export(**c.write()),
-        pages=(Page("dlq-export", PAGE + "export/$", "POST", form=ids_form,
-                    answer=_export_file, decorators=LIMITED),),
-        api=Api("api-dlq-export", API + "export$", "POST", answer=_exported, loose=True,
-                decorators=LIMITED),
+        pages=(
+            Page(
+                "dlq-export",
+                PAGE + "export/$",
+                "POST",
+                form=ids_form,
+                answer=_export_file,
+                decorators=LIMITED,
+            ),
+        ),
+        api=Api(
+            "api-dlq-export",
+            API + "export$",
+            "POST",
+            answer=_exported,
+            loose=True,
+            decorators=LIMITED,
+        ),
     ),
-)  # fmt: skip
+)

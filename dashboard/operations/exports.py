@@ -18,11 +18,20 @@ __all__ = ["OPERATIONS"]
 
 NOTE = "; streamed, audited, masked as the pages; the filename and X-Export-Max-Rows name the limit"
 EXPORT = {"format": "csv (default) or json", "max_rows": "at most (and by default) EXPORT_MAX_ROWS"}
-PEL = {"partition": "one partition", "consumer": "one consumer", "min_deliveries": "at least",
-       "min_idle_ms": "idle at least (ms)", "min_idle_s": "idle at least (s)"}  # fmt: skip
-DLQ = {"text": "payload text contains", "partition": "source partition", "key": "message key",
-       "since": "dead-lettered at or after (epoch ms or ISO time)",
-       "until": "dead-lettered before (epoch ms or ISO time)"}  # fmt: skip
+PEL = {
+    "partition": "one partition",
+    "consumer": "one consumer",
+    "min_deliveries": "at least",
+    "min_idle_ms": "idle at least (ms)",
+    "min_idle_s": "idle at least (s)",
+}
+DLQ = {
+    "text": "payload text contains",
+    "partition": "source partition",
+    "key": "message key",
+    "since": "dead-lettered at or after (epoch ms or ISO time)",
+    "until": "dead-lettered before (epoch ms or ISO time)",
+}
 
 
 def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Operation:
@@ -36,17 +45,41 @@ def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Ope
         return export_download(c.request, kind, c.cluster, c.topic)
 
     return Operation(
-        summary + NOTE, "exports", Action.VIEW, struct, run, early=False,
-        pages=(Page(name, page),), api=Api("api-" + name, api, csv=True),
-    )  # fmt: skip
+        summary + NOTE,
+        "exports",
+        Action.VIEW,
+        struct,
+        run,
+        early=False,
+        pages=(Page(name, page),),
+        api=Api("api-" + name, api, csv=True),
+    )
 
 
 OPERATIONS = (
-    _export("lag", "lag-export", "lag/export", "Export lag per group and partition (live read)",
-            **EXPORT, group="one group"),
-    _export("pending", "pending-export", "pending/export",
-            "Export every matching pending entry of a group (paged XPENDING)",
-            **EXPORT, group="consumer group (required)", **PEL),
-    _export("dlq", "dlq-export-all", "dlq/export-all",
-            "Export every matching dead letter, newest first", **EXPORT, **DLQ),
-)  # fmt: skip
+    _export(
+        "lag",
+        "lag-export",
+        "lag/export",
+        "Export lag per group and partition (live read)",
+        **EXPORT,
+        group="one group",
+    ),
+    _export(
+        "pending",
+        "pending-export",
+        "pending/export",
+        "Export every matching pending entry of a group (paged XPENDING)",
+        **EXPORT,
+        group="consumer group (required)",
+        **PEL,
+    ),
+    _export(
+        "dlq",
+        "dlq-export-all",
+        "dlq/export-all",
+        "Export every matching dead letter, newest first",
+        **EXPORT,
+        **DLQ,
+    ),
+)

@@ -62,35 +62,83 @@ def _collectors(key: str) -> Any:
 
 OPERATIONS = (
     Operation(
-        "Collector health: the last pass per visible cluster", "ops", Action.VIEW,
+        "Collector health: the last pass per visible cluster",
+        "ops",
+        Action.VIEW,
         run=lambda c: collector_rows(c.user),
-        pages=(Page("collectors", "collectors/", template="dashboard/collectors.html",
-                    region="live", context=_collectors("rows")),),
+        pages=(
+            Page(
+                "collectors",
+                "collectors/",
+                template="dashboard/collectors.html",
+                region="live",
+                context=_collectors("rows"),
+            ),
+        ),
         api=Api("api-collectors", "api/v1/collectors", answer=_collectors("collectors")),
     ),
     Operation(
-        "Open alerts", "alerts", Action.VIEW, Alerts,
-        pages=(Page("alerts", "alerts/", template="dashboard/alerts.html", region="live",
-                    context=lambda c, _: alerts_page_get(c.input.cluster, user=c.user)),),
-        api=Api("api-alerts", "api/v1/alerts",
-                answer=lambda c, _: alerts_json(c.input.cluster, user=c.user)),
+        "Open alerts",
+        "alerts",
+        Action.VIEW,
+        Alerts,
+        pages=(
+            Page(
+                "alerts",
+                "alerts/",
+                template="dashboard/alerts.html",
+                region="live",
+                context=lambda c, _: alerts_page_get(c.input.cluster, user=c.user),
+            ),
+        ),
+        api=Api(
+            "api-alerts",
+            "api/v1/alerts",
+            answer=lambda c, _: alerts_json(c.input.cluster, user=c.user),
+        ),
     ),
     Operation(
-        "Silence or acknowledge an alert", "alerts", Action.SILENCE, Mute, early="somewhere",
+        "Silence or acknowledge an alert",
+        "alerts",
+        Action.SILENCE,
+        Mute,
+        early="somewhere",
         run=lambda c: svc.alert_mute(**c.write()),
-        pages=(Page("alert-mute", "alerts/mute/", "POST", form=_mute_form,
-                    answer=lambda c, mute: c.back(f"{MUTED[c.input.kind]} {mute['alert_id']}.",
-                                                  "alerts")),),
-        api=Api("api-alert-mute", "api/v1/alerts/mute", "POST",
-                answer=lambda c, mute: {"mute": mute}),
+        pages=(
+            Page(
+                "alert-mute",
+                "alerts/mute/",
+                "POST",
+                form=_mute_form,
+                answer=lambda c, mute: c.back(
+                    f"{MUTED[c.input.kind]} {mute['alert_id']}.", "alerts"
+                ),
+            ),
+        ),
+        api=Api(
+            "api-alert-mute", "api/v1/alerts/mute", "POST", answer=lambda c, mute: {"mute": mute}
+        ),
     ),
     Operation(
-        "Lift a silence or acknowledgement", "alerts", Action.SILENCE, AlertRef,
-        early="somewhere", run=lambda c: svc.alert_unmute(**c.write()),
-        pages=(Page("alert-unmute", "alerts/unmute/", "POST",
-                    answer=lambda c, _: c.back(f"Lifted the silence of {c.input.alert_id}.",
-                                               "alerts")),),
-        api=Api("api-alert-unmute", "api/v1/alerts/unmute", "POST",
-                answer=lambda c, _: {"lifted": c.input.alert_id}),
+        "Lift a silence or acknowledgement",
+        "alerts",
+        Action.SILENCE,
+        AlertRef,
+        early="somewhere",
+        run=lambda c: svc.alert_unmute(**c.write()),
+        pages=(
+            Page(
+                "alert-unmute",
+                "alerts/unmute/",
+                "POST",
+                answer=lambda c, _: c.back(f"Lifted the silence of {c.input.alert_id}.", "alerts"),
+            ),
+        ),
+        api=Api(
+            "api-alert-unmute",
+            "api/v1/alerts/unmute",
+            "POST",
+            answer=lambda c, _: {"lifted": c.input.alert_id},
+        ),
     ),
-)  # fmt: skip
+)

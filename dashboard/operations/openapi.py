@@ -49,10 +49,14 @@ def _path_params(route: str) -> list[dict[str, Any]]:
     names = [(n, "") for n in _GROUP.findall(route)]
     names += [(n, conv) for conv, n in _CONVERTER.findall(_GROUP.sub("", route))]
     return [
-        {"name": n, "in": "path", "required": True,
-         "schema": CONVERTERS.get(conv, {"type": "string"})}
+        {
+            "name": n,
+            "in": "path",
+            "required": True,
+            "schema": CONVERTERS.get(conv, {"type": "string"}),
+        }
         for n, conv in names
-    ]  # fmt: skip
+    ]
 
 
 def _responses(ok: str, csv: bool = False) -> dict[str, Any]:
@@ -115,6 +119,11 @@ def page_twins() -> dict[str, str]:
     return {p.name: op.api.name if op.api else op.twin for op in OPERATIONS for p in op.pages}
 
 
-SELF = Operation("This document", "meta", Action.VIEW, run=lambda call: document(),
-                 api=Api("api-openapi", "api/v1/openapi.json"))  # fmt: skip
+SELF = Operation(
+    "This document",
+    "meta",
+    Action.VIEW,
+    run=lambda call: document(),
+    api=Api("api-openapi", "api/v1/openapi.json"),
+)
 urlpatterns: list[URLPattern] = SELF.urls()

@@ -34,15 +34,32 @@ def _partitions(c: Call[Window]) -> dict[str, Any]:
 
 OPERATIONS = (
     Operation(
-        "Per partition: produce rate, length, memory, and the skew (max vs mean)", "topics",
-        Action.VIEW, Window, _partitions, api=Api("api-topic-partitions", "api/v1/" + TOPIC),
+        "Per partition: produce rate, length, memory, and the skew (max vs mean)",
+        "topics",
+        Action.VIEW,
+        Window,
+        _partitions,
+        api=Api("api-topic-partitions", "api/v1/" + TOPIC),
     ),
     Operation(
         "The most frequent message keys of the newest entries of one partition (a sample)",
-        "topics", Action.VIEW, Sample, lambda c: hot_keys_get(**c.read()),
-        pages=(Page("hot-keys", TOPIC + "/<int:partition>/hot-keys/", template=TEMPLATE,
-                    region="sample", context=lambda c, sample: {"sample": sample}),),
-        api=Api("api-hot-keys", "api/v1/" + TOPIC + "/<int:partition>/hot-keys",
-                answer=lambda c, sample: {"cluster": c.cluster, **sample}),
+        "topics",
+        Action.VIEW,
+        Sample,
+        lambda c: hot_keys_get(**c.read()),
+        pages=(
+            Page(
+                "hot-keys",
+                TOPIC + "/<int:partition>/hot-keys/",
+                template=TEMPLATE,
+                region="sample",
+                context=lambda c, sample: {"sample": sample},
+            ),
+        ),
+        api=Api(
+            "api-hot-keys",
+            "api/v1/" + TOPIC + "/<int:partition>/hot-keys",
+            answer=lambda c, sample: {"cluster": c.cluster, **sample},
+        ),
     ),
-)  # fmt: skip
+)

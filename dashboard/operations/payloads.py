@@ -26,22 +26,40 @@ def _payload(name: str, tag: str, kind: str, route: str, summary: str) -> Operat
 
     def run(c: Call[Any]) -> Any:
         where = {"partition": c.url.get("partition", 0), "cluster": c.cluster, "topic": c.topic}
-        return download_response(raw_payload_get(user=c.user, kind=kind, ref=c.url[REFS[kind]],
-                                                 **where))  # fmt: skip
+        return download_response(
+            raw_payload_get(user=c.user, kind=kind, ref=c.url[REFS[kind]], **where)
+        )
 
     return Operation(
-        summary + "; on a sensitive topic, needs view payloads", tag, Action.VIEW, run=run,
+        summary + "; on a sensitive topic, needs view payloads",
+        tag,
+        Action.VIEW,
+        run=run,
         pages=(Page(name, route + "/payload/" + end, decorators=LIMITED),),
         api=Api("api-" + name, api + "/payload" + end, decorators=LIMITED),
-    )  # fmt: skip
+    )
 
 
 OPERATIONS = (
-    _payload("dlq-letter-payload", "dlq", "dlq",
-             r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/(?P<dlq_id>\d{1,20}-\d{1,20})",
-             "A dead letter's payload as stored (bytes, an attachment; for one too large to show)"),
-    _payload("retry-item-payload", "retries", "retry", T + "retries/<str:item_id>",
-             "A retry item's payload as stored (bytes, an attachment; for one too large to show)"),
-    _payload("message-payload", "topics", "message", T + "messages/<int:partition>/<str:entry_id>",
-             "An entry's payload as stored, out-of-line ones included (bytes, an attachment)"),
-)  # fmt: skip
+    _payload(
+        "dlq-letter-payload",
+        "dlq",
+        "dlq",
+        r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/(?P<dlq_id>\d{1,20}-\d{1,20})",
+        "A dead letter's payload as stored (bytes, an attachment; for one too large to show)",
+    ),
+    _payload(
+        "retry-item-payload",
+        "retries",
+        "retry",
+        T + "retries/<str:item_id>",
+        "A retry item's payload as stored (bytes, an attachment; for one too large to show)",
+    ),
+    _payload(
+        "message-payload",
+        "topics",
+        "message",
+        T + "messages/<int:partition>/<str:entry_id>",
+        "An entry's payload as stored, out-of-line ones included (bytes, an attachment)",
+    ),
+)

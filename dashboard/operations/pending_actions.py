@@ -68,35 +68,64 @@ def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
 def _back(text: str) -> Any:
     def answer(c: Call[Checked], n: int) -> HttpResponse:
         group = c.input.group.strip()
-        return c.back(text.format(n=n, consumer=c.input.consumer), "pending",
-                      query=f"group={group}" if group else "")  # fmt: skip
+        return c.back(
+            text.format(n=n, consumer=c.input.consumer),
+            "pending",
+            query=f"group={group}" if group else "",
+        )
 
     return answer
 
 
 OPERATIONS = (
     Operation(
-        "Claim pending entries of one partition to a consumer", "pending", Action.CLAIM, Claim,
+        "Claim pending entries of one partition to a consumer",
+        "pending",
+        Action.CLAIM,
+        Claim,
         run=lambda c: _one(c, svc.pending_claim, "claimed"),
         api=Api("api-pending-claim", API + "/claim", "POST"),
     ),
     Operation(
-        "Dead-letter pending entries of one partition", "pending", Action.MOVE_TO_DLQ, Entries,
+        "Dead-letter pending entries of one partition",
+        "pending",
+        Action.MOVE_TO_DLQ,
+        Entries,
         run=lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
         api=Api("api-pending-move-to-dlq", API + "/move-to-dlq", "POST"),
     ),
     Operation(
-        "Claim the checked entries", "pending", Action.CLAIM, Checked, early=False,
+        "Claim the checked entries",
+        "pending",
+        Action.CLAIM,
+        Checked,
+        early=False,
         run=lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
-        pages=(Page("pending-claim", PAGE + "claim/", "POST",
-                    answer=_back("Claimed {n} entries to {consumer}.")),),
+        pages=(
+            Page(
+                "pending-claim",
+                PAGE + "claim/",
+                "POST",
+                answer=_back("Claimed {n} entries to {consumer}."),
+            ),
+        ),
         twin="api-pending-claim",
     ),
     Operation(
-        "Dead-letter the checked entries", "pending", Action.MOVE_TO_DLQ, Checked, early=False,
+        "Dead-letter the checked entries",
+        "pending",
+        Action.MOVE_TO_DLQ,
+        Checked,
+        early=False,
         run=lambda c: _checked(c, svc.pending_move_to_dlq),
-        pages=(Page("pending-move-to-dlq", PAGE + "move-to-dlq/", "POST",
-                    answer=_back("Moved {n} entries to the DLQ.")),),
+        pages=(
+            Page(
+                "pending-move-to-dlq",
+                PAGE + "move-to-dlq/",
+                "POST",
+                answer=_back("Moved {n} entries to the DLQ."),
+            ),
+        ),
         twin="api-pending-move-to-dlq",
     ),
-)  # fmt: skip
+)

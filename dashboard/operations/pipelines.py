@@ -35,8 +35,9 @@ def _before(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
 
 def _pipeline(c: Call[History]) -> dict[str, Any]:
     name, limit = c.url["name"], c.input.limit or sel.HISTORY_PAGE
-    data = sel.pipeline_get(cluster=c.cluster, pipeline=name, user=c.user,
-                            before=c.input.before, limit=limit)  # fmt: skip
+    data = sel.pipeline_get(
+        cluster=c.cluster, pipeline=name, user=c.user, before=c.input.before, limit=limit
+    )
     if data is None:
         raise Http404(f"unknown pipeline {name!r}")
     return data
@@ -48,18 +49,43 @@ def _live(**context: Any) -> dict[str, Any]:  # the live region polls this often
 
 OPERATIONS = (
     Operation(
-        "Pipelines", "pipelines", Action.VIEW, run=lambda c: sel.pipeline_list(**c.read()),
-        pages=(Page("pipelines", PAGE, template="dashboard/pipelines.html", region="live",
-                    context=lambda c, rows: _live(pipelines=rows, now_ms=now_ms())),),
-        api=Api("api-pipelines", API, answer=lambda c, rows: {"cluster": c.cluster,
-                                                               "pipelines": rows}),
+        "Pipelines",
+        "pipelines",
+        Action.VIEW,
+        run=lambda c: sel.pipeline_list(**c.read()),
+        pages=(
+            Page(
+                "pipelines",
+                PAGE,
+                template="dashboard/pipelines.html",
+                region="live",
+                context=lambda c, rows: _live(pipelines=rows, now_ms=now_ms()),
+            ),
+        ),
+        api=Api(
+            "api-pipelines", API, answer=lambda c, rows: {"cluster": c.cluster, "pipelines": rows}
+        ),
     ),
     Operation(
-        "One pipeline and its checkpoints", "pipelines", Action.VIEW, History, _pipeline,
-        pages=(Page("pipeline-detail", PAGE + "<str:name>/", template="dashboard/pipeline.html",
-                    region="live", form=_before,
-                    context=lambda c, p: _live(p=p, before=c.input.before)),),
-        api=Api("api-pipeline-detail", API + "/<str:name>",
-                answer=lambda c, p: {"cluster": c.cluster, "pipeline": c.url["name"], **p}),
+        "One pipeline and its checkpoints",
+        "pipelines",
+        Action.VIEW,
+        History,
+        _pipeline,
+        pages=(
+            Page(
+                "pipeline-detail",
+                PAGE + "<str:name>/",
+                template="dashboard/pipeline.html",
+                region="live",
+                form=_before,
+                context=lambda c, p: _live(p=p, before=c.input.before),
+            ),
+        ),
+        api=Api(
+            "api-pipeline-detail",
+            API + "/<str:name>",
+            answer=lambda c, p: {"cluster": c.cluster, "pipeline": c.url["name"], **p},
+        ),
     ),
-)  # fmt: skip
+)

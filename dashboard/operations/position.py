@@ -61,8 +61,10 @@ def _fields(data: QueryDict) -> dict[str, Any]:
 
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     form = _fields(data)
-    return read | {"target": {"kind": form["kind"], "value": form["value"]},
-                   "partitions": form["partitions"]}  # fmt: skip
+    return read | {
+        "target": {"kind": form["kind"], "value": form["value"]},
+        "partitions": form["partitions"],
+    }
 
 
 def _context(key: str) -> Any:
@@ -83,21 +85,46 @@ def _flat(args: dict[str, Any]) -> dict[str, Any]:
 
 OPERATIONS = (
     Operation(
-        "The position form", "groups", Action.SET_POSITION, twin="api-group-position-plan",
+        "The position form",
+        "groups",
+        Action.SET_POSITION,
+        twin="api-group-position-plan",
         pages=(Page("group-position", PAGE, template=TEMPLATE, context=_context("")),),
     ),
     Operation(
-        "Dry run of a group position move", "groups", Action.SET_POSITION, Plan,
+        "Dry run of a group position move",
+        "groups",
+        Action.SET_POSITION,
+        Plan,
         run=lambda c: sel.position_plan_get(**_flat(c.read())),
-        pages=(Page("group-position-plan", PAGE + "plan/", template=TEMPLATE, region="plan",
-                    form=_form, context=_context("plan")),),
+        pages=(
+            Page(
+                "group-position-plan",
+                PAGE + "plan/",
+                template=TEMPLATE,
+                region="plan",
+                form=_form,
+                context=_context("plan"),
+            ),
+        ),
         api=Api("api-group-position-plan", API + "/plan", "POST"),
     ),
     Operation(
-        "Move a group's position (skip or reprocess)", "groups", Action.SET_POSITION, Move,
+        "Move a group's position (skip or reprocess)",
+        "groups",
+        Action.SET_POSITION,
+        Move,
         run=lambda c: svc.set_group_position(**_flat(c.write())),
-        pages=(Page("group-position-move", PAGE + "move/", "POST", TEMPLATE, form=_form,
-                    context=_context("result")),),
+        pages=(
+            Page(
+                "group-position-move",
+                PAGE + "move/",
+                "POST",
+                TEMPLATE,
+                form=_form,
+                context=_context("result"),
+            ),
+        ),
         api=Api("api-group-position", API, "POST"),
     ),
-)  # fmt: skip
+)

@@ -44,10 +44,15 @@ def _preview(c: Call[Bulk]) -> ReplayJob:
     if not i.all and not i.ids:
         raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
     chosen = bulk.BulkSelection(**i.read().kwargs()) if i.all else bulk.BulkSelection(tuple(i.ids))
-    return bulk.dlq_bulk_preview(acting_user=c.user, cluster=c.cluster, topic=c.topic,
-                                 selection=chosen, force=i.force,
-                                 target_topic=i.target_topic.strip() or None,
-                                 target_partition=i.target_partition)  # fmt: skip
+    return bulk.dlq_bulk_preview(
+        acting_user=c.user,
+        cluster=c.cluster,
+        topic=c.topic,
+        selection=chosen,
+        force=i.force,
+        target_topic=i.target_topic.strip() or None,
+        target_partition=i.target_partition,
+    )
 
 
 def _job(c: Call[Any]) -> ReplayJob:
@@ -55,9 +60,14 @@ def _job(c: Call[Any]) -> ReplayJob:
 
 
 def _start(c: Call[Start]) -> ReplayJob:
-    return bulk.dlq_bulk_start(acting_user=c.user, job=_job(c), reason=c.input.reason,
-                               ticket=c.input.ticket.strip(), rate_limit=c.input.rate_limit,
-                               origin=c.origin)  # fmt: skip
+    return bulk.dlq_bulk_start(
+        acting_user=c.user,
+        job=_job(c),
+        reason=c.input.reason,
+        ticket=c.input.ticket.strip(),
+        rate_limit=c.input.rate_limit,
+        origin=c.origin,
+    )
 
 
 def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
@@ -84,27 +94,40 @@ def _to_job(c: Call[Any], job: ReplayJob) -> HttpResponse:
 
 OPERATIONS = (
     Operation(
-        "Freeze letters into a draft bulk replay job (201) with its dry run", "replay jobs",
-        Action.REPLAY, Bulk, _preview,
+        "Freeze letters into a draft bulk replay job (201) with its dry run",
+        "replay jobs",
+        Action.REPLAY,
+        Bulk,
+        _preview,
         pages=(Page("dlq-bulk-preview", PAGE + "bulk/", "POST", form=ids_form, answer=_to_job),),
         api=Api("api-dlq-bulk-preview", API + "/bulk", "POST", 201, answer=_json),
     ),
     Operation(
-        "A bulk replay job: progress, and the dry run of a draft", "replay jobs", Action.VIEW,
+        "A bulk replay job: progress, and the dry run of a draft",
+        "replay jobs",
+        Action.VIEW,
         run=_job,
-        pages=(Page("dlq-job", PAGE + JOB + "/", answer=_page),
-               Page("dlq-job-progress", PAGE + JOB + "/progress/", answer=_progress)),
+        pages=(
+            Page("dlq-job", PAGE + JOB + "/", answer=_page),
+            Page("dlq-job-progress", PAGE + JOB + "/progress/", answer=_progress),
+        ),
         api=Api("api-dlq-job", API + "/" + JOB, answer=_json),
     ),
     Operation(
-        "Start a previewed job", "replay jobs", Action.REPLAY, Start, _start,
+        "Start a previewed job",
+        "replay jobs",
+        Action.REPLAY,
+        Start,
+        _start,
         pages=(Page("dlq-job-start", PAGE + JOB + "/start/", "POST", answer=_to_job),),
         api=Api("api-dlq-job-start", API + "/" + JOB + "/start", "POST", answer=_json),
     ),
     Operation(
-        "Cancel a job (stops at its next chunk)", "replay jobs", Action.REPLAY,
+        "Cancel a job (stops at its next chunk)",
+        "replay jobs",
+        Action.REPLAY,
         run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
         pages=(Page("dlq-job-cancel", PAGE + JOB + "/cancel/", "POST", answer=_to_job),),
         api=Api("api-dlq-job-cancel", API + "/" + JOB + "/cancel", "POST", answer=_json),
     ),
-)  # fmt: skip
+)

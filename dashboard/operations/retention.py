@@ -81,17 +81,29 @@ def _context(c: Call[Any], result: Any) -> dict[str, Any]:
 OPERATIONS = (
     Operation(
         "Per partition: group floors and what each retention rule would delete next",
-        "retention", Action.VIEW, WhatIf, lambda c: _view(c, c.input.page),
+        "retention",
+        Action.VIEW,
+        WhatIf,
+        lambda c: _view(c, c.input.page),
         pages=(Page("topic-retention", PAGE, template=TEMPLATE, region="view", context=_context),),
         api=Api("api-topic-retention", API),
     ),
     Operation(
         "Trim the topic's partitions now (never past a group's unread entries)",
-        "retention", Action.PURGE, Trim, early=False,
-        run=lambda c: svc.trim_topic(acting_user=c.user, cluster=c.cluster, topic=c.topic,
-                                     policy=_policy(c.input), reason=c.input.reason,
-                                     confirm=c.input.confirm, origin=c.origin),
+        "retention",
+        Action.PURGE,
+        Trim,
+        early=False,
+        run=lambda c: svc.trim_topic(
+            acting_user=c.user,
+            cluster=c.cluster,
+            topic=c.topic,
+            policy=_policy(c.input),
+            reason=c.input.reason,
+            confirm=c.input.confirm,
+            origin=c.origin,
+        ),
         pages=(Page("topic-retention-trim", PAGE + "trim/", "POST", TEMPLATE, context=_context),),
         api=Api("api-topic-retention-trim", API + "/trim", "POST"),
     ),
-)  # fmt: skip
+)

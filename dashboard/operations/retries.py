@@ -51,17 +51,25 @@ class RetryAct(Reason):
 
 
 def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
-    return {"d": d, "f": d["filters"], "query": urlencode(d["filters"]), "can": c.can,
-            "first_page": bool(c.input.cursor or c.input.offset)}  # fmt: skip
+    return {
+        "d": d,
+        "f": d["filters"],
+        "query": urlencode(d["filters"]),
+        "can": c.can,
+        "first_page": bool(c.input.cursor or c.input.offset),
+    }
 
 
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     """One row's button (``one``), the checked rows (``id``) or all matching the filter."""
     one = data.get("one", "").strip()
     every = data.get("all_matching") in ("1", "on", "true")
-    return read | {"ids": [one] if one else data.getlist("id"), "cursor": "",
-                   "all_matching": every and not one,
-                   "filter": {k: data.get(k, "") for k in FILTERS}}  # fmt: skip
+    return read | {
+        "ids": [one] if one else data.getlist("id"),
+        "cursor": "",
+        "all_matching": every and not one,
+        "filter": {k: data.get(k, "") for k in FILTERS},
+    }
 
 
 def _cluster(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
@@ -90,28 +98,53 @@ def _write(action: str, summary: str) -> Operation:
         return c.back(text + ".", "topic-retries", query=urlencode(kept))
 
     return Operation(
-        summary, "retries", Action.RETRY, RetryAct, run, early=False,
-        pages=(Page(f"topic-retries-{action}", f"{PAGE}{action}/", "POST", form=_form,
-                    answer=done),),
+        summary,
+        "retries",
+        Action.RETRY,
+        RetryAct,
+        run,
+        early=False,
+        pages=(
+            Page(f"topic-retries-{action}", f"{PAGE}{action}/", "POST", form=_form, answer=done),
+        ),
         api=Api(f"api-topic-retries-{action}", f"{API}/{action}", "POST", answer=_cluster),
-    )  # fmt: skip
+    )
 
 
 OPERATIONS = (
     Operation(
-        "Topics with their retry counts and next due time (latest snapshot)", "retries",
-        Action.VIEW, run=lambda c: retries_overview_get(**c.read()),
-        pages=(Page("retries", "clusters/<str:cluster>/retries/",
-                    template="dashboard/retries_index.html", context=lambda c, d: {"d": d}),),
+        "Topics with their retry counts and next due time (latest snapshot)",
+        "retries",
+        Action.VIEW,
+        run=lambda c: retries_overview_get(**c.read()),
+        pages=(
+            Page(
+                "retries",
+                "clusters/<str:cluster>/retries/",
+                template="dashboard/retries_index.html",
+                context=lambda c, d: {"d": d},
+            ),
+        ),
         api=Api("api-retries", "api/v1/clusters/<str:cluster>/retries", answer=_cluster),
     ),
     Operation(
-        "A page of the topic's retry items by due time", "retries", Action.VIEW, RetryPage,
+        "A page of the topic's retry items by due time",
+        "retries",
+        Action.VIEW,
+        RetryPage,
         run=lambda c: retries_page_get(user=c.user, **c.url, query=c.request.GET),
-        pages=(Page("topic-retries", PAGE, template="dashboard/retries.html", region="list",
-                    context=_list, decorators=LIMITED),),
+        pages=(
+            Page(
+                "topic-retries",
+                PAGE,
+                template="dashboard/retries.html",
+                region="list",
+                context=_list,
+                decorators=LIMITED,
+            ),
+        ),
         api=Api("api-topic-retries", API, answer=_cluster, decorators=LIMITED),
     ),
     _write("retry", "Put retry items back on their partitions now"),
     _write("delete", "Delete retry items (the messages are lost)"),
-)  # fmt: skip
+)

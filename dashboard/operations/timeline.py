@@ -40,32 +40,64 @@ def _chosen(c: Call[Filters]) -> dict[str, Any]:
 
 def _timeline(c: Call[Filters]) -> dict[str, Any]:
     f = c.input
-    return timeline_get(c.cluster, user=c.user, **_chosen(c), since_ms=parse_time(f.since, "since"),
-                        until_ms=parse_time(f.until, "until"), limit=f.limit,
-                        before=f.before.strip() or None)  # fmt: skip
+    return timeline_get(
+        c.cluster,
+        user=c.user,
+        **_chosen(c),
+        since_ms=parse_time(f.since, "since"),
+        until_ms=parse_time(f.until, "until"),
+        limit=f.limit,
+        before=f.before.strip() or None,
+    )
 
 
 def _page(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
     chosen, f = _chosen(c), c.input
-    return {"topic": c.url.get("topic"), "picked_topic": chosen["topic"] or "", "kinds": KINDS,
-            "chosen": chosen["kinds"], "group": chosen["group"] or "", "since": f.since,
-            "until": f.until, "d": data, "now_ms": now_ms()}  # fmt: skip
+    return {
+        "topic": c.url.get("topic"),
+        "picked_topic": chosen["topic"] or "",
+        "kinds": KINDS,
+        "chosen": chosen["kinds"],
+        "group": chosen["group"] or "",
+        "since": f.since,
+        "until": f.until,
+        "d": data,
+        "now_ms": now_ms(),
+    }
 
 
 def _json(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
     chosen = _chosen(c)
-    return {"cluster": c.cluster, **chosen, "kinds": chosen["kinds"] or list(KINDS),
-            "events": data["events"], "next_before": data["next_before"]}  # fmt: skip
+    return {
+        "cluster": c.cluster,
+        **chosen,
+        "kinds": chosen["kinds"] or list(KINDS),
+        "events": data["events"],
+        "next_before": data["next_before"],
+    }
 
 
 CLUSTER = "clusters/<str:cluster>/"
 OPERATIONS = (
     Operation(
-        "Incident timeline, newest first", "timeline", Action.VIEW, Filters, _timeline,
-        pages=tuple(Page(name, CLUSTER + path, template="dashboard/timeline.html", region="list",
-                         context=_page)
-                    for name, path in (("timeline", "timeline/"),
-                                       ("topic-timeline", "topics/<str:topic>/timeline/"))),
+        "Incident timeline, newest first",
+        "timeline",
+        Action.VIEW,
+        Filters,
+        _timeline,
+        pages=tuple(
+            Page(
+                name,
+                CLUSTER + path,
+                template="dashboard/timeline.html",
+                region="list",
+                context=_page,
+            )
+            for name, path in (
+                ("timeline", "timeline/"),
+                ("topic-timeline", "topics/<str:topic>/timeline/"),
+            )
+        ),
         api=Api("api-timeline", "api/v1/" + CLUSTER + "timeline", answer=_json),
     ),
-)  # fmt: skip
+)

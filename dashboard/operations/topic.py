@@ -63,50 +63,117 @@ OPERATIONS = (
     Operation(
         "One topic: groups (each with partitions and `drain`, the time-to-drain estimate: "
         "seconds, state, rate_per_s, reason, low_s, high_s, ranged), consumers, leases",
-        "topics", Action.VIEW, run=lambda c: sel.topic_get(c.cluster, c.topic, user=c.user),
-        pages=(Page("topic-detail", PAGE, template="dashboard/topic.html", region="live",
-                    context=lambda c, t: sel.topic_page(
-                        c.cluster, t, user=c.user, window=c.request.GET.get("window") or "1h",
-                        polled=getattr(c.request, "htmx", False)) | {"can": c.can}),),
+        "topics",
+        Action.VIEW,
+        run=lambda c: sel.topic_get(c.cluster, c.topic, user=c.user),
+        pages=(
+            Page(
+                "topic-detail",
+                PAGE,
+                template="dashboard/topic.html",
+                region="live",
+                context=lambda c, t: (
+                    sel.topic_page(
+                        c.cluster,
+                        t,
+                        user=c.user,
+                        window=c.request.GET.get("window") or "1h",
+                        polled=getattr(c.request, "htmx", False),
+                    )
+                    | {"can": c.can}
+                ),
+            ),
+        ),
         api=Api("api-topic-detail", API, answer=lambda c, t: sel.topic_json(c.cluster, t)),
     ),
     Operation(
-        "Time series of one metric (partition_lag: the most lagging partitions)", "topics",
-        Action.VIEW, SeriesQuery, lambda c: series.series_get(**c.read()),
+        "Time series of one metric (partition_lag: the most lagging partitions)",
+        "topics",
+        Action.VIEW,
+        SeriesQuery,
+        lambda c: series.series_get(**c.read()),
         api=Api("api-topic-series", API + "/series"),
     ),
     Operation(
-        "Lag per group and partition (live read)", "topics", Action.VIEW, GroupFilter,
-        lambda c: sel.lag_get(**c.read()), api=Api("api-lag", API + "/lag"),
+        "Lag per group and partition (live read)",
+        "topics",
+        Action.VIEW,
+        GroupFilter,
+        lambda c: sel.lag_get(**c.read()),
+        api=Api("api-lag", API + "/lag"),
     ),
     Operation(
-        "The pending page", "pending", Action.VIEW, PelPage,
-        lambda c: pending.pending_page_get(**c.read()), twin="api-pending",
-        pages=(Page("pending", PAGE + "pending/", template="dashboard/pending.html",
-                    region="table", context=lambda c, d: d | {"can_act": has_action(
-                        c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic)}),),
+        "The pending page",
+        "pending",
+        Action.VIEW,
+        PelPage,
+        lambda c: pending.pending_page_get(**c.read()),
+        twin="api-pending",
+        pages=(
+            Page(
+                "pending",
+                PAGE + "pending/",
+                template="dashboard/pending.html",
+                region="table",
+                context=lambda c, d: (
+                    d
+                    | {
+                        "can_act": has_action(
+                            c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic
+                        )
+                    }
+                ),
+            ),
+        ),
     ),
     Operation(
-        "Pending entries of a group (live read; group required)", "pending", Action.VIEW,
-        PelQuery, lambda c: pending.pending_json(**c.read()),
+        "Pending entries of a group (live read; group required)",
+        "pending",
+        Action.VIEW,
+        PelQuery,
+        lambda c: pending.pending_json(**c.read()),
         api=Api("api-pending", API + "/pending"),
     ),
     Operation(
-        "Partition leases", "topics", Action.VIEW, GroupFilter,
+        "Partition leases",
+        "topics",
+        Action.VIEW,
+        GroupFilter,
         lambda c: leases.leases_get(**c.read()),
-        pages=(Page("leases", PAGE + "leases/", template="dashboard/leases.html", region="live",
-                    context=lambda c, d: {"groups": sel.group_list(c.cluster, c.topic), "d": d,
-                                          "group": d["group"] or "", "now_ms": now_ms()}),),
+        pages=(
+            Page(
+                "leases",
+                PAGE + "leases/",
+                template="dashboard/leases.html",
+                region="live",
+                context=lambda c, d: {
+                    "groups": sel.group_list(c.cluster, c.topic),
+                    "d": d,
+                    "group": d["group"] or "",
+                    "now_ms": now_ms(),
+                },
+            ),
+        ),
         api=Api("api-leases", API + "/leases"),
     ),
     Operation(
         "One message (payload masked without the right to see it; cut to max_bytes: "
         "payload_size, payload_truncated) and its trace: delivery per group, retries, DLQ",
-        "topics", Action.VIEW, MessageCut,
+        "topics",
+        Action.VIEW,
+        MessageCut,
         lambda c: messages.message_view_get(**c.url, user=c.user),
-        pages=(Page("message-detail", PAGE + MESSAGE + "/", template="dashboard/message.html",
-                    context=lambda c, v: v.page(full=c.request.GET.get("full", "") in FORM_TRUE,
-                                                group=c.request.GET.get("group", ""))),),
+        pages=(
+            Page(
+                "message-detail",
+                PAGE + MESSAGE + "/",
+                template="dashboard/message.html",
+                context=lambda c, v: v.page(
+                    full=c.request.GET.get("full", "") in FORM_TRUE,
+                    group=c.request.GET.get("group", ""),
+                ),
+            ),
+        ),
         api=Api("api-message", API + "/" + MESSAGE, answer=lambda c, v: v.json(c.input.max_bytes)),
     ),
-)  # fmt: skip
+)

@@ -81,12 +81,17 @@ def alerts_page_get(cluster: str, *, user: Any) -> dict[str, Any]:
         alert["can_silence"] = has_action(  # on the alert's topic; none named: global
             user, Action.SILENCE, cluster=str(alert.get("cluster") or ""), topic=mute_topic(alert)
         )
-    return {"open_alerts": data["open"], "resolved_alerts": data["resolved"][:100],
-            "rules": sorted(RULES.items()), "filter_cluster": one or "",
-            "webhook": bool(settings.ALERT_WEBHOOK_URL), "durations": DURATION_CHOICES,
-            "can_silence": has_action_somewhere(user, Action.SILENCE),
-            "silenceable": [a for a in data["open"] if a["can_silence"]],
-            "now_ms": data["now_ms"]}  # fmt: skip
+    return {
+        "open_alerts": data["open"],
+        "resolved_alerts": data["resolved"][:100],
+        "rules": sorted(RULES.items()),
+        "filter_cluster": one or "",
+        "webhook": bool(settings.ALERT_WEBHOOK_URL),
+        "durations": DURATION_CHOICES,
+        "can_silence": has_action_somewhere(user, Action.SILENCE),
+        "silenceable": [a for a in data["open"] if a["can_silence"]],
+        "now_ms": data["now_ms"],
+    }
 
 
 def alerts_json(cluster: str, *, user: Any) -> dict[str, Any]:

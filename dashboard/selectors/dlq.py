@@ -189,15 +189,25 @@ class DlqPageView:
 
     def context(self) -> dict[str, Any]:
         """The page's: this page, its filters and cursor, the topic's recent replay jobs."""
-        return {"page": self, "filters": self.filters, "before": self.before,
-                "jobs": replay_jobs_recent(self.cluster, self.topic)}  # fmt: skip
+        return {
+            "page": self,
+            "filters": self.filters,
+            "before": self.before,
+            "jobs": replay_jobs_recent(self.cluster, self.topic),
+        }
 
     def json(self) -> dict[str, Any]:
         """The API's answer: the depth, the page's letters (:func:`letter_json`), the cursor."""
-        return {"cluster": self.cluster, "topic": self.topic, "depth": self.depth,
-                "letters": [letter_json(v) for v in self.letters],
-                "next_cursor": self.next_cursor, "scanned": self.scanned,
-                "complete": self.complete, "masked": self.masked}  # fmt: skip
+        return {
+            "cluster": self.cluster,
+            "topic": self.topic,
+            "depth": self.depth,
+            "letters": [letter_json(v) for v in self.letters],
+            "next_cursor": self.next_cursor,
+            "scanned": self.scanned,
+            "complete": self.complete,
+            "masked": self.masked,
+        }
 
 
 def replay_jobs_recent(cluster: str, topic: str) -> list[ReplayJob]:

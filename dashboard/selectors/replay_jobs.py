@@ -14,16 +14,36 @@ from dashboard.permissions import payload_visible
 __all__ = ["DRY_RUN_ROWS", "JobView", "job_progress", "replay_job_get"]
 
 DRY_RUN_ROWS = 50
-PLAN = {"would-replay": "will replay to {where}", "already-replayed": "skip: already replayed",
-        "missing": "skip: no longer in the DLQ"}  # fmt: skip
-JOB_FIELDS = ("cluster", "topic", "first_id", "last_id", "force", "target_partition", "reason",
-              "active", "created_at")  # fmt: skip
+PLAN = {
+    "would-replay": "will replay to {where}",
+    "already-replayed": "skip: already replayed",
+    "missing": "skip: no longer in the DLQ",
+}
+JOB_FIELDS = (
+    "cluster",
+    "topic",
+    "first_id",
+    "last_id",
+    "force",
+    "target_partition",
+    "reason",
+    "active",
+    "created_at",
+)
 
 
 def job_progress(job: ReplayJob) -> dict[str, Any]:
-    return {"id": str(job.id), "status": str(job.status), "total": job.total, "done": job.cursor,
-            "replayed": job.replayed, "skipped": job.skipped, "failed": job.failed,
-            "percent": job.percent, "error": job.error}  # fmt: skip
+    return {
+        "id": str(job.id),
+        "status": str(job.status),
+        "total": job.total,
+        "done": job.cursor,
+        "replayed": job.replayed,
+        "skipped": job.skipped,
+        "failed": job.failed,
+        "percent": job.percent,
+        "error": job.error,
+    }
 
 
 def _label(reason: str, topic: str, partition: int | None) -> str:
@@ -53,8 +73,9 @@ class JobView:
     def context(self) -> dict[str, Any]:
         context = {"job": self.job, "progress": job_progress(self.job), "job_filters": self.filters}
         if self.plan is not None:
-            plan = [asdict(p) | {"label": _label(p.reason, p.topic, p.partition)}
-                    for p in self.plan]  # fmt: skip
+            plan = [
+                asdict(p) | {"label": _label(p.reason, p.topic, p.partition)} for p in self.plan
+            ]
             context |= {"plan": plan, "plan_more": self.plan_more}
         return context
 
@@ -65,7 +86,10 @@ def replay_job_get(job: ReplayJob, user: Any) -> JobView:
         filters = audit_filters(filters)
     if job.status != ReplayJobStatus.DRAFT:
         return JobView(job, filters, None)
-    plan = dead_letters(job.cluster).plan(job.topic, job.ids()[:DRY_RUN_ROWS],
-                                          target_topic=job.target_topic or None,
-                                          target_partition=job.target_partition)  # fmt: skip
+    plan = dead_letters(job.cluster).plan(
+        job.topic,
+        job.ids()[:DRY_RUN_ROWS],
+        target_topic=job.target_topic or None,
+        target_partition=job.target_partition,
+    )
     return JobView(job, filters, plan)

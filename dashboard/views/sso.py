@@ -29,13 +29,26 @@ log = logging.getLogger(__name__)
 # The error codes of OAuth 2.0 and OpenID Connect authorization answers: the only text of
 # the provider's redirect the console repeats (anyone can craft a callback link, so its
 # error_description is logged, never shown).
-PROVIDER_ERRORS = frozenset((
-    "access_denied", "invalid_request", "unauthorized_client", "unsupported_response_type",
-    "invalid_scope", "server_error", "temporarily_unavailable", "interaction_required",
-    "login_required", "account_selection_required", "consent_required", "invalid_request_uri",
-    "invalid_request_object", "request_not_supported", "request_uri_not_supported",
-    "registration_not_supported",
-))  # fmt: skip
+PROVIDER_ERRORS = frozenset(
+    (
+        "access_denied",
+        "invalid_request",
+        "unauthorized_client",
+        "unsupported_response_type",
+        "invalid_scope",
+        "server_error",
+        "temporarily_unavailable",
+        "interaction_required",
+        "login_required",
+        "account_selection_required",
+        "consent_required",
+        "invalid_request_uri",
+        "invalid_request_object",
+        "request_not_supported",
+        "request_uri_not_supported",
+        "registration_not_supported",
+    )
+)
 
 
 def sso_enabled() -> bool:
@@ -115,7 +128,10 @@ def sso_logout(request: HttpRequest) -> HttpResponse:
     auth.logout(request)
     if not endpoint or not id_token:
         return HttpResponseRedirect(after)
-    params = {"id_token_hint": id_token, "client_id": settings.OIDC_RP_CLIENT_ID,
-              "post_logout_redirect_uri": request.build_absolute_uri(after)}  # fmt: skip
+    params = {
+        "id_token_hint": id_token,
+        "client_id": settings.OIDC_RP_CLIENT_ID,
+        "post_logout_redirect_uri": request.build_absolute_uri(after),
+    }
     provider_url = f"{endpoint}{'&' if '?' in endpoint else '?'}{urlencode(params)}"
     return render(request, "registration/sso_logout.html", {"provider_url": provider_url})

@@ -37,13 +37,20 @@ class MessageView:
         m, binary = self.m, self.m.payload_bytes
         preview = payload_preview(m, None if full else PREVIEW_BYTES)
         cut = binary is not None and not full and len(binary) > HEX_PREVIEW_BYTES
-        return {"m": m, "payload": preview["text"], "payload_size": preview["size"],
-                "truncated": preview["truncated"] and binary is None,
-                "binary": binary[:HEX_PREVIEW_BYTES] if cut and binary else binary,
-                "binary_len": len(binary or b""), "hex_truncated": cut,
-                "payload_allowed": self.allowed, "trace": self.trace, "group": group,
-                "undecoded": m.undecoded.as_dict() if m.undecoded else None,
-                "preview_limit": PREVIEW_BYTES}  # fmt: skip
+        return {
+            "m": m,
+            "payload": preview["text"],
+            "payload_size": preview["size"],
+            "truncated": preview["truncated"] and binary is None,
+            "binary": binary[:HEX_PREVIEW_BYTES] if cut and binary else binary,
+            "binary_len": len(binary or b""),
+            "hex_truncated": cut,
+            "payload_allowed": self.allowed,
+            "trace": self.trace,
+            "group": group,
+            "undecoded": m.undecoded.as_dict() if m.undecoded else None,
+            "preview_limit": PREVIEW_BYTES,
+        }
 
     def json(self, max_bytes: int) -> dict[str, Any]:
         """The API's answer: the payload cut to ``max_bytes`` (binary as hex)."""
@@ -51,9 +58,13 @@ class MessageView:
         m = dataclasses.replace(self.m, payload=preview["text"], payload_bytes=None)
         out: dict[str, Any] = msgspec.to_builtins(m, str_keys=True)
         binary = preview["binary"]
-        return out | {"payload_bytes": None if binary is None else binary.hex(),
-                      "payload_masked": not self.allowed, "payload_size": preview["size"],
-                      "payload_truncated": preview["truncated"], "trace": self.trace}  # fmt: skip
+        return out | {
+            "payload_bytes": None if binary is None else binary.hex(),
+            "payload_masked": not self.allowed,
+            "payload_size": preview["size"],
+            "payload_truncated": preview["truncated"],
+            "trace": self.trace,
+        }
 
 
 def message_view_get(

@@ -164,11 +164,19 @@ class OverviewPage:
     def json(self) -> dict[str, Any]:
         """The API's answer: the snapshot's age, the counts, one page of rows."""
         r = self.rows
-        return {"cluster": self.cluster, "snapshot": self.snapshot_found,
-                "taken_at_ms": self.taken_at_ms, "age_ms": self.age_ms, "counts": self.counts,
-                "topics_total": self.topics_total, "total": r.total, "page": r.page,
-                "pages": r.pages, "per_page": r.per_page,
-                "topics": [row_json(row) for row in r.items]}  # fmt: skip
+        return {
+            "cluster": self.cluster,
+            "snapshot": self.snapshot_found,
+            "taken_at_ms": self.taken_at_ms,
+            "age_ms": self.age_ms,
+            "counts": self.counts,
+            "topics_total": self.topics_total,
+            "total": r.total,
+            "page": r.page,
+            "pages": r.pages,
+            "per_page": r.per_page,
+            "topics": [row_json(row) for row in r.items],
+        }
 
 
 def row_json(row: OverviewRow) -> dict[str, Any]:
@@ -282,7 +290,12 @@ def topics_get(cluster: str, *, user: Any, limit: int, offset: int) -> dict[str,
     rows = (
         [] if snap is None else sorted(_visible_rows(snap, cluster, user), key=lambda r: r["topic"])
     )
-    return {"cluster": cluster, "snapshot": snap is not None,
-            "taken_at_ms": snap.taken_at_ms if snap is not None else None, "total": len(rows),
-            "limit": limit, "offset": offset,
-            "topics": [row_json(r) for r in rows[offset : offset + limit]]}  # fmt: skip
+    return {
+        "cluster": cluster,
+        "snapshot": snap is not None,
+        "taken_at_ms": snap.taken_at_ms if snap is not None else None,
+        "total": len(rows),
+        "limit": limit,
+        "offset": offset,
+        "topics": [row_json(r) for r in rows[offset : offset + limit]],
+    }

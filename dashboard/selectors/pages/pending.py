@@ -92,10 +92,17 @@ def pending_page_get(
         result = pending_get(cluster, topic, group, user=user, limit=PAGE_SIZE, offset=at, **f)
     entries, total = (result.entries, result.total) if result else ([], 0)
     shown = ("consumer", "partition", "min_idle_s", "min_deliveries")
-    return {"groups": groups, "group": group, "result": result, "now_ms": now_ms(),
-            "paged": Paged(entries, page, PAGE_SIZE, total), "sort": f["sort"] or "idle",
-            "order": f["order"] or "desc", "poison_at": poison_threshold(),
-            "filters": {k: "" if f[k] is None else f[k] for k in shown}}  # fmt: skip
+    return {
+        "groups": groups,
+        "group": group,
+        "result": result,
+        "now_ms": now_ms(),
+        "paged": Paged(entries, page, PAGE_SIZE, total),
+        "sort": f["sort"] or "idle",
+        "order": f["order"] or "desc",
+        "poison_at": poison_threshold(),
+        "filters": {k: "" if f[k] is None else f[k] for k in shown},
+    }
 
 
 def pending_json(cluster: str, topic: str, *, group: str, **f: Any) -> dict[str, Any]:
@@ -103,6 +110,12 @@ def pending_json(cluster: str, topic: str, *, group: str, **f: Any) -> dict[str,
     if not group:
         raise ParamError("group is required")
     result = pending_get(cluster, topic, group, **f)
-    return {"topic": topic, "group": group, "sort": f["sort"] or "idle",
-            "order": f["order"] or "desc", "limit": f["limit"], "offset": f["offset"],
-            **msgspec.to_builtins(result, str_keys=True)}  # fmt: skip
+    return {
+        "topic": topic,
+        "group": group,
+        "sort": f["sort"] or "idle",
+        "order": f["order"] or "desc",
+        "limit": f["limit"],
+        "offset": f["offset"],
+        **msgspec.to_builtins(result, str_keys=True),
+    }

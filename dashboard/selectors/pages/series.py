@@ -50,8 +50,9 @@ def series_get(
         traces, more = partition_lag_series(
             cluster, topic, groups=names, since_ms=since, limit=PARTITION_SERIES_MAX
         )
-        rows = [{"group": g, "partition": p, "points": [[t, v] for t, v in pts]}
-                for g, p, pts in traces]  # fmt: skip
+        rows = [
+            {"group": g, "partition": p, "points": [[t, v] for t, v in pts]} for g, p, pts in traces
+        ]
         return head | {"partitions": rows, "left_out": more}
     store = console_store()
     if metric in GROUP_METRICS:

@@ -276,25 +276,43 @@ def topic_page(
     """The topic page's context: the topic, its charts over ``window`` and (not when
     ``polled``: its hot-key sample would vanish) the partition panel."""
     topic, groups = t["topic"], [g["group"] for g in t["groups"]]
-    return {"t": t, "window": window, "windows": list(charts.WINDOWS), "now_ms": now_ms(),
-            "figures": topic_charts_get(cluster, topic, groups=groups, window=window),
-            "parts": None if polled else partitions_get(cluster, topic, user=user)}  # fmt: skip
+    return {
+        "t": t,
+        "window": window,
+        "windows": list(charts.WINDOWS),
+        "now_ms": now_ms(),
+        "figures": topic_charts_get(cluster, topic, groups=groups, window=window),
+        "parts": None if polled else partitions_get(cluster, topic, user=user),
+    }
 
 
 def topic_json(cluster: str, data: TopicDetail) -> Any:
     """The topic API's answer: the overview row's fields, the groups (their partitions
     without the group's name again), the retry backlog, leases and consumers."""
     data = fill_last_ids(cluster, data)
-    groups = [{k: v for k, v in g.items() if k != "partitions"}
-              | {"partitions": [{k: v for k, v in p.items() if k != "group"} for p in ps]}
-              for g in data["groups"] for ps in [g["partitions"]]]  # fmt: skip
+    groups = [
+        {k: v for k, v in g.items() if k != "partitions"}
+        | {"partitions": [{k: v for k, v in p.items() if k != "group"} for p in ps]}
+        for g in data["groups"]
+        for ps in [g["partitions"]]
+    ]
     row = row_json(data.get("row") or {})  # type: ignore[arg-type]
     row.pop("topic", None)
-    return msgspec.to_builtins({"cluster": cluster, "topic": data["topic"],
-        "collected": data["collected"], "taken_at_ms": data.get("taken_at_ms"), **row,
-        "retry": data.get("retry") or {},
-        "error": data.get("error"), "groups": groups, "leases": data.get("leases") or [],
-        "consumers": data.get("consumers") or []}, str_keys=True)  # fmt: skip
+    return msgspec.to_builtins(
+        {
+            "cluster": cluster,
+            "topic": data["topic"],
+            "collected": data["collected"],
+            "taken_at_ms": data.get("taken_at_ms"),
+            **row,
+            "retry": data.get("retry") or {},
+            "error": data.get("error"),
+            "groups": groups,
+            "leases": data.get("leases") or [],
+            "consumers": data.get("consumers") or [],
+        },
+        str_keys=True,
+    )
 
 
 def topic_charts_get(
