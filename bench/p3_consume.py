@@ -97,8 +97,8 @@ def run(ctx: BenchContext) -> list[Result]:
             ROUNDS,
         )
     what = f"consumer loop, no-op handler, batched acks ({ROUNDS}x{n} msgs, 200 B)"
-    runs_of = {
+    per_round = {
         "raw_runs": [round(x) for x in runs.raw_runs],
         "ours_runs": [round(x) for x in runs.ours_runs],
     }
-    return [runs.result("P3", what, unit="msg/s", budget=">= 0.7x", extra=runs_of)]
+    return [runs.result("P3", what, unit="msg/s", budget=">= 0.7x", extra=per_round)]
