@@ -197,7 +197,8 @@ def _settle(
             **args,
         )
     except UnknownMessageError:
-        log.warning("p%d: %s no longer pending, skipped (%s)", message.partition, message.id, what)
+        name = getattr(script, "__name__", "write")
+        log.warning("p%d: %s no longer pending, %s skipped", message.partition, message.id, name)
         return
     host.stats.add(**{what: 1})
     report_count(host, what, message.partition)
