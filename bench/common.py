@@ -285,6 +285,21 @@ class Rounds:
     def raw_pooled(self) -> float:
         return statistics.harmonic_mean(self.raw_runs)
 
+    def result(
+        self,
+        id: str,
+        what: str,
+        *,
+        unit: str,
+        budget: str,
+        pooled: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> Result:
+        """The row of these rounds: their medians, or with ``pooled`` their pooled rates."""
+        if pooled:
+            return Result(id, what, self.ours_pooled, self.raw_pooled, unit, budget, extra)
+        return Result(id, what, self.ours, self.raw, unit, budget, extra)
+
 
 def interleaved(raw: Callable[[int], float], ours: Callable[[int], float], rounds: int) -> Rounds:
     """Run ``rounds`` rounds that alternate raw and ours (each gets the round index): a noisy

@@ -227,20 +227,16 @@ def run(ctx: BenchContext) -> list[Result]:
             else:
                 os.environ["SPARK_CHECKPOINT_DIR"] = saved
     return [
-        Result(
-            id="P10.raw",
-            what=f"order_totals drains {n} orders (exactly once, local[2]) vs a plain Python loop",
-            ours=raw.ours,
-            raw=raw.raw,
+        raw.result(
+            "P10.raw",
+            f"order_totals drains {n} orders (exactly once, local[2]) vs a plain Python loop",
             unit="records/s",
             budget=">= 0.5x",
             extra={"with_query_start": round(with_start, 1)},
         ),
-        Result(
-            id="P10",
-            what=f"order_totals, {n} orders: exactly-once Redis sink vs at-least-once sink",
-            ours=sinks.ours,
-            raw=sinks.raw,
+        sinks.result(
+            "P10",
+            f"order_totals, {n} orders: exactly-once Redis sink vs at-least-once sink",
             unit="records/s",
             budget=">= 0.5x",
         ),

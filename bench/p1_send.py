@@ -51,13 +51,5 @@ def run(ctx: BenchContext) -> list[Result]:
 
         runs = interleaved(lambda _: raw(), lambda _: ours(), ROUNDS)
         producer.close()
-    return [
-        Result(
-            id="P1",
-            what=f"Producer.send, 1 msg/call ({ROUNDS}x{n} msgs, 200 B)",
-            ours=runs.ours_pooled,
-            raw=runs.raw_pooled,
-            unit="msg/s",
-            budget=">= 0.8x",
-        )
-    ]
+    what = f"Producer.send, 1 msg/call ({ROUNDS}x{n} msgs, 200 B)"
+    return [runs.result("P1", what, unit="msg/s", budget=">= 0.8x", pooled=True)]

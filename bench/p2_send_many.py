@@ -47,13 +47,5 @@ def run(ctx: BenchContext) -> list[Result]:
 
         runs = interleaved(lambda _: raw(), lambda _: ours(), ROUNDS)
         producer.close()
-    return [
-        Result(
-            id="P2",
-            what=f"Producer.send_many, batch {BATCH} ({ROUNDS}x{n} msgs, 200 B, keyed)",
-            ours=runs.ours,
-            raw=runs.raw,
-            unit="msg/s",
-            budget=">= 0.6x",
-        )
-    ]
+    what = f"Producer.send_many, batch {BATCH} ({ROUNDS}x{n} msgs, 200 B, keyed)"
+    return [runs.result("P2", what, unit="msg/s", budget=">= 0.6x")]

@@ -47,9 +47,5 @@ def run(ctx: BenchContext) -> list[Result]:
             return (time.perf_counter() - start) * 1000 / calls
 
         runs = interleaved(lambda _: raw_once(), lambda _: ours_once(), 3)
-        return [
-            Result(
-                "P7", f"DLQ page of 50 out of {total:,} letters (library call)",
-                runs.ours, runs.raw, "ms", "<= 2x",
-            )
-        ]  # fmt: skip
+        what = f"DLQ page of 50 out of {total:,} letters (library call)"
+        return [runs.result("P7", what, unit="ms", budget="<= 2x")]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from mqcore.boundary import redis_errors
 from mqcore.clock import iso_now
@@ -70,6 +70,17 @@ def _delete_flag(policy: str, encoding: str) -> str:
     return "1" if unlinks_owned_payloads(encoding) else "2"
 
 
+class _Pending(NamedTuple):
+    """The pending entry a one-entry script settles, and the lease it is settled under."""
+
+    topic: str
+    group: str
+    partition: int
+    entry_id: str
+    epoch: int | None
+    owner: str | None
+
+
 def _fence(
     keys: KeySpace, topic: str, group: str, partition: int, epoch: int | None, owner: str | None
 ) -> tuple[str, list[str]]:
@@ -102,16 +113,53 @@ def _flatten(fields: Mapping[str, str | bytes]) -> list[str | bytes]:
     return flat
 
 
-def _entry_status(
-    reply: Any, *, topic: str, group: str, partition: int, entry_id: str, epoch: int | None
-) -> int:
-    """Status of a one-entry script reply; raises on a stale epoch (< 0) or not pending (0)."""
+def _settle_entry(
+    client: RedisClient,
+    keys: KeySpace,
+    script: str,
+    entry: _Pending,
+    own: tuple[list[str], list[str]],
+    delete: str,
+    fields: Mapping[str, str | bytes] | None,
+) -> Any:
+    """Run a one-entry script (``schedule_retry``, ``dead_letter``) on ``entry``; its reply.
+
+    KEYS: the partition, its epoch key, the script's ``own`` keys, a new payload key, the
+    payload index, and the lease key when fenced by owner. ARGV: group, fence, entry id,
+    the script's ``own`` args, the payload prefix, the ``delete`` flag, then ``fields``
+    flattened. Raises :class:`FencedError` on a stale epoch and
+    :class:`UnknownMessageError` when the entry is not pending (the script wrote nothing).
+    """
+    topic, group, partition, entry_id, epoch, owner = entry
+    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
+    own_keys, own_args = own
+    reply = call_script(
+        client,
+        script,
+        [
+            keys.partition(topic, partition),
+            keys.lease_epoch(topic, group, partition),
+            *own_keys,
+            keys.payload(topic, partition, uuid.uuid4().hex),
+            keys.payload_index(topic),
+            *lease,
+        ],
+        [
+            group,
+            fence,
+            entry_id,
+            *own_args,
+            keys.payload_prefix(topic, partition),
+            delete,
+            *(_flatten(fields) if fields is not None else ()),
+        ],
+    )
     status = int(reply[0])
     if status < 0:
         raise _fenced(topic, group, partition, epoch)
     if status == 0:
         raise UnknownMessageError(f"entry {entry_id} of {topic}/p{partition} is not pending")
-    return status
+    return reply
 
 
 def load_ack_script(client: RedisClient) -> None:
@@ -220,37 +268,17 @@ def schedule_retry(
         default_max_retries=default_max_retries,
     )
     item_id = uuid.uuid4().hex
-    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
     if direct:
         item["timestamp"] = iso_now()
     else:
         item.pop("timestamp", None)
-    reply = call_script(
-        client,
-        "schedule_retry",
-        [
-            keys.partition(topic, partition),
-            keys.lease_epoch(topic, group, partition),
-            keys.retry_zset(topic),
-            keys.retry_item(topic, item_id),
-            keys.payload(topic, partition, uuid.uuid4().hex),
-            keys.payload_index(topic),
-            *lease,
-        ],
-        [
-            group,
-            fence,
-            entry_id,
-            str(int(due_ms)),
-            "direct" if direct else "zset",
-            keys.payload_prefix(topic, partition),
-            _delete_flag(policy, encoding),
-            *_flatten(item),
-        ],
+    own = (
+        [keys.retry_zset(topic), keys.retry_item(topic, item_id)],
+        [str(int(due_ms)), "direct" if direct else "zset"],
     )
-    _entry_status(
-        reply, topic=topic, group=group, partition=partition, entry_id=entry_id, epoch=epoch
-    )
+    entry = _Pending(topic, group, partition, entry_id, epoch, owner)
+    delete = _delete_flag(policy, encoding)
+    reply = _settle_entry(client, keys, "schedule_retry", entry, own, delete, item)
     return item_id if not direct else str(decode_text(reply[1]))
 
 
@@ -286,37 +314,13 @@ def dead_letter(
     """
     validate_id(entry_id)
     check_ack_policy(policy)
-    fence, lease = _fence(keys, topic, group, partition, epoch, owner)
-    reply = call_script(
-        client,
-        "dead_letter",
-        [
-            keys.partition(topic, partition),
-            keys.lease_epoch(topic, group, partition),
-            keys.dlq(topic),
-            keys.payload(topic, partition, uuid.uuid4().hex),
-            keys.payload_index(topic),
-            *lease,
-        ],
-        [
-            group,
-            fence,
-            entry_id,
-            topic,
-            str(partition),
-            iso_now(),
-            reason,
-            error_type,
-            ("given" if fields is not None else "read")
-            + ("-kryo" if encoding == "java-kryo" else ""),
-            keys.payload_prefix(topic, partition),
-            _delete_flag(policy, encoding),
-            *(_flatten(fields) if fields is not None else ()),
-        ],
-    )
-    status = _entry_status(
-        reply, topic=topic, group=group, partition=partition, entry_id=entry_id, epoch=epoch
-    )
-    if status == 2:
+    mode = "given" if fields is not None else "read"  # where the script finds the fields
+    if encoding == "java-kryo":
+        mode += "-kryo"
+    own = ([keys.dlq(topic)], [topic, str(partition), iso_now(), reason, error_type, mode])
+    entry = _Pending(topic, group, partition, entry_id, epoch, owner)
+    delete = _delete_flag(policy, encoding)
+    reply = _settle_entry(client, keys, "dead_letter", entry, own, delete, fields)
+    if int(reply[0]) == 2:
         return None
     return str(decode_text(reply[1]))

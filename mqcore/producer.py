@@ -137,19 +137,12 @@ class Producer:
             self.metrics.inc_produced(topic, plan.partition)
         return SendResult(topic, plan.partition, entry_id)
 
-    def check(
-        self,
-        topic: str,
-        payload: str | bytes,
-        *,
-        key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        partition: int | None = None,
-    ) -> None:
+    def check(self, topic: str, message: OutgoingMessage) -> None:
         """Raise what :meth:`send` would raise on this bad input, writing nothing (a caller
         that records an intent first, such as the console's audited produce, checks here)."""
         count = self._partitioner.count(topic)
-        self._plan(topic, count, payload, key, headers, partition, self._retries(None), iso_now())
+        m, retries = message, self._retries(None)
+        self._plan(topic, count, m.payload, m.key, m.headers, m.partition, retries, iso_now())
 
     def send_many(
         self, topic: str, messages: Iterable[OutgoingMessage], *, batch_size: int = 1000

@@ -17,7 +17,7 @@ from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, require_action
 from dashboard.services.audit import Origin, audited
-from mqcore.producer import Producer, parse_header_assignment
+from mqcore.producer import OutgoingMessage, Producer, parse_header_assignment
 
 __all__ = ["MAX_HEADERS", "header_lines", "produce_message"]
 
@@ -60,7 +60,8 @@ def produce_message(
     if partition is not None and not 0 <= partition < count:
         raise ValueError(f"partition: {topic} has partitions 0..{count - 1}")
     producer = Producer(mq.config, mq.client)
-    producer.check(topic, payload, key=key, headers=headers or None, partition=partition)
+    message = OutgoingMessage(payload, key=key, headers=headers or None, partition=partition)
+    producer.check(topic, message)
     with audited(
         acting_user=acting_user,
         event_type=AuditEventType.MESSAGE_PRODUCE,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -132,28 +132,17 @@ def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException 
         headers["x-runtime-error-message"] = reason
         headers["x-runtime-error-type"] = kind
         fields["headers"] = json.dumps(headers, separators=(",", ":"), ensure_ascii=False)
-    try:
-        schedule_retry(
-            host.client,
-            host.keys,
-            topic=host.topic,
-            group=host.group,
-            partition=message.partition,
-            entry_id=message.id,
-            fields=fields,
-            due_ms=now_ms() + delay,
-            epoch=epoch,
-            direct=delay <= DIRECT_RETRY_MS,
-            default_max_retries=message.max_retries,
-            owner=host.name,
-            policy=host.options.ack_policy,
-            encoding=host.encoding,
-        )
-    except UnknownMessageError:
-        log.warning("p%d: %s no longer pending, retry skipped", message.partition, message.id)
-        return
-    host.stats.add(retried=1)
-    report_count(host, "retried", message.partition)
+    _settle(
+        host,
+        message,
+        epoch,
+        "retried",
+        schedule_retry,
+        fields=fields,
+        due_ms=now_ms() + delay,
+        direct=delay <= DIRECT_RETRY_MS,
+        default_max_retries=message.max_retries,
+    )
 
 
 def _dead_letter(
@@ -170,24 +159,46 @@ def _dead_letter(
         reason, kind = _error_text(error, outcome)
     else:
         kind = "PayloadMissing"
+    _settle(
+        host,
+        message,
+        epoch,
+        "dead",
+        dead_letter,
+        reason=reason,
+        error_type=kind,
+        fields=stored_fields(message),
+    )
+
+
+def _settle(
+    host: WorkerHost,
+    message: Message,
+    epoch: int,
+    what: str,
+    script: Callable[..., object],
+    **args: Any,
+) -> None:
+    """Run ``script`` (:func:`schedule_retry` or :func:`dead_letter`: ack and write in one
+    script) on ``message`` as this worker (its lease at ``epoch``, ack policy, encoding),
+    then count it as ``what``; a message no longer pending is skipped (logged, not counted)."""
     try:
-        dead_letter(
+        script(
             host.client,
             host.keys,
             topic=host.topic,
             group=host.group,
             partition=message.partition,
             entry_id=message.id,
-            reason=reason,
-            error_type=kind,
             epoch=epoch,
-            fields=stored_fields(message),
             owner=host.name,
-            encoding=host.encoding,
             policy=host.options.ack_policy,
+            encoding=host.encoding,
+            **args,
         )
     except UnknownMessageError:
-        log.warning("p%d: %s no longer pending, not dead-lettered", message.partition, message.id)
+        name = getattr(script, "__name__", "write")
+        log.warning("p%d: %s no longer pending, %s skipped", message.partition, message.id, name)
         return
-    host.stats.add(dead=1)
-    report_count(host, "dead", message.partition)
+    host.stats.add(**{what: 1})
+    report_count(host, what, message.partition)

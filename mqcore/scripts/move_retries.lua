@@ -63,17 +63,13 @@ for k = 1, n do
         table.insert(args, 'payload')
         table.insert(args, f[2])
       end
-      if f[5] and f[5] ~= '' then
-        table.insert(args, 'key')
-        table.insert(args, f[5])
-      end
-      if f[6] and f[6] ~= '' then
-        table.insert(args, 'headers')
-        table.insert(args, f[6])
-      end
-      if f[7] and f[7] ~= '' then
-        table.insert(args, 'originalMessageId')
-        table.insert(args, f[7])
+      -- the optional fields, when set: field name, its place in f
+      for _, opt in ipairs({{'key', 5}, {'headers', 6}, {'originalMessageId', 7}}) do
+        local v = f[opt[2]]
+        if v and v ~= '' then
+          table.insert(args, opt[1])
+          table.insert(args, v)
+        end
       end
       redis.call('XADD', unpack(args))
       moved = moved + 1

@@ -48,6 +48,17 @@ __all__ = [
 
 _append_lock = threading.Lock()
 MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not copied
+# what an outcome row repeats of its intent row: who, where, what, from which request
+_CARRIED = (
+    "event_type",
+    "actor",
+    "actor_id",
+    "cluster",
+    "topic",
+    "frozen_set",
+    "request_id",
+    "client_addr",
+)
 
 
 class AuditReasonError(ValueError):
@@ -264,18 +275,11 @@ def audit_complete(
     return _append(
         AuditEvent(
             phase=AuditPhase.OUTCOME,
-            event_type=intent.event_type,
-            actor=intent.actor,
-            actor_id=intent.actor_id,
-            cluster=intent.cluster,
-            topic=intent.topic,
-            frozen_set=intent.frozen_set,
             outcome=outcome[:32],
             counts=dict(counts or {}),
             detail=dict(detail or {}),
-            request_id=intent.request_id,
-            client_addr=intent.client_addr,
             completes=intent,
+            **{name: getattr(intent, name) for name in _CARRIED},
         )
     )
 
