@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.http import QueryDict, StreamingHttpResponse
 
 from dashboard.models import AuditEventType
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, doc
 from dashboard.permissions import Action
 from dashboard.selectors import audit as sel
 from dashboard.services.audit import audit_verify_cached
@@ -30,8 +30,8 @@ class AuditQuery(msgspec.Struct):
     topic: str = ""
     since: str = ""
     until: str = ""
-    before: Annotated[int, msgspec.Meta(ge=0, description="id cursor (next_before)")] | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="page size (1..200)")] = 50
+    before: Annotated[int, doc("id cursor (next_before)", ge=0)] | None = None
+    limit: Annotated[int, doc("page size (1..200)", ge=1, le=200)] = 50
 
 
 def _events(c: Call[AuditQuery]) -> Any:
@@ -61,13 +61,15 @@ def _json(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
     }
 
 
-def _export(chunks: Callable[[Any], Iterator[str]], kind: str, name: str) -> Any:
+def _export(ext: str, chunks: Callable[[Any], Iterator[str]], kind: str) -> Page:
+    """The page of one export, ``audit/export.<ext>``: the filtered rows as ``audit.<ext>``."""
+
     def answer(c: Call[AuditQuery], found: Any) -> StreamingHttpResponse:
         response = StreamingHttpResponse(chunks(found[1][:EXPORT_MAX]), content_type=kind)
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = f'attachment; filename="audit.{ext}"'
         return response
 
-    return answer
+    return Page(f"audit-export-{ext}", f"audit/export.{ext}", form=_filters_only, answer=answer)
 
 
 def _filters_only(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
@@ -87,42 +89,26 @@ OPERATIONS = (
         Action.VIEW,
         AuditQuery,
         _events,
-        pages=(
-            Page(
-                "audit",
-                "audit/",
-                template="dashboard/audit.html",
-                form=_filters_only,
-                context=_page,
-            ),
-            Page(
-                "audit-export-csv",
-                "audit/export.csv",
-                form=_filters_only,
-                answer=_export(sel.audit_csv, "text/csv", "audit.csv"),
-            ),
-            Page(
-                "audit-export-json",
-                "audit/export.json",
-                form=_filters_only,
-                answer=_export(sel.audit_json_chunks, "application/json", "audit.json"),
-            ),
+        page=Page(
+            "audit", "audit/", template="dashboard/audit.html", form=_filters_only, context=_page
         ),
-        api=Api("api-audit", "api/v1/audit", answer=_json),
+        pages=(
+            _export("csv", sel.audit_csv, "text/csv"),
+            _export("json", sel.audit_json_chunks, "application/json"),
+        ),
+        api=Api(answer=_json),
     ),
     Operation(
         "Audit chain check (recomputed at most once per AUDIT_VERIFY_INTERVAL_S)",
         "audit",
         Action.VIEW,
         run=lambda c: audit_verify_cached(),
-        pages=(
-            Page(
-                "audit-verify",
-                "audit/verify/",
-                template="dashboard/partials/audit_chain.html",
-                context=lambda c, r: {"report": r[0], "checked_at": r[1]},
-            ),
+        page=Page(
+            "audit-verify",
+            "audit/verify/",
+            template="dashboard/partials/audit_chain.html",
+            context=lambda c, r: {"report": r[0], "checked_at": r[1]},
         ),
-        api=Api("api-audit-verify", "api/v1/audit/verify", answer=_chain),
+        api=Api(answer=_chain),
     ),
 )

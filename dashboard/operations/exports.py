@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from dashboard.operations.declare import Api, Call, Operation, Page, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, doc, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import count_request
 from dashboard.services.exports import check_same_origin, export_download
@@ -34,10 +34,9 @@ DLQ = {
 }
 
 
-def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Operation:
-    fields = [(k, Annotated[str, msgspec.Meta(description=v)], "") for k, v in query.items()]
+def _export(kind: str, name: str, path: str, summary: str, **query: str) -> Operation:
+    fields = [(k, Annotated[str, doc(v)], "") for k, v in query.items()]
     struct = msgspec.defstruct(name.title().replace("-", ""), fields)
-    page, api = routes(route)
 
     def run(c: Call[Any]) -> Any:
         check_same_origin(c.request)  # refused before it counts against the user's exports
@@ -51,8 +50,8 @@ def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Ope
         struct,
         run,
         early=False,
-        pages=(Page(name, page),),
-        api=Api("api-" + name, api, csv=True),
+        page=Page(name, route(path)),
+        api=Api(csv=True),
     )
 
 

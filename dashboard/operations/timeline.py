@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, doc, route
 from dashboard.permissions import Action
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.timeline import KINDS, parse_kinds, parse_time, timeline_get
@@ -20,15 +20,13 @@ When = "(epoch ms or ISO time, UTC when no zone)"
 class Filters(msgspec.Struct):
     """The timeline's filters and page."""
 
-    topic: Annotated[str, msgspec.Meta(description="one topic")] = ""
-    kind: Annotated[
-        list[str], msgspec.Meta(description="event kinds (repeated or comma-separated)")
-    ] = []
-    group: Annotated[str, msgspec.Meta(description="one group")] = ""
-    since: Annotated[str, msgspec.Meta(description=f"from {When}")] = ""
-    until: Annotated[str, msgspec.Meta(description=f"to {When}")] = ""
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="1..500, default 100")] = 100
-    before: Annotated[str, msgspec.Meta(description="next_before of the previous answer")] = ""
+    topic: Annotated[str, doc("one topic")] = ""
+    kind: Annotated[list[str], doc("event kinds (repeated or comma-separated)")] = []
+    group: Annotated[str, doc("one group")] = ""
+    since: Annotated[str, doc(f"from {When}")] = ""
+    until: Annotated[str, doc(f"to {When}")] = ""
+    limit: Annotated[int, doc("1..500, default 100", ge=1, le=500)] = 100
+    before: Annotated[str, doc("next_before of the previous answer")] = ""
 
 
 def _chosen(c: Call[Filters]) -> dict[str, Any]:
@@ -51,7 +49,7 @@ def _timeline(c: Call[Filters]) -> dict[str, Any]:
     )
 
 
-def _page(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
+def _context(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
     chosen, f = _chosen(c), c.input
     return {
         "topic": c.url.get("topic"),
@@ -66,6 +64,10 @@ def _page(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _page(name: str, path: str) -> Page:
+    return Page(name, path, template="dashboard/timeline.html", region="list", context=_context)
+
+
 def _json(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
     chosen = _chosen(c)
     return {
@@ -77,7 +79,6 @@ def _json(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-CLUSTER = "clusters/<str:cluster>/"
 OPERATIONS = (
     Operation(
         "Incident timeline, newest first",
@@ -85,19 +86,8 @@ OPERATIONS = (
         Action.VIEW,
         Filters,
         _timeline,
-        pages=tuple(
-            Page(
-                name,
-                CLUSTER + path,
-                template="dashboard/timeline.html",
-                region="list",
-                context=_page,
-            )
-            for name, path in (
-                ("timeline", "timeline/"),
-                ("topic-timeline", "topics/<str:topic>/timeline/"),
-            )
-        ),
-        api=Api("api-timeline", "api/v1/" + CLUSTER + "timeline", answer=_json),
+        page=_page("timeline", route("timeline", topic=False)),
+        pages=(_page("topic-timeline", route("timeline")),),
+        api=Api(answer=_json),
     ),
 )
