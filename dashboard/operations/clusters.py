@@ -76,8 +76,7 @@ OPERATIONS = (
         page=Page(
             "overview",
             C,
-            template="dashboard/overview.html",
-            region="table",
+            template="dashboard/overview.html#table",
             context=lambda c, d: {"ov": d, "now_ms": now_ms()},
         ),
         twin="api-overview",

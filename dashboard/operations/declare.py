@@ -158,16 +158,16 @@ def in_cluster(call: Call[Any], data: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Page:
-    """A page (or htmx partial) of an operation. ``path`` is a Django route (a regex when
-    it starts with ``^``); ``context(call, result)`` is added to the URL's values (default
-    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect), as
-    does a result that is a response (a file)."""
+    """A page of an operation. ``path`` is a Django route (a regex when it starts with ``^``);
+    ``template`` is rendered, only its region for an htmx request when it names one
+    (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
+    (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
+    redirect), as does a result that is a response (a file)."""
 
     name: str = ""
     path: str = ""
     method: str = "GET"
     template: str = ""
-    region: str | None = None
     form: Callable[[QueryDict, dict[str, Any]], dict[str, Any]] | None = None
     context: Answer | None = None
     answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
@@ -312,7 +312,8 @@ def _page_view(op: Operation, page: Page) -> View:
         if isinstance(result, HttpResponseBase):  # a file, a stream
             return result
         extra = page.context(call, result) if page.context else {"result": result}
-        return render_page(request, page.template, {**url, **extra}, region=page.region)
+        template, _, region = page.template.partition("#")
+        return render_page(request, template, {**url, **extra}, region=region)
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
     guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))

@@ -150,8 +150,7 @@ OPERATIONS = (
         page=Page(
             "dlq",
             PAGE + "$",
-            template="dashboard/dlq.html",
-            region="letters",
+            template="dashboard/dlq.html#letters",
             form=lambda data, read: read | {"limit": 50},
             context=lambda c, page: {**page.context(), "can": c.can},
         ),

@@ -75,8 +75,7 @@ OPERATIONS = (
         page=Page(
             "collectors",
             "collectors/",
-            template="dashboard/collectors.html",
-            region="live",
+            template="dashboard/collectors.html#live",
             context=_collectors("rows"),
         ),
         api=Api(answer=_collectors("collectors")),
@@ -89,8 +88,7 @@ OPERATIONS = (
         page=Page(
             "alerts",
             "alerts/",
-            template="dashboard/alerts.html",
-            region="live",
+            template="dashboard/alerts.html#live",
             context=lambda c, _: alerts_page_get(c.input.cluster, user=c.user),
         ),
         api=Api(answer=lambda c, _: alerts_json(c.input.cluster, user=c.user)),

@@ -55,8 +55,7 @@ OPERATIONS = (
         page=Page(
             "hot-keys",
             PAGE + "<int:partition>/hot-keys/",
-            template="dashboard/hot_keys.html",
-            region="sample",
+            template="dashboard/hot_keys.html#sample",
             context=lambda c, sample: {"sample": sample},
         ),
         api=Api(answer=in_cluster),

@@ -56,8 +56,7 @@ OPERATIONS = (
         page=Page(
             "pipelines",
             PAGE,
-            template="dashboard/pipelines.html",
-            region="live",
+            template="dashboard/pipelines.html#live",
             context=lambda c, rows: _live(pipelines=rows, now_ms=now_ms()),
         ),
         api=Api(answer=lambda c, rows: {"cluster": c.cluster, "pipelines": rows}),
@@ -71,8 +70,7 @@ OPERATIONS = (
         page=Page(
             "pipeline-detail",
             PAGE + "<str:name>/",
-            template="dashboard/pipeline.html",
-            region="live",
+            template="dashboard/pipeline.html#live",
             form=_before,
             context=lambda c, p: _live(p=p, before=c.input.before),
         ),

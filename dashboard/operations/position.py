@@ -93,8 +93,7 @@ OPERATIONS = (
         page=Page(
             "group-position-plan",
             PAGE + "plan/",
-            template=TEMPLATE,
-            region="plan",
+            template=TEMPLATE + "#plan",
             form=_form,
             context=_context("plan"),
         ),

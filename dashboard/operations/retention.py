@@ -84,7 +84,7 @@ OPERATIONS = (
         Action.VIEW,
         WhatIf,
         lambda c: _view(c, c.input.page),
-        page=Page("topic-retention", PAGE, template=TEMPLATE, region="view", context=_context),
+        page=Page("topic-retention", PAGE, template=TEMPLATE + "#view", context=_context),
     ),
     Operation(
         "Trim the topic's partitions now (never past a group's unread entries)",

@@ -121,9 +121,7 @@ OPERATIONS = (
         Action.VIEW,
         RetryPage,
         lambda c: retries_page_get(user=c.user, **c.url, query=c.request.GET),
-        page=Page(
-            "topic-retries", PAGE, template="dashboard/retries.html", region="list", context=_list
-        ),
+        page=Page("topic-retries", PAGE, template="dashboard/retries.html#list", context=_list),
         api=Api(answer=in_cluster),
         decorators=(rate_limited("browse", filters=RETRY_FILTERS),),
     ),

@@ -90,8 +90,7 @@ OPERATIONS = (
         page=Page(
             "topic-detail",
             PAGE,
-            template="dashboard/topic.html",
-            region="live",
+            template="dashboard/topic.html#live",
             context=_topic_page,
         ),
         api=Api(answer=lambda c, t: sel.topic_json(c.cluster, t)),
@@ -121,8 +120,7 @@ OPERATIONS = (
         page=Page(
             "pending",
             PAGE + "pending/",
-            template="dashboard/pending.html",
-            region="table",
+            template="dashboard/pending.html#table",
             context=_pending_page,
         ),
         twin="api-pending",
@@ -144,8 +142,7 @@ OPERATIONS = (
         page=Page(
             "leases",
             PAGE + "leases/",
-            template="dashboard/leases.html",
-            region="live",
+            template="dashboard/leases.html#live",
             context=_leases_page,
         ),
     ),
