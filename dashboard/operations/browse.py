@@ -7,17 +7,9 @@ from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpResponse
+from django.shortcuts import render
 
-from dashboard.operations.declare import (
-    Api,
-    Call,
-    Operation,
-    Page,
-    api_path,
-    doc,
-    render_page,
-    route,
-)
+from dashboard.operations.declare import Api, Call, Operation, Page, api_path, doc, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
@@ -89,7 +81,7 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
         next_query = following.urlencode() if d["next_cursor"] else ""
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
     status = 400 if produce or "error" in context else 200
-    return render_page(c.request, TEMPLATE, context, status=status)
+    return render(c.request, TEMPLATE, context, status=status)
 
 
 def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:

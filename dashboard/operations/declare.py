@@ -49,7 +49,6 @@ __all__ = [
     "in_cluster",
     "read_form",
     "read_json",
-    "render_page",
     "route",
 ]
 
@@ -312,8 +311,7 @@ def _page_view(op: Operation, page: Page) -> View:
         if isinstance(result, HttpResponseBase):  # a file, a stream
             return result
         extra = page.context(call, result) if page.context else {"result": result}
-        template, _, region = page.template.partition("#")
-        return render_page(request, template, {**url, **extra}, region=region)
+        return render(request, _template(page.template, request), {**url, **extra})
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
     guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))
@@ -338,18 +336,10 @@ def _api_view(op: Operation, api: Api) -> View:
     return _wrap(view, op.decorators, api_view(api.method, action=op.guard_action))
 
 
-def render_page(
-    request: HttpRequest,
-    template: str,
-    context: dict[str, Any],
-    *,
-    region: str | None = None,
-    status: int = 200,
-) -> HttpResponse:
-    """The page, or only ``template#region`` for an htmx request (django-htmx's middleware
-    sets ``request.htmx``, truthy for a request with the ``HX-Request`` header)."""
-    name = f"{template}#{region}" if region and getattr(request, "htmx", False) else template
-    return render(request, name, context, status=status)
+def _template(name: str, request: HttpRequest) -> str:
+    """``page.html#region``: the page, or only its region for an htmx request (django-htmx's
+    middleware sets ``request.htmx``, truthy for a request with the ``HX-Request`` header)."""
+    return name if getattr(request, "htmx", False) else name.partition("#")[0]
 
 
 def _wrap(view: View, inner: tuple[Decorator, ...], *outer: Callable[[Any], Any]) -> View:
