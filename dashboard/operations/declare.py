@@ -193,9 +193,10 @@ class Operation:
     """One operation: what it is (``summary``, ``tag``: the document), its permission
     (``action``: the role shown, and a 403 before the input is read as ``early`` says:
     see :attr:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
-    renders), its ``page`` (and more ``pages``), its ``api`` (none when its pages name
-    the ``twin`` they answer to) and the ``decorators`` of each of its views (rate limits).
-    Declared, ``pages`` holds every page and ``api`` has its name, route and method."""
+    renders), its ``page`` (and more ``pages``), its ``api`` (named and routed after its
+    first page unless it says otherwise; none when its pages name the ``twin`` they answer
+    to) and the ``decorators`` of each of its views (rate limits). Declared, ``pages`` holds
+    every page and ``api`` has its name, route and method."""
 
     summary: str
     tag: str
@@ -215,8 +216,9 @@ class Operation:
         if self.twin or self.api is None:
             object.__setattr__(self, "api", None)
             return
-        page, api = pages[0] if pages else Page(), self.api
-        api = replace(api, name=api.name or f"api-{page.name}", method=api.method or page.method)
+        page = pages[0] if pages else Page()  # an API without a page names its own route
+        api = replace(self.api, method=self.api.method or page.method)
+        api = replace(api, name=api.name or f"api-{page.name}")
         object.__setattr__(self, "api", replace(api, path=api.path or api_path(page.path)))
 
     @property

@@ -34,7 +34,10 @@ DLQ = {
 }
 
 
-def _export(kind: str, name: str, path: str, summary: str, **query: str) -> Operation:
+def _export(name: str, summary: str, **query: str) -> Operation:
+    """The export ``<kind>-<rest>`` (lag, pending or dlq) at ``<kind>/<rest>/`` of the topic,
+    its query's fields described by ``query``."""
+    kind, _, rest = name.partition("-")
     fields = [(k, Annotated[str, doc(v)], "") for k, v in query.items()]
     struct = msgspec.defstruct(name.title().replace("-", ""), fields)
 
@@ -50,33 +53,27 @@ def _export(kind: str, name: str, path: str, summary: str, **query: str) -> Oper
         struct,
         run,
         early=False,
-        page=Page(name, route(path)),
+        page=Page(name, route(f"{kind}/{rest}")),
         api=Api(csv=True),
     )
 
 
 OPERATIONS = (
     _export(
-        "lag",
         "lag-export",
-        "lag/export",
         "Export lag per group and partition (live read)",
         **EXPORT,
         group="one group",
     ),
     _export(
-        "pending",
         "pending-export",
-        "pending/export",
         "Export every matching pending entry of a group (paged XPENDING)",
         **EXPORT,
         group="consumer group (required)",
         **PEL,
     ),
     _export(
-        "dlq",
         "dlq-export-all",
-        "dlq/export-all",
         "Export every matching dead letter, newest first",
         **EXPORT,
         **DLQ,
