@@ -68,25 +68,19 @@ OPERATIONS = (
         api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
-        "The overview page",
-        "clusters",
-        Action.VIEW,
-        OverviewRows,
-        lambda c: overview_get(**c.read()),
-        page=Page(
-            "overview",
-            C,
-            template="dashboard/overview.html#table",
-            context=lambda c, d: {"ov": d, "now_ms": now_ms()},
-        ),
-        twin="api-overview",
-    ),
-    Operation(
         "Cluster overview: topics with status, lag, pending, DLQ depth",
         "clusters",
         Action.VIEW,
         OverviewPaged,
         lambda c: overview_get(**c.read(), sparklines=False).json(),
+        page=Page(
+            "overview",
+            C,
+            template="dashboard/overview.html#table",
+            context=lambda c, d: {"ov": d, "now_ms": now_ms()},
+            input=OverviewRows,
+            run=lambda c: overview_get(**c.read()),
+        ),
         api=Api("api-overview", api_path(C + "overview")),
     ),
     Operation(

@@ -161,7 +161,8 @@ class Page:
     ``template`` is rendered, only its region for an htmx request when it names one
     (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
     (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
-    redirect), as does a result that is a response (a file)."""
+    redirect), as does a result that is a response (a file). A page whose query has a shape
+    of its own (a page number) names its ``input`` and ``run`` (default: the operation's)."""
 
     name: str = ""
     path: str = ""
@@ -170,6 +171,8 @@ class Page:
     form: Callable[[QueryDict, dict[str, Any]], dict[str, Any]] | None = None
     context: Answer | None = None
     answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
+    input: type[msgspec.Struct] | None = None
+    run: Run | None = None
 
 
 @dataclass(frozen=True)
@@ -295,19 +298,20 @@ def read_json(request: HttpRequest, kind: type[In]) -> In:
     return _convert(data, kind, strict=True)
 
 
-def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
+def _page_input(kind: type[In], page: Page, request: HttpRequest) -> In:
     data = request.POST if page.method == "POST" else request.GET
-    raw = read_form(data, op.input)
+    raw = read_form(data, kind)
     if page.form is not None:
         raw = page.form(data, raw)
-    return _convert(raw, op.input, strict=False)
+    return _convert(raw, kind, strict=False)
 
 
 def _page_view(op: Operation, page: Page) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
-        call = Call(request, url, _page_input(op, page, request))
-        result = op.run(call) if op.run is not None else None
+        call = Call(request, url, _page_input(page.input or op.input, page, request))
+        run = page.run or op.run
+        result = run(call) if run is not None else None
         if page.answer is not None:
             return page.answer(call, result)
         if isinstance(result, HttpResponseBase):  # a file, a stream

@@ -75,7 +75,7 @@ def _pending_page(c: Call[PelPage], d: dict[str, Any]) -> dict[str, Any]:
     return d | {"can_act": has_action(c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic)}
 
 
-def _message_page(c: Call[MessageCut], v: Any) -> dict[str, Any]:
+def _message_page(c: Call[MessageCut], v: messages.MessageView) -> dict[str, Any]:
     query = c.request.GET
     return v.page(full=query.get("full", "") in FORM_TRUE, group=query.get("group", ""))
 
@@ -112,26 +112,19 @@ OPERATIONS = (
         api=Api("api-lag", API + "/lag"),
     ),
     Operation(
-        "The pending page",
-        "pending",
-        Action.VIEW,
-        PelPage,
-        lambda c: pending.pending_page_get(**c.read()),
-        page=Page(
-            "pending",
-            PAGE + "pending/",
-            template="dashboard/pending.html#table",
-            context=_pending_page,
-        ),
-        twin="api-pending",
-    ),
-    Operation(
         "Pending entries of a group (live read; group required)",
         "pending",
         Action.VIEW,
         PelQuery,
         lambda c: pending.pending_json(**c.read()),
-        api=Api("api-pending", API + "/pending"),
+        page=Page(
+            "pending",
+            PAGE + "pending/",
+            template="dashboard/pending.html#table",
+            context=_pending_page,
+            input=PelPage,
+            run=lambda c: pending.pending_page_get(**c.read()),
+        ),
     ),
     Operation(
         "Partition leases",
