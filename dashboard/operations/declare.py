@@ -219,7 +219,9 @@ class Operation:
         if self.twin or self.api is None:
             object.__setattr__(self, "api", None)
             return
-        page = pages[0] if pages else Page()  # an API without a page names its own route
+        page = pages[0] if pages else Page()
+        if not pages and not (self.api.name and self.api.path):
+            raise ValueError(f"{self.summary}: an API without a page names its name and route")
         api = replace(self.api, method=self.api.method or page.method)
         api = replace(api, name=api.name or f"api-{page.name}")
         object.__setattr__(self, "api", replace(api, path=api.path or api_path(page.path)))
