@@ -30,9 +30,9 @@ LAST_USED_GRANULARITY_S = 60  # write last_used_at at most once a minute per tok
 _AUTH_REQUIRED = "authentication required (session or Bearer token)"
 
 
-def json_error(status: int, message: str) -> JsonResponse:
+def json_error(status: int, message: str, **headers: str) -> JsonResponse:
     """A JSON error body with ``status``; the message must not contain secrets."""
-    return JsonResponse({"error": message, "status": status}, status=status)
+    return JsonResponse({"error": message, "status": status}, status=status, headers=headers)
 
 
 def _has_bearer(request: HttpRequest) -> bool:
@@ -79,9 +79,8 @@ def api_view(*methods: str, action: Action | None = None) -> Callable[[ViewFunc]
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if request.method not in allowed:
-                response = json_error(405, f"method {request.method} not allowed")
-                response["Allow"] = ", ".join(sorted(allowed))
-                return response
+                allow = ", ".join(sorted(allowed))
+                return json_error(405, f"method {request.method} not allowed", Allow=allow)
             unsafe = request.method not in SAFE_METHODS
             if unsafe and not _has_bearer(request):
                 csrf = CsrfViewMiddleware(lambda r: HttpResponse())
@@ -89,18 +88,12 @@ def api_view(*methods: str, action: Action | None = None) -> Callable[[ViewFunc]
                     return json_error(403, "CSRF check failed")
             message = _refusal(request)
             if message is not None:
-                response = json_error(401, message)
-                response["WWW-Authenticate"] = 'Bearer realm="api"'
-                return response
+                return json_error(401, message, **{"WWW-Authenticate": 'Bearer realm="api"'})
             token = getattr(request, "_api_token", None)
             if token is not None and token.read_only and unsafe:
                 refused = PermissionDenied("this API token is read-only")
-                audit_denied(
-                    request,
-                    refused,
-                    cluster=str(kwargs.get("cluster", "")),
-                    topic=str(kwargs.get("topic", "")),
-                )
+                where = {k: str(kwargs.get(k, "")) for k in ("cluster", "topic")}
+                audit_denied(request, refused, **where)
                 return json_error(403, str(refused))
             return guarded(request, *args, **kwargs)
 

@@ -5,78 +5,79 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import msgspec
+from django.http import QueryDict
 from django.shortcuts import redirect
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.operations.declare import Call, Operation, Page, Reason, doc
 from dashboard.permissions import Action
 from dashboard.selectors.access import access_overview, user_access
 from dashboard.services import access as svc
 
 __all__ = ["OPERATIONS"]
 
-M = msgspec.Meta
-API = "api/v1/access"
+User = Annotated[str, doc("user")]
 
 
 class RoleSet(Reason):
-    username: Annotated[str, M(description="user")] = ""
-    role: Annotated[str, M(description="Viewer, Operator, Admin or none")] = ""
+    username: User = ""
+    role: Annotated[str, doc("Viewer, Operator, Admin or none")] = ""
 
 
 class GroupPut(Reason):
-    name: Annotated[str, M(description="group name (stored as scope:<name>)")] = ""
-    role: Annotated[str, M(description="the role the group gives")] = ""
-    scopes: Annotated[list[str], M(description="cluster/pattern or pattern (every cluster)")] = []
+    name: Annotated[str, doc("group name (stored as scope:<name>)")] = ""
+    role: Annotated[str, doc("the role the group gives")] = ""
+    scopes: Annotated[list[str], doc("cluster/pattern or pattern (every cluster)")] = []
 
 
 class GroupName(Reason):
-    name: Annotated[str, M(description="group name")] = ""
+    name: Annotated[str, doc("group name")] = ""
 
 
 class Membership(Reason):
-    group: Annotated[str, M(description="scoped group")] = ""
-    username: Annotated[str, M(description="user")] = ""
-    member: Annotated[bool, M(description="true: add, false: remove")] = False
+    group: Annotated[str, doc("scoped group")] = ""
+    username: User = ""
+    member: Annotated[bool, doc("true: add, false: remove")] = False
 
 
 class SensitiveMark(Reason):
-    cluster: Annotated[str, M(description="cluster, or * for every cluster")] = ""
-    pattern: Annotated[str, M(description="topic name pattern (fnmatch)")] = ""
-    note: Annotated[str, M(description="why")] = ""
-    remove: Annotated[bool, M(description="true: unmark")] = False
+    cluster: Annotated[str, doc("cluster, or * for every cluster")] = ""
+    pattern: Annotated[str, doc("topic name pattern (fnmatch)")] = ""
+    note: Annotated[str, doc("why")] = ""
+    remove: Annotated[bool, doc("true: unmark")] = False
 
 
-def _sensitive(c: Call[SensitiveMark]) -> dict[str, Any]:
-    kw = c.write()
-    if kw.pop("remove"):
-        del kw["note"]
-        return svc.sensitive_remove(**kw)
-    return svc.sensitive_add(**kw)
+def _sensitive(remove: bool, note: str, **kw: Any) -> dict[str, Any]:
+    return svc.sensitive_remove(**kw) if remove else svc.sensitive_add(note=note, **kw)
+
+
+def _scopes(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    """The form's scopes: one a line, or comma-separated."""
+    return read | {"scopes": data.get("scopes", "").replace(",", "\n").splitlines()}
+
+
+def _to(anchor: str) -> Any:
+    return lambda c, _: redirect(f"/access/#{anchor}")
 
 
 def _write(
-    summary: str, name: str, route: str, kind: type[Reason], run: Any, anchor: str, form: Any = None
+    summary: str, name: str, kind: type[Reason], service: Any, anchor: str, form: Any = None
 ) -> Operation:
-    """A write: its page posts the form and comes back to ``anchor`` of the overview."""
+    """A write (``service`` given the input) at ``access/<name>/`` (``group-``: ``groups/``),
+    its page posting the form and coming back to ``anchor`` of the overview."""
+    route = name.replace("group-", "groups/")
     return Operation(
         summary,
         "access",
         Action.MANAGE_ACCESS,
         kind,
-        run,
+        lambda c: service(**c.write()),
+        page=Page(f"access-{name}", f"access/{route}/", "POST", form=form, answer=_to(anchor)),
         early=False,
-        pages=(
-            Page(
-                f"access-{name}",
-                f"access/{route}/",
-                "POST",
-                form=form,
-                answer=lambda c, _: redirect(f"/access/#{anchor}"),
-            ),
-        ),
-        api=Api(f"api-access-{name}", f"{API}/{route}", "POST"),
     )
+
+
+def _d(c: Call[Any], d: Any) -> dict[str, Any]:
+    return {"d": d}
 
 
 OPERATIONS = (
@@ -85,69 +86,48 @@ OPERATIONS = (
         "access",
         Action.MANAGE_ACCESS,
         run=lambda c: access_overview(**c.read()),
+        page=Page("access", "access/", template="dashboard/access.html", context=_d),
         early=False,
-        pages=(
-            Page(
-                "access", "access/", template="dashboard/access.html", context=lambda c, d: {"d": d}
-            ),
-        ),
-        api=Api("api-access", API),
     ),
     Operation(
         "Who can see what: one user's topics, masked topics and actions per cluster",
         "access",
         Action.MANAGE_ACCESS,
         run=lambda c: user_access(**c.read()),
-        early=False,
-        pages=(
-            Page(
-                "access-user",
-                "access/users/<str:username>/",
-                template="dashboard/access_user.html",
-                context=lambda c, d: {"d": d},
-            ),
+        page=Page(
+            "access-user",
+            "access/users/<str:username>/",
+            template="dashboard/access_user.html",
+            context=_d,
         ),
-        api=Api("api-access-user", API + "/users/<str:username>"),
+        early=False,
     ),
     _write(
         "Set a user's role (Viewer, Operator, Admin or none)",
         "role",
-        "role",
         RoleSet,
-        lambda c: svc.role_set(**c.write()),
+        svc.role_set,
         "users",
     ),
     _write(
         "Create or update a topic-scoped group",
         "groups",
-        "groups",
         GroupPut,
-        lambda c: svc.group_put(**c.write()),
+        svc.group_put,
         "groups",
-        lambda data, read: (
-            read | {"scopes": data.get("scopes", "").replace(",", "\n").splitlines()}
-        ),
+        _scopes,
     ),
-    _write(
-        "Delete a topic-scoped group",
-        "group-delete",
-        "groups/delete",
-        GroupName,
-        lambda c: svc.group_delete(**c.write()),
-        "groups",
-    ),
+    _write("Delete a topic-scoped group", "group-delete", GroupName, svc.group_delete, "groups"),
     _write(
         "Add a user to a scoped group or remove it",
         "members",
-        "members",
         Membership,
-        lambda c: svc.member_set(**c.write()),
+        svc.member_set,
         "groups",
         lambda data, read: read | {"member": data.get("member", "add") != "remove"},
     ),
     _write(
         "Mark topics sensitive (payloads and header values masked) or unmark them",
-        "sensitive",
         "sensitive",
         SensitiveMark,
         _sensitive,

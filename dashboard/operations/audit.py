@@ -7,18 +7,15 @@ from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import msgspec
-from django.core.paginator import Paginator
 from django.http import QueryDict, StreamingHttpResponse
 
-from dashboard.models import AuditEventType
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, doc
 from dashboard.permissions import Action
 from dashboard.selectors import audit as sel
 from dashboard.services.audit import audit_verify_cached
 
 __all__ = ["OPERATIONS"]
 
-PER_PAGE = 50
 EXPORT_MAX = 100_000  # rows per export; both exports stream, row by row
 
 
@@ -30,54 +27,29 @@ class AuditQuery(msgspec.Struct):
     topic: str = ""
     since: str = ""
     until: str = ""
-    before: Annotated[int, msgspec.Meta(ge=0, description="id cursor (next_before)")] | None = None
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="page size (1..200)")] = 50
+    before: Annotated[int, doc("id cursor (next_before)", ge=0)] | None = None
+    limit: Annotated[int, doc("page size (1..200)", ge=1, le=200)] = 50
 
 
-def _events(c: Call[AuditQuery]) -> Any:
-    filters = sel.AuditFilters.from_query(msgspec.structs.asdict(c.input))
-    return filters, sel.audit_list(filters=filters, user=c.user, before=c.input.before)
-
-
-def _page(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
-    query = c.request.GET.copy()
+def _page(c: Call[AuditQuery], view: sel.AuditView) -> dict[str, Any]:
+    query = c.request.GET.copy()  # the links' query: without the page number
     page = query.pop("page", [None])[-1]
-    events = Paginator(found[1], PER_PAGE).get_page(page)
-    return {
-        "events": events,
-        "filters": found[0],
-        "actions": AuditEventType.choices,
-        "query": query.urlencode(),
-    }
+    return view.context(page, query.urlencode())
 
 
-def _json(c: Call[AuditQuery], found: Any) -> dict[str, Any]:
-    limit = c.input.limit
-    events = list(found[1][: limit + 1])
-    more, events = len(events) > limit, events[:limit]
-    return {
-        "events": [sel.audit_event_json(e) for e in events],
-        "next_before": events[-1].pk if more and events else None,
-    }
+def _export(ext: str, chunks: Callable[[Any], Iterator[str]], kind: str) -> Page:
+    """The page of one export, ``audit/export.<ext>``: the filtered rows as ``audit.<ext>``."""
 
-
-def _export(chunks: Callable[[Any], Iterator[str]], kind: str, name: str) -> Any:
-    def answer(c: Call[AuditQuery], found: Any) -> StreamingHttpResponse:
-        response = StreamingHttpResponse(chunks(found[1][:EXPORT_MAX]), content_type=kind)
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+    def answer(c: Call[AuditQuery], view: sel.AuditView) -> StreamingHttpResponse:
+        response = StreamingHttpResponse(chunks(view.events[:EXPORT_MAX]), content_type=kind)
+        response["Content-Disposition"] = f'attachment; filename="audit.{ext}"'
         return response
 
-    return answer
+    return Page(f"audit-export-{ext}", f"audit/export.{ext}", form=_filters_only, answer=answer)
 
 
 def _filters_only(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in read.items() if k not in ("before", "limit")}  # the JSON's paging
-
-
-def _chain(c: Call[Any], checked: Any) -> dict[str, Any]:
-    report, at = checked
-    keys = ("intact", "checked", "first_broken_id", "problem", "unsigned")
-    return {k: getattr(report, k) for k in keys} | {"summary": str(report), "checked_at": at}
 
 
 OPERATIONS = (
@@ -86,43 +58,27 @@ OPERATIONS = (
         "audit",
         Action.VIEW,
         AuditQuery,
-        _events,
-        pages=(
-            Page(
-                "audit",
-                "audit/",
-                template="dashboard/audit.html",
-                form=_filters_only,
-                context=_page,
-            ),
-            Page(
-                "audit-export-csv",
-                "audit/export.csv",
-                form=_filters_only,
-                answer=_export(sel.audit_csv, "text/csv", "audit.csv"),
-            ),
-            Page(
-                "audit-export-json",
-                "audit/export.json",
-                form=_filters_only,
-                answer=_export(sel.audit_json_chunks, "application/json", "audit.json"),
-            ),
+        lambda c: sel.audit_view(**c.read()),
+        page=Page(
+            "audit", "audit/", template="dashboard/audit.html", form=_filters_only, context=_page
         ),
-        api=Api("api-audit", "api/v1/audit", answer=_json),
+        pages=(
+            _export("csv", sel.audit_csv, "text/csv"),
+            _export("json", sel.audit_json_chunks, "application/json"),
+        ),
+        api=Api(answer=lambda c, view: view.json(c.input.limit)),
     ),
     Operation(
         "Audit chain check (recomputed at most once per AUDIT_VERIFY_INTERVAL_S)",
         "audit",
         Action.VIEW,
         run=lambda c: audit_verify_cached(),
-        pages=(
-            Page(
-                "audit-verify",
-                "audit/verify/",
-                template="dashboard/partials/audit_chain.html",
-                context=lambda c, r: {"report": r[0], "checked_at": r[1]},
-            ),
+        page=Page(
+            "audit-verify",
+            "audit/verify/",
+            template="dashboard/partials/audit_chain.html",
+            context=lambda c, r: {"report": r[0], "checked_at": r[1]},
         ),
-        api=Api("api-audit-verify", "api/v1/audit/verify", answer=_chain),
+        api=Api(answer=lambda c, r: sel.audit_chain_json(*r)),
     ),
 )

@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpResponse
+from django.shortcuts import render
 
-from dashboard.operations.declare import Api, Call, Operation, Page, render_page, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, api_path, doc, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
@@ -17,11 +18,9 @@ from dashboard.services import produce as svc
 
 __all__ = ["OPERATIONS"]
 
-M = msgspec.Meta
-PAGE, API = routes("messages")
+PAGE = route("messages")
 TEMPLATE = "dashboard/browse.html"
 ROW_PAYLOAD_CHARS = 300
-LIMITED = (rate_limited("browse", filters=BROWSE_FILTERS),)
 
 
 QUERY = {
@@ -38,9 +37,7 @@ QUERY = {
     "where": 'expression, e.g. payload.customer == "c-1" and payload.amount > 100',
     "max_bytes": "payload bytes per message (default 1024, at most 65536)",
 }  # BROWSE_PARAMS, as the document describes them (the selector reads the query)
-Browse = msgspec.defstruct(
-    "Browse", [(n, Annotated[str, M(description=d)], "") for n, d in QUERY.items()]
-)
+Browse = msgspec.defstruct("Browse", [(n, Annotated[str, doc(d)], "") for n, d in QUERY.items()])
 
 
 class ProduceForm(msgspec.Struct):
@@ -51,12 +48,10 @@ class ProduceForm(msgspec.Struct):
 
 
 class Produce(msgspec.Struct):
-    payload: Annotated[str, M(description="the message")] = ""
-    key: Annotated[str, M(description="optional message key (chooses the partition)")] = ""
-    headers: Annotated[
-        dict[str, str] | None, M(description="optional headers, name -> string value")
-    ] = None
-    partition: Annotated[int | None, M(description="optional partition")] = None
+    payload: Annotated[str, doc("the message")] = ""
+    key: Annotated[str, doc("optional message key (chooses the partition)")] = ""
+    headers: Annotated[dict[str, str] | None, doc("optional headers, name -> string value")] = None
+    partition: Annotated[int | None, doc("optional partition")] = None
 
 
 def _browse(c: Call[Any]) -> dict[str, Any]:
@@ -86,7 +81,7 @@ def _page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
         next_query = following.urlencode() if d["next_cursor"] else ""
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
     status = 400 if produce or "error" in context else 200
-    return render_page(c.request, TEMPLATE, context, status=status)
+    return render(c.request, TEMPLATE, context, status=status)
 
 
 def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
@@ -118,30 +113,25 @@ OPERATIONS = (
         "topics",
         Action.VIEW,
         Browse,
-        pages=(Page("topic-browse", PAGE, answer=lambda c, _: _page(c), decorators=LIMITED),),
-        api=Api(
-            "api-topic-browse",
-            API,
-            answer=lambda c, _: {"cluster": c.cluster, **_browse(c)},
-            loose=True,
-            decorators=LIMITED,
-        ),
+        page=Page("topic-browse", PAGE, answer=lambda c, _: _page(c)),
+        api=Api(answer=lambda c, _: {"cluster": c.cluster, **_browse(c)}, loose=True),
+        decorators=(rate_limited("browse", filters=BROWSE_FILTERS),),
     ),
     Operation(
         "The produce form",
         "topics",
         Action.VIEW,
         ProduceForm,
+        page=Page("topic-produce", PAGE + "produce/", "POST", answer=_produced),
         twin="api-topic-produce",
-        pages=(Page("topic-produce", PAGE + "produce/", "POST", answer=_produced),),
     ),
     Operation(
         "Produce a test message (validated as mqcore produce; audited)",
         "topics",
         Action.PRODUCE,
         Produce,
+        lambda c: svc.produce_message(**c.write() | {"key": c.input.key or None}),
+        api=Api("api-topic-produce", api_path(PAGE + "produce/"), "POST", status=201),
         early=False,
-        run=lambda c: svc.produce_message(**c.write() | {"key": c.input.key or None}),
-        api=Api("api-topic-produce", API + "/produce", "POST", status=201),
     ),
 )

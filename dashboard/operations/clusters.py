@@ -6,11 +6,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
-from django.shortcuts import redirect
-from msgspec import Meta
 
 from dashboard.clusters import cluster_names
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, api_path, doc, route
 from dashboard.permissions import Action, cluster_visible
 from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, topics_get
 from dashboard.selectors.pages.params import PAGE_SIZE
@@ -18,7 +16,7 @@ from dashboard.selectors.pages.snapshot import now_ms
 
 __all__ = ["OPERATIONS", "visible"]
 
-C = "clusters/<str:cluster>/"
+C = route(topic=False)
 MAX_LIMIT = 500
 
 
@@ -27,20 +25,20 @@ class ClusterPick(msgspec.Struct):
 
 
 class OverviewRows(msgspec.Struct):
-    page: Annotated[int, Meta(ge=1, description="page number")] = 1
-    sort: Annotated[str, Meta(description=f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
-    order: Annotated[str, Meta(description="desc (default) or asc")] = ""
-    problems: Annotated[bool, Meta(description="only topics with a problem")] = False
-    q: Annotated[str, Meta(description="topic name contains")] = ""
+    page: Annotated[int, doc("page number", ge=1)] = 1
+    sort: Annotated[str, doc(f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
+    order: Annotated[str, doc("desc (default) or asc")] = ""
+    problems: Annotated[bool, doc("only topics with a problem")] = False
+    q: Annotated[str, doc("topic name contains")] = ""
 
 
 class OverviewPaged(OverviewRows):
-    per_page: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="rows per page")] = PAGE_SIZE
+    per_page: Annotated[int, doc("rows per page", ge=1, le=MAX_LIMIT)] = PAGE_SIZE
 
 
 class TopicSlice(msgspec.Struct):
-    limit: Annotated[int, Meta(ge=1, le=MAX_LIMIT, description="page size")] = 50
-    offset: Annotated[int, Meta(ge=0, description="rows to skip")] = 0
+    limit: Annotated[int, doc("page size", ge=1, le=MAX_LIMIT)] = 50
+    offset: Annotated[int, doc("rows to skip", ge=0)] = 0
 
 
 def visible(c: Call[Any]) -> list[str]:
@@ -49,9 +47,7 @@ def visible(c: Call[Any]) -> list[str]:
 
 def _home(c: Call[ClusterPick], _: None) -> Any:
     names = visible(c) or cluster_names()
-    return redirect(
-        "dashboard:overview", cluster=c.input.cluster if c.input.cluster in names else names[0]
-    )
+    return c.to("overview", cluster=c.input.cluster if c.input.cluster in names else names[0])
 
 
 OPERATIONS = (
@@ -60,8 +56,8 @@ OPERATIONS = (
         "clusters",
         Action.VIEW,
         ClusterPick,
+        page=Page("home", "", answer=_home),
         early=False,
-        pages=(Page("home", "", answer=_home),),
         twin="api-clusters",
     ),
     Operation(
@@ -72,29 +68,20 @@ OPERATIONS = (
         api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
-        "The overview page",
-        "clusters",
-        Action.VIEW,
-        OverviewRows,
-        lambda c: overview_get(**c.read()),
-        twin="api-overview",
-        pages=(
-            Page(
-                "overview",
-                C,
-                template="dashboard/overview.html",
-                region="table",
-                context=lambda c, d: {"ov": d, "now_ms": now_ms()},
-            ),
-        ),
-    ),
-    Operation(
         "Cluster overview: topics with status, lag, pending, DLQ depth",
         "clusters",
         Action.VIEW,
         OverviewPaged,
         lambda c: overview_get(**c.read(), sparklines=False).json(),
-        api=Api("api-overview", "api/v1/" + C + "overview"),
+        page=Page(
+            "overview",
+            C,
+            template="dashboard/overview.html#table",
+            context=lambda c, d: {"ov": d, "now_ms": now_ms()},
+            input=OverviewRows,
+            run=lambda c: overview_get(**c.read()),
+        ),
+        api=Api("api-overview", api_path(C + "overview")),
     ),
     Operation(
         "Topics (paged)",
@@ -102,6 +89,6 @@ OPERATIONS = (
         Action.VIEW,
         TopicSlice,
         lambda c: topics_get(**c.read()),
-        api=Api("api-topics", "api/v1/" + C + "topics"),
+        api=Api("api-topics", api_path(C + "topics")),
     ),
 )

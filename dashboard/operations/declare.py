@@ -9,7 +9,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
@@ -43,10 +43,13 @@ __all__ = [
     "Operation",
     "Page",
     "Reason",
+    "Why",
+    "api_path",
+    "doc",
+    "in_cluster",
     "read_form",
     "read_json",
-    "render_page",
-    "routes",
+    "route",
 ]
 
 In = TypeVar("In")
@@ -56,13 +59,28 @@ LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
 
 
-def routes(tail: str = "", *, topic: bool = True) -> tuple[str, str]:
-    """A page's route under the URL's topic (or ``topic=False``: its cluster) and its API's:
-    ``routes("retention")`` -> ``clusters/<str:cluster>/topics/<str:topic>/retention/``,
-    ``api/v1/clusters/<str:cluster>/topics/<str:topic>/retention``."""
+def doc(description: str, **constraints: Any) -> msgspec.Meta:
+    """An input field's description in the OpenAPI document (and its constraints):
+    ``limit: Annotated[int, doc("page size", ge=1)] = 50``."""
+    return msgspec.Meta(description=description, **constraints)
+
+
+def route(tail: str = "", *, topic: bool = True) -> str:
+    """A page's route under the URL's topic (or ``topic=False``: its cluster):
+    ``route("retention")`` -> ``clusters/<str:cluster>/topics/<str:topic>/retention/``."""
     page = "clusters/<str:cluster>/" + ("topics/<str:topic>/" if topic else "")
-    page += f"{tail}/" if tail else ""
-    return page, "api/v1/" + page.rstrip("/")
+    return page + (f"{tail}/" if tail else "")
+
+
+def api_path(page: str) -> str:
+    """A page's route -> its API twin's: ``x/<str:y>/`` -> ``api/v1/x/<str:y>``, a regex
+    ``^x/(?P<y>...)/$`` -> ``^api/v1/x/(?P<y>...)$``."""
+    if page.startswith("^"):
+        return "^api/v1/" + page[1:].removesuffix("$").rstrip("/") + "$"
+    return "api/v1/" + page.rstrip("/")
+
+
+Why = Annotated[str, doc("why (recorded in the audit log)")]
 
 
 class NoInput(msgspec.Struct):
@@ -72,7 +90,7 @@ class NoInput(msgspec.Struct):
 class Reason(msgspec.Struct):
     """Why (recorded in the audit log): the input of most writes (subclass it to add)."""
 
-    reason: Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")] = ""
+    reason: Why = ""
 
 
 @dataclass(frozen=True)
@@ -132,38 +150,45 @@ Run = Callable[[Call[Any]], Any]
 Answer = Callable[[Call[Any], Any], Any]
 
 
+def in_cluster(call: Call[Any], data: dict[str, Any]) -> dict[str, Any]:
+    """An API answer: the URL's cluster, then the result's fields."""
+    return {"cluster": call.cluster, **data}
+
+
 @dataclass(frozen=True)
 class Page:
-    """A page (or htmx partial) of an operation. ``path`` is a Django route (a regex when
-    it starts with ``^``); ``context(call, result)`` is added to the URL's values (default
-    ``{"result": result}``); ``answer(call, result)`` replaces the render (a redirect), as
-    does a result that is a response (a file)."""
+    """A page of an operation. ``path`` is a Django route (a regex when it starts with ``^``);
+    ``template`` is rendered, only its region for an htmx request when it names one
+    (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
+    (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
+    redirect), as does a result that is a response (a file). A page whose query has a shape
+    of its own (a page number) names its ``input`` and ``run`` (default: the operation's)."""
 
-    name: str
-    path: str
+    name: str = ""
+    path: str = ""
     method: str = "GET"
     template: str = ""
-    region: str | None = None
     form: Callable[[QueryDict, dict[str, Any]], dict[str, Any]] | None = None
     context: Answer | None = None
     answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
-    decorators: tuple[Decorator, ...] = ()
+    input: type[msgspec.Struct] | None = None
+    run: Run | None = None
 
 
 @dataclass(frozen=True)
 class Api:
-    """The JSON twin: ``answer(call, result)`` shapes the result (default: as is) or
-    answers itself (a file, a stream: ``csv`` documents text/csv beside JSON); ``loose``
+    """The JSON twin, by default named ``api-`` + its page's name, at :func:`api_path` of
+    its route, with its method. ``answer(call, result)`` shapes the result (default: as is)
+    or answers itself (a file, a stream: ``csv`` documents text/csv beside JSON); ``loose``
     writes values JSON does not know as text."""
 
-    name: str
-    path: str
-    method: str = "GET"
+    name: str = ""
+    path: str = ""
+    method: str = ""
     status: int = 200
     answer: Answer | None = None
     loose: bool = False
     csv: bool = False
-    decorators: tuple[Decorator, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,17 +196,35 @@ class Operation:
     """One operation: what it is (``summary``, ``tag``: the document), its permission
     (``action``: the role shown, and a 403 before the input is read as ``early`` says:
     see :attr:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
-    renders), its ``pages`` and its ``api`` (or the ``twin`` its pages answer to)."""
+    renders), its ``page`` (and more ``pages``), its ``api`` (named and routed after its
+    first page unless it says otherwise; none when its pages name the ``twin`` they answer
+    to) and the ``decorators`` of each of its views (rate limits). Declared, ``pages`` holds
+    every page and ``api`` has its name, route and method."""
 
     summary: str
     tag: str
     action: Action
     input: type[msgspec.Struct] = NoInput
     run: Run | None = None
+    page: Page | None = None
     pages: tuple[Page, ...] = ()
-    api: Api | None = None
+    api: Api | None = Api()
     early: bool | Literal["somewhere"] = True  # see guard_action
-    twin: str = ""  # the API twin of pages without an ``api`` of their own
+    twin: str = ""
+    decorators: tuple[Decorator, ...] = ()
+
+    def __post_init__(self) -> None:
+        pages = (self.page, *self.pages) if self.page else self.pages
+        object.__setattr__(self, "pages", pages)
+        if self.twin or self.api is None:
+            object.__setattr__(self, "api", None)
+            return
+        page = pages[0] if pages else Page()
+        if not pages and not (self.api.name and self.api.path):
+            raise ValueError(f"{self.summary}: an API without a page names its name and route")
+        api = replace(self.api, method=self.api.method or page.method)
+        api = replace(api, name=api.name or f"api-{page.name}")
+        object.__setattr__(self, "api", replace(api, path=api.path or api_path(page.path)))
 
     @property
     def role(self) -> str:
@@ -257,29 +300,30 @@ def read_json(request: HttpRequest, kind: type[In]) -> In:
     return _convert(data, kind, strict=True)
 
 
-def _page_input(op: Operation, page: Page, request: HttpRequest) -> Any:
+def _page_input(kind: type[In], page: Page, request: HttpRequest) -> In:
     data = request.POST if page.method == "POST" else request.GET
-    raw = read_form(data, op.input)
+    raw = read_form(data, kind)
     if page.form is not None:
         raw = page.form(data, raw)
-    return _convert(raw, op.input, strict=False)
+    return _convert(raw, kind, strict=False)
 
 
 def _page_view(op: Operation, page: Page) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
-        call = Call(request, url, _page_input(op, page, request))
-        result = op.run(call) if op.run is not None else None
+        call = Call(request, url, _page_input(page.input or op.input, page, request))
+        run = page.run or op.run
+        result = run(call) if run is not None else None
         if page.answer is not None:
             return page.answer(call, result)
         if isinstance(result, HttpResponseBase):  # a file, a stream
             return result
         extra = page.context(call, result) if page.context else {"result": result}
-        return render_page(request, page.template, {**url, **extra}, region=page.region)
+        return render(request, _template(page.template, request), {**url, **extra})
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
     guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))
-    return _wrap(view, page.decorators, *guarded)
+    return _wrap(view, op.decorators, *guarded)
 
 
 def _api_view(op: Operation, api: Api) -> View:
@@ -297,21 +341,13 @@ def _api_view(op: Operation, api: Api) -> View:
         return JsonResponse(out, status=api.status, json_dumps_params=LOOSE if api.loose else None)
 
     view.__name__ = view.__qualname__ = api.name.replace("-", "_")
-    return _wrap(view, api.decorators, api_view(api.method, action=op.guard_action))
+    return _wrap(view, op.decorators, api_view(api.method, action=op.guard_action))
 
 
-def render_page(
-    request: HttpRequest,
-    template: str,
-    context: dict[str, Any],
-    *,
-    region: str | None = None,
-    status: int = 200,
-) -> HttpResponse:
-    """The page, or only ``template#region`` for an htmx request (django-htmx's middleware
-    sets ``request.htmx``, truthy for a request with the ``HX-Request`` header)."""
-    name = f"{template}#{region}" if region and getattr(request, "htmx", False) else template
-    return render(request, name, context, status=status)
+def _template(name: str, request: HttpRequest) -> str:
+    """``page.html#region``: the page, or only its region for an htmx request (django-htmx's
+    middleware sets ``request.htmx``, truthy for a request with the ``HX-Request`` header)."""
+    return name if getattr(request, "htmx", False) else name.partition("#")[0]
 
 
 def _wrap(view: View, inner: tuple[Decorator, ...], *outer: Callable[[Any], Any]) -> View:

@@ -12,7 +12,7 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, doc
 from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
@@ -29,25 +29,23 @@ __all__ = [
 ]
 
 PAGE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
-API = r"^api/v1/clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
-ID = r"(?P<dlq_id>\d{1,20}-\d{1,20})"
+LETTER = PAGE + r"(?P<dlq_id>\d{1,20}-\d{1,20})/"
+REPLAYED = ("replayed", "new_id", "topic", "partition", "reason")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
-Partition = Annotated[int, msgspec.Meta(ge=0, description="replay to another partition (Admin)")]
-Force = Annotated[bool, msgspec.Meta(description="replay even when already replayed")]
-TargetTopic = Annotated[str, msgspec.Meta(description="replay to another topic (Admin)")]
+Partition = Annotated[int, doc("replay to another partition (Admin)", ge=0)]
+Force = Annotated[bool, doc("replay even when already replayed")]
+TargetTopic = Annotated[str, doc("replay to another topic (Admin)")]
 Text = str | int  # a filter field: text (JSON: or a number)
 
 
 class Filters(msgspec.Struct):
     """Letters whose fields match (all given)."""
 
-    text: Annotated[Text, msgspec.Meta(description="payload text contains")] = ""
-    partition: Annotated[Text, msgspec.Meta(description="source partition")] = ""
-    key: Annotated[Text, msgspec.Meta(description="message key")] = ""
-    since: Annotated[
-        Text, msgspec.Meta(description="dead-lettered at or after (epoch ms or ISO)")
-    ] = ""
-    until: Annotated[Text, msgspec.Meta(description="dead-lettered before (epoch ms or ISO)")] = ""
+    text: Annotated[Text, doc("payload text contains")] = ""
+    partition: Annotated[Text, doc("source partition")] = ""
+    key: Annotated[Text, doc("message key")] = ""
+    since: Annotated[Text, doc("dead-lettered at or after (epoch ms or ISO)")] = ""
+    until: Annotated[Text, doc("dead-lettered before (epoch ms or ISO)")] = ""
 
     def read(self) -> sel.DlqFilters:
         return sel.DlqFilters.from_query(
@@ -58,8 +56,8 @@ class Filters(msgspec.Struct):
 class Letters(Filters):
     """The filters, and a page: newest first, ``before`` the cursor."""
 
-    before: Annotated[str, msgspec.Meta(description="cursor (next_cursor)")] = ""
-    limit: Annotated[int, msgspec.Meta(ge=1, le=200, description="page size (1..200)")] = 50
+    before: Annotated[str, doc("cursor (next_cursor)")] = ""
+    limit: Annotated[int, doc("page size (1..200)", ge=1, le=200)] = 50
 
 
 class Replay(Reason):
@@ -68,6 +66,18 @@ class Replay(Reason):
     force: Force = False
     target_topic: TargetTopic = ""
     target_partition: Partition | None = None
+
+
+class Purge(Reason):
+    """The topic name typed again, and why."""
+
+    confirm: Annotated[str, doc("the topic name, typed again")] = ""
+
+
+class Export(msgspec.Struct):
+    """The letters to export."""
+
+    ids: Annotated[list[str], doc("letter ids")] = []
 
 
 def _letters(c: Call[Letters]) -> Any:
@@ -81,16 +91,8 @@ def _letters(c: Call[Letters]) -> Any:
     )
 
 
-class Purge(Reason):
-    """The topic name typed again, and why."""
-
-    confirm: Annotated[str, msgspec.Meta(description="the topic name, typed again")] = ""
-
-
-class Export(msgspec.Struct):
-    """The letters to export."""
-
-    ids: Annotated[list[str], msgspec.Meta(description="letter ids")] = []
+def _letter(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
+    return {"cluster": c.cluster, "topic": c.topic, **d, "letter": sel.letter_json(d["letter"])}
 
 
 def _replay(c: Call[Replay]) -> Any:
@@ -105,6 +107,15 @@ def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
         return c.back(f"Not replayed: {r.reason}.", "dlq-letter", *c.url, info=True)
     text = f"Replayed {c.url['dlq_id']} as {r.new_id} to {r.topic} p{r.partition}."
     return c.back(text, "dlq-letter", *c.url)
+
+
+def _deleted_page(c: Call[Reason], deleted: bool) -> HttpResponse:
+    letter = c.url["dlq_id"]
+    return c.back(f"Deleted {letter}." if deleted else f"{letter} was already gone.", "dlq")
+
+
+def _purged_page(c: Call[Purge], n: int) -> HttpResponse:
+    return c.back(f"Purged {n} letters from the DLQ of {c.topic}.", "dlq")
 
 
 def export_disposition(topic: str) -> str:
@@ -129,7 +140,6 @@ def ids_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     return read | {"ids": data.getlist("id")}
 
 
-LIMITED = (rate_limited("export"),)
 OPERATIONS = (
     Operation(
         "Dead letters, newest first",
@@ -137,48 +147,28 @@ OPERATIONS = (
         Action.VIEW,
         Letters,
         _letters,
-        pages=(
-            Page(
-                "dlq",
-                PAGE + "$",
-                template="dashboard/dlq.html",
-                region="letters",
-                form=lambda data, read: read | {"limit": 50},
-                context=lambda c, page: {**page.context(), "can": c.can},
-                decorators=(rate_limited("browse", filters=DLQ_FILTERS),),
-            ),
+        page=Page(
+            "dlq",
+            PAGE + "$",
+            template="dashboard/dlq.html#letters",
+            form=lambda data, read: read | {"limit": 50},
+            context=lambda c, page: {**page.context(), "can": c.can},
         ),
-        api=Api(
-            "api-dlq",
-            API[:-1] + "$",
-            answer=lambda c, page: page.json(),
-            decorators=(rate_limited("browse", filters=DLQ_FILTERS),),
-        ),
+        api=Api(answer=lambda c, page: page.json()),
+        decorators=(rate_limited("browse", filters=DLQ_FILTERS),),
     ),
     Operation(
         "One dead letter with its replay history and follow-ups",
         "dlq",
         Action.VIEW,
         run=lambda c: sel.dlq_letter_get(**c.read()),
-        pages=(
-            Page(
-                "dlq-letter",
-                PAGE + ID + "/$",
-                template="dashboard/dlq_letter.html",
-                context=lambda c, data: {"can": c.can, **data},
-            ),
+        page=Page(
+            "dlq-letter",
+            LETTER + "$",
+            template="dashboard/dlq_letter.html",
+            context=lambda c, d: {"can": c.can, **d},
         ),
-        api=Api(
-            "api-dlq-letter",
-            API + ID + "$",
-            loose=True,
-            answer=lambda c, d: {
-                "cluster": c.cluster,
-                "topic": c.topic,
-                **d,
-                "letter": sel.letter_json(d["letter"]),
-            },
-        ),
+        api=Api(answer=_letter, loose=True),
     ),
     Operation(
         "Replay one letter",
@@ -186,89 +176,38 @@ OPERATIONS = (
         Action.REPLAY,
         Replay,
         _replay,
+        page=Page("dlq-replay", LETTER + "replay/$", "POST", answer=_replayed_page),
+        api=Api(answer=lambda c, r: {k: getattr(r, k) for k in REPLAYED}),
         early=False,
-        pages=(Page("dlq-replay", PAGE + ID + "/replay/$", "POST", answer=_replayed_page),),
-        api=Api(
-            "api-dlq-replay",
-            API + ID + "/replay$",
-            "POST",
-            answer=lambda c, r: {
-                k: getattr(r, k) for k in ("replayed", "new_id", "topic", "partition", "reason")
-            },
-        ),
     ),
     Operation(
         "Delete one letter",
         "dlq",
         Action.DELETE,
         Reason,
+        lambda c: svc.dlq_delete(**c.write()),
+        page=Page("dlq-delete", LETTER + "delete/$", "POST", answer=_deleted_page),
+        api=Api(answer=lambda c, deleted: {"id": c.url["dlq_id"], "deleted": deleted}),
         early=False,
-        run=lambda c: svc.dlq_delete(**c.write()),
-        pages=(
-            Page(
-                "dlq-delete",
-                PAGE + ID + "/delete/$",
-                "POST",
-                answer=lambda c, done: c.back(
-                    f"Deleted {c.url['dlq_id']}."
-                    if done
-                    else f"{c.url['dlq_id']} was already gone.",
-                    "dlq",
-                ),
-            ),
-        ),
-        api=Api(
-            "api-dlq-delete",
-            API + ID + "/delete$",
-            "POST",
-            answer=lambda c, deleted: {"id": c.url["dlq_id"], "deleted": deleted},
-        ),
     ),
     Operation(
         "Purge the topic's whole DLQ",
         "dlq",
         Action.PURGE,
         Purge,
+        lambda c: svc.dlq_purge(**c.write()),
+        page=Page("dlq-purge", PAGE + "purge/$", "POST", answer=_purged_page),
+        api=Api(answer=lambda c, n: {"topic": c.topic, "purged": n}),
         early=False,
-        run=lambda c: svc.dlq_purge(**c.write()),
-        pages=(
-            Page(
-                "dlq-purge",
-                PAGE + "purge/$",
-                "POST",
-                answer=lambda c, n: c.back(f"Purged {n} letters from the DLQ of {c.topic}.", "dlq"),
-            ),
-        ),
-        api=Api(
-            "api-dlq-purge",
-            API + "purge$",
-            "POST",
-            answer=lambda c, n: {"topic": c.topic, "purged": n},
-        ),
     ),
     Operation(
         "Export letters as JSON (audited)",
         "dlq",
         Action.VIEW,
         Export,
-        run=lambda c: svc.dlq_export(**c.write()),
-        pages=(
-            Page(
-                "dlq-export",
-                PAGE + "export/$",
-                "POST",
-                form=ids_form,
-                answer=_export_file,
-                decorators=LIMITED,
-            ),
-        ),
-        api=Api(
-            "api-dlq-export",
-            API + "export$",
-            "POST",
-            answer=_exported,
-            loose=True,
-            decorators=LIMITED,
-        ),
+        lambda c: svc.dlq_export(**c.write()),
+        page=Page("dlq-export", PAGE + "export/$", "POST", form=ids_form, answer=_export_file),
+        api=Api(answer=_exported, loose=True),
+        decorators=(rate_limited("export"),),
     ),
 )

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from dashboard.operations.declare import Api, Call, Operation, Page, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, doc, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import count_request
 from dashboard.services.exports import check_same_origin, export_download
@@ -34,10 +34,12 @@ DLQ = {
 }
 
 
-def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Operation:
-    fields = [(k, Annotated[str, msgspec.Meta(description=v)], "") for k, v in query.items()]
+def _export(name: str, summary: str, **query: str) -> Operation:
+    """The export ``<kind>-<rest>`` (lag, pending or dlq) at ``<kind>/<rest>/`` of the topic,
+    its query's fields described by ``query``."""
+    kind, _, rest = name.partition("-")
+    fields = [(k, Annotated[str, doc(v)], "") for k, v in query.items()]
     struct = msgspec.defstruct(name.title().replace("-", ""), fields)
-    page, api = routes(route)
 
     def run(c: Call[Any]) -> Any:
         check_same_origin(c.request)  # refused before it counts against the user's exports
@@ -51,33 +53,27 @@ def _export(kind: str, name: str, route: str, summary: str, **query: str) -> Ope
         struct,
         run,
         early=False,
-        pages=(Page(name, page),),
-        api=Api("api-" + name, api, csv=True),
+        page=Page(name, route(f"{kind}/{rest}")),
+        api=Api(csv=True),
     )
 
 
 OPERATIONS = (
     _export(
-        "lag",
         "lag-export",
-        "lag/export",
         "Export lag per group and partition (live read)",
         **EXPORT,
         group="one group",
     ),
     _export(
-        "pending",
         "pending-export",
-        "pending/export",
         "Export every matching pending entry of a group (paged XPENDING)",
         **EXPORT,
         group="consumer group (required)",
         **PEL,
     ),
     _export(
-        "dlq",
         "dlq-export-all",
-        "dlq/export-all",
         "Export every matching dead letter, newest first",
         **EXPORT,
         **DLQ,

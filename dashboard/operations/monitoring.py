@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import msgspec
 from django.conf import settings
-from django.http import QueryDict
+from django.http import HttpResponse, QueryDict
 
-from dashboard.operations.declare import Api, Operation, Page, Reason
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, doc
 from dashboard.permissions import Action
 from dashboard.selectors.alerts import alerts_json, alerts_page_get
 from dashboard.selectors.collectors import collector_rows
@@ -18,7 +18,7 @@ from dashboard.services import alert_mutes as svc
 __all__ = ["OPERATIONS"]
 
 MUTED = {"silence": "Silenced", "ack": "Acknowledged"}
-Cluster = Annotated[str, msgspec.Meta(description="cluster")]
+Cluster = Annotated[str, doc("cluster")]
 
 
 class Alerts(msgspec.Struct):
@@ -31,16 +31,14 @@ class AlertRef(Reason):
     """An open alert, and why."""
 
     cluster: Cluster = ""
-    alert_id: Annotated[str, msgspec.Meta(description="alert id")] = msgspec.field(
-        name="alert", default=""
-    )
+    alert_id: Annotated[str, doc("alert id")] = msgspec.field(name="alert", default="")
 
 
 class Mute(AlertRef):
     """The alert, silence or acknowledgement, for how long, and why."""
 
-    kind: Annotated[str, msgspec.Meta(description="silence or ack")] = "silence"
-    duration: Annotated[str, msgspec.Meta(description="15m, 1h, ...")] = ""
+    kind: Annotated[str, doc("silence or ack")] = "silence"
+    duration: Annotated[str, doc("15m, 1h, ...")] = ""
 
 
 def _mute_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
@@ -56,6 +54,14 @@ def _mute_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     return read
 
 
+def _muted(c: Call[Mute], mute: dict[str, Any]) -> HttpResponse:
+    return c.back(f"{MUTED[c.input.kind]} {mute['alert_id']}.", "alerts")
+
+
+def _unmuted(c: Call[AlertRef], _: None) -> HttpResponse:
+    return c.back(f"Lifted the silence of {c.input.alert_id}.", "alerts")
+
+
 def _collectors(key: str) -> Any:
     return lambda c, rows: {key: rows, "interval_s": settings.COLLECT_INTERVAL_S}
 
@@ -66,79 +72,45 @@ OPERATIONS = (
         "ops",
         Action.VIEW,
         run=lambda c: collector_rows(c.user),
-        pages=(
-            Page(
-                "collectors",
-                "collectors/",
-                template="dashboard/collectors.html",
-                region="live",
-                context=_collectors("rows"),
-            ),
+        page=Page(
+            "collectors",
+            "collectors/",
+            template="dashboard/collectors.html#live",
+            context=_collectors("rows"),
         ),
-        api=Api("api-collectors", "api/v1/collectors", answer=_collectors("collectors")),
+        api=Api(answer=_collectors("collectors")),
     ),
     Operation(
         "Open alerts",
         "alerts",
         Action.VIEW,
         Alerts,
-        pages=(
-            Page(
-                "alerts",
-                "alerts/",
-                template="dashboard/alerts.html",
-                region="live",
-                context=lambda c, _: alerts_page_get(c.input.cluster, user=c.user),
-            ),
+        page=Page(
+            "alerts",
+            "alerts/",
+            template="dashboard/alerts.html#live",
+            context=lambda c, _: alerts_page_get(c.input.cluster, user=c.user),
         ),
-        api=Api(
-            "api-alerts",
-            "api/v1/alerts",
-            answer=lambda c, _: alerts_json(c.input.cluster, user=c.user),
-        ),
+        api=Api(answer=lambda c, _: alerts_json(c.input.cluster, user=c.user)),
     ),
     Operation(
         "Silence or acknowledge an alert",
         "alerts",
         Action.SILENCE,
         Mute,
+        lambda c: svc.alert_mute(**c.write()),
+        page=Page("alert-mute", "alerts/mute/", "POST", form=_mute_form, answer=_muted),
+        api=Api(answer=lambda c, mute: {"mute": mute}),
         early="somewhere",
-        run=lambda c: svc.alert_mute(**c.write()),
-        pages=(
-            Page(
-                "alert-mute",
-                "alerts/mute/",
-                "POST",
-                form=_mute_form,
-                answer=lambda c, mute: c.back(
-                    f"{MUTED[c.input.kind]} {mute['alert_id']}.", "alerts"
-                ),
-            ),
-        ),
-        api=Api(
-            "api-alert-mute", "api/v1/alerts/mute", "POST", answer=lambda c, mute: {"mute": mute}
-        ),
     ),
     Operation(
         "Lift a silence or acknowledgement",
         "alerts",
         Action.SILENCE,
         AlertRef,
+        lambda c: svc.alert_unmute(**c.write()),
+        page=Page("alert-unmute", "alerts/unmute/", "POST", answer=_unmuted),
+        api=Api(answer=lambda c, _: {"lifted": c.input.alert_id}),
         early="somewhere",
-        run=lambda c: svc.alert_unmute(**c.write()),
-        pages=(
-            Page(
-                "alert-unmute",
-                "alerts/unmute/",
-                "POST",
-                answer=lambda c, _: c.back(f"Lifted the silence of {c.input.alert_id}.", "alerts"),
-            ),
-        ),
-        api=Api(
-            "api-alert-unmute",
-            "api/v1/alerts/unmute",
-            "POST",
-            answer=lambda c, _: {"lifted": c.input.alert_id},
-        ),
     ),
 )

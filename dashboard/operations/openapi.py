@@ -30,10 +30,11 @@ ERRORS = {
     "429": "over a per-user rate limit (browse, DLQ list, retry browser, exports); see Retry-After",
     "503": "cluster unreachable",
 }
-CONVERTERS = {"int": {"type": "integer"}, "uuid": {"type": "string", "format": "uuid"}}
-ERROR_FIELDS = {"error": {"type": "string"}, "status": {"type": "integer"}}
-ERROR_SCHEMA = {"type": "object", "properties": ERROR_FIELDS, "required": list(ERROR_FIELDS)}
+STRING = {"type": "string"}
+CONVERTERS = {"int": {"type": "integer"}, "uuid": STRING | {"format": "uuid"}}
+ERROR_FIELDS = {"error": STRING, "status": {"type": "integer"}}
 REF = "#/components/schemas/{name}"
+ERROR = {"application/json": {"schema": {"$ref": REF.format(name="Error")}}}
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 _CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
 
@@ -48,56 +49,45 @@ def _path_params(route: str) -> list[dict[str, Any]]:
     """The path's parameters, typed by their converter (a regex group: a string)."""
     names = [(n, "") for n in _GROUP.findall(route)]
     names += [(n, conv) for conv, n in _CONVERTER.findall(_GROUP.sub("", route))]
-    return [
-        {
-            "name": n,
-            "in": "path",
-            "required": True,
-            "schema": CONVERTERS.get(conv, {"type": "string"}),
-        }
-        for n, conv in names
-    ]
+    return [_param(n, "path", True, CONVERTERS.get(conv, STRING)) for n, conv in names]
+
+
+def _param(name: str, where: str, required: bool, schema: dict[str, Any]) -> dict[str, Any]:
+    described = {"description": schema["description"]} if "description" in schema else {}
+    return {"name": name, "in": where, "required": required, "schema": schema} | described
 
 
 def _responses(ok: str, csv: bool = False) -> dict[str, Any]:
     content: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
     if csv:  # format=csv (the default) or json, streamed
-        content = {"text/csv": {"schema": {"type": "string"}}, **content}
-    error = {"application/json": {"schema": {"$ref": REF.format(name="Error")}}}
-    return {ok: {"description": "OK", "content": content}} | {
-        code: {"description": text, "content": error} for code, text in ERRORS.items()
-    }
+        content = {"text/csv": {"schema": STRING}, **content}
+    errors = {code: {"description": text, "content": ERROR} for code, text in ERRORS.items()}
+    return {ok: {"description": "OK", "content": content}} | errors
 
 
 def _declared(op: Operation, api: Api, schemas: dict[str, Any]) -> dict[str, Any]:
     """The entry of a declared operation: from its URL pattern and its input struct."""
     entry: dict[str, Any] = {"operationId": api.name, "summary": op.summary}
     entry |= {"description": f"Role: {op.role} or above.", "tags": [op.tag]}
-    params = _path_params(api.path)
-    name = op.input.__name__
+    params, schema = _path_params(api.path), schemas[op.input.__name__]
+    fields, required = schema.get("properties", {}), schema.get("required", [])
     if api.method == "GET":
-        props, required = schemas[name].get("properties", {}), schemas[name].get("required", [])
-        params += [
-            {"name": field, "in": "query", "required": field in required, "schema": schema}
-            | ({"description": schema["description"]} if "description" in schema else {})
-            for field, schema in props.items()
-        ]
-    elif schemas[name].get("properties"):
-        content = {"application/json": {"schema": {"$ref": REF.format(name=name)}}}
-        entry["requestBody"] = {"required": False, "content": content}
+        params += [_param(f, "query", f in required, s) for f, s in fields.items()]
+    elif fields:
+        body = {"application/json": {"schema": {"$ref": REF.format(name=op.input.__name__)}}}
+        entry["requestBody"] = {"required": False, "content": body}
     return entry | {"parameters": params, "responses": _responses(str(api.status), api.csv)}
 
 
 def document() -> dict[str, Any]:
     declared = [(op, op.api) for op in (*OPERATIONS, SELF) if op.api is not None]
-    _, schemas = msgspec.json.schema_components(
-        dict.fromkeys(op.input for op, _ in declared), ref_template=REF
-    )
+    inputs = dict.fromkeys(op.input for op, _ in declared)
+    _, schemas = msgspec.json.schema_components(inputs, ref_template=REF)
     paths: dict[str, dict[str, Any]] = {}
     for op, api in declared:
-        paths.setdefault(openapi_path(api.path), {})[api.method.lower()] = _declared(
-            op, api, schemas
-        )
+        entry = _declared(op, api, schemas)
+        paths.setdefault(openapi_path(api.path), {})[api.method.lower()] = entry
+    error = {"type": "object", "properties": ERROR_FIELDS, "required": list(ERROR_FIELDS)}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Operations console API", "version": "1", "description": __doc__ or ""},
@@ -108,7 +98,7 @@ def document() -> dict[str, Any]:
                 "bearer": {"type": "http", "scheme": "bearer"},
                 "session": {"type": "apiKey", "in": "cookie", "name": "sessionid"},
             },
-            "schemas": {"Error": ERROR_SCHEMA, **schemas},
+            "schemas": {"Error": error, **schemas},
         },
         "paths": paths,
     }
@@ -123,7 +113,7 @@ SELF = Operation(
     "This document",
     "meta",
     Action.VIEW,
-    run=lambda call: document(),
+    run=lambda c: document(),
     api=Api("api-openapi", "api/v1/openapi.json"),
 )
 urlpatterns: list[URLPattern] = SELF.urls()

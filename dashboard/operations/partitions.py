@@ -7,29 +7,34 @@ from typing import Annotated, Any
 
 import msgspec
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import (
+    Api,
+    Call,
+    Operation,
+    Page,
+    api_path,
+    doc,
+    in_cluster,
+    route,
+)
 from dashboard.permissions import Action
 from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
 
 __all__ = ["OPERATIONS"]
 
-TEMPLATE = "dashboard/hot_keys.html"
-TOPIC = "clusters/<str:cluster>/topics/<str:topic>/partitions"
+PAGE = route("partitions")
 
 
 class Window(msgspec.Struct):
-    window: Annotated[str, msgspec.Meta(description="rate window: 5m (default), 15m or 1h")] = ""
+    window: Annotated[str, doc("rate window: 5m (default), 15m or 1h")] = ""
 
 
 class Sample(msgspec.Struct):
-    count: Annotated[
-        str | None, msgspec.Meta(description="entries sampled (default 500, at most 2000)")
-    ] = None
+    count: Annotated[str | None, doc("entries sampled (default 500, at most 2000)")] = None
 
 
 def _partitions(c: Call[Window]) -> dict[str, Any]:
-    data = partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window or "5m")
-    return {"cluster": c.cluster, **data}
+    return partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window or "5m")
 
 
 OPERATIONS = (
@@ -39,7 +44,7 @@ OPERATIONS = (
         Action.VIEW,
         Window,
         _partitions,
-        api=Api("api-topic-partitions", "api/v1/" + TOPIC),
+        api=Api("api-topic-partitions", api_path(PAGE), answer=in_cluster),
     ),
     Operation(
         "The most frequent message keys of the newest entries of one partition (a sample)",
@@ -47,19 +52,12 @@ OPERATIONS = (
         Action.VIEW,
         Sample,
         lambda c: hot_keys_get(**c.read()),
-        pages=(
-            Page(
-                "hot-keys",
-                TOPIC + "/<int:partition>/hot-keys/",
-                template=TEMPLATE,
-                region="sample",
-                context=lambda c, sample: {"sample": sample},
-            ),
+        page=Page(
+            "hot-keys",
+            PAGE + "<int:partition>/hot-keys/",
+            template="dashboard/hot_keys.html#sample",
+            context=lambda c, sample: {"sample": sample},
         ),
-        api=Api(
-            "api-hot-keys",
-            "api/v1/" + TOPIC + "/<int:partition>/hot-keys",
-            answer=lambda c, sample: {"cluster": c.cluster, **sample},
-        ),
+        api=Api(answer=in_cluster),
     ),
 )

@@ -7,22 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Call, Operation, Page, route
+from dashboard.operations.dlq import LETTER
+from dashboard.operations.topic import MESSAGE
 from dashboard.permissions import Action
 from dashboard.ratelimits import rate_limited
 from dashboard.selectors.payloads import download_response, raw_payload_get
 
 __all__ = ["OPERATIONS"]
 
-T = "clusters/<str:cluster>/topics/<str:topic>/"
-LIMITED = (rate_limited("export"),)
 REFS = {"dlq": "dlq_id", "retry": "item_id", "message": "entry_id"}  # the URL's value of each
 
 
-def _payload(name: str, tag: str, kind: str, route: str, summary: str) -> Operation:
-    """``route``: the page's up to ``/payload/`` (a regex when it starts with ``^``)."""
-    end = "$" if route.startswith("^") else ""
-    api = "^api/v1/" + route[1:] if end else "api/v1/" + route
+def _payload(name: str, tag: str, kind: str, of: str, summary: str) -> Operation:
+    """At ``payload/`` under the route ``of`` the letter, item or entry (a regex: ``^...``)."""
 
     def run(c: Call[Any]) -> Any:
         where = {"partition": c.url.get("partition", 0), "cluster": c.cluster, "topic": c.topic}
@@ -35,8 +33,8 @@ def _payload(name: str, tag: str, kind: str, route: str, summary: str) -> Operat
         tag,
         Action.VIEW,
         run=run,
-        pages=(Page(name, route + "/payload/" + end, decorators=LIMITED),),
-        api=Api("api-" + name, api + "/payload" + end, decorators=LIMITED),
+        page=Page(name, of + "payload/" + ("$" if of.startswith("^") else "")),
+        decorators=(rate_limited("export"),),
     )
 
 
@@ -45,21 +43,21 @@ OPERATIONS = (
         "dlq-letter-payload",
         "dlq",
         "dlq",
-        r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/(?P<dlq_id>\d{1,20}-\d{1,20})",
+        LETTER,
         "A dead letter's payload as stored (bytes, an attachment; for one too large to show)",
     ),
     _payload(
         "retry-item-payload",
         "retries",
         "retry",
-        T + "retries/<str:item_id>",
+        route("retries/<str:item_id>"),
         "A retry item's payload as stored (bytes, an attachment; for one too large to show)",
     ),
     _payload(
         "message-payload",
         "topics",
         "message",
-        T + "messages/<int:partition>/<str:entry_id>",
+        MESSAGE,
         "An entry's payload as stored, out-of-line ones included (bytes, an attachment)",
     ),
 )

@@ -9,25 +9,25 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import msgspec
 from django.http import HttpResponse
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, api_path, doc, route
 from dashboard.permissions import Action
 from dashboard.services import pending as svc
 
 __all__ = ["OPERATIONS"]
 
-PAGE, API = routes("pending")
-Consumer = Annotated[str, msgspec.Meta(description="consumer to claim to")]
+PAGE = route("pending")
+API = api_path(PAGE)
+Consumer = Annotated[str, doc("consumer to claim to")]
 
 
 class Entries(Reason, kw_only=True):
     """Pending entries of one partition of a group, and why."""
 
-    group: Annotated[str, msgspec.Meta(description="consumer group")] = ""
-    partition: Annotated[int, msgspec.Meta(ge=0, description="partition of the entries")]
-    ids: Annotated[list[str], msgspec.Meta(description="pending entry ids")] = []
+    group: Annotated[str, doc("consumer group")] = ""
+    partition: Annotated[int, doc("partition of the entries", ge=0)]
+    ids: Annotated[list[str], doc("pending entry ids")] = []
 
 
 class Claim(Entries, kw_only=True):
@@ -83,7 +83,7 @@ OPERATIONS = (
         "pending",
         Action.CLAIM,
         Claim,
-        run=lambda c: _one(c, svc.pending_claim, "claimed"),
+        lambda c: _one(c, svc.pending_claim, "claimed"),
         api=Api("api-pending-claim", API + "/claim", "POST"),
     ),
     Operation(
@@ -91,7 +91,7 @@ OPERATIONS = (
         "pending",
         Action.MOVE_TO_DLQ,
         Entries,
-        run=lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
+        lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
         api=Api("api-pending-move-to-dlq", API + "/move-to-dlq", "POST"),
     ),
     Operation(
@@ -99,16 +99,14 @@ OPERATIONS = (
         "pending",
         Action.CLAIM,
         Checked,
-        early=False,
-        run=lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
-        pages=(
-            Page(
-                "pending-claim",
-                PAGE + "claim/",
-                "POST",
-                answer=_back("Claimed {n} entries to {consumer}."),
-            ),
+        lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
+        page=Page(
+            "pending-claim",
+            PAGE + "claim/",
+            "POST",
+            answer=_back("Claimed {n} entries to {consumer}."),
         ),
+        early=False,
         twin="api-pending-claim",
     ),
     Operation(
@@ -116,16 +114,14 @@ OPERATIONS = (
         "pending",
         Action.MOVE_TO_DLQ,
         Checked,
-        early=False,
-        run=lambda c: _checked(c, svc.pending_move_to_dlq),
-        pages=(
-            Page(
-                "pending-move-to-dlq",
-                PAGE + "move-to-dlq/",
-                "POST",
-                answer=_back("Moved {n} entries to the DLQ."),
-            ),
+        lambda c: _checked(c, svc.pending_move_to_dlq),
+        page=Page(
+            "pending-move-to-dlq",
+            PAGE + "move-to-dlq/",
+            "POST",
+            answer=_back("Moved {n} entries to the DLQ."),
         ),
+        early=False,
         twin="api-pending-move-to-dlq",
     ),
 )

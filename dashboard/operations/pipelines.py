@@ -8,21 +8,21 @@ from typing import Annotated, Any
 import msgspec
 from django.conf import settings
 from django.http import Http404, QueryDict
+from msgspec import Meta
 
-from dashboard.operations.declare import Api, Call, Operation, Page, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, doc, route
 from dashboard.permissions import Action
 from dashboard.selectors import pipelines as sel
 from dashboard.selectors.pages.snapshot import now_ms
 
 __all__ = ["OPERATIONS"]
 
-M = msgspec.Meta
-PAGE, API = routes("pipelines", topic=False)
+PAGE = route("pipelines", topic=False)
 
 
 class History(msgspec.Struct):
-    before: Annotated[Annotated[int, M(ge=0)] | None, M(description="a page's next_before")] = None
-    limit: Annotated[Annotated[int, M(ge=0, le=200)] | None, M(description="page size (20)")] = None
+    before: Annotated[Annotated[int, Meta(ge=0)] | None, doc("a page's next_before")] = None
+    limit: Annotated[Annotated[int, Meta(ge=0, le=200)] | None, doc("page size (20)")] = None
 
 
 def _before(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
@@ -53,18 +53,13 @@ OPERATIONS = (
         "pipelines",
         Action.VIEW,
         run=lambda c: sel.pipeline_list(**c.read()),
-        pages=(
-            Page(
-                "pipelines",
-                PAGE,
-                template="dashboard/pipelines.html",
-                region="live",
-                context=lambda c, rows: _live(pipelines=rows, now_ms=now_ms()),
-            ),
+        page=Page(
+            "pipelines",
+            PAGE,
+            template="dashboard/pipelines.html#live",
+            context=lambda c, rows: _live(pipelines=rows, now_ms=now_ms()),
         ),
-        api=Api(
-            "api-pipelines", API, answer=lambda c, rows: {"cluster": c.cluster, "pipelines": rows}
-        ),
+        api=Api(answer=lambda c, rows: {"cluster": c.cluster, "pipelines": rows}),
     ),
     Operation(
         "One pipeline and its checkpoints",
@@ -72,20 +67,13 @@ OPERATIONS = (
         Action.VIEW,
         History,
         _pipeline,
-        pages=(
-            Page(
-                "pipeline-detail",
-                PAGE + "<str:name>/",
-                template="dashboard/pipeline.html",
-                region="live",
-                form=_before,
-                context=lambda c, p: _live(p=p, before=c.input.before),
-            ),
+        page=Page(
+            "pipeline-detail",
+            PAGE + "<str:name>/",
+            template="dashboard/pipeline.html#live",
+            form=_before,
+            context=lambda c, p: _live(p=p, before=c.input.before),
         ),
-        api=Api(
-            "api-pipeline-detail",
-            API + "/<str:name>",
-            answer=lambda c, p: {"cluster": c.cluster, "pipeline": c.url["name"], **p},
-        ),
+        api=Api(answer=lambda c, p: {"cluster": c.cluster, "pipeline": c.url["name"], **p}),
     ),
 )

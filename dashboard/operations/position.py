@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, Why, api_path, doc, route
 from dashboard.permissions import Action
 from dashboard.selectors import position as sel
 from dashboard.services import position as svc
@@ -18,36 +18,29 @@ __all__ = ["OPERATIONS"]
 
 KINDS = ("earliest", "latest", "time", "id")
 TEMPLATE = "dashboard/position.html"
-PAGE, API = routes("groups/<str:group>/position")
-Text = Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")]
+PAGE = route("groups/<str:group>/position")
 
 
 class Target(msgspec.Struct):
     """Where the group moves to."""
 
-    kind: Annotated[str, msgspec.Meta(description="latest, earliest, time or id")]
-    value: Annotated[
-        str | int | None, msgspec.Meta(description="the time or id (time and id kinds)")
-    ] = None
+    kind: Annotated[str, doc("latest, earliest, time or id")]
+    value: Annotated[str | int | None, doc("the time or id (time and id kinds)")] = None
 
 
 class Plan(msgspec.Struct):
     """The target, and the partitions to move."""
 
     target: Target
-    partitions: Annotated[
-        list[int] | str, msgspec.Meta(description='partition numbers, or "all"')
-    ] = "all"
+    partitions: Annotated[list[int] | str, doc('partition numbers, or "all"')] = "all"
 
 
 class Move(Plan):
     """The target, the partitions, and the confirmation."""
 
-    reason: Text = ""
-    confirm: Annotated[str, msgspec.Meta(description="the group name, typed again")] = ""
-    force: Annotated[
-        bool, msgspec.Meta(description="move a group a pipeline moves (refused, 409, without it)")
-    ] = False
+    reason: Why = ""
+    confirm: Annotated[str, doc("the group name, typed again")] = ""
+    force: Annotated[bool, doc("move a group a pipeline moves (refused, 409, without it)")] = False
 
 
 def _fields(data: QueryDict) -> dict[str, Any]:
@@ -88,43 +81,38 @@ OPERATIONS = (
         "The position form",
         "groups",
         Action.SET_POSITION,
+        page=Page("group-position", PAGE, template=TEMPLATE, context=_context("")),
         twin="api-group-position-plan",
-        pages=(Page("group-position", PAGE, template=TEMPLATE, context=_context("")),),
     ),
     Operation(
         "Dry run of a group position move",
         "groups",
         Action.SET_POSITION,
         Plan,
-        run=lambda c: sel.position_plan_get(**_flat(c.read())),
-        pages=(
-            Page(
-                "group-position-plan",
-                PAGE + "plan/",
-                template=TEMPLATE,
-                region="plan",
-                form=_form,
-                context=_context("plan"),
-            ),
+        lambda c: sel.position_plan_get(**_flat(c.read())),
+        page=Page(
+            "group-position-plan",
+            PAGE + "plan/",
+            template=TEMPLATE + "#plan",
+            form=_form,
+            context=_context("plan"),
         ),
-        api=Api("api-group-position-plan", API + "/plan", "POST"),
+        api=Api(method="POST"),
     ),
     Operation(
         "Move a group's position (skip or reprocess)",
         "groups",
         Action.SET_POSITION,
         Move,
-        run=lambda c: svc.set_group_position(**_flat(c.write())),
-        pages=(
-            Page(
-                "group-position-move",
-                PAGE + "move/",
-                "POST",
-                TEMPLATE,
-                form=_form,
-                context=_context("result"),
-            ),
+        lambda c: svc.set_group_position(**_flat(c.write())),
+        page=Page(
+            "group-position-move",
+            PAGE + "move/",
+            "POST",
+            TEMPLATE,
+            form=_form,
+            context=_context("result"),
         ),
-        api=Api("api-group-position", API, "POST"),
+        api=Api("api-group-position", api_path(PAGE)),
     ),
 )

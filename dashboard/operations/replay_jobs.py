@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import msgspec
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from dashboard.models import ReplayJob
-from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason, routes
+from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason, doc, route
 from dashboard.operations.dlq import Filters, Force, Partition, TargetTopic, ids_form
 from dashboard.permissions import Action
 from dashboard.selectors import replay_jobs as sel
@@ -18,15 +17,15 @@ from dashboard.services import bulk_replay as bulk
 
 __all__ = ["OPERATIONS"]
 
-PAGE, API = routes("dlq")
-JOB = "jobs/<uuid:job_id>"
+PAGE = route("dlq")
+JOB = PAGE + "jobs/<uuid:job_id>/"
 
 
 class Bulk(Filters):
     """The letters (``ids``, or ``all`` matching the filter fields) and where to."""
 
-    ids: Annotated[list[str], msgspec.Meta(description="letter ids, or")] = []
-    all: Annotated[bool, msgspec.Meta(description="every letter matching the filter")] = False
+    ids: Annotated[list[str], doc("letter ids, or")] = []
+    all: Annotated[bool, doc("every letter matching the filter")] = False
     force: Force = False
     target_topic: TargetTopic = ""
     target_partition: Partition | None = None
@@ -35,8 +34,8 @@ class Bulk(Filters):
 class Start(Reason):
     """Why (or a ticket), and how fast."""
 
-    ticket: Annotated[str, msgspec.Meta(description="ticket reference (instead of a reason)")] = ""
-    rate_limit: Annotated[int, msgspec.Meta(description="letters per second, 0 = none")] = 0
+    ticket: Annotated[str, doc("ticket reference (instead of a reason)")] = ""
+    rate_limit: Annotated[int, doc("letters per second, 0 = none")] = 0
 
 
 def _preview(c: Call[Bulk]) -> ReplayJob:
@@ -99,19 +98,17 @@ OPERATIONS = (
         Action.REPLAY,
         Bulk,
         _preview,
-        pages=(Page("dlq-bulk-preview", PAGE + "bulk/", "POST", form=ids_form, answer=_to_job),),
-        api=Api("api-dlq-bulk-preview", API + "/bulk", "POST", 201, answer=_json),
+        page=Page("dlq-bulk-preview", PAGE + "bulk/", "POST", form=ids_form, answer=_to_job),
+        api=Api(status=201, answer=_json),
     ),
     Operation(
         "A bulk replay job: progress, and the dry run of a draft",
         "replay jobs",
         Action.VIEW,
         run=_job,
-        pages=(
-            Page("dlq-job", PAGE + JOB + "/", answer=_page),
-            Page("dlq-job-progress", PAGE + JOB + "/progress/", answer=_progress),
-        ),
-        api=Api("api-dlq-job", API + "/" + JOB, answer=_json),
+        page=Page("dlq-job", JOB, answer=_page),
+        pages=(Page("dlq-job-progress", JOB + "progress/", answer=_progress),),
+        api=Api(answer=_json),
     ),
     Operation(
         "Start a previewed job",
@@ -119,15 +116,15 @@ OPERATIONS = (
         Action.REPLAY,
         Start,
         _start,
-        pages=(Page("dlq-job-start", PAGE + JOB + "/start/", "POST", answer=_to_job),),
-        api=Api("api-dlq-job-start", API + "/" + JOB + "/start", "POST", answer=_json),
+        page=Page("dlq-job-start", JOB + "start/", "POST", answer=_to_job),
+        api=Api(answer=_json),
     ),
     Operation(
         "Cancel a job (stops at its next chunk)",
         "replay jobs",
         Action.REPLAY,
         run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
-        pages=(Page("dlq-job-cancel", PAGE + JOB + "/cancel/", "POST", answer=_to_job),),
-        api=Api("api-dlq-job-cancel", API + "/" + JOB + "/cancel", "POST", answer=_json),
+        page=Page("dlq-job-cancel", JOB + "cancel/", "POST", answer=_to_job),
+        api=Api(answer=_json),
     ),
 )

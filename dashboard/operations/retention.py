@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page, routes
+from dashboard.operations.declare import Call, Operation, Page, Why, doc, route
 from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
@@ -18,43 +18,42 @@ from dashboard.services import retention as svc
 __all__ = ["OPERATIONS"]
 
 TEMPLATE = "dashboard/retention.html"
-PAGE, API = routes("retention")
+PAGE = route("retention")
+GROUPS = "groups whose unread entries may go (comma-separated in a query)"
 
 
 class Rules(msgspec.Struct):
     """Retention rules (none: the cluster's)."""
 
-    maxlen: (
-        Annotated[int, msgspec.Meta(description="keep at most this many entries per partition")]
-        | None
-    ) = None
-    max_age: Annotated[str, msgspec.Meta(description="delete entries older than, e.g. 7d")] = ""
-    consumed: Annotated[
-        bool, msgspec.Meta(description="delete entries every group read and acked")
-    ] = False
-    ignore_groups: Annotated[
-        list[str],
-        msgspec.Meta(description="groups whose unread entries may go (comma-separated in a query)"),
-    ] = []
+    maxlen: Annotated[int, doc("keep at most this many entries per partition")] | None = None
+    max_age: Annotated[str, doc("delete entries older than, e.g. 7d")] = ""
+    consumed: Annotated[bool, doc("delete entries every group read and acked")] = False
+    ignore_groups: Annotated[list[str], doc(GROUPS)] = []
 
 
 class WhatIf(Rules):
     """What the rules would delete (a what-if), a page of partitions."""
 
-    page: Annotated[int, msgspec.Meta(ge=1, le=100_000, description="32 partitions a page")] = 1
+    page: Annotated[int, doc("32 partitions a page", ge=1, le=100_000)] = 1
 
 
 class Trim(Rules):
     """The rules to trim by, the topic name typed again, and why."""
 
-    reason: Annotated[str, msgspec.Meta(description="why (recorded in the audit log)")] = ""
-    confirm: Annotated[str, msgspec.Meta(description="the topic name, again")] = ""
+    reason: Why = ""
+    confirm: Annotated[str, doc("the topic name, again")] = ""
 
 
 def _policy(rules: Rules) -> Any:
     groups = [g for text in rules.ignore_groups for g in text.replace(",", " ").split()]
     fields = {"maxlen": rules.maxlen, "max_age": rules.max_age, "consumed": rules.consumed}
     return policy_from_form(fields | {"ignore_groups": groups})
+
+
+def _trim(c: Call[Trim]) -> Any:
+    """The service given the input's rules as one policy."""
+    kw = {k: v for k, v in c.write().items() if k not in Rules.__struct_fields__}
+    return svc.trim_topic(**kw, policy=_policy(c.input))
 
 
 def _view(c: Call[Any], page: int | None = None) -> dict[str, Any]:
@@ -85,25 +84,15 @@ OPERATIONS = (
         Action.VIEW,
         WhatIf,
         lambda c: _view(c, c.input.page),
-        pages=(Page("topic-retention", PAGE, template=TEMPLATE, region="view", context=_context),),
-        api=Api("api-topic-retention", API),
+        page=Page("topic-retention", PAGE, template=TEMPLATE + "#view", context=_context),
     ),
     Operation(
         "Trim the topic's partitions now (never past a group's unread entries)",
         "retention",
         Action.PURGE,
         Trim,
+        _trim,
+        page=Page("topic-retention-trim", PAGE + "trim/", "POST", TEMPLATE, context=_context),
         early=False,
-        run=lambda c: svc.trim_topic(
-            acting_user=c.user,
-            cluster=c.cluster,
-            topic=c.topic,
-            policy=_policy(c.input),
-            reason=c.input.reason,
-            confirm=c.input.confirm,
-            origin=c.origin,
-        ),
-        pages=(Page("topic-retention-trim", PAGE + "trim/", "POST", TEMPLATE, context=_context),),
-        api=Api("api-topic-retention-trim", API + "/trim", "POST"),
     ),
 )

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import msgspec
 from django.http import HttpResponse, QueryDict
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason, routes
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, doc, in_cluster, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import RETRY_FILTERS, rate_limited
 from dashboard.selectors.retries import retries_overview_get, retries_page_get
@@ -17,37 +17,33 @@ from dashboard.services import retries as svc
 
 __all__ = ["OPERATIONS"]
 
-M = msgspec.Meta
-PAGE, API = routes("retries")
+PAGE = route("retries")
 FILTERS = ("state", "order", "key", "text", "partition")
-LIMITED = (rate_limited("browse", filters=RETRY_FILTERS),)
 Value = str | int | None
 
 
 class RetryFilter(msgspec.Struct):
-    state: Annotated[Value, M(description="all, due (due now) or scheduled (later)")] = None
-    order: Annotated[Value, M(description="asc (soonest due first) or desc")] = None
-    key: Annotated[Value, M(description="message key")] = None
+    state: Annotated[Value, doc("all, due (due now) or scheduled (later)")] = None
+    order: Annotated[Value, doc("asc (soonest due first) or desc")] = None
+    key: Annotated[Value, doc("message key")] = None
     text: Annotated[
-        Value, M(description="payload or header text contains (refused where payloads are masked)")
+        Value, doc("payload or header text contains (refused where payloads are masked)")
     ] = None
-    partition: Annotated[Value, M(description="the item's partition")] = None
+    partition: Annotated[Value, doc("the item's partition")] = None
 
 
 class RetryPage(RetryFilter):
-    limit: Annotated[str, M(description="1..500")] = ""
-    cursor: Annotated[str, M(description="next_cursor of the previous page")] = ""
-    offset: Annotated[str, M(description="items to skip (unfiltered lists)")] = ""
+    limit: Annotated[str, doc("1..500")] = ""
+    cursor: Annotated[str, doc("next_cursor of the previous page")] = ""
+    offset: Annotated[str, doc("items to skip (unfiltered lists)")] = ""
 
 
 class RetryAct(Reason):
-    ids: Annotated[list[str], M(description="retry item ids")] = []
-    all_matching: Annotated[
-        bool, M(description="act on every item matching filter (10000 per call)")
-    ] = False
+    ids: Annotated[list[str], doc("retry item ids")] = []
+    all_matching: Annotated[bool, doc("act on every item matching filter (10000 per call)")] = False
     filter: RetryFilter = msgspec.field(default_factory=RetryFilter)
-    cursor: Annotated[str, M(description="continue an all_matching run after its next_cursor")] = ""
-    confirm: Annotated[str, M(description="the topic name, to delete all matching")] = ""
+    cursor: Annotated[str, doc("continue an all_matching run after its next_cursor")] = ""
+    confirm: Annotated[str, doc("the topic name, to delete all matching")] = ""
 
 
 def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
@@ -70,10 +66,6 @@ def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
         "all_matching": every and not one,
         "filter": {k: data.get(k, "") for k in FILTERS},
     }
-
-
-def _cluster(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
-    return {"cluster": c.cluster, **d}
 
 
 def _write(action: str, summary: str) -> Operation:
@@ -104,10 +96,8 @@ def _write(action: str, summary: str) -> Operation:
         RetryAct,
         run,
         early=False,
-        pages=(
-            Page(f"topic-retries-{action}", f"{PAGE}{action}/", "POST", form=_form, answer=done),
-        ),
-        api=Api(f"api-topic-retries-{action}", f"{API}/{action}", "POST", answer=_cluster),
+        page=Page(f"topic-retries-{action}", f"{PAGE}{action}/", "POST", form=_form, answer=done),
+        api=Api(answer=in_cluster),
     )
 
 
@@ -117,33 +107,23 @@ OPERATIONS = (
         "retries",
         Action.VIEW,
         run=lambda c: retries_overview_get(**c.read()),
-        pages=(
-            Page(
-                "retries",
-                "clusters/<str:cluster>/retries/",
-                template="dashboard/retries_index.html",
-                context=lambda c, d: {"d": d},
-            ),
+        page=Page(
+            "retries",
+            route("retries", topic=False),
+            template="dashboard/retries_index.html",
+            context=lambda c, d: {"d": d},
         ),
-        api=Api("api-retries", "api/v1/clusters/<str:cluster>/retries", answer=_cluster),
+        api=Api(answer=in_cluster),
     ),
     Operation(
         "A page of the topic's retry items by due time",
         "retries",
         Action.VIEW,
         RetryPage,
-        run=lambda c: retries_page_get(user=c.user, **c.url, query=c.request.GET),
-        pages=(
-            Page(
-                "topic-retries",
-                PAGE,
-                template="dashboard/retries.html",
-                region="list",
-                context=_list,
-                decorators=LIMITED,
-            ),
-        ),
-        api=Api("api-topic-retries", API, answer=_cluster, decorators=LIMITED),
+        lambda c: retries_page_get(user=c.user, **c.url, query=c.request.GET),
+        page=Page("topic-retries", PAGE, template="dashboard/retries.html#list", context=_list),
+        api=Api(answer=in_cluster),
+        decorators=(rate_limited("browse", filters=RETRY_FILTERS),),
     ),
     _write("retry", "Put retry items back on their partitions now"),
     _write("delete", "Delete retry items (the messages are lost)"),

@@ -7,97 +7,41 @@ from typing import Annotated, Any
 
 import msgspec
 
-from dashboard.operations.declare import Api, Call, Operation, Page
+from dashboard.operations.declare import Api, Call, Operation, Page, doc, route
 from dashboard.permissions import Action
-from dashboard.selectors.pages.snapshot import now_ms
-from dashboard.selectors.pages.timeline import KINDS, parse_kinds, parse_time, timeline_get
+from dashboard.selectors.pages.timeline import TimelineView, timeline_view
 
 __all__ = ["OPERATIONS"]
 
 When = "(epoch ms or ISO time, UTC when no zone)"
+TEMPLATE = "dashboard/timeline.html#list"
 
 
 class Filters(msgspec.Struct):
     """The timeline's filters and page."""
 
-    topic: Annotated[str, msgspec.Meta(description="one topic")] = ""
-    kind: Annotated[
-        list[str], msgspec.Meta(description="event kinds (repeated or comma-separated)")
-    ] = []
-    group: Annotated[str, msgspec.Meta(description="one group")] = ""
-    since: Annotated[str, msgspec.Meta(description=f"from {When}")] = ""
-    until: Annotated[str, msgspec.Meta(description=f"to {When}")] = ""
-    limit: Annotated[int, msgspec.Meta(ge=1, le=500, description="1..500, default 100")] = 100
-    before: Annotated[str, msgspec.Meta(description="next_before of the previous answer")] = ""
+    picked: Annotated[str, doc("one topic")] = msgspec.field(name="topic", default="")
+    kind: Annotated[list[str], doc("event kinds (repeated or comma-separated)")] = []
+    group: Annotated[str, doc("one group")] = ""
+    since: Annotated[str, doc(f"from {When}")] = ""
+    until: Annotated[str, doc(f"to {When}")] = ""
+    limit: Annotated[int, doc("1..500, default 100", ge=1, le=500)] = 100
+    before: Annotated[str, doc("next_before of the previous answer")] = ""
 
 
-def _chosen(c: Call[Filters]) -> dict[str, Any]:
-    """The filters as read: the topic (the URL's, else the query's), kinds and group."""
-    f = c.input
-    topic = c.url.get("topic") or f.topic.strip() or None
-    return {"topic": topic, "kinds": parse_kinds(f.kind), "group": f.group.strip() or None}
+def _context(c: Call[Filters], view: TimelineView) -> dict[str, Any]:
+    return view.context()
 
 
-def _timeline(c: Call[Filters]) -> dict[str, Any]:
-    f = c.input
-    return timeline_get(
-        c.cluster,
-        user=c.user,
-        **_chosen(c),
-        since_ms=parse_time(f.since, "since"),
-        until_ms=parse_time(f.until, "until"),
-        limit=f.limit,
-        before=f.before.strip() or None,
-    )
-
-
-def _page(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
-    chosen, f = _chosen(c), c.input
-    return {
-        "topic": c.url.get("topic"),
-        "picked_topic": chosen["topic"] or "",
-        "kinds": KINDS,
-        "chosen": chosen["kinds"],
-        "group": chosen["group"] or "",
-        "since": f.since,
-        "until": f.until,
-        "d": data,
-        "now_ms": now_ms(),
-    }
-
-
-def _json(c: Call[Filters], data: dict[str, Any]) -> dict[str, Any]:
-    chosen = _chosen(c)
-    return {
-        "cluster": c.cluster,
-        **chosen,
-        "kinds": chosen["kinds"] or list(KINDS),
-        "events": data["events"],
-        "next_before": data["next_before"],
-    }
-
-
-CLUSTER = "clusters/<str:cluster>/"
 OPERATIONS = (
     Operation(
         "Incident timeline, newest first",
         "timeline",
         Action.VIEW,
         Filters,
-        _timeline,
-        pages=tuple(
-            Page(
-                name,
-                CLUSTER + path,
-                template="dashboard/timeline.html",
-                region="list",
-                context=_page,
-            )
-            for name, path in (
-                ("timeline", "timeline/"),
-                ("topic-timeline", "topics/<str:topic>/timeline/"),
-            )
-        ),
-        api=Api("api-timeline", "api/v1/" + CLUSTER + "timeline", answer=_json),
+        lambda c: timeline_view(**c.read()),
+        page=Page("timeline", route("timeline", topic=False), template=TEMPLATE, context=_context),
+        pages=(Page("topic-timeline", route("timeline"), template=TEMPLATE, context=_context),),
+        api=Api(answer=lambda c, view: view.json()),
     ),
 )

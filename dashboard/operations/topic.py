@@ -4,13 +4,13 @@ the leases, and one message (masked without the right to see its payload)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta
 
 from dashboard.charts import WINDOWS
-from dashboard.operations.declare import FORM_TRUE, Api, Operation, Page, routes
+from dashboard.operations.declare import FORM_TRUE, Api, Call, Operation, Page, api_path, doc, route
 from dashboard.permissions import Action, has_action
 from dashboard.selectors.pages import leases, messages, pending, series
 from dashboard.selectors.pages import topic as sel
@@ -18,18 +18,19 @@ from dashboard.selectors.pages.snapshot import now_ms
 
 __all__ = ["OPERATIONS"]
 
-PAGE, API = routes()
-MESSAGE = "messages/<int:partition>/<str:entry_id>"
+PAGE = route()
+API = api_path(PAGE)
+MESSAGE = PAGE + "messages/<int:partition>/<str:entry_id>/"
 AtLeast = Annotated[int, Meta(ge=0)] | None
 
 
 class GroupFilter(msgspec.Struct):
-    group: Annotated[str, Meta(description="one consumer group")] = ""
+    group: Annotated[str, doc("one consumer group")] = ""
 
 
 class SeriesQuery(GroupFilter):
-    metric: Annotated[str, Meta(description=", ".join(series.SERIES_METRICS))] = ""
-    window: Annotated[str, Meta(description=", ".join(WINDOWS) + " (default 1h)")] = ""
+    metric: Annotated[str, doc(", ".join(series.SERIES_METRICS))] = ""
+    window: Annotated[str, doc(", ".join(WINDOWS) + " (default 1h)")] = ""
 
 
 class Pel(GroupFilter):
@@ -39,8 +40,8 @@ class Pel(GroupFilter):
     partition: AtLeast = None
     min_idle_s: AtLeast = None
     min_deliveries: AtLeast = None
-    sort: Annotated[str, Meta(description="idle (default) or count")] = ""
-    order: Annotated[str, Meta(description="desc (default) or asc")] = ""
+    sort: Annotated[str, doc("idle (default) or count")] = ""
+    order: Annotated[str, doc("desc (default) or asc")] = ""
 
 
 class PelPage(Pel):
@@ -55,8 +56,28 @@ class PelQuery(Pel):
 
 class MessageCut(msgspec.Struct):
     max_bytes: Annotated[
-        int, Meta(ge=1, le=messages.MAX_PREVIEW_BYTES, description="payload bytes returned")
+        int, doc("payload bytes returned", ge=1, le=messages.MAX_PREVIEW_BYTES)
     ] = messages.PREVIEW_BYTES
+
+
+def _topic_page(c: Call[Any], t: Any) -> dict[str, Any]:
+    window = c.request.GET.get("window") or "1h"
+    polled = getattr(c.request, "htmx", False)
+    return sel.topic_page(c.cluster, t, user=c.user, window=window, polled=polled) | {"can": c.can}
+
+
+def _leases_page(c: Call[GroupFilter], d: dict[str, Any]) -> dict[str, Any]:
+    groups = sel.group_list(c.cluster, c.topic)
+    return {"groups": groups, "d": d, "group": d["group"] or "", "now_ms": now_ms()}
+
+
+def _pending_page(c: Call[PelPage], d: dict[str, Any]) -> dict[str, Any]:
+    return d | {"can_act": has_action(c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic)}
+
+
+def _message_page(c: Call[MessageCut], v: messages.MessageView) -> dict[str, Any]:
+    query = c.request.GET
+    return v.page(full=query.get("full", "") in FORM_TRUE, group=query.get("group", ""))
 
 
 OPERATIONS = (
@@ -66,25 +87,13 @@ OPERATIONS = (
         "topics",
         Action.VIEW,
         run=lambda c: sel.topic_get(c.cluster, c.topic, user=c.user),
-        pages=(
-            Page(
-                "topic-detail",
-                PAGE,
-                template="dashboard/topic.html",
-                region="live",
-                context=lambda c, t: (
-                    sel.topic_page(
-                        c.cluster,
-                        t,
-                        user=c.user,
-                        window=c.request.GET.get("window") or "1h",
-                        polled=getattr(c.request, "htmx", False),
-                    )
-                    | {"can": c.can}
-                ),
-            ),
+        page=Page(
+            "topic-detail",
+            PAGE,
+            template="dashboard/topic.html#live",
+            context=_topic_page,
         ),
-        api=Api("api-topic-detail", API, answer=lambda c, t: sel.topic_json(c.cluster, t)),
+        api=Api(answer=lambda c, t: sel.topic_json(c.cluster, t)),
     ),
     Operation(
         "Time series of one metric (partition_lag: the most lagging partitions)",
@@ -103,36 +112,19 @@ OPERATIONS = (
         api=Api("api-lag", API + "/lag"),
     ),
     Operation(
-        "The pending page",
-        "pending",
-        Action.VIEW,
-        PelPage,
-        lambda c: pending.pending_page_get(**c.read()),
-        twin="api-pending",
-        pages=(
-            Page(
-                "pending",
-                PAGE + "pending/",
-                template="dashboard/pending.html",
-                region="table",
-                context=lambda c, d: (
-                    d
-                    | {
-                        "can_act": has_action(
-                            c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic
-                        )
-                    }
-                ),
-            ),
-        ),
-    ),
-    Operation(
         "Pending entries of a group (live read; group required)",
         "pending",
         Action.VIEW,
         PelQuery,
         lambda c: pending.pending_json(**c.read()),
-        api=Api("api-pending", API + "/pending"),
+        page=Page(
+            "pending",
+            PAGE + "pending/",
+            template="dashboard/pending.html#table",
+            context=_pending_page,
+            input=PelPage,
+            run=lambda c: pending.pending_page_get(**c.read()),
+        ),
     ),
     Operation(
         "Partition leases",
@@ -140,21 +132,12 @@ OPERATIONS = (
         Action.VIEW,
         GroupFilter,
         lambda c: leases.leases_get(**c.read()),
-        pages=(
-            Page(
-                "leases",
-                PAGE + "leases/",
-                template="dashboard/leases.html",
-                region="live",
-                context=lambda c, d: {
-                    "groups": sel.group_list(c.cluster, c.topic),
-                    "d": d,
-                    "group": d["group"] or "",
-                    "now_ms": now_ms(),
-                },
-            ),
+        page=Page(
+            "leases",
+            PAGE + "leases/",
+            template="dashboard/leases.html#live",
+            context=_leases_page,
         ),
-        api=Api("api-leases", API + "/leases"),
     ),
     Operation(
         "One message (payload masked without the right to see it; cut to max_bytes: "
@@ -163,17 +146,9 @@ OPERATIONS = (
         Action.VIEW,
         MessageCut,
         lambda c: messages.message_view_get(**c.url, user=c.user),
-        pages=(
-            Page(
-                "message-detail",
-                PAGE + MESSAGE + "/",
-                template="dashboard/message.html",
-                context=lambda c, v: v.page(
-                    full=c.request.GET.get("full", "") in FORM_TRUE,
-                    group=c.request.GET.get("group", ""),
-                ),
-            ),
+        page=Page(
+            "message-detail", MESSAGE, template="dashboard/message.html", context=_message_page
         ),
-        api=Api("api-message", API + "/" + MESSAGE, answer=lambda c, v: v.json(c.input.max_bytes)),
+        api=Api("api-message", answer=lambda c, v: v.json(c.input.max_bytes)),
     ),
 )

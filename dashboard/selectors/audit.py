@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.core.paginator import Paginator
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from dashboard.audit_details import GLOBAL, shown_detail
@@ -19,13 +20,17 @@ from mqcore.csvsafe import csv_line, csv_safe
 __all__ = [
     "AuditFilterError",
     "AuditFilters",
+    "AuditView",
+    "audit_chain_json",
     "audit_csv",
     "audit_event_json",
     "audit_json_chunks",
     "audit_list",
+    "audit_view",
     "csv_safe",
 ]
 
+PER_PAGE = 50
 CSV_COLUMNS = [
     "id",
     "created_at",
@@ -130,6 +135,47 @@ def audit_list(
     if before:
         qs = qs.filter(id__lt=before)
     return qs.order_by("-id")
+
+
+@dataclass(frozen=True)
+class AuditView:
+    """The events a user may see by the filters, newest first: ``context()`` for the page
+    (50 a page), ``json()`` for the API (``limit`` a page, ``next_before`` the cursor)."""
+
+    filters: AuditFilters
+    events: QuerySet[AuditEvent]
+
+    def context(self, page: str | None, query: str) -> dict[str, Any]:
+        return {
+            "events": Paginator(self.events, PER_PAGE).get_page(page),
+            "filters": self.filters,
+            "actions": AuditEventType.choices,
+            "query": query,
+        }
+
+    def json(self, limit: int) -> dict[str, Any]:
+        events = list(self.events[: limit + 1])
+        more, events = len(events) > limit, events[:limit]
+        return {
+            "events": [audit_event_json(e) for e in events],
+            "next_before": events[-1].pk if more and events else None,
+        }
+
+
+def audit_view(*, user: Any, before: int | None = None, **query: Any) -> AuditView:
+    """The events by the filters of ``query`` (actor, action, topic, since, until; others
+    ignored), before the id ``before``."""
+    filters = AuditFilters.from_query(query)
+    return AuditView(filters, audit_list(filters=filters, user=user, before=before))
+
+
+def audit_chain_json(report: Any, checked_at: Any) -> dict[str, Any]:
+    """The chain check's report as the API gives it."""
+    keys = ("intact", "checked", "first_broken_id", "problem", "unsigned")
+    return {k: getattr(report, k) for k in keys} | {
+        "summary": str(report),
+        "checked_at": checked_at,
+    }
 
 
 def _has_completion(event: AuditEvent) -> bool:

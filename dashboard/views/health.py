@@ -48,9 +48,9 @@ def _bearer_ok(request: HttpRequest) -> bool:
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     if not _bearer_ok(request):
-        response = HttpResponse("bearer token required\n", status=401, content_type="text/plain")
-        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
-        return response
+        challenge = {"WWW-Authenticate": 'Bearer realm="metrics"'}
+        text = "bearer token required\n"
+        return HttpResponse(text, status=401, headers=challenge, content_type="text/plain")
     names, store = cluster_names(), console_store()
     body = metrics_text(
         {name: store.snapshot_get(name) for name in names},

@@ -51,23 +51,17 @@ PROVIDER_ERRORS = frozenset(
 )
 
 
-def sso_enabled() -> bool:
-    return bool(getattr(settings, "CONSOLE_SSO_ENABLED", False))
-
-
-def local_login_enabled() -> bool:
-    return bool(getattr(settings, "CONSOLE_LOCAL_LOGIN", True))
-
-
 class ConsoleLoginView(LoginView):
     """Django's login view, with the SSO link and the local-accounts switch."""
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        return context | {"sso_enabled": sso_enabled(), "local_login": local_login_enabled()}
+        context["sso_enabled"] = settings.CONSOLE_SSO_ENABLED
+        context["local_login"] = settings.CONSOLE_LOCAL_LOGIN
+        return context
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not local_login_enabled():
+        if not settings.CONSOLE_LOCAL_LOGIN:
             return page_guard()(_local_login_off)(request)
         return super().post(request, *args, **kwargs)
 
@@ -79,7 +73,7 @@ def _local_login_off(request: HttpRequest) -> HttpResponse:
 @require_GET
 def oidc_authenticate(request: HttpRequest) -> HttpResponse:
     """Redirect to the provider's authorization endpoint (404 when SSO is not configured)."""
-    if not sso_enabled():
+    if not settings.CONSOLE_SSO_ENABLED:
         raise Http404("single sign-on is not configured")
     response: HttpResponse = OIDCAuthenticationRequestView.as_view()(request)
     return response
@@ -107,7 +101,7 @@ class _Callback(OIDCAuthenticationCallbackView):  # type: ignore[misc]
 @page_guard()
 def oidc_callback(request: HttpRequest) -> HttpResponse:
     """Finish the authorization code flow; refusals and provider errors become error pages."""
-    if not sso_enabled():
+    if not settings.CONSOLE_SSO_ENABLED:
         raise Http404("single sign-on is not configured")
     try:
         response: HttpResponse = _Callback.as_view()(request)

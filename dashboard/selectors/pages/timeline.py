@@ -14,6 +14,7 @@ Every event has an ``id`` ``"<at_ms>:<tag>"``; the page's last id is the cursor
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,10 +25,19 @@ from dashboard.collectors.incidents import COLLECTOR_KINDS
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase
 from dashboard.permissions import topic_visible
 from dashboard.selectors.pages.params import ParamError
-from dashboard.selectors.pages.snapshot import topic_visible_require
+from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
 from dashboard.store.incidents import event_key
 
-__all__ = ["AUDIT_KINDS", "KINDS", "parse_kinds", "parse_time", "timeline_events", "timeline_get"]
+__all__ = [
+    "AUDIT_KINDS",
+    "KINDS",
+    "TimelineView",
+    "parse_kinds",
+    "parse_time",
+    "timeline_events",
+    "timeline_get",
+    "timeline_view",
+]
 
 AUDIT_KINDS: dict[str, tuple[str, ...]] = {
     "replay": (
@@ -268,3 +278,73 @@ def timeline_get(
         if not name or seen[name]:
             visible.append(e)
     return {"events": visible, "next_before": next_before}
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """A page of the timeline with its filters as read: ``context()`` for the page (the
+    cluster's, or the topic tab's when ``tab`` names its topic), ``json()`` for the API."""
+
+    cluster: str
+    tab: str | None
+    topic: str | None
+    kinds: list[str]
+    group: str | None
+    since: str
+    until: str
+    data: dict[str, Any]
+
+    def context(self) -> dict[str, Any]:
+        return {
+            "topic": self.tab,
+            "picked_topic": self.topic or "",
+            "kinds": KINDS,
+            "chosen": self.kinds,
+            "group": self.group or "",
+            "since": self.since,
+            "until": self.until,
+            "d": self.data,
+            "now_ms": now_ms(),
+        }
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "cluster": self.cluster,
+            "topic": self.topic,
+            "kinds": self.kinds or list(KINDS),
+            "group": self.group,
+            "events": self.data["events"],
+            "next_before": self.data["next_before"],
+        }
+
+
+def timeline_view(
+    *,
+    user: Any,
+    cluster: str,
+    topic: str | None = None,
+    picked: str = "",
+    kind: Sequence[str] = (),
+    group: str = "",
+    since: str = "",
+    until: str = "",
+    limit: int = 100,
+    before: str = "",
+) -> TimelineView:
+    """The timeline's filters as a query gives them: the topic of a topic's tab (``topic``)
+    or the one ``picked`` on the cluster's, kinds (repeated or comma-separated), a group,
+    ``since`` / ``until`` (epoch ms or ISO time), a page (``limit``, ``before``)."""
+    chosen = topic or picked.strip() or None
+    kinds, only_group = parse_kinds(kind), group.strip() or None
+    data = timeline_get(
+        cluster,
+        user=user,
+        topic=chosen,
+        kinds=kinds,
+        group=only_group,
+        since_ms=parse_time(since, "since"),
+        until_ms=parse_time(until, "until"),
+        limit=limit,
+        before=before.strip() or None,
+    )
+    return TimelineView(cluster, topic, chosen, kinds, only_group, since, until, data)
