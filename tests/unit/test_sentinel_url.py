@@ -98,3 +98,15 @@ def test_passwords_are_redacted_in_text() -> None:
     assert "sentinel_tls=yes" in text
     assert is_sentinel_url("REDIS+SENTINEL://h/x")
     assert not is_sentinel_url("redis://h")
+
+
+def test_spark_options_and_the_cli_take_sentinel_urls(capsys: pytest.CaptureFixture[str]) -> None:
+    source = pytest.importorskip("mqcore.spark.source")
+    config = source.config_from_options({"redis_url": "redis+sentinel://s1/mq/1"})
+    assert config.sentinel
+    with pytest.raises(source.InvalidArgumentError, match="cannot be a Redis Cluster"):
+        source.config_from_options({"redis_url": "redis+sentinel://s1/mq", "cluster": "true"})
+    from mqcore.cli import main
+
+    assert main(["--redis-url", "redis+sentinel://:pw@s1/mq/x", "topic", "list"]) == 2
+    assert "--redis-url: bad Sentinel URL: the database must be a number" in capsys.readouterr().err
