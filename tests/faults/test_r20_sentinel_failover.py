@@ -1,0 +1,167 @@
+"""R20: a Sentinel failover mid-traffic loses nothing a WAIT-ing producer was told is written.
+
+Real processes: a redis-server master and replica, three ``redis-server --sentinel``, and a
+Celery worker with beat (the collector) whose MQ cluster, console store and broker are all
+``redis+sentinel://`` URLs. In this process: two producers that wait for one replica
+(``Producer(wait_replicas=1)``) and a consumer group, all through the Sentinel URL. Then
+``SENTINEL FAILOVER`` while they run.
+
+The bound: producers, the consumer and the collector each make progress again within
+RECOVERY_S (10 s) of the failover; the test's own time is about 20 s.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+
+from dashboard.clusters import console_store, reset_caches
+from mqcore.config import MQConfig
+from mqcore.consumer import Consumer, ConsumerOptions
+from mqcore.errors import MQError
+from mqcore.models import Message
+from mqcore.producer import Producer
+from mqcore.retry import RetryPolicy
+from mqcore.topics import Topics
+from tests.harness.celery_procs import collector_env, start, stop, wait_for
+from tests.harness.sentinel import LocalSentinel
+
+pytestmark = [pytest.mark.redis, pytest.mark.faults]
+
+TOPIC = "orders"
+RECOVERY_S = 10.0
+OPTIONS = ConsumerOptions(
+    group="billing",
+    lease_ttl_ms=3000,
+    renew_interval_ms=300,
+    rebalance_interval_ms=200,
+    block_ms=100,
+    batch_size=50,
+    ack_batch=20,
+    reclaim_interval_ms=500,
+    claim_idle_ms=1000,
+    retry_policy=RetryPolicy(max_retries=2, base_ms=10, max_ms=40, jitter=0.0),
+)
+
+
+@pytest.fixture
+def sentinel(tmp_path: Path) -> Iterator[LocalSentinel]:
+    deployment = LocalSentinel(tmp_path / "redis")
+    try:
+        yield deployment.start()
+    finally:
+        deployment.stop()
+
+
+class Producing(threading.Thread):
+    """Sends until stopped; ``acked`` holds what a send returned for (WAIT 1 passed)."""
+
+    def __init__(self, config: MQConfig, name: str) -> None:
+        super().__init__(daemon=True)
+        self.producer = Producer(config, wait_replicas=1, wait_timeout_ms=500)
+        self.name = name
+        self.acked: list[tuple[float, str]] = []  # (monotonic time, payload)
+        self.failures = 0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        n = 0
+        while not self.stopping.is_set():
+            payload = f"{self.name}-{n}"
+            n += 1
+            try:
+                self.producer.send(TOPIC, payload, key=payload)
+            except MQError:  # not acknowledged: may or may not be there
+                self.failures += 1
+                self.stopping.wait(0.05)
+                continue
+            self.acked.append((time.monotonic(), payload))
+            self.stopping.wait(0.005)
+        self.producer.close()
+
+    def acked_after(self, moment: float) -> bool:
+        return any(t > moment for t, _ in self.acked)
+
+
+def test_failover_mid_traffic_loses_no_acknowledged_write(
+    sentinel: LocalSentinel, tmp_path: Path
+) -> None:
+    mq_url, console_url = sentinel.url(0), sentinel.url(1)
+    config = MQConfig.from_url(mq_url)
+    Topics(config).create(TOPIC, 3)
+    env = collector_env("", {"main": mq_url}, COLLECT_INTERVAL_S=1)
+    env.update(CONSOLE_REDIS_URL=console_url, CELERY_BROKER_URL=sentinel.url(2))
+    collector = start("worker-beat", env, tmp_path)
+    seen: dict[str, float] = {}  # payload -> when the consumer first handled it
+
+    def handle(message: Message) -> None:
+        seen.setdefault(str(message.payload), time.monotonic())
+
+    consumer = Consumer(config, TOPIC, handle, OPTIONS)
+    producers = [Producing(config, f"p{i}") for i in range(2)]
+    client = config.client()
+    with override_settings(CONSOLE_REDIS_URL=console_url):
+        reset_caches()
+        health = console_store().collector_health_get
+
+        def runs() -> int:
+            return int((health().get("main") or {}).get("runs", 0))
+
+        try:
+            consumer.start()
+            for producer in producers:
+                producer.start()
+            wait_for(lambda: runs() >= 2, timeout=20, what="collector passes before the failover")
+            wait_for(lambda: len(seen) >= 20, what="the consumer handling messages")
+            old_master, runs_before = sentinel.master_port(), runs()
+            failed_over = time.monotonic()
+            new_master = sentinel.failover()
+            assert new_master != old_master
+            # producers, the consumer and the collector go on within the bound
+            for producer in producers:
+                wait_for(
+                    lambda p=producer: p.acked_after(failed_over),  # type: ignore[misc]
+                    timeout=RECOVERY_S,
+                    what=f"{producer.name} acknowledged again",
+                )
+            wait_for(
+                lambda: any(t > failed_over for t in list(seen.values())),
+                timeout=RECOVERY_S,
+                what="the consumer handling messages again",
+            )
+            wait_for(
+                lambda: runs() >= runs_before + 2,
+                timeout=RECOVERY_S,
+                what="two collector passes after the failover",
+            )
+            assert health()["main"]["ok"] is True
+            _stop(producers)
+            acked = {payload for producer in producers for _, payload in producer.acked}
+            # nothing acknowledged is lost: every acked payload is in the new master's streams
+            stored = {
+                fields[b"payload"].decode()
+                for partition in range(3)
+                for _, fields in client.xrange(config.keys.partition(TOPIC, partition))
+            }
+            assert acked <= stored, f"lost in the failover: {sorted(acked - stored)[:10]}"
+            # and the consumer group gets every one of them (at least once)
+            wait_for(lambda: acked <= set(seen), timeout=RECOVERY_S, what="every acked handled")
+            assert int(client.connection_pool.get_master_address()[1]) == new_master
+        finally:
+            _stop(producers)
+            consumer.stop(10)
+            stop(collector)
+            client.close()
+            reset_caches()
+
+
+def _stop(producers: list[Producing]) -> None:
+    for producer in producers:
+        producer.stopping.set()
+    for producer in producers:
+        producer.join(10)
