@@ -23,9 +23,9 @@ from django.test import override_settings
 from dashboard.clusters import console_store, reset_caches
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions
-from mqcore.errors import MQError
+from mqcore.errors import InvalidArgumentError, MQError, NotReplicatedError
 from mqcore.models import Message
-from mqcore.producer import Producer
+from mqcore.producer import OutgoingMessage, Producer
 from mqcore.retry import RetryPolicy
 from mqcore.topics import Topics
 from tests.harness.celery_procs import collector_env, start, stop, wait_for
@@ -165,3 +165,26 @@ def _stop(producers: list[Producing]) -> None:
         producer.stopping.set()
     for producer in producers:
         producer.join(10)
+
+
+def test_a_write_no_replica_had_is_not_acknowledged(mq_config: MQConfig) -> None:
+    """The private server has no replica: WAIT 1 counts none, so no send is acknowledged,
+    and the error names the entries written (a failover could lose them)."""
+    Topics(mq_config).create(TOPIC, 2)
+    with Producer(mq_config, wait_replicas=1, wait_timeout_ms=20) as producer:
+        with pytest.raises(NotReplicatedError, match="0 of 1 replicas") as one:
+            producer.send(TOPIC, "x", key="k")
+        with pytest.raises(NotReplicatedError) as many:
+            producer.send_many(TOPIC, [OutgoingMessage("y"), OutgoingMessage("z" * 70_000)])
+    assert len(one.value.entry_ids) == 1
+    assert len(many.value.entry_ids) == 2  # the out-of-line payload went in the round trip
+    with Producer(mq_config, wait_replicas=0) as producer:
+        assert producer.send(TOPIC, "w").id
+    bad_options = [
+        {"wait_replicas": -1},
+        {"wait_replicas": 1, "wait_timeout_ms": 0},
+        {"wait_replicas": 1, "wait_timeout_ms": 5000},  # not below the socket timeout
+    ]
+    for bad in bad_options:
+        with pytest.raises(InvalidArgumentError):
+            Producer(mq_config, **bad)  # type: ignore[arg-type]
