@@ -289,6 +289,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300, **_BROKER_TRANSPORT}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING (URL redaction)
 COLLECT_INTERVAL_S = env_int("COLLECT_INTERVAL_S", 10)
+# Several beats may run; the one holding a lock in the console store sends the tasks
+# (dashboard/beat.py). Its TTL: a follower takes over within TTL + TTL/3 of the leader's
+# death, within one collect interval by default.
+CELERY_BEAT_SCHEDULER = "dashboard.beat:LeaderScheduler"
+BEAT_LOCK_TTL_MS = env_int("BEAT_LOCK_TTL_MS", max(300, COLLECT_INTERVAL_S * 1000 // 2))
 # the retention housekeeper runs this often on each cluster with "retention" rules in
 # MQ_CLUSTERS (none by default: it deletes nothing until rules are configured)
 HOUSEKEEP_INTERVAL_S = env_int("HOUSEKEEP_INTERVAL_S", 60)
