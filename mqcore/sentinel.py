@@ -154,17 +154,22 @@ def parse_sentinel_url(url: str) -> SentinelURL:
 
 def sentinel_client(url: str | SentinelURL, **options: Any) -> redis.Redis:
     """A client of the master that ``url``'s Sentinels name; it follows the master after a
-    failover. ``options`` (timeouts, health checks...) apply to every connection, the
-    Sentinels' too, the URL's credentials and TLS settings on top."""
+    failover. ``options`` (timeouts, health checks...) apply to the master's connections,
+    the URL's credentials and TLS settings on top; the ``socket_*`` ones to the Sentinels'
+    too (as redis-py does), with their own credentials and TLS."""
     parsed = url if isinstance(url, SentinelURL) else parse_sentinel_url(url)
     sockets = {k: v for k, v in options.items() if k.startswith("socket_")}
     sentinel_kwargs = {**sockets, **parsed.sentinel_options()}
-    manager = Sentinel(
+    # redis-py's sentinel module has no type annotations
+    manager = Sentinel(  # type: ignore[no-untyped-call]
         list(parsed.sentinels),
         sentinel_kwargs=sentinel_kwargs,
         **{**options, **parsed.master_options()},
     )
-    return manager.master_for(parsed.service, redis_class=redis.Redis)
+    client: redis.Redis = manager.master_for(  # type: ignore[no-untyped-call]
+        parsed.service, redis_class=redis.Redis
+    )
+    return client
 
 
 def client_from_url(url: str, **options: Any) -> redis.Redis:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from django.test import override_settings
 
 from dashboard.clusters import console_store, reset_caches
@@ -28,6 +29,9 @@ from mqcore.models import Message
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.retry import RetryPolicy
 from mqcore.topics import Topics
+from mqcore.wire import Wire
+from mqcore.wire_link import give_back, take_link
+from scripts.embedded import EmbeddedRedis
 from tests.harness.celery_procs import collector_env, start, stop, wait_for
 from tests.harness.sentinel import LocalSentinel
 
@@ -152,6 +156,11 @@ def test_failover_mid_traffic_loses_no_acknowledged_write(
             # and the consumer group gets every one of them (at least once)
             wait_for(lambda: acked <= set(seen), timeout=RECOVERY_S, what="every acked handled")
             assert int(client.connection_pool.get_master_address()[1]) == new_master
+            # the batched path's own sockets (the collector's reads) go to the new master
+            assert Wire(client, 1).linked
+            link = take_link(client)
+            assert link.address[1] == new_master
+            give_back(client, link)
         finally:
             _stop(producers)
             consumer.stop(10)
@@ -188,3 +197,23 @@ def test_a_write_no_replica_had_is_not_acknowledged(mq_config: MQConfig) -> None
     for bad in bad_options:
         with pytest.raises(InvalidArgumentError):
             Producer(mq_config, **bad)  # type: ignore[arg-type]
+
+
+def test_a_link_that_met_a_demoted_master_is_not_used_again(
+    redis_server: EmbeddedRedis, tmp_path: Path
+) -> None:
+    replica = EmbeddedRedis(
+        tmp_path / "replica", extra_args=["--replicaof", redis_server.host, str(redis_server.port)]
+    )
+    with replica:
+        client = redis.Redis(host=replica.host, port=replica.port, socket_timeout=5)
+        (reply,) = Wire(client, 1).run([("SET", "k", "v")])
+        assert isinstance(reply, redis.exceptions.ReadOnlyError)
+        link = take_link(client)
+        assert not link.demoted  # the READONLY link was dropped, this one is new
+        link.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+        assert isinstance(link.read(1)[0], redis.exceptions.ReadOnlyError)
+        assert link.demoted
+        assert not link.idle_ok()
+        link.close()
+        client.close()
