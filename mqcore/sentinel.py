@@ -77,23 +77,19 @@ class SentinelURL:
 
     def master_options(self) -> dict[str, Any]:
         """redis-py connection options of the master and replicas (db, credentials, TLS)."""
-        out: dict[str, Any] = {"db": self.db}
-        if self.username is not None:
-            out["username"] = self.username
-        if self.password is not None:
-            out["password"] = self.password
-        if self.tls:
-            out.update(ssl=True, **self.tls_options)
-        return out
+        return {"db": self.db, **self._login(self.username, self.password, self.tls)}
 
     def sentinel_options(self) -> dict[str, Any]:
         """redis-py connection options of the Sentinels themselves."""
+        return self._login(self.sentinel_username, self.sentinel_password, self.sentinel_tls)
+
+    def _login(self, username: str | None, password: str | None, tls: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        if self.sentinel_username is not None:
-            out["username"] = self.sentinel_username
-        if self.sentinel_password is not None:
-            out["password"] = self.sentinel_password
-        if self.sentinel_tls:
+        if username is not None:
+            out["username"] = username
+        if password is not None:
+            out["password"] = password
+        if tls:
             out.update(ssl=True, **self.tls_options)
         return out
 
