@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.core.cache.backends.redis import RedisCache
 from django.test import override_settings
 
 from dashboard.clusters import console_store, reset_caches
@@ -144,6 +145,11 @@ def test_failover_mid_traffic_loses_no_acknowledged_write(
                 what="two collector passes after the failover",
             )
             assert health()["main"]["ok"] is True
+            # the rate limits' counters (a Django cache in the console store) too
+            options = {"pool_class": "mqcore.sentinel.UrlConnectionPool"}
+            counters = RedisCache([console_url], {"OPTIONS": options})
+            assert counters.add("r20", 1)
+            assert counters.incr("r20") == 2
             _stop(producers)
             acked = {payload for producer in producers for _, payload in producer.acked}
             # nothing acknowledged is lost: every acked payload is in the new master's streams
