@@ -23,6 +23,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.test import override_settings
 
 from dashboard.clusters import console_store, reset_caches
+from mqcore.cli import main
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions
 from mqcore.errors import InvalidArgumentError, MQError, NotReplicatedError
@@ -182,7 +183,9 @@ def _stop(producers: list[Producing]) -> None:
         producer.join(10)
 
 
-def test_a_write_no_replica_had_is_not_acknowledged(mq_config: MQConfig) -> None:
+def test_a_write_no_replica_had_is_not_acknowledged(
+    mq_config: MQConfig, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The private server has no replica: WAIT 1 counts none, so no send is acknowledged,
     and the error names the entries written (a failover could lose them)."""
     Topics(mq_config).create(TOPIC, 2)
@@ -195,6 +198,10 @@ def test_a_write_no_replica_had_is_not_acknowledged(mq_config: MQConfig) -> None
     assert len(many.value.entry_ids) == 2  # the out-of-line payload went in the round trip
     with Producer(mq_config, wait_replicas=0) as producer:
         assert producer.send(TOPIC, "w").id
+    cli = ["--redis-url", mq_config.url, "produce", TOPIC, "--payload", "v", "--wait-replicas"]
+    assert main([*cli, "1"]) == 1  # Redis took it, no replica had it: not acknowledged
+    assert "0 of 1 replicas" in capsys.readouterr().err
+    assert main([*cli, "0"]) == 0
     bad_options = [
         {"wait_replicas": -1},
         {"wait_replicas": 1, "wait_timeout_ms": 0},
