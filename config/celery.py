@@ -6,6 +6,8 @@ import os
 from celery import Celery
 from celery.signals import after_setup_logger
 
+from mqcore.sentinel import is_sentinel_url
+
 # Production unless told otherwise: it refuses to start without a real SECRET_KEY.
 # Development sets DJANGO_SETTINGS_MODULE=config.settings.dev (`make demo` does).
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
@@ -21,6 +23,17 @@ def _install_beat_schedule(sender: Celery, **kwargs: object) -> None:
     from dashboard.schedule import beat_schedule
 
     sender.conf.beat_schedule = {**sender.conf.beat_schedule, **beat_schedule()}
+
+
+@app.on_after_configure.connect
+def _sentinel_broker_from_settings(sender: Celery, **kwargs: object) -> None:
+    """Celery reads ``CELERY_BROKER_URL`` from the environment before its settings. A
+    Sentinel URL there is one the settings turned into kombu's form, with the master's name
+    in the transport options (mqcore.sentinel.kombu_broker): that form takes its place."""
+    from django.conf import settings
+
+    if is_sentinel_url(os.environ.get("CELERY_BROKER_URL", "")):
+        os.environ["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
 
 
 # loggers of Celery's routine lines: a task received / succeeded, beat sending a due task

@@ -35,6 +35,7 @@ from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq import DeadLetters
 from mqcore.retention import JavaRetention, RetentionPolicy
 from mqcore.retries import RetrySet
+from mqcore.sentinel import client_from_url
 
 __all__ = [
     "ReadOnlyClusterError",
@@ -183,10 +184,9 @@ def checkpoints(name: str) -> CheckpointStore:
 
 @cache
 def console_redis() -> redis.Redis:
-    """The console's own store (snapshots, time series, lease timeline)."""
-    return redis.Redis.from_url(
-        settings.CONSOLE_REDIS_URL, socket_timeout=5, socket_connect_timeout=2
-    )
+    """The console's own store (snapshots, time series, lease timeline); a Sentinel URL
+    (:mod:`mqcore.sentinel`) gives a client that follows the master."""
+    return client_from_url(settings.CONSOLE_REDIS_URL, socket_timeout=5, socket_connect_timeout=2)
 
 
 def console_keys() -> ConsoleKeys:

@@ -3,7 +3,8 @@
 One entry per configured cluster, so a slow or failing cluster never delays
 the others; each task expires after one interval (a backlog never piles up).
 The retention housekeeper gets an entry only for clusters with ``retention``
-rules in ``MQ_CLUSTERS`` (off by default).
+rules in ``MQ_CLUSTERS`` (off by default). Several beats may run this schedule: only the
+one holding the leader lock sends (``dashboard.beat``).
 """
 
 from __future__ import annotations

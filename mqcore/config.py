@@ -12,23 +12,25 @@ import encodings.idna  # noqa: F401
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
-import redis
 from redis.cluster import RedisCluster
 
 from mqcore.codec.limits import DEFAULT_DECODE_BUDGET_BYTES, DEFAULT_MAX_DECODE_BYTES, DecodeBudget
 from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
+from mqcore.sentinel import client_from_url, is_sentinel_url, parse_sentinel_url
 
 __all__ = ["ENCODINGS", "FRONTIER_MODES", "MQConfig", "RedisClient", "redact_urls"]
 
 # scheme://user:password@ (user may be empty, as in redis://:password@host)
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^\s/@:'\"]*):([^\s/@'\"]+)@")
+# a Sentinel URL's own password option (mqcore.sentinel): ?sentinel_password=...
+_URL_PASSWORD_OPTION = re.compile(r"(?i)\b(sentinel_password=)[^\s&'\"]+")
 
 
 def redact_urls(text: str) -> str:
     """``text`` with the password of every connection URL in it replaced by ``***``."""
-    return _URL_CREDENTIALS.sub(r"\1\2:***@", text)
+    return _URL_PASSWORD_OPTION.sub(r"\1***", _URL_CREDENTIALS.sub(r"\1\2:***@", text))
 
 
 # A standalone client or a cluster client; both offer the commands mqcore uses.
@@ -48,6 +50,7 @@ DEFAULT_INLINE_PAYLOAD_BYTES = 64 * 1024  # Java stores larger payloads out of l
 # given explicitly (``MQConfig.payload_ttl_ms``) is still honoured by the producer.
 DEFAULT_PAYLOAD_TTL_MS: int | None = None
 ENCODINGS = ("plain", "java-kryo")
+_PREFIX_OPTIONS = ("control_prefix", "stream_prefix")  # a URL's query options of mqcore's own
 # the commit frontier's encoding mode in the Lua scripts (scripts/lib/frontier.lua), per encoding
 FRONTIER_MODES = {"plain": "plain", "java-kryo": "kryo"}
 
@@ -57,7 +60,9 @@ class MQConfig:
     """How to reach and lay out one MQ deployment.
 
     ``cluster=True`` (or a ``redis+cluster://`` URL) uses a Redis Cluster client
-    and turns on hash tags, which every multi-key script needs there.
+    and turns on hash tags, which every multi-key script needs there. A
+    ``redis+sentinel://`` URL (:mod:`mqcore.sentinel`) gives a client of the master its
+    Sentinels name, which follows the master after a failover.
     """
 
     url: str = "redis://127.0.0.1:6379/0"
@@ -83,10 +88,21 @@ class MQConfig:
     def __post_init__(self) -> None:
         if self.encoding not in ENCODINGS:
             raise ValueError(f"encoding: one of {', '.join(ENCODINGS)}, not {self.encoding!r}")
+        if self.sentinel:
+            if self.cluster:
+                raise ValueError("a Sentinel URL names one master: it cannot be a Redis Cluster")
+            parse_sentinel_url(self.url)  # a bad URL is refused here, before any client
+
+    @property
+    def sentinel(self) -> bool:
+        """Whether the URL names Sentinels (``redis+sentinel://``), not one Redis."""
+        return is_sentinel_url(self.url)
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> MQConfig:
-        """Build a config from a URL; ``redis+cluster://`` selects Redis Cluster.
+        """Build a config from a URL; ``redis+cluster://`` selects Redis Cluster,
+        ``redis+sentinel://`` (or ``rediss+sentinel://``) a master found through Sentinel
+        (format: :mod:`mqcore.sentinel`).
 
         Query parameters ``control_prefix`` and ``stream_prefix`` set the prefixes.
         """
@@ -96,11 +112,15 @@ class MQConfig:
         if parts.scheme == "redis+cluster":
             kwargs["cluster"] = True
             url = url.replace("redis+cluster://", "redis://", 1)
-        for name in ("control_prefix", "stream_prefix"):
+        for name in _PREFIX_OPTIONS:
             if name in query:
                 kwargs[name] = query[name]
         if kwargs.get("control_prefix") or kwargs.get("stream_prefix"):
-            url = parts._replace(query="").geturl().replace("redis+cluster://", "redis://", 1)
+            if is_sentinel_url(url):  # its other options stay: they are the Sentinels'
+                rest = [(k, v) for k, v in parse_qsl(parts.query) if k not in _PREFIX_OPTIONS]
+                url = parts._replace(query=urlencode(rest)).geturl()
+            else:
+                url = parts._replace(query="").geturl().replace("redis+cluster://", "redis://", 1)
         kwargs.update(overrides)
         return cls(url=url, **kwargs)
 
@@ -131,10 +151,12 @@ class MQConfig:
         }
         if self.cluster:
             return RedisCluster.from_url(self.url, **options)
-        return redis.Redis.from_url(self.url, **options)
+        return client_from_url(self.url, **options)
 
     def redacted_url(self) -> str:
         """The URL without credentials, safe for pages and logs."""
+        if self.sentinel:
+            return parse_sentinel_url(self.url).redacted()
         parts = urlsplit(self.url)
         host = parts.hostname or ""
         netloc = f"{host}:{parts.port}" if parts.port else host

@@ -15,6 +15,7 @@ __all__ = [
     "LeaseLostError",
     "MQError",
     "NoPermissionError",
+    "NotReplicatedError",
     "PartialMoveError",
     "PayloadRefRefusedError",
     "PayloadTooLargeError",
@@ -98,6 +99,16 @@ class LeaseLostError(MQError):
 
 class ConnectionLostError(MQError):
     """Raised when Redis cannot be reached or a call timed out."""
+
+
+class NotReplicatedError(ConnectionLostError):
+    """Raised by a producer that waits for replicas (``Producer(wait_replicas=N)``) when
+    fewer than N replicas had its writes within the wait: the master took them, but a
+    failover now may lose them (or not). ``entry_ids`` are the writes concerned."""
+
+    def __init__(self, message: str, entry_ids: list[str]) -> None:
+        super().__init__(message)
+        self.entry_ids = entry_ids
 
 
 class NoPermissionError(MQError):

@@ -14,6 +14,13 @@ Entry fields are those the Java library writes to a partition: ``payload``,
 (a JSON object that always carries ``partitionId``). Payloads over
 ``MQConfig.inline_payload_bytes`` go out of line (see :mod:`mqcore.payloads`)
 in one script with the XADD.
+
+``wait_replicas=N`` makes a send acknowledged only once N replicas have it: the writes of
+a send (or of one ``send_many`` batch) and a ``WAIT N timeout`` go out in one round trip on
+one connection (WAIT counts the replicas that have that connection's writes), and fewer
+than N raises :class:`~mqcore.errors.NotReplicatedError`. A Sentinel failover promotes a
+replica, so what such a producer was told is written survives it (Redis replication is
+asynchronous: without WAIT an acknowledged write can be lost). Not on Redis Cluster.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import (
     InvalidArgumentError,
     MQError,
+    NotReplicatedError,
     PayloadTooLargeError,
 )
 from mqcore.metrics import Metrics
@@ -46,12 +54,13 @@ from mqcore.payloads import (
     encode_stored_payload,
 )
 from mqcore.scripts import script_for
-from mqcore.wire import Wire
+from mqcore.wire import Command, Wire, first_error
 
 __all__ = ["OutgoingMessage", "Producer", "SendResult", "parse_header_assignment"]
 
 DEFAULT_CACHE_TTL_S = 1.0
 MAX_BATCH_SIZE = 10_000
+DEFAULT_WAIT_TIMEOUT_MS = 1000  # how long a send waits for its replicas (wait_replicas)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +108,14 @@ class Producer:
         metrics: Metrics | None = None,
         max_retries: int = 3,
         cache_ttl_s: float = DEFAULT_CACHE_TTL_S,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = DEFAULT_WAIT_TIMEOUT_MS,
     ) -> None:
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise InvalidArgumentError(f"max_retries must be >= 0, got {max_retries!r}")
+        _check_wait(config, wait_replicas, wait_timeout_ms)
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_ms = wait_timeout_ms
         self.config = config
         self.keys = config.keys
         self._own_client = client is None
@@ -325,19 +339,22 @@ class Producer:
         args = plan.args if nomkstream else tuple(a for a in plan.args if a != "NOMKSTREAM")
         if plan.stored_payload is None:
             return client.execute_command(*args)
-        script = script_for("add_entry_with_payload")
+        keys, script_args = self._script_call(plan, args, nomkstream)
+        return script_for("add_entry_with_payload")(keys=keys, args=script_args, client=client)
+
+    def _script_call(
+        self, plan: _Plan, args: tuple[Any, ...], nomkstream: bool
+    ) -> tuple[list[Any], list[Any]]:
+        """KEYS and ARGV of the script that writes an out-of-line payload with its XADD."""
         first_field = args.index("*") + 1
-        return script(
-            keys=[args[1], plan.payload_key, plan.payload_index],
-            args=[
-                plan.stored_payload, self._payload_ttl_ms, 1 if nomkstream else 0,
-                *args[first_field:],
-            ],
-            client=client,
-        )  # fmt: skip
+        keys = [args[1], plan.payload_key, plan.payload_index]
+        nomk = 1 if nomkstream else 0
+        return keys, [plan.stored_payload, self._payload_ttl_ms, nomk, *args[first_field:]]
 
     def _write_one(self, topic: str, plan: _Plan) -> str:
         try:
+            if self.wait_replicas:
+                return self._write_acked(topic, [plan])[0]
             entry_id = self._xadd(self.client, plan)
             if entry_id is None:
                 entry_id = self._missing_stream(topic, plan)
@@ -351,11 +368,51 @@ class Producer:
         """NOMKSTREAM refused: the topic was deleted, or a Java topic has no stream yet."""
         self.invalidate(topic)
         self._partitioner.count(topic, refresh=True)  # raises UnknownTopicError when it is gone
+        if self.wait_replicas:
+            return self._write_acked(topic, [plan], nomkstream=False)[0]
         return self._xadd(self.client, plan, nomkstream=False)
+
+    def _write_acked(self, topic: str, batch: list[_Plan], *, nomkstream: bool = True) -> list[str]:
+        """``batch``'s writes, then ``WAIT``, in one round trip on one connection; raises
+        NotReplicatedError when fewer than ``wait_replicas`` replicas had them in time."""
+        what = f"send to {topic!r}"
+        script = script_for("add_entry_with_payload")
+        cmds: list[Command] = []
+        for plan in batch:
+            args = plan.args if nomkstream else tuple(a for a in plan.args if a != "NOMKSTREAM")
+            if plan.stored_payload is None:
+                cmds.append(args)
+            else:
+                cmds.append(script.command(*self._script_call(plan, args, nomkstream)))
+        wait = ("WAIT", self.wait_replicas, self.wait_timeout_ms)
+        with self._boundary(what):
+            if len(cmds) > sum(p.stored_payload is None for p in batch):
+                script.load(self.client)  # EVALSHA in the round trip: loaded beforehand
+            *ids, replicas = Wire(self.client, len(cmds) + 1, what).run(
+                [*cmds, wait], step=len(cmds) + 1
+            )
+        failed = first_error([*ids, replicas])
+        if failed is not None:
+            raise translate(failed, what) from failed
+        if None in ids:  # NOMKSTREAM refused: written again without it, waited for again
+            ids = [
+                self._missing_stream(topic, batch[i]) if entry_id is None else entry_id
+                for i, entry_id in enumerate(ids)
+            ]
+        out = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+        if int(replicas) < self.wait_replicas:
+            raise NotReplicatedError(
+                f"{what}: {int(replicas)} of {self.wait_replicas} replicas had the write(s) "
+                f"within {self.wait_timeout_ms} ms; a failover may lose them",
+                out,
+            )
+        return out
 
     def _write_batch(self, topic: str, batch: list[_Plan]) -> list[str]:
         """The inline XADDs in one round trip (:mod:`mqcore.wire`: packed by hiredis,
         replies unparsed), then one script call per out-of-line payload."""
+        if self.wait_replicas:
+            return self._write_acked(topic, batch)
         what = f"send to {topic!r}"
         with self._boundary(what):
             inline = [p.args for p in batch if p.stored_payload is None]
@@ -383,6 +440,19 @@ class Producer:
                 yield
         except UnicodeEncodeError as exc:
             raise InvalidArgumentError(f"{what}: payload is not valid text: {exc}") from None
+
+
+def _check_wait(config: MQConfig, replicas: int, timeout_ms: int) -> None:
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+        raise InvalidArgumentError(f"wait_replicas must be >= 0, got {replicas!r}")
+    if replicas and config.cluster:
+        raise InvalidArgumentError("wait_replicas is not supported on Redis Cluster")
+    limit = int(config.socket_timeout * 1000)
+    bad_timeout = isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int)
+    if bad_timeout or not 0 < timeout_ms < limit:
+        raise InvalidArgumentError(
+            f"wait_timeout_ms must be 1..{limit - 1} (below the socket timeout), got {timeout_ms!r}"
+        )
 
 
 def _translate(exc: Exception, what: str) -> MQError:

@@ -11,9 +11,12 @@ the socket buffers is written while the replies that have come back are parsed
 Links are made from the client's public ``connection_pool.connection_kwargs``
 (host or path, port, username, password, db, client name, timeouts, keepalive) for
 a pool of plain ``redis.Connection`` or ``redis.UnixDomainSocketConnection``
-without a credential provider; :func:`link_capable` says so. Any other client
-(TLS, credential providers, a single-connection client) keeps redis-py's
-connection (see :mod:`mqcore.wire`).
+without a credential provider; :func:`link_capable` says so. A Sentinel client's
+master pool over plain TCP (``redis+sentinel://``, :mod:`mqcore.sentinel`) gets links
+too: a new link goes where the Sentinels name the master (``get_master_address``), an
+idle link to another address than the pool's master is dropped, and so is a link that
+got a READONLY reply (a demoted master). Any other client (TLS, credential providers,
+a single-connection client) keeps redis-py's connection (see :mod:`mqcore.wire`).
 
 Idle links are kept per client (at most ``IDLE_LINKS``) and checked as redis-py
 checks a pooled connection before use: a link that shows data or an end of file is
@@ -38,6 +41,7 @@ from typing import Any
 import hiredis
 import redis
 from hiredis import pack_command as pack
+from redis.sentinel import SentinelConnectionPool, SentinelManagedConnection
 
 __all__ = ["IDLE_LINKS", "Link", "give_back", "link_capable", "take_link"]
 
@@ -72,10 +76,21 @@ _IDLE_LOCK = threading.Lock()
 def link_capable(client: Any) -> bool:
     """Whether the wire can open links of its own to ``client``'s server."""
     pool = getattr(client, "connection_pool", None)
-    if pool is None or client.connection is not None or pool.connection_class not in _PLAIN:
+    if pool is None or client.connection is not None:
+        return False
+    if pool.connection_class not in _PLAIN and not _sentinel_master(pool):
         return False
     kwargs = pool.connection_kwargs
     return kwargs.get("credential_provider") is None and kwargs.get("redis_connect_func") is None
+
+
+def _sentinel_master(pool: Any) -> bool:
+    """A Sentinel client's pool of the master, over plain TCP."""
+    return (
+        isinstance(pool, SentinelConnectionPool)
+        and pool.is_master
+        and pool.connection_class is SentinelManagedConnection
+    )
 
 
 class Link:
@@ -85,6 +100,8 @@ class Link:
         timeout = kwargs.get("socket_timeout")
         connect_timeout = kwargs.get("socket_connect_timeout") or timeout
         self.where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+        self.address = (kwargs.get("host"), kwargs.get("port"))
+        self.demoted = False  # a READONLY reply came: the server is a replica now
         try:
             if kwargs.get("path"):
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -104,7 +121,7 @@ class Link:
         sock.settimeout(timeout)
         self.sock = sock
         self.pid = os.getpid()
-        self.reader = hiredis.Reader(replyError=_reply_error)
+        self.reader = hiredis.Reader(replyError=self._reply_error)
         self.buffer = bytearray(READ_SIZE)
         self._handshake(kwargs)
 
@@ -200,9 +217,15 @@ class Link:
                 n -= 1
         return out
 
+    def _reply_error(self, message: str) -> redis.RedisError:
+        error = _reply_error(message)
+        if isinstance(error, redis.exceptions.ReadOnlyError):
+            self.demoted = True
+        return error
+
     def idle_ok(self) -> bool:
         """Nothing to read and not closed: what redis-py checks of a pooled connection."""
-        if self.pid != os.getpid() or self.sock.fileno() < 0:
+        if self.pid != os.getpid() or self.sock.fileno() < 0 or self.demoted:
             return False
         poller = select.poll()  # one system call, at once: readable means closed or out of step
         poller.register(self.sock, select.POLLIN)
@@ -223,12 +246,18 @@ def _reply_error(message: str) -> redis.RedisError:
 def take_link(client: Any) -> Link:
     """An idle link to ``client``'s server that passes the idle check, or a new one."""
     idle = _idle(client)
+    pool = client.connection_pool
+    sentinel = isinstance(pool, SentinelConnectionPool)
+    master = pool.master_address if sentinel else None
     while True:
         with idle[2]:
             link = idle[1].pop() if idle[1] else None
         if link is None:
-            return Link(dict(client.connection_pool.connection_kwargs))
-        if link.idle_ok():
+            kwargs = dict(pool.connection_kwargs)
+            if sentinel:  # where the Sentinels name the master now
+                kwargs["host"], kwargs["port"] = pool.get_master_address()
+            return Link(kwargs)
+        if link.idle_ok() and (not sentinel or link.address == master):
             return link
         link.close()
 

@@ -8,6 +8,8 @@ Environment variables (safe dev defaults):
   Per cluster, ``write_url`` gives the console's actions a Redis user of their own (reads use
   ``url``), ``"read_only": true`` refuses every action there (docs/deploy.md, Security).
 - ``CONSOLE_REDIS_URL``: the console's own store (snapshots, time series) and Celery broker.
+  Every Redis URL here may be a Sentinel URL, ``redis+sentinel://host:26379,host2:26379/
+  mymaster/0`` (format: mqcore/sentinel.py, docs/deploy.md).
 - ``DATABASE_URL``: SQL database (users, roles, audit, replay jobs); SQLite by default.
 - ``SECRET_KEY``, ``ALLOWED_HOSTS`` (comma separated).
 """
@@ -24,6 +26,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from dashboard.store.keys import ConsoleKeys
+from mqcore.sentinel import is_sentinel_url, kombu_broker, parse_sentinel_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("OPSDASH_VAR_DIR", BASE_DIR / "var"))
@@ -63,6 +66,15 @@ def env_rate(name: str, default: str) -> str:
     return raw
 
 
+def _check_sentinel_url(name: str, url: str) -> None:
+    """A bad Sentinel URL (mqcore.sentinel) stops the start with what is wrong in it."""
+    if is_sentinel_url(url):
+        try:
+            parse_sentinel_url(url)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}: {exc}") from None
+
+
 def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
     """Deployments to watch: name -> options (url, write_url, read_only, control_prefix,
     stream_prefix, cluster...)."""
@@ -97,6 +109,8 @@ def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
             raise ImproperlyConfigured(
                 f'MQ_CLUSTERS[{name!r}]: a "read_only" cluster takes no "write_url"; {example}'
             )
+        for option in ("url", "write_url"):
+            _check_sentinel_url(f"MQ_CLUSTERS[{name!r}][{option!r}]", opts.get(option) or "")
     return {str(name): dict(opts) for name, opts in data.items()}
 
 
@@ -218,6 +232,7 @@ LOGOUT_REDIRECT_URL = "login"
 # --- MQ deployments and the console's own store ------------------------------
 MQ_CLUSTERS = mq_clusters_from_env()
 CONSOLE_REDIS_URL = os.environ.get("CONSOLE_REDIS_URL", "redis://127.0.0.1:6379/1")
+_check_sentinel_url("CONSOLE_REDIS_URL", CONSOLE_REDIS_URL)
 CONSOLE_KEY_PREFIX = os.environ.get("CONSOLE_KEY_PREFIX", "opsdash")
 # Pending page: entries delivered this many times or more are highlighted as poison
 # (the consumers' max retries + 1).
@@ -244,9 +259,14 @@ CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "ratelimit": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": CONSOLE_REDIS_URL,
+        # a list: Django splits a string at commas, which a Sentinel URL has
+        "LOCATION": [CONSOLE_REDIS_URL],
         "KEY_PREFIX": ConsoleKeys(CONSOLE_KEY_PREFIX).cache_prefix("ratelimit"),
-        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        "OPTIONS": {
+            "socket_connect_timeout": 2,
+            "socket_timeout": 2,
+            "pool_class": "mqcore.sentinel.UrlConnectionPool",  # Sentinel URLs too
+        },
     },
 }
 RATELIMIT_USE_CACHE = "ratelimit"
@@ -255,16 +275,25 @@ RATELIMIT_USE_CACHE = "ratelimit"
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 
 # --- Celery ------------------------------------------------------------------
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)
+# A Sentinel URL becomes kombu's sentinel:// broker, its master name a transport option.
+_check_sentinel_url("CELERY_BROKER_URL", os.environ.get("CELERY_BROKER_URL", ""))
+CELERY_BROKER_URL, _BROKER_TRANSPORT, CELERY_BROKER_USE_SSL = kombu_broker(
+    os.environ.get("CELERY_BROKER_URL", CONSOLE_REDIS_URL)
+)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 300, **_BROKER_TRANSPORT}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING (URL redaction)
 COLLECT_INTERVAL_S = env_int("COLLECT_INTERVAL_S", 10)
+# Several beats may run; the one holding a lock in the console store sends the tasks
+# (dashboard/beat.py). Its TTL: a follower takes over within TTL + TTL/3 of the leader's
+# death, within one collect interval by default.
+CELERY_BEAT_SCHEDULER = "dashboard.beat:LeaderScheduler"
+BEAT_LOCK_TTL_MS = env_int("BEAT_LOCK_TTL_MS", max(300, COLLECT_INTERVAL_S * 1000 // 2))
 # the retention housekeeper runs this often on each cluster with "retention" rules in
 # MQ_CLUSTERS (none by default: it deletes nothing until rules are configured)
 HOUSEKEEP_INTERVAL_S = env_int("HOUSEKEEP_INTERVAL_S", 60)

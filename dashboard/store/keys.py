@@ -109,6 +109,10 @@ class ConsoleKeys:
         """A silence or acknowledgement of one alert id; it expires with its duration."""
         return f"{self.prefix}:alert-mute:{cluster}:{alert_id}"
 
+    def beat_leader(self) -> str:
+        """The lock the leading beat holds (its token, with a TTL; dashboard.beat)."""
+        return f"{self.prefix}:beat-leader"
+
     def replay_job(self, job_id: str) -> str:
         return f"{self.prefix}:replay-job:{job_id}"
 

@@ -42,7 +42,10 @@ def build_parser() -> Parser:
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("MQ_REDIS_URL", "redis://127.0.0.1:6379/0"),
-        help="Redis URL (env MQ_REDIS_URL); redis+cluster:// for Redis Cluster",
+        help=(
+            "Redis URL (env MQ_REDIS_URL); redis+cluster:// for Redis Cluster, "
+            "redis+sentinel://host:26379,host2:26379/mymaster/0 for Sentinel"
+        ),
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)

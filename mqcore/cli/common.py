@@ -53,7 +53,10 @@ AddParser = Callable[..., Parser]  # ``add_parser`` of a subcommand group
 
 
 def config(args: argparse.Namespace) -> MQConfig:
-    return MQConfig.from_url(args.redis_url)
+    try:
+        return MQConfig.from_url(args.redis_url)
+    except ValueError as exc:  # a bad Sentinel URL says what is wrong (never the password)
+        raise UsageError(f"--redis-url: {exc}") from None
 
 
 def jsonable(value: Any) -> Any:

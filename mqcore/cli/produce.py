@@ -16,13 +16,20 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--key")
     p.add_argument("--header", action="append", metavar="NAME=VALUE")
     p.add_argument("--partition", type=int)
+    p.add_argument(
+        "--wait-replicas",
+        type=int,
+        default=0,
+        metavar="N",
+        help="succeed only once N replicas have the message (WAIT; exit 1 if they do not)",
+    )
 
 
 def cmd_produce(args: argparse.Namespace, out: Out) -> int:
     from mqcore.producer import Producer, parse_header_assignment
 
     headers = dict(parse_header_assignment(h) for h in args.header or [])
-    with Producer(config(args)) as producer:
+    with Producer(config(args), wait_replicas=args.wait_replicas) as producer:
         res = producer.send(
             args.topic,
             args.payload,

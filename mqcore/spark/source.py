@@ -7,22 +7,21 @@ nothing in :meth:`MQStreamReader.commit` on purpose: acks and progress are
 recorded by the exactly-once sinks inside their own transaction (Spark calls
 ``commit`` a batch late and skips it on ``Trigger.AvailableNow``).
 
-Options: ``redis_url`` (required), ``topic`` (required), ``group`` (the
-pipeline's consumer group, moved by the sinks: where it sits at a batch's
-start, its lag tells whether the whole backlog fits the read limit, so the
-batch is not counted in Redis; while the query runs, the driver holds the lease
-of every partition for it, :class:`~mqcore.lease_keeper.LeaseKeeper`, so Java's
-housekeeper counts the pipeline as a live group and trims nothing it has not
-committed; Java ignores a stopped pipeline's group, which nothing here can change),
-``startingPosition`` (``earliest`` | ``latest`` | a JSON offsets object),
-``maxRecordsPerTrigger`` (admission control via ``ReadMaxRows``; default
-:data:`DEFAULT_MAX_RECORDS`: a batch takes what arrived since the last one, up to
-that many, so a backlog drains in large batches and a caught-up stream runs in
-small ones; ``all`` for no bound), ``readTasks`` (Spark tasks per batch; the
-partitions' ranges are dealt among them; default one per partition; the
-pipelines pass the cluster's default parallelism),
-``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for Redis Cluster) /
-``encoding`` (``MQConfig.encoding``).
+Options: ``redis_url`` (required; a ``redis+sentinel://`` URL follows the master, see
+:mod:`mqcore.sentinel`), ``topic`` (required), ``group`` (the pipeline's consumer group,
+moved by the sinks: where it sits at a batch's start, its lag tells whether the whole
+backlog fits the read limit, so the batch is not counted in Redis; while the query runs,
+the driver holds the lease of every partition for it,
+:class:`~mqcore.lease_keeper.LeaseKeeper`, so Java's housekeeper counts the pipeline as
+a live group and trims nothing it has not committed; Java ignores a stopped pipeline's
+group, which nothing here can change), ``startingPosition`` (``earliest`` | ``latest`` |
+a JSON offsets object), ``maxRecordsPerTrigger`` (admission control via ``ReadMaxRows``;
+default :data:`DEFAULT_MAX_RECORDS`: a batch takes what arrived since the last one, up
+to that many, so a backlog drains in large batches and a caught-up stream runs in small
+ones; ``all`` for no bound), ``readTasks`` (Spark tasks per batch; the partitions'
+ranges are dealt among them; default one per partition; the pipelines pass the cluster's
+default parallelism), ``control_prefix`` / ``stream_prefix`` / ``cluster`` (``true`` for
+Redis Cluster) / ``encoding`` (``MQConfig.encoding``).
 
 Readers are pickled to executors; Redis clients are created lazily where they
 are used and never pickled.

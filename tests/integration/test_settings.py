@@ -149,3 +149,39 @@ def test_production_settings_with_postgres() -> None:
     done = run_prod(SECRET_KEY="x" * 50, DATABASE_URL="postgres://ops:pw@postgres:5432/opsdash")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["django.db.backends.postgresql", "postgres", "False", "True"]
+
+
+def test_sentinel_urls_for_the_console_store_and_the_broker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("CONSOLE_REDIS_URL", "CELERY_BROKER_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CONSOLE_REDIS_URL", "redis+sentinel://:pw@s1,s2:26380/mq/1")
+    settings = load_base(monkeypatch, MQ_REDIS_URL="redis+sentinel://s1/mq/0")
+    # the broker defaults to the console store: kombu's sentinel transport, master named
+    assert settings["CELERY_BROKER_URL"] == "sentinel://:pw@s1:26379/1;sentinel://:pw@s2:26380/1"
+    assert settings["CELERY_BROKER_TRANSPORT_OPTIONS"]["master_name"] == "mq"
+    assert settings["CELERY_BROKER_TRANSPORT_OPTIONS"]["visibility_timeout"] == 300
+    ratelimit = settings["CACHES"]["ratelimit"]
+    assert ratelimit["LOCATION"] == ["redis+sentinel://:pw@s1,s2:26380/mq/1"]  # not split
+    assert ratelimit["OPTIONS"]["pool_class"] == "mqcore.sentinel.UrlConnectionPool"
+    assert settings["CELERY_BEAT_SCHEDULER"] == "dashboard.beat:LeaderScheduler"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CONSOLE_REDIS_URL": "redis+sentinel://:pw@s1/mq/x"}, "CONSOLE_REDIS_URL: bad Sentinel"),
+        ({"CELERY_BROKER_URL": "redis+sentinel://s1"}, "CELERY_BROKER_URL: bad Sentinel"),
+        ({"MQ_CLUSTERS": '{"eu": {"url": "redis+sentinel://:pw@s1/"}}'}, "['eu']['url']"),
+    ],
+)
+def test_bad_sentinel_urls_stop_the_start(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], message: str
+) -> None:
+    for name in ("CONSOLE_REDIS_URL", "CELERY_BROKER_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ImproperlyConfigured, match="bad Sentinel URL") as caught:
+        load_base(monkeypatch, **env)
+    assert message in str(caught.value)
+    assert "pw" not in str(caught.value)

@@ -4,7 +4,8 @@ No Docker engine runs here, so the compose file is parsed with a small reader fo
 the YAML subset it uses (block mappings and sequences, quoted and flow scalars,
 anchors with ``<<`` merges); anything outside that subset fails the test, which
 keeps the file simple. The checks are what an operator relies on: AOF on Redis,
-exactly one beat, every service configured from the environment, volumes declared.
+two of web, worker and beat (the beats behind their leader lock), every service
+configured from the environment, volumes declared.
 """
 
 from __future__ import annotations
@@ -234,11 +235,13 @@ def test_web_runs_gunicorn_after_migrations(compose: dict[str, Any]) -> None:
         assert condition == "service_completed_successfully", name
 
 
-def test_exactly_one_beat_and_workers_without_beat(compose: dict[str, Any]) -> None:
+def test_two_of_each_and_workers_without_beat(compose: dict[str, Any]) -> None:
     services = compose["services"]
+    for name in ("web", "worker", "beat"):  # no single point (the beats elect a leader)
+        assert services[name]["deploy"]["replicas"] == 2, name
     beat = services["beat"]
     assert beat["command"][:4] == ["celery", "-A", "config", "beat"]
-    assert beat["deploy"]["replicas"] == 1
+    assert "volumes" not in beat  # each beat's schedule file is its own
     worker = services["worker"]["command"]
     assert worker[:4] == ["celery", "-A", "config", "worker"]
     assert "-B" not in worker
