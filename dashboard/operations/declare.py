@@ -161,8 +161,9 @@ class Page:
     ``template`` is rendered, only its region for an htmx request when it names one
     (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
     (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
-    redirect), as does a result that is a response (a file). A page whose query has a shape
-    of its own (a page number) names its ``input`` and ``run`` (default: the operation's)."""
+    redirect), as does a result that is a response (a file). A page whose query or form has
+    a shape of its own (a page number, the checked rows) names its ``input`` and ``run``
+    (default: the operation's), and its ``early`` when the guard's differs."""
 
     name: str = ""
     path: str = ""
@@ -173,6 +174,7 @@ class Page:
     answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
     input: type[msgspec.Struct] | None = None
     run: Run | None = None
+    early: bool | None = None  # None: the operation's
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,7 @@ class Api:
 class Operation:
     """One operation: what it is (``summary``, ``tag``: the document), its permission
     (``action``: the role shown, and a 403 before the input is read as ``early`` says:
-    see :attr:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
+    see :meth:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
     renders), its ``page`` (and more ``pages``), its ``api`` (named and routed after its
     first page unless it says otherwise; none when its pages name the ``twin`` they answer
     to) and the ``decorators`` of each of its views (rate limits). Declared, ``pages`` holds
@@ -209,7 +211,7 @@ class Operation:
     page: Page | None = None
     pages: tuple[Page, ...] = ()
     api: Api | None = Api()
-    early: bool | Literal["somewhere"] = True  # see guard_action
+    early: bool | Literal["somewhere"] = True  # see guard_action()
     twin: str = ""
     decorators: tuple[Decorator, ...] = ()
 
@@ -231,15 +233,16 @@ class Operation:
         """The least role that holds ``action`` (the document's "Role: ... or above")."""
         return next(r for r in (VIEWER, OPERATOR, ADMIN) if self.action in ROLES[r])
 
-    @property
-    def guard_action(self) -> Action | None:
-        """True: the guard checks ``action`` on the URL's cluster and topic before the
-        input is read; "somewhere": on any scope (a global URL naming an object whose
-        topic the service checks, e.g. an alert); False: the service alone decides."""
-        return self.action if self.early is True else None
+    def guard_action(self, page: Page | None = None) -> Action | None:
+        """``early`` (a page's own first) True: the guard checks ``action`` on the URL's
+        cluster and topic before the input is read; "somewhere": on any scope (a global URL
+        naming an object whose topic the service checks, e.g. an alert; see
+        :meth:`check_early`); False: the service alone decides."""
+        early = self.early if page is None or page.early is None else page.early
+        return self.action if early is True else None
 
-    def check_early(self, request: HttpRequest) -> None:
-        if self.early == "somewhere":
+    def check_early(self, request: HttpRequest, page: Page | None = None) -> None:
+        if self.early == "somewhere" and (page is None or page.early is None):
             require_action_somewhere(request.user, self.action)
 
     def urls(self) -> list[URLPattern]:
@@ -310,7 +313,7 @@ def _page_input(kind: type[In], page: Page, request: HttpRequest) -> In:
 
 def _page_view(op: Operation, page: Page) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
-        op.check_early(request)
+        op.check_early(request, page)
         call = Call(request, url, _page_input(page.input or op.input, page, request))
         run = page.run or op.run
         result = run(call) if run is not None else None
@@ -322,7 +325,11 @@ def _page_view(op: Operation, page: Page) -> View:
         return render(request, _template(page.template, request), {**url, **extra})
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
-    guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))
+    guarded = (
+        page_guard(op.guard_action(page)),
+        login_required,
+        require_http_methods([page.method]),
+    )
     return _wrap(view, op.decorators, *guarded)
 
 
@@ -341,7 +348,7 @@ def _api_view(op: Operation, api: Api) -> View:
         return JsonResponse(out, status=api.status, json_dumps_params=LOOSE if api.loose else None)
 
     view.__name__ = view.__qualname__ = api.name.replace("-", "_")
-    return _wrap(view, op.decorators, api_view(api.method, action=op.guard_action))
+    return _wrap(view, op.decorators, api_view(api.method, action=op.guard_action()))
 
 
 def _template(name: str, request: HttpRequest) -> str:

@@ -39,7 +39,6 @@ from dashboard.services import position as position_svc
 __all__ = ["OPERATIONS"]
 
 PENDING = route("pending")
-API = api_path(PENDING)
 POSITION = route("groups/<str:group>/position")
 POSITION_TEMPLATE = "dashboard/position.html"
 KINDS = ("earliest", "latest", "time", "id")
@@ -206,7 +205,15 @@ OPERATIONS = (
         Action.CLAIM,
         Claim,
         lambda c: _one(c, svc.pending_claim, "claimed"),
-        api=Api("api-pending-claim", API + "/claim", "POST"),
+        page=Page(
+            "pending-claim",
+            PENDING + "claim/",
+            "POST",
+            answer=_back("Claimed {n} entries to {consumer}."),
+            input=Checked,
+            run=lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
+            early=False,
+        ),
     ),
     Operation(
         "Dead-letter pending entries of one partition",
@@ -214,37 +221,15 @@ OPERATIONS = (
         Action.MOVE_TO_DLQ,
         Entries,
         lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
-        api=Api("api-pending-move-to-dlq", API + "/move-to-dlq", "POST"),
-    ),
-    Operation(
-        "Claim the checked entries",
-        "pending",
-        Action.CLAIM,
-        Checked,
-        lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
-        page=Page(
-            "pending-claim",
-            PENDING + "claim/",
-            "POST",
-            answer=_back("Claimed {n} entries to {consumer}."),
-        ),
-        early=False,
-        twin="api-pending-claim",
-    ),
-    Operation(
-        "Dead-letter the checked entries",
-        "pending",
-        Action.MOVE_TO_DLQ,
-        Checked,
-        lambda c: _checked(c, svc.pending_move_to_dlq),
         page=Page(
             "pending-move-to-dlq",
             PENDING + "move-to-dlq/",
             "POST",
             answer=_back("Moved {n} entries to the DLQ."),
+            input=Checked,
+            run=lambda c: _checked(c, svc.pending_move_to_dlq),
+            early=False,
         ),
-        early=False,
-        twin="api-pending-move-to-dlq",
     ),
     Operation(
         "The position form",

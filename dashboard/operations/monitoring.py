@@ -64,8 +64,9 @@ def _visible(c: Call[Any]) -> list[str]:
     return [n for n in cluster_names() if cluster_visible(c.user, n)]
 
 
-def _home(c: Call[ClusterPick], _: None) -> Any:
-    names = _visible(c) or cluster_names()
+def _home(c: Call[ClusterPick], visible: dict[str, list[str]]) -> Any:
+    """The overview of the cluster the picker names, if visible, else the first visible."""
+    names = visible["clusters"] or cluster_names()
     return c.to("overview", cluster=c.input.cluster if c.input.cluster in names else names[0])
 
 
@@ -159,19 +160,11 @@ def _live(**context: Any) -> dict[str, Any]:  # the live region polls this often
 
 OPERATIONS = (
     Operation(
-        "The first visible cluster's overview",
-        "clusters",
-        Action.VIEW,
-        ClusterPick,
-        page=Page("home", "", answer=_home),
-        early=False,
-        twin="api-clusters",
-    ),
-    Operation(
         "Clusters and health",
         "clusters",
         Action.VIEW,
         run=lambda c: {"clusters": _visible(c)},
+        page=Page("home", "", input=ClusterPick, answer=_home, early=False),
         api=Api("api-clusters", "api/v1/clusters"),
     ),
     Operation(
