@@ -118,6 +118,11 @@ class Call(Generic[In]):
         return origin_from_request(self.request)
 
     @property
+    def form(self) -> QueryDict:
+        """What the request sent: its form (a POST) or its query."""
+        return self.request.POST if self.request.method == "POST" else self.request.GET
+
+    @property
     def can(self) -> dict[str, bool]:
         """What the user may do on the URL's topic (the buttons a page shows)."""
         return can_map(actions_for(self.user, cluster=self.cluster, topic=self.topic))
@@ -303,10 +308,10 @@ def read_json(request: HttpRequest, kind: type[In]) -> In:
     return _convert(data, kind, strict=True)
 
 
-def _page_input(kind: type[In], page: Page, request: HttpRequest) -> In:
-    data = request.POST if page.method == "POST" else request.GET
+def _form_input(kind: type[In], data: QueryDict, page: Page | None = None) -> In:
+    """A form or a query as ``kind`` (text read as numbers), through a page's ``form``."""
     raw = read_form(data, kind)
-    if page.form is not None:
+    if page is not None and page.form is not None:
         raw = page.form(data, raw)
     return _convert(raw, kind, strict=False)
 
@@ -314,7 +319,8 @@ def _page_input(kind: type[In], page: Page, request: HttpRequest) -> In:
 def _page_view(op: Operation, page: Page) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request, page)
-        call = Call(request, url, _page_input(page.input or op.input, page, request))
+        data = request.POST if page.method == "POST" else request.GET
+        call = Call(request, url, _form_input(page.input or op.input, data, page))
         run = page.run or op.run
         result = run(call) if run is not None else None
         if page.answer is not None:
@@ -337,7 +343,7 @@ def _api_view(op: Operation, api: Api) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         if api.method == "GET":
-            data = _convert(read_form(request.GET, op.input), op.input, strict=False)
+            data = _form_input(op.input, request.GET)
         else:
             data = read_json(request, op.input)
         call = Call(request, url, data)

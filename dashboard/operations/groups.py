@@ -169,9 +169,7 @@ def _position_context(key: str) -> Any:
     """The page's context: the form shown again, and the plan or the result under ``key``."""
 
     def context(call: Call[Any], result: Any) -> dict[str, Any]:
-        form = _position_fields(
-            call.request.POST if call.request.method == "POST" else call.request.GET
-        )
+        form = _position_fields(call.form)
         return {"form": form, "kinds": KINDS} | ({key: result} if key else {})
 
     return context

@@ -258,7 +258,7 @@ OPERATIONS = (
         Action.VIEW,
         Browse,
         page=Page("topic-browse", MESSAGES, answer=lambda c, _: _browse_page(c)),
-        api=Api(answer=lambda c, _: {"cluster": c.cluster, **_browse(c)}, loose=True),
+        api=Api(answer=lambda c, _: in_cluster(c, _browse(c)), loose=True),
         decorators=(rate_limited("browse", filters=BROWSE_FILTERS),),
     ),
     Operation(
