@@ -118,6 +118,11 @@ class Call(Generic[In]):
         return origin_from_request(self.request)
 
     @property
+    def form(self) -> QueryDict:
+        """What the request sent: its form (a POST) or its query."""
+        return self.request.POST if self.request.method == "POST" else self.request.GET
+
+    @property
     def can(self) -> dict[str, bool]:
         """What the user may do on the URL's topic (the buttons a page shows)."""
         return can_map(actions_for(self.user, cluster=self.cluster, topic=self.topic))
@@ -161,8 +166,9 @@ class Page:
     ``template`` is rendered, only its region for an htmx request when it names one
     (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
     (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
-    redirect), as does a result that is a response (a file). A page whose query has a shape
-    of its own (a page number) names its ``input`` and ``run`` (default: the operation's)."""
+    redirect), as does a result that is a response (a file). A page whose query or form has
+    a shape of its own (a page number, the checked rows) names its ``input`` and ``run``
+    (default: the operation's), and its ``early`` when the guard's differs."""
 
     name: str = ""
     path: str = ""
@@ -173,6 +179,7 @@ class Page:
     answer: Callable[[Call[Any], Any], HttpResponseBase] | None = None
     input: type[msgspec.Struct] | None = None
     run: Run | None = None
+    early: bool | None = None  # None: the operation's
 
 
 @dataclass(frozen=True)
@@ -195,7 +202,7 @@ class Api:
 class Operation:
     """One operation: what it is (``summary``, ``tag``: the document), its permission
     (``action``: the role shown, and a 403 before the input is read as ``early`` says:
-    see :attr:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
+    see :meth:`guard_action`), its ``input`` struct, ``run`` (None: a page that only
     renders), its ``page`` (and more ``pages``), its ``api`` (named and routed after its
     first page unless it says otherwise; none when its pages name the ``twin`` they answer
     to) and the ``decorators`` of each of its views (rate limits). Declared, ``pages`` holds
@@ -209,7 +216,7 @@ class Operation:
     page: Page | None = None
     pages: tuple[Page, ...] = ()
     api: Api | None = Api()
-    early: bool | Literal["somewhere"] = True  # see guard_action
+    early: bool | Literal["somewhere"] = True  # see guard_action()
     twin: str = ""
     decorators: tuple[Decorator, ...] = ()
 
@@ -231,15 +238,16 @@ class Operation:
         """The least role that holds ``action`` (the document's "Role: ... or above")."""
         return next(r for r in (VIEWER, OPERATOR, ADMIN) if self.action in ROLES[r])
 
-    @property
-    def guard_action(self) -> Action | None:
-        """True: the guard checks ``action`` on the URL's cluster and topic before the
-        input is read; "somewhere": on any scope (a global URL naming an object whose
-        topic the service checks, e.g. an alert); False: the service alone decides."""
-        return self.action if self.early is True else None
+    def guard_action(self, page: Page | None = None) -> Action | None:
+        """``early`` (a page's own first) True: the guard checks ``action`` on the URL's
+        cluster and topic before the input is read; "somewhere": on any scope (a global URL
+        naming an object whose topic the service checks, e.g. an alert; see
+        :meth:`check_early`); False: the service alone decides."""
+        early = self.early if page is None or page.early is None else page.early
+        return self.action if early is True else None
 
-    def check_early(self, request: HttpRequest) -> None:
-        if self.early == "somewhere":
+    def check_early(self, request: HttpRequest, page: Page | None = None) -> None:
+        if self.early == "somewhere" and (page is None or page.early is None):
             require_action_somewhere(request.user, self.action)
 
     def urls(self) -> list[URLPattern]:
@@ -300,18 +308,19 @@ def read_json(request: HttpRequest, kind: type[In]) -> In:
     return _convert(data, kind, strict=True)
 
 
-def _page_input(kind: type[In], page: Page, request: HttpRequest) -> In:
-    data = request.POST if page.method == "POST" else request.GET
+def _form_input(kind: type[In], data: QueryDict, page: Page | None = None) -> In:
+    """A form or a query as ``kind`` (text read as numbers), through a page's ``form``."""
     raw = read_form(data, kind)
-    if page.form is not None:
+    if page is not None and page.form is not None:
         raw = page.form(data, raw)
     return _convert(raw, kind, strict=False)
 
 
 def _page_view(op: Operation, page: Page) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
-        op.check_early(request)
-        call = Call(request, url, _page_input(page.input or op.input, page, request))
+        op.check_early(request, page)
+        data = request.POST if page.method == "POST" else request.GET
+        call = Call(request, url, _form_input(page.input or op.input, data, page))
         run = page.run or op.run
         result = run(call) if run is not None else None
         if page.answer is not None:
@@ -322,7 +331,11 @@ def _page_view(op: Operation, page: Page) -> View:
         return render(request, _template(page.template, request), {**url, **extra})
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
-    guarded = (page_guard(op.guard_action), login_required, require_http_methods([page.method]))
+    guarded = (
+        page_guard(op.guard_action(page)),
+        login_required,
+        require_http_methods([page.method]),
+    )
     return _wrap(view, op.decorators, *guarded)
 
 
@@ -330,7 +343,7 @@ def _api_view(op: Operation, api: Api) -> View:
     def view(request: HttpRequest, **url: Any) -> HttpResponseBase:
         op.check_early(request)
         if api.method == "GET":
-            data = _convert(read_form(request.GET, op.input), op.input, strict=False)
+            data = _form_input(op.input, request.GET)
         else:
             data = read_json(request, op.input)
         call = Call(request, url, data)
@@ -341,7 +354,7 @@ def _api_view(op: Operation, api: Api) -> View:
         return JsonResponse(out, status=api.status, json_dumps_params=LOOSE if api.loose else None)
 
     view.__name__ = view.__qualname__ = api.name.replace("-", "_")
-    return _wrap(view, op.decorators, api_view(api.method, action=op.guard_action))
+    return _wrap(view, op.decorators, api_view(api.method, action=op.guard_action()))
 
 
 def _template(name: str, request: HttpRequest) -> str:

@@ -1,5 +1,7 @@
-"""A topic's DLQ: its letters (filtered, paged by a cursor), one letter, and the writes
-(replay, delete, purge, export). The page's forms send ``id`` (repeated), the JSON ``ids``."""
+"""A topic's dead letters: the list (filtered, paged by a cursor), one letter, and the
+writes (replay, delete, purge, export); the page's forms send ``id`` (repeated), the JSON
+``ids``. Then bulk replay jobs: a preview freezes the letters into a draft with a dry run;
+nothing is replayed until the job is started; a cancelled job stops at its next chunk."""
 
 from __future__ import annotations
 
@@ -9,27 +11,24 @@ from typing import Annotated, Any
 
 import msgspec
 from django.http import HttpResponse, QueryDict
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.utils.http import content_disposition_header
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason, doc
+from dashboard.models import ReplayJob
+from dashboard.operations.declare import Api, Call, NoInput, Operation, Page, Reason, doc, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import DLQ_FILTERS, rate_limited
 from dashboard.selectors import dlq as sel
+from dashboard.selectors import replay_jobs as jobs_sel
+from dashboard.services import bulk_replay as bulk
 from dashboard.services import dlq as svc
 
-__all__ = [
-    "OPERATIONS",
-    "Filters",
-    "Force",
-    "Partition",
-    "TargetTopic",
-    "export_disposition",
-    "ids_form",
-]
+__all__ = ["OPERATIONS", "export_disposition"]
 
 PAGE = r"^clusters/(?P<cluster>[^/]+)/topics/(?P<topic>[^/]+)/dlq/"
 LETTER = PAGE + r"(?P<dlq_id>\d{1,20}-\d{1,20})/"
+DLQ = route("dlq")  # the same, as a route: the jobs' pages
+JOB = DLQ + "jobs/<uuid:job_id>/"
 REPLAYED = ("replayed", "new_id", "topic", "partition", "reason")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
 Partition = Annotated[int, doc("replay to another partition (Admin)", ge=0)]
@@ -140,6 +139,76 @@ def ids_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     return read | {"ids": data.getlist("id")}
 
 
+class Bulk(Filters):
+    """The letters (``ids``, or ``all`` matching the filter fields) and where to."""
+
+    ids: Annotated[list[str], doc("letter ids, or")] = []
+    all: Annotated[bool, doc("every letter matching the filter")] = False
+    force: Force = False
+    target_topic: TargetTopic = ""
+    target_partition: Partition | None = None
+
+
+class Start(Reason):
+    """Why (or a ticket), and how fast."""
+
+    ticket: Annotated[str, doc("ticket reference (instead of a reason)")] = ""
+    rate_limit: Annotated[int, doc("letters per second, 0 = none")] = 0
+
+
+def _preview(c: Call[Bulk]) -> ReplayJob:
+    i = c.input
+    if not i.all and not i.ids:
+        raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
+    chosen = bulk.BulkSelection(**i.read().kwargs()) if i.all else bulk.BulkSelection(tuple(i.ids))
+    return bulk.dlq_bulk_preview(
+        acting_user=c.user,
+        cluster=c.cluster,
+        topic=c.topic,
+        selection=chosen,
+        force=i.force,
+        target_topic=i.target_topic.strip() or None,
+        target_partition=i.target_partition,
+    )
+
+
+def _job(c: Call[Any]) -> ReplayJob:
+    return get_object_or_404(ReplayJob, pk=c.url["job_id"], cluster=c.cluster, topic=c.topic)
+
+
+def _start(c: Call[Start]) -> ReplayJob:
+    return bulk.dlq_bulk_start(
+        acting_user=c.user,
+        job=_job(c),
+        reason=c.input.reason,
+        ticket=c.input.ticket.strip(),
+        rate_limit=c.input.rate_limit,
+        origin=c.origin,
+    )
+
+
+def _json(c: Call[Any], job: ReplayJob) -> dict[str, Any]:
+    return jobs_sel.replay_job_get(job, c.user).json()
+
+
+def _job_page(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
+    view = jobs_sel.replay_job_get(job, c.user)
+    page = "replay_job" if view.plan is None else "dlq_bulk"
+    return render(c.request, f"dashboard/{page}.html", {**c.url, "can": c.can, **view.context()})
+
+
+def _progress(c: Call[NoInput], job: ReplayJob) -> HttpResponse:
+    context = {**c.url, "job": job, "progress": jobs_sel.job_progress(job), "can": c.can}
+    response = render(c.request, "dashboard/replay_job.html#progress", context)
+    if not job.active and getattr(c.request, "htmx", False):
+        response.status_code = 286  # htmx: stop polling
+    return response
+
+
+def _to_job(c: Call[Any], job: ReplayJob) -> HttpResponse:
+    return c.to("dlq-job", **{**c.url, "job_id": job.pk})
+
+
 OPERATIONS = (
     Operation(
         "Dead letters, newest first",
@@ -209,5 +278,40 @@ OPERATIONS = (
         page=Page("dlq-export", PAGE + "export/$", "POST", form=ids_form, answer=_export_file),
         api=Api(answer=_exported, loose=True),
         decorators=(rate_limited("export"),),
+    ),
+    Operation(
+        "Freeze letters into a draft bulk replay job (201) with its dry run",
+        "replay jobs",
+        Action.REPLAY,
+        Bulk,
+        _preview,
+        page=Page("dlq-bulk-preview", DLQ + "bulk/", "POST", form=ids_form, answer=_to_job),
+        api=Api(status=201, answer=_json),
+    ),
+    Operation(
+        "A bulk replay job: progress, and the dry run of a draft",
+        "replay jobs",
+        Action.VIEW,
+        run=_job,
+        page=Page("dlq-job", JOB, answer=_job_page),
+        pages=(Page("dlq-job-progress", JOB + "progress/", answer=_progress),),
+        api=Api(answer=_json),
+    ),
+    Operation(
+        "Start a previewed job",
+        "replay jobs",
+        Action.REPLAY,
+        Start,
+        _start,
+        page=Page("dlq-job-start", JOB + "start/", "POST", answer=_to_job),
+        api=Api(answer=_json),
+    ),
+    Operation(
+        "Cancel a job (stops at its next chunk)",
+        "replay jobs",
+        Action.REPLAY,
+        run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
+        page=Page("dlq-job-cancel", JOB + "cancel/", "POST", answer=_to_job),
+        api=Api(answer=_json),
     ),
 )

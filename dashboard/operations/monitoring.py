@@ -1,5 +1,11 @@
-"""The collectors' health and the alerts, their silences and acknowledgements. The page
-names an alert by ``target`` (``[cluster, id]``), a custom duration by ``duration_custom``."""
+"""Watching the clusters, an SRE's first screens: ``/`` (the first visible cluster's
+overview, or the one the frame's picker names), the overview (worst first) and the topic
+list; the collectors' health; the alerts, their silences and acknowledgements (the page
+names an alert by ``target``, ``[cluster, id]``, a custom duration by
+``duration_custom``); the incident timeline (a cluster's with a topic filter, a topic's
+tab; newest first, ``next_before``, null on the last page, is the next page's
+``before``); and the pipelines' checkpoints (after Flink's checkpoint tab; htmx polls the
+live region; the page ignores a bad ``before``, the first page, the API refuses it)."""
 
 from __future__ import annotations
 
@@ -7,18 +13,61 @@ from typing import Annotated, Any
 
 import msgspec
 from django.conf import settings
-from django.http import HttpResponse, QueryDict
+from django.http import Http404, HttpResponse, QueryDict
+from msgspec import Meta
 
-from dashboard.operations.declare import Api, Call, Operation, Page, Reason, doc
-from dashboard.permissions import Action
+from dashboard.clusters import cluster_names
+from dashboard.operations.declare import Api, Call, Operation, Page, Reason, api_path, doc, route
+from dashboard.permissions import Action, cluster_visible
+from dashboard.selectors import pipelines as pipelines_sel
 from dashboard.selectors.alerts import alerts_json, alerts_page_get
 from dashboard.selectors.collectors import collector_rows
+from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, topics_get
+from dashboard.selectors.pages.params import PAGE_SIZE
+from dashboard.selectors.pages.snapshot import now_ms
+from dashboard.selectors.pages.timeline import TimelineView, timeline_view
 from dashboard.services import alert_mutes as svc
 
 __all__ = ["OPERATIONS"]
 
+C = route(topic=False)
+PIPELINES = route("pipelines", topic=False)
+TIMELINE = "dashboard/timeline.html#list"
+MAX_LIMIT = 500
 MUTED = {"silence": "Silenced", "ack": "Acknowledged"}
+When = "(epoch ms or ISO time, UTC when no zone)"
 Cluster = Annotated[str, doc("cluster")]
+
+
+class ClusterPick(msgspec.Struct):
+    cluster: str = ""
+
+
+class OverviewRows(msgspec.Struct):
+    page: Annotated[int, doc("page number", ge=1)] = 1
+    sort: Annotated[str, doc(f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
+    order: Annotated[str, doc("desc (default) or asc")] = ""
+    problems: Annotated[bool, doc("only topics with a problem")] = False
+    q: Annotated[str, doc("topic name contains")] = ""
+
+
+class OverviewPaged(OverviewRows):
+    per_page: Annotated[int, doc("rows per page", ge=1, le=MAX_LIMIT)] = PAGE_SIZE
+
+
+class TopicSlice(msgspec.Struct):
+    limit: Annotated[int, doc("page size", ge=1, le=MAX_LIMIT)] = 50
+    offset: Annotated[int, doc("rows to skip", ge=0)] = 0
+
+
+def _visible(c: Call[Any]) -> list[str]:
+    return [n for n in cluster_names() if cluster_visible(c.user, n)]
+
+
+def _home(c: Call[ClusterPick], visible: dict[str, list[str]]) -> Any:
+    """The overview of the cluster the picker names, if visible, else the first visible."""
+    names = visible["clusters"] or cluster_names()
+    return c.to("overview", cluster=c.input.cluster if c.input.cluster in names else names[0])
 
 
 class Alerts(msgspec.Struct):
@@ -66,7 +115,82 @@ def _collectors(key: str) -> Any:
     return lambda c, rows: {key: rows, "interval_s": settings.COLLECT_INTERVAL_S}
 
 
+class Filters(msgspec.Struct):
+    """The timeline's filters and page."""
+
+    picked: Annotated[str, doc("one topic")] = msgspec.field(name="topic", default="")
+    kind: Annotated[list[str], doc("event kinds (repeated or comma-separated)")] = []
+    group: Annotated[str, doc("one group")] = ""
+    since: Annotated[str, doc(f"from {When}")] = ""
+    until: Annotated[str, doc(f"to {When}")] = ""
+    limit: Annotated[int, doc("1..500, default 100", ge=1, le=500)] = 100
+    before: Annotated[str, doc("next_before of the previous answer")] = ""
+
+
+def _timeline(c: Call[Filters], view: TimelineView) -> dict[str, Any]:
+    return view.context()
+
+
+class History(msgspec.Struct):
+    before: Annotated[Annotated[int, Meta(ge=0)] | None, doc("a page's next_before")] = None
+    limit: Annotated[Annotated[int, Meta(ge=0, le=200)] | None, doc("page size (20)")] = None
+
+
+def _before(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    try:
+        value = int(data.get("before", ""))
+    except ValueError:
+        return {}
+    return {"before": value} if value >= 0 else {}
+
+
+def _pipeline(c: Call[History]) -> dict[str, Any]:
+    name, limit = c.url["name"], c.input.limit or pipelines_sel.HISTORY_PAGE
+    data = pipelines_sel.pipeline_get(
+        cluster=c.cluster, pipeline=name, user=c.user, before=c.input.before, limit=limit
+    )
+    if data is None:
+        raise Http404(f"unknown pipeline {name!r}")
+    return data
+
+
+def _live(**context: Any) -> dict[str, Any]:  # the live region polls this often
+    return context | {"poll_seconds": settings.PIPELINES_POLL_S}
+
+
 OPERATIONS = (
+    Operation(
+        "Clusters and health",
+        "clusters",
+        Action.VIEW,
+        run=lambda c: {"clusters": _visible(c)},
+        page=Page("home", "", input=ClusterPick, answer=_home, early=False),
+        api=Api("api-clusters", "api/v1/clusters"),
+    ),
+    Operation(
+        "Cluster overview: topics with status, lag, pending, DLQ depth",
+        "clusters",
+        Action.VIEW,
+        OverviewPaged,
+        lambda c: overview_get(**c.read(), sparklines=False).json(),
+        page=Page(
+            "overview",
+            C,
+            template="dashboard/overview.html#table",
+            context=lambda c, d: {"ov": d, "now_ms": now_ms()},
+            input=OverviewRows,
+            run=lambda c: overview_get(**c.read()),
+        ),
+        api=Api("api-overview", api_path(C + "overview")),
+    ),
+    Operation(
+        "Topics (paged)",
+        "topics",
+        Action.VIEW,
+        TopicSlice,
+        lambda c: topics_get(**c.read()),
+        api=Api("api-topics", api_path(C + "topics")),
+    ),
     Operation(
         "Collector health: the last pass per visible cluster",
         "ops",
@@ -112,5 +236,43 @@ OPERATIONS = (
         page=Page("alert-unmute", "alerts/unmute/", "POST", answer=_unmuted),
         api=Api(answer=lambda c, _: {"lifted": c.input.alert_id}),
         early="somewhere",
+    ),
+    Operation(
+        "Incident timeline, newest first",
+        "timeline",
+        Action.VIEW,
+        Filters,
+        lambda c: timeline_view(**c.read()),
+        page=Page("timeline", route("timeline", topic=False), template=TIMELINE, context=_timeline),
+        pages=(Page("topic-timeline", route("timeline"), template=TIMELINE, context=_timeline),),
+        api=Api(answer=lambda c, view: view.json()),
+    ),
+    Operation(
+        "Pipelines",
+        "pipelines",
+        Action.VIEW,
+        run=lambda c: pipelines_sel.pipeline_list(**c.read()),
+        page=Page(
+            "pipelines",
+            PIPELINES,
+            template="dashboard/pipelines.html#live",
+            context=lambda c, rows: _live(pipelines=rows, now_ms=now_ms()),
+        ),
+        api=Api(answer=lambda c, rows: {"cluster": c.cluster, "pipelines": rows}),
+    ),
+    Operation(
+        "One pipeline and its checkpoints",
+        "pipelines",
+        Action.VIEW,
+        History,
+        _pipeline,
+        page=Page(
+            "pipeline-detail",
+            PIPELINES + "<str:name>/",
+            template="dashboard/pipeline.html#live",
+            form=_before,
+            context=lambda c, p: _live(p=p, before=c.input.before),
+        ),
+        api=Api(answer=lambda c, p: {"cluster": c.cluster, "pipeline": c.url["name"], **p}),
     ),
 )

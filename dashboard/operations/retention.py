@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from django.http import QueryDict
 
-from dashboard.operations.declare import Call, Operation, Page, Why, doc, route
+from dashboard.operations.declare import FORM_TRUE, Call, Operation, Page, Why, doc, route
 from dashboard.permissions import Action
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.retention import policy_from_form, retention_get
@@ -66,13 +66,12 @@ def _view(c: Call[Any], page: int | None = None) -> dict[str, Any]:
 def _fields(data: QueryDict) -> dict[str, Any]:
     """The form as the page shows it again."""
     text = {f: (data.get(f) or "").strip() for f in ("maxlen", "max_age", "ignore_groups")}
-    return text | {"consumed": data.get("consumed") in ("1", "on", "true")}
+    return text | {"consumed": data.get("consumed", "") in FORM_TRUE}
 
 
 def _context(c: Call[Any], result: Any) -> dict[str, Any]:
     trimmed = c.request.method == "POST"
-    form = _fields(c.request.POST if trimmed else c.request.GET)
-    return {"form": form, "can": c.can} | (
+    return {"form": _fields(c.form), "can": c.can} | (
         {"d": _view(c), "result": result} if trimmed else {"d": result}
     )
 

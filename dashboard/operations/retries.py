@@ -59,11 +59,10 @@ def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
     """One row's button (``one``), the checked rows (``id``) or all matching the filter."""
     one = data.get("one", "").strip()
-    every = data.get("all_matching") in ("1", "on", "true")
     return read | {
         "ids": [one] if one else data.getlist("id"),
         "cursor": "",
-        "all_matching": every and not one,
+        "all_matching": read["all_matching"] and not one,
         "filter": {k: data.get(k, "") for k in FILTERS},
     }
 

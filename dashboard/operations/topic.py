@@ -1,27 +1,50 @@
-"""One topic's read pages and their JSON (``mqcore`` CLI ``--json`` field names where they
-overlap): the topic (snapshot, charts), its series and live lag, a group's pending entries,
-the leases, and one message (masked without the right to see its payload)."""
+"""One topic's pages and their JSON (``mqcore`` CLI ``--json`` field names where they
+overlap): the topic (snapshot, charts), its series and live lag, the partition panel
+(per-partition rate, length, memory and their skew; one partition's hot-key sample, an
+htmx partial), the leases, the message browser with "produce a test message", and one
+message (masked without the right to see its payload). A bad browser filter or produce
+form shows the browser's form again with the error (400); the form's headers are
+``NAME=VALUE`` lines."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 import msgspec
-from msgspec import Meta
+from django.http import HttpResponse
+from django.shortcuts import render
 
 from dashboard.charts import WINDOWS
-from dashboard.operations.declare import FORM_TRUE, Api, Call, Operation, Page, api_path, doc, route
-from dashboard.permissions import Action, has_action
-from dashboard.selectors.pages import leases, messages, pending, series
+from dashboard.operations.declare import (
+    FORM_TRUE,
+    Api,
+    Call,
+    Operation,
+    Page,
+    api_path,
+    doc,
+    in_cluster,
+    route,
+)
+from dashboard.permissions import Action
+from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
+from dashboard.selectors.pages import leases, messages, series
 from dashboard.selectors.pages import topic as sel
+from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
+from dashboard.selectors.pages.params import parse_int
+from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
 from dashboard.selectors.pages.snapshot import now_ms
+from dashboard.services import produce as svc
 
 __all__ = ["OPERATIONS"]
 
 PAGE = route()
 API = api_path(PAGE)
+MESSAGES = route("messages")
 MESSAGE = PAGE + "messages/<int:partition>/<str:entry_id>/"
-AtLeast = Annotated[int, Meta(ge=0)] | None
+PARTITIONS = route("partitions")
+BROWSE = "dashboard/browse.html"
+ROW_PAYLOAD_CHARS = 300
 
 
 class GroupFilter(msgspec.Struct):
@@ -31,27 +54,6 @@ class GroupFilter(msgspec.Struct):
 class SeriesQuery(GroupFilter):
     metric: Annotated[str, doc(", ".join(series.SERIES_METRICS))] = ""
     window: Annotated[str, doc(", ".join(WINDOWS) + " (default 1h)")] = ""
-
-
-class Pel(GroupFilter):
-    """Filters and order of a group's pending entries (min_*: at least)."""
-
-    consumer: str = ""
-    partition: AtLeast = None
-    min_idle_s: AtLeast = None
-    min_deliveries: AtLeast = None
-    sort: Annotated[str, doc("idle (default) or count")] = ""
-    order: Annotated[str, doc("desc (default) or asc")] = ""
-
-
-class PelPage(Pel):
-    page: Annotated[int, Meta(ge=1)] = 1
-
-
-class PelQuery(Pel):
-    min_idle_ms: AtLeast = None
-    limit: Annotated[int, Meta(ge=1, le=500)] = 50
-    offset: Annotated[int, Meta(ge=0)] = 0
 
 
 class MessageCut(msgspec.Struct):
@@ -71,13 +73,104 @@ def _leases_page(c: Call[GroupFilter], d: dict[str, Any]) -> dict[str, Any]:
     return {"groups": groups, "d": d, "group": d["group"] or "", "now_ms": now_ms()}
 
 
-def _pending_page(c: Call[PelPage], d: dict[str, Any]) -> dict[str, Any]:
-    return d | {"can_act": has_action(c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic)}
-
-
 def _message_page(c: Call[MessageCut], v: messages.MessageView) -> dict[str, Any]:
     query = c.request.GET
     return v.page(full=query.get("full", "") in FORM_TRUE, group=query.get("group", ""))
+
+
+class Window(msgspec.Struct):
+    window: Annotated[str, doc("rate window: 5m (default), 15m or 1h")] = ""
+
+
+class Sample(msgspec.Struct):
+    count: Annotated[str | None, doc("entries sampled (default 500, at most 2000)")] = None
+
+
+def _partitions(c: Call[Window]) -> dict[str, Any]:
+    return partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window or "5m")
+
+
+QUERY = {
+    "partition": "one partition (default: all)",
+    "order": "newest (default) or oldest first",
+    "from_id": "start at this entry id (inclusive)",
+    "from_time": "start at this time (epoch ms or ISO time, UTC)",
+    "limit": "messages per page (default 50, at most 500)",
+    "max_scan": "entries scanned at most (default 10000, at most 100000)",
+    "cursor": "next_cursor of the previous page of the same query",
+    "key": "message key, exactly",
+    "header": "NAME (present) or NAME=VALUE",
+    "text": "payload or headers contain (case-insensitive)",
+    "where": 'expression, e.g. payload.customer == "c-1" and payload.amount > 100',
+    "max_bytes": "payload bytes per message (default 1024, at most 65536)",
+}  # BROWSE_PARAMS, as the document describes them (the selector reads the query)
+Browse = msgspec.defstruct("Browse", [(n, Annotated[str, doc(d)], "") for n, d in QUERY.items()])
+
+
+class ProduceForm(msgspec.Struct):
+    payload: str = ""
+    key: str = ""
+    headers: str = ""  # NAME=VALUE lines
+    partition: str = ""
+
+
+class Produce(msgspec.Struct):
+    payload: Annotated[str, doc("the message")] = ""
+    key: Annotated[str, doc("optional message key (chooses the partition)")] = ""
+    headers: Annotated[dict[str, str] | None, doc("optional headers, name -> string value")] = None
+    partition: Annotated[int | None, doc("optional partition")] = None
+
+
+def _browse(c: Call[Any]) -> dict[str, Any]:
+    return browse_get(c.cluster, c.topic, c.request.GET, user=c.user)
+
+
+def _browse_page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
+    """The browser, its form shown again (with the produce form's error, if any)."""
+    query = c.request.GET
+    form = {name: (query.get(name) or "").strip() for name in BROWSE_PARAMS}
+    context: dict[str, Any] = {
+        **c.url,
+        "form": form,
+        "produce": produce or {},
+        "produce_open": query.get("produce") == "1",
+        "can": c.can,
+        "payload_chars": ROW_PAYLOAD_CHARS,
+        "filtered": any(form[k] for k in BROWSE_FILTERS),
+    }
+    try:
+        d = _browse(c)
+    except ValueError as exc:  # a bad filter or parameter
+        context["error"] = str(exc)
+    else:
+        following = query.copy()  # the next page: this query at the next cursor
+        following["cursor"] = d["next_cursor"] or ""
+        next_query = following.urlencode() if d["next_cursor"] else ""
+        context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
+    status = 400 if produce or "error" in context else 200
+    return render(c.request, BROWSE, context, status=status)
+
+
+def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
+    form = msgspec.structs.asdict(c.input)
+    try:
+        sent = svc.produce_message(
+            **c.write()
+            | {
+                "key": c.input.key.strip() or None,
+                "headers": svc.header_lines(c.input.headers),
+                "partition": parse_int(c.input.partition.strip(), "partition", default=None),
+            }
+        )
+    except ValueError as exc:
+        count_request(c.request, "browse", BROWSE_FILTERS)  # the browser reads again
+        return _browse_page(c, {**form, "error": str(exc)})
+    return c.back(
+        f"Produced {sent['id']} to partition {sent['partition']}.",
+        "message-detail",
+        partition=sent["partition"],
+        entry_id=sent["id"],
+    )
 
 
 OPERATIONS = (
@@ -112,21 +205,6 @@ OPERATIONS = (
         api=Api("api-lag", API + "/lag"),
     ),
     Operation(
-        "Pending entries of a group (live read; group required)",
-        "pending",
-        Action.VIEW,
-        PelQuery,
-        lambda c: pending.pending_json(**c.read()),
-        page=Page(
-            "pending",
-            PAGE + "pending/",
-            template="dashboard/pending.html#table",
-            context=_pending_page,
-            input=PelPage,
-            run=lambda c: pending.pending_page_get(**c.read()),
-        ),
-    ),
-    Operation(
         "Partition leases",
         "topics",
         Action.VIEW,
@@ -150,5 +228,54 @@ OPERATIONS = (
             "message-detail", MESSAGE, template="dashboard/message.html", context=_message_page
         ),
         api=Api("api-message", answer=lambda c, v: v.json(c.input.max_bytes)),
+    ),
+    Operation(
+        "Per partition: produce rate, length, memory, and the skew (max vs mean)",
+        "topics",
+        Action.VIEW,
+        Window,
+        _partitions,
+        api=Api("api-topic-partitions", api_path(PARTITIONS), answer=in_cluster),
+    ),
+    Operation(
+        "The most frequent message keys of the newest entries of one partition (a sample)",
+        "topics",
+        Action.VIEW,
+        Sample,
+        lambda c: hot_keys_get(**c.read()),
+        page=Page(
+            "hot-keys",
+            PARTITIONS + "<int:partition>/hot-keys/",
+            template="dashboard/hot_keys.html#sample",
+            context=lambda c, sample: {"sample": sample},
+        ),
+        api=Api(answer=in_cluster),
+    ),
+    Operation(
+        "Browse messages: partitions merged by id, filters, cursor paging, a bounded scan "
+        "(scanned, stopped_at_bound; payloads masked without the right to see them)",
+        "topics",
+        Action.VIEW,
+        Browse,
+        page=Page("topic-browse", MESSAGES, answer=lambda c, _: _browse_page(c)),
+        api=Api(answer=lambda c, _: in_cluster(c, _browse(c)), loose=True),
+        decorators=(rate_limited("browse", filters=BROWSE_FILTERS),),
+    ),
+    Operation(
+        "The produce form",
+        "topics",
+        Action.VIEW,
+        ProduceForm,
+        page=Page("topic-produce", MESSAGES + "produce/", "POST", answer=_produced),
+        twin="api-topic-produce",
+    ),
+    Operation(
+        "Produce a test message (validated as mqcore produce; audited)",
+        "topics",
+        Action.PRODUCE,
+        Produce,
+        lambda c: svc.produce_message(**c.write() | {"key": c.input.key or None}),
+        api=Api("api-topic-produce", api_path(MESSAGES + "produce/"), "POST", status=201),
+        early=False,
     ),
 )

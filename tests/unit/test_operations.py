@@ -10,8 +10,8 @@ from django.test import RequestFactory
 
 from dashboard.operations.declare import read_form, read_json
 from dashboard.operations.dlq import Export, Replay
+from dashboard.operations.groups import Move
 from dashboard.operations.openapi import document
-from dashboard.operations.position import Move
 from dashboard.operations.registry import OPERATIONS
 
 

@@ -55,6 +55,6 @@ def test_django_views_api_and_selectors_import_without_pyspark(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "dashboard.selectors.pipelines" in result["imported"]
-    assert "dashboard.operations.pipelines" in result["imported"]
+    assert "dashboard.operations.monitoring" in result["imported"]
     assert result["totals"] == {}
     assert result["pyspark"] is False

@@ -1,0 +1,272 @@
+"""A consumer group on a topic: its pending entries (the page and the JSON, live reads),
+claimed to a consumer or moved to the DLQ, and its position (Admin only: the form, its
+dry run, an htmx partial, and the move).
+
+The claim and dead-letter JSON names one partition and its ``ids``; the pending page's
+form checks rows ``partition:id`` of any partitions (``Checked``, a page-only input) and
+runs the service once per partition, then goes back to the pending page of the same
+group. The position form's ``kind``, ``time_value`` / ``id_value``, ``scope`` (``all``,
+or ``some`` with the ``partitions`` text) are read into the JSON's ``target`` and
+``partitions``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from django.http import HttpResponse, QueryDict
+from msgspec import Meta
+
+from dashboard.operations.declare import (
+    Api,
+    Call,
+    Operation,
+    Page,
+    Reason,
+    Why,
+    api_path,
+    doc,
+    route,
+)
+from dashboard.operations.topic import GroupFilter
+from dashboard.permissions import Action, has_action
+from dashboard.selectors import position as position_sel
+from dashboard.selectors.pages import pending as pending_sel
+from dashboard.services import pending as svc
+from dashboard.services import position as position_svc
+
+__all__ = ["OPERATIONS"]
+
+PENDING = route("pending")
+POSITION = route("groups/<str:group>/position")
+POSITION_TEMPLATE = "dashboard/position.html"
+KINDS = ("earliest", "latest", "time", "id")
+AtLeast = Annotated[int, Meta(ge=0)] | None
+Consumer = Annotated[str, doc("consumer to claim to")]
+
+
+class Pel(GroupFilter):
+    """Filters and order of a group's pending entries (min_*: at least)."""
+
+    consumer: str = ""
+    partition: AtLeast = None
+    min_idle_s: AtLeast = None
+    min_deliveries: AtLeast = None
+    sort: Annotated[str, doc("idle (default) or count")] = ""
+    order: Annotated[str, doc("desc (default) or asc")] = ""
+
+
+class PelPage(Pel):
+    page: Annotated[int, Meta(ge=1)] = 1
+
+
+class PelQuery(Pel):
+    min_idle_ms: AtLeast = None
+    limit: Annotated[int, Meta(ge=1, le=500)] = 50
+    offset: Annotated[int, Meta(ge=0)] = 0
+
+
+def _pending_page(c: Call[PelPage], d: dict[str, Any]) -> dict[str, Any]:
+    return d | {"can_act": has_action(c.user, Action.CLAIM, cluster=c.cluster, topic=c.topic)}
+
+
+class Entries(Reason, kw_only=True):
+    """Pending entries of one partition of a group, and why."""
+
+    group: Annotated[str, doc("consumer group")] = ""
+    partition: Annotated[int, doc("partition of the entries", ge=0)]
+    ids: Annotated[list[str], doc("pending entry ids")] = []
+
+
+class Claim(Entries, kw_only=True):
+    """The entries, and the consumer they go to."""
+
+    consumer: Consumer = ""
+
+
+class Checked(Reason):
+    """The pending page's form: the checked rows ``partition:id`` (and the consumer)."""
+
+    group: str = ""
+    entry: list[str] = []
+    consumer: Consumer = ""
+
+
+def _one(c: Call[Entries], run: Any, key: str) -> dict[str, Any]:
+    group = c.input.group.strip()
+    done = run(**c.write() | {"group": group})
+    return {"group": group, "partition": c.input.partition, key: done}
+
+
+def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
+    """The service once per partition of the checked rows: the entries done."""
+    grouped: dict[int, list[str]] = {}
+    for raw in c.input.entry:
+        part, _, entry_id = raw.partition(":")
+        if not part.isdigit() or not entry_id:
+            raise ValueError(f"bad entry reference {raw[:40]!r}")
+        grouped.setdefault(int(part), []).append(entry_id)
+    if not grouped:
+        raise ValueError("select at least one pending entry")
+    args = {"acting_user": c.user, **c.url, "group": c.input.group.strip(), **extra}
+    args |= {"reason": c.input.reason, "origin": c.origin}
+    return sum(len(run(**args, partition=p, ids=ids)) for p, ids in grouped.items())
+
+
+def _back(text: str) -> Any:
+    def answer(c: Call[Checked], n: int) -> HttpResponse:
+        group = c.input.group.strip()
+        return c.back(
+            text.format(n=n, consumer=c.input.consumer),
+            "pending",
+            query=f"group={group}" if group else "",
+        )
+
+    return answer
+
+
+class Target(msgspec.Struct):
+    """Where the group moves to."""
+
+    kind: Annotated[str, doc("latest, earliest, time or id")]
+    value: Annotated[str | int | None, doc("the time or id (time and id kinds)")] = None
+
+
+class Plan(msgspec.Struct):
+    """The target, and the partitions to move."""
+
+    target: Target
+    partitions: Annotated[list[int] | str, doc('partition numbers, or "all"')] = "all"
+
+
+class Move(Plan):
+    """The target, the partitions, and the confirmation."""
+
+    reason: Why = ""
+    confirm: Annotated[str, doc("the group name, typed again")] = ""
+    force: Annotated[bool, doc("move a group a pipeline moves (refused, 409, without it)")] = False
+
+
+def _position_fields(data: QueryDict) -> dict[str, Any]:
+    """The form as the page shows it again: kind, its value, scope and partitions text."""
+    kind = data.get("kind", "") or "earliest"
+    value = data.get(f"{kind}_value", "") if kind in ("time", "id") else ""
+    scope = data.get("scope", "all")
+    partitions = "all" if scope != "some" else data.get("partitions", "")
+    return {"kind": kind, "value": value, "partitions": partitions, "scope": scope}
+
+
+def _position_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
+    form = _position_fields(data)
+    return read | {
+        "target": {"kind": form["kind"], "value": form["value"]},
+        "partitions": form["partitions"],
+    }
+
+
+def _position_context(key: str) -> Any:
+    """The page's context: the form shown again, and the plan or the result under ``key``."""
+
+    def context(call: Call[Any], result: Any) -> dict[str, Any]:
+        form = _position_fields(call.form)
+        return {"form": form, "kinds": KINDS} | ({key: result} if key else {})
+
+    return context
+
+
+def _flat(args: dict[str, Any]) -> dict[str, Any]:
+    """The input's target spread into ``kind`` and ``value``, as selector and service take it."""
+    target = args.pop("target")
+    return args | {"kind": target.kind, "value": target.value}
+
+
+OPERATIONS = (
+    Operation(
+        "Pending entries of a group (live read; group required)",
+        "pending",
+        Action.VIEW,
+        PelQuery,
+        lambda c: pending_sel.pending_json(**c.read()),
+        page=Page(
+            "pending",
+            PENDING,
+            template="dashboard/pending.html#table",
+            context=_pending_page,
+            input=PelPage,
+            run=lambda c: pending_sel.pending_page_get(**c.read()),
+        ),
+    ),
+    Operation(
+        "Claim pending entries of one partition to a consumer",
+        "pending",
+        Action.CLAIM,
+        Claim,
+        lambda c: _one(c, svc.pending_claim, "claimed"),
+        page=Page(
+            "pending-claim",
+            PENDING + "claim/",
+            "POST",
+            answer=_back("Claimed {n} entries to {consumer}."),
+            input=Checked,
+            run=lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
+            early=False,
+        ),
+    ),
+    Operation(
+        "Dead-letter pending entries of one partition",
+        "pending",
+        Action.MOVE_TO_DLQ,
+        Entries,
+        lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
+        page=Page(
+            "pending-move-to-dlq",
+            PENDING + "move-to-dlq/",
+            "POST",
+            answer=_back("Moved {n} entries to the DLQ."),
+            input=Checked,
+            run=lambda c: _checked(c, svc.pending_move_to_dlq),
+            early=False,
+        ),
+    ),
+    Operation(
+        "The position form",
+        "groups",
+        Action.SET_POSITION,
+        page=Page(
+            "group-position", POSITION, template=POSITION_TEMPLATE, context=_position_context("")
+        ),
+        twin="api-group-position-plan",
+    ),
+    Operation(
+        "Dry run of a group position move",
+        "groups",
+        Action.SET_POSITION,
+        Plan,
+        lambda c: position_sel.position_plan_get(**_flat(c.read())),
+        page=Page(
+            "group-position-plan",
+            POSITION + "plan/",
+            template=POSITION_TEMPLATE + "#plan",
+            form=_position_form,
+            context=_position_context("plan"),
+        ),
+        api=Api(method="POST"),
+    ),
+    Operation(
+        "Move a group's position (skip or reprocess)",
+        "groups",
+        Action.SET_POSITION,
+        Move,
+        lambda c: position_svc.set_group_position(**_flat(c.write())),
+        page=Page(
+            "group-position-move",
+            POSITION + "move/",
+            "POST",
+            POSITION_TEMPLATE,
+            form=_position_form,
+            context=_position_context("result"),
+        ),
+        api=Api("api-group-position", api_path(POSITION)),
+    ),
+)
