@@ -122,6 +122,23 @@ ou: groups
         )
         return self
 
+    def console_settings(self, role_map: dict[str, Any]) -> dict[str, Any]:
+        """The console's settings for LDAP login against this server (plain ldap://)."""
+        return {
+            "CONSOLE_LDAP_ENABLED": True,
+            "LDAP_SERVER_URI": self.uri,
+            "LDAP_START_TLS": False,
+            "LDAP_CA_FILE": "",
+            "LDAP_USER_SEARCH_BASE": f"ou=people,{BASE_DN}",
+            "LDAP_GROUP_SEARCH_BASE": f"ou=groups,{BASE_DN}",
+            "LDAP_ROLE_MAP": role_map,
+            "AUTHENTICATION_BACKENDS": [
+                "axes.backends.AxesStandaloneBackend",
+                "django.contrib.auth.backends.ModelBackend",
+                "dashboard.sso.directory.ConsoleLDAPBackend",
+            ],
+        }
+
     def log(self) -> str:
         path = self.base / "slapd.log"
         return path.read_text(errors="replace") if path.exists() else ""

@@ -15,7 +15,7 @@ from django.test import Client
 from dashboard.models import GroupTopicScope
 from dashboard.permissions import ADMIN, VIEWER, Action, has_action, role_of
 from scripts.embedded import find_free_port
-from tests.harness.slapd import BASE_DN, PrivateSlapd
+from tests.harness.slapd import PrivateSlapd
 
 pytestmark = pytest.mark.django_db
 
@@ -44,18 +44,8 @@ def slapd() -> Iterator[PrivateSlapd]:
 
 @pytest.fixture
 def ldap_on(settings: Any, slapd: PrivateSlapd) -> Any:
-    settings.CONSOLE_LDAP_ENABLED = True
-    settings.LDAP_SERVER_URI = slapd.uri
-    settings.LDAP_START_TLS = False
-    settings.LDAP_CA_FILE = ""
-    settings.LDAP_USER_SEARCH_BASE = f"ou=people,{BASE_DN}"
-    settings.LDAP_GROUP_SEARCH_BASE = f"ou=groups,{BASE_DN}"
-    settings.LDAP_ROLE_MAP = ROLE_MAP
-    settings.AUTHENTICATION_BACKENDS = [
-        "axes.backends.AxesStandaloneBackend",
-        "django.contrib.auth.backends.ModelBackend",
-        LDAP_BACKEND,
-    ]
+    for name, value in slapd.console_settings(ROLE_MAP).items():
+        setattr(settings, name, value)
     return settings
 
 
