@@ -6,14 +6,17 @@ the next login, local accounts switched off, StartTLS and LDAPS."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
+from django.utils import timezone
 
-from dashboard.models import GroupTopicScope
+from dashboard.models import ApiToken, GroupTopicScope
 from dashboard.permissions import ADMIN, VIEWER, Action, has_action, role_of
+from dashboard.services.access import role_set
 from scripts.embedded import find_free_port
 from tests.harness.slapd import PrivateSlapd
 
@@ -219,3 +222,29 @@ def test_the_system_check_reports_ldap_settings_that_cannot_work(ldap_on: Any) -
     assert {e.id for e in ldap_settings_check()} == {"opsdash.E105", "opsdash.E106"}
     ldap_on.LDAP_ROLE_MAP = {}
     assert "LDAP_ROLE_MAP is empty" in str(ldap_settings_check()[-1])
+
+
+@pytest.mark.redis
+def test_ldap_users_api_tokens_need_a_recent_login(ldap_on: Any) -> None:
+    login("dave")
+    dave = user("dave")
+    _, token = ApiToken.issue(dave)
+
+    def api() -> Any:
+        return Client().get("/api/v1/alerts", HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    assert api().status_code == 200
+    stale = timezone.now() - timedelta(days=ldap_on.SSO_TOKEN_REVALIDATE_DAYS + 1)
+    User.objects.filter(pk=dave.pk).update(last_login=stale)
+    answer = api()
+    assert answer.status_code == 401
+    assert "log in to the console again through LDAP" in answer.json()["error"]
+    login("dave")  # the next login renews it, with the directory's groups of now
+    assert api().status_code == 200
+
+
+def test_the_console_does_not_edit_ldap_users_roles(ldap_on: Any) -> None:
+    login("alice")
+    with pytest.raises(ValueError, match="get their roles from the identity provider"):
+        role_set(acting_user=user("alice"), username="ldap:alice", role="Viewer")
+    assert role_of(user("alice")) == ADMIN
