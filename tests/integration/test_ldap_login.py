@@ -248,3 +248,12 @@ def test_the_console_does_not_edit_ldap_users_roles(ldap_on: Any) -> None:
     with pytest.raises(ValueError, match="get their roles from the identity provider"):
         role_set(acting_user=user("alice"), username="ldap:alice", role="Viewer")
     assert role_of(user("alice")) == ADMIN
+
+
+def test_a_deactivated_console_account_is_refused(ldap_on: Any) -> None:
+    login("alice")
+    User.objects.filter(username="ldap:alice").update(is_active=False)
+    client, answer = login("alice")
+    assert answer.status_code == 403
+    assert "The console account ldap:alice is disabled." in answer.content.decode()
+    assert "_auth_user_id" not in client.session
