@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_sso import post_silence
-from tests.harness.slapd import PrivateSlapd
+from tests.harness.slapd import PrivateSlapd, running_slapd
 from tests.integration.dlq_support import make_topic
 from tests.integration.pages_support import collect
 
@@ -26,17 +26,15 @@ ROLE_MAP = {
 
 @pytest.fixture(scope="module")
 def slapd() -> Iterator[PrivateSlapd]:
-    server = PrivateSlapd().start()
-    for uid in ("alice", "victor", "paula", "nora"):
-        server.add_user(uid, f"{uid}-password")
-    server.add_group("sre-admins", "alice")
-    server.add_group("sre-viewers", "victor")
-    server.add_group("payments-team", "paula")
-    server.add_group("marketing", "nora")
-    try:
+    users = ("alice", "victor", "paula", "nora")
+    groups = {
+        "sre-admins": ["alice"],
+        "sre-viewers": ["victor"],
+        "payments-team": ["paula"],
+        "marketing": ["nora"],
+    }
+    with running_slapd(users, groups) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -14,13 +14,22 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from scripts.embedded import find_free_port, port_in_use
 from tests.harness.tls import make_tls_files
 
-__all__ = ["BASE_DN", "MANAGER_DN", "MANAGER_PASSWORD", "PrivateSlapd", "SlapdUnavailable"]
+__all__ = [
+    "BASE_DN",
+    "MANAGER_DN",
+    "MANAGER_PASSWORD",
+    "PrivateSlapd",
+    "SlapdUnavailable",
+    "running_slapd",
+]
 
 BASE_DN = "dc=example,dc=test"
 MANAGER_DN = f"cn=manager,{BASE_DN}"
@@ -200,3 +209,20 @@ userPassword: {password}
                 self.process.wait(timeout=10)
         self.process = None
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+@contextmanager
+def running_slapd(
+    users: Sequence[str], groups: Mapping[str, Sequence[str]]
+) -> Iterator[PrivateSlapd]:
+    """A started slapd with ``users`` (password ``<uid>-password``) and ``groups``
+    (cn -> member uids), stopped on exit."""
+    server = PrivateSlapd().start()
+    try:
+        for uid in users:
+            server.add_user(uid, f"{uid}-password")
+        for cn, members in groups.items():
+            server.add_group(cn, *members)
+        yield server
+    finally:
+        server.stop()

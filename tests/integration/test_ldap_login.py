@@ -18,7 +18,7 @@ from dashboard.models import ApiToken, GroupTopicScope
 from dashboard.permissions import ADMIN, VIEWER, Action, has_action, role_of
 from dashboard.services.access import role_set
 from scripts.embedded import find_free_port
-from tests.harness.slapd import PrivateSlapd
+from tests.harness.slapd import PrivateSlapd, running_slapd
 
 pytestmark = pytest.mark.django_db
 
@@ -32,17 +32,15 @@ ROLE_MAP = {
 
 @pytest.fixture(scope="module")
 def slapd() -> Iterator[PrivateSlapd]:
-    server = PrivateSlapd().start()
-    for uid in ("alice", "bob", "carol", "dave", "erin", "mallory"):
-        server.add_user(uid, f"{uid}-password")
-    server.add_group("sre-admins", "alice")
-    server.add_group("sre-viewers", "dave")
-    server.add_group("orders-oncall", "carol")
-    server.add_group("marketing", "bob")
-    try:
+    users = ("alice", "bob", "carol", "dave", "erin", "mallory")
+    groups = {
+        "sre-admins": ["alice"],
+        "sre-viewers": ["dave"],
+        "orders-oncall": ["carol"],
+        "marketing": ["bob"],
+    }
+    with running_slapd(users, groups) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
