@@ -17,14 +17,21 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HOME=/var/lib/opsdash \
     DJANGO_SETTINGS_MODULE=config.settings.prod
 
-# A JRE for PySpark (the pipeline service); procps gives Spark's scripts `ps`.
+# A JRE for PySpark (the pipeline service); procps gives Spark's scripts `ps`; the OpenLDAP
+# and SASL libraries for LDAP login (python-ldap).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends default-jre-headless procps \
+       libldap-2.5-0 libsasl2-2 \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
 COPY requirements.lock ./
-RUN pip install -r requirements.lock
+# python-ldap builds from source: its compiler and headers are removed once it is built.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev libldap2-dev libsasl2-dev \
+    && pip install -r requirements.lock \
+    && apt-get purge -y --auto-remove gcc libc6-dev libldap2-dev libsasl2-dev \
+    && rm -rf /var/lib/apt/lists/*
 
 COPY . .
 COPY --from=assets /app/node_modules ./node_modules

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the project needs on a fresh Debian/Ubuntu machine; a no-op when done.
-# As root it installs Debian packages (redis-server, chromium, a JRE for Spark, PostgreSQL for tests);
+# As root it installs Debian packages (redis-server, chromium, a JRE for Spark, PostgreSQL and slapd
+# for tests, the headers python-ldap builds against);
 # as another user it says what is missing and falls back to a project-local Redis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,16 @@ command -v java >/dev/null || need_apt+=(default-jre-headless)
 # the package's default cluster (port 5432) may get created by its postinst, but is never used.
 [ -n "${PG_BIN_DIR:-}" ] || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
 command -v python3 >/dev/null || need_apt+=(python3)
+# LDAP login (an optional extra): python-ldap in requirements.lock builds against the OpenLDAP
+# and SASL headers; the LDAP tests start a private slapd (tests/harness/slapd.py) and load it
+# with ldap-utils. The package's own slapd service is stopped and disabled below, never used.
+[ -x /usr/sbin/slapd ] || need_apt+=(slapd)
+command -v ldapadd >/dev/null || need_apt+=(ldap-utils)
+[ -f /usr/include/ldap.h ] || need_apt+=(libldap2-dev)
+[ -f /usr/include/sasl/sasl.h ] || need_apt+=(libsasl2-dev)
+command -v gcc >/dev/null || need_apt+=(gcc)
+python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' 2>/dev/null \
+  || need_apt+=(python3-dev)
 # Node.js and npm install the front-end files of package-lock.json (plotly.js, axe-core).
 command -v node >/dev/null || need_apt+=(nodejs)
 command -v npm >/dev/null || need_apt+=(npm)
@@ -25,6 +36,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+    if [[ " ${need_apt[*]} " == *" slapd "* ]]; then
+      # the tests run their own slapd; the system one (port 389) is not used
+      service slapd stop >/dev/null 2>&1 || true
+      update-rc.d slapd disable >/dev/null 2>&1 || systemctl disable slapd >/dev/null 2>&1 || true
+    fi
   else
     echo "bootstrap: missing Debian packages (run as root to install): ${need_apt[*]}" >&2
     if [[ " ${need_apt[*]} " == *" redis-server "* ]]; then bash scripts/install-redis-local.sh; fi

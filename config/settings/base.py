@@ -173,9 +173,28 @@ SSO_TOKEN_REVALIDATE_DAYS = env_int("SSO_TOKEN_REVALIDATE_DAYS", 7)
 # Provider group -> "Viewer" | "Operator" | "Admin" | {"role": ..., "topics": [...], "cluster": ""}
 OIDC_ROLE_MAP: dict[str, Any] = env_json("OIDC_ROLE_MAP", "{}")
 
+# --- LDAP login through the login form (django-auth-ldap; dashboard/sso/directory.py) ---
+# docs/deploy.md "LDAP login" describes every setting below. Setting LDAP_SERVER_URI
+# switches it on; users are "ldap:<login name>", their groups mapped as OIDC's.
+LDAP_SERVER_URI = os.environ.get("LDAP_SERVER_URI", "").strip()  # ldap://host or ldaps://host
+CONSOLE_LDAP_ENABLED = bool(LDAP_SERVER_URI)
+LDAP_START_TLS = env_bool("LDAP_START_TLS", False)
+LDAP_CA_FILE = os.environ.get("LDAP_CA_FILE", "")  # CA bundle for ldaps:// and StartTLS
+LDAP_BIND_DN = os.environ.get("LDAP_BIND_DN", "")  # the search account; empty: anonymous
+LDAP_BIND_PASSWORD = os.environ.get("LDAP_BIND_PASSWORD", "")
+LDAP_USER_SEARCH_BASE = os.environ.get("LDAP_USER_SEARCH_BASE", "")
+LDAP_USER_FILTER = os.environ.get("LDAP_USER_FILTER", "(uid=%(user)s)")
+LDAP_GROUP_SEARCH_BASE = os.environ.get("LDAP_GROUP_SEARCH_BASE", "")  # empty: the user base
+LDAP_GROUP_TYPE = os.environ.get("LDAP_GROUP_TYPE", "groupOfNames")
+LDAP_GROUP_FILTER = os.environ.get("LDAP_GROUP_FILTER", "(objectClass=groupOfNames)")
+LDAP_TIMEOUT_S = env_int("LDAP_TIMEOUT_S", 5)
+# LDAP group (cn) -> "Viewer" | "Operator" | "Admin" | {"role": ..., "topics": [...], "cluster": ""}
+LDAP_ROLE_MAP: dict[str, Any] = env_json("LDAP_ROLE_MAP", "{}")
+
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     *(["django.contrib.auth.backends.ModelBackend"] if CONSOLE_LOCAL_LOGIN else []),
+    *(["dashboard.sso.directory.ConsoleLDAPBackend"] if CONSOLE_LDAP_ENABLED else []),
     *(["dashboard.sso.backend.ConsoleOIDCBackend"] if CONSOLE_SSO_ENABLED else []),
 ]
 

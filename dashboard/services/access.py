@@ -9,8 +9,8 @@ topics** mask payloads and header values for roles without ``view_payload``.
 
 Every change validates first (a bad name, pattern, cluster or user writes nothing),
 then writes the change and its audit row (``role.change``) in one transaction.
-Groups of single sign-on (``oidc:``) are rewritten at each login, so they are not
-edited here.
+Groups of single sign-on (``oidc:``) and LDAP (``ldap:``) users are rewritten at each
+login, so they are not edited here.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dashboard.clusters import cluster_names
 from dashboard.models import AuditEventType, GroupTopicScope, SensitiveTopic
 from dashboard.permissions import ROLES, Action, action_permissions, require_action, roles_sync
 from dashboard.services.audit import Origin, audit_record
+from dashboard.sso.mapping import is_external_username
 
 __all__ = [
     "SCOPED_PREFIX",
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 SCOPED_PREFIX = "scope:"
-SSO_PREFIX = "oidc:"
 MAX_SCOPES = 100
 _PATTERN = re.compile(r"[A-Za-z0-9._*?\[\]!-]{1,200}")
 _GROUP = re.compile(r"[A-Za-z0-9._-]{1,100}")
@@ -119,8 +119,10 @@ def role_set(
     """Put ``username`` in exactly one role group (or none); scoped groups are kept."""
     _require(acting_user)
     wanted, user = _role(role), _user(username)
-    if user.username.startswith(SSO_PREFIX):
-        raise ValueError("single sign-on users get their roles from the identity provider")
+    if is_external_username(user.username):
+        raise ValueError(
+            "single sign-on and LDAP users get their roles from the identity provider or directory"
+        )
     if Group.objects.filter(name__in=ROLES).count() < len(ROLES):
         roles_sync()
     with transaction.atomic():
@@ -190,8 +192,10 @@ def member_set(
     found = Group.objects.filter(name=full).first()
     if found is None:
         raise ValueError(f"no scoped group {full!r}")
-    if user.username.startswith(SSO_PREFIX):
-        raise ValueError("single sign-on users get their groups from the identity provider")
+    if is_external_username(user.username):
+        raise ValueError(
+            "single sign-on and LDAP users get their groups from the identity provider or directory"
+        )
     with transaction.atomic():
         (user.groups.add if member else user.groups.remove)(found)
         detail = {"change": "member", "group": full, "user": user.username, "member": member}

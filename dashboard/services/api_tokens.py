@@ -1,7 +1,8 @@
 """Issuing and revoking API tokens, each audited (``manage.py api_token``), and whether
 a token's user may use it now.
 
-A single sign-on user's groups are synced from the identity provider at each login
+A single sign-on or LDAP user's groups are synced from the identity provider or directory
+at each login
 (:mod:`dashboard.sso.accounts`), so a token keeps the groups of the last login: its
 tokens work only while that login is less than ``SSO_TOKEN_REVALIDATE_DAYS`` old, and a
 user removed at the provider (who cannot log in any more) loses them within that time.
@@ -18,7 +19,7 @@ from django.utils import timezone
 
 from dashboard.models import ApiToken, AuditEventType
 from dashboard.services.audit import Origin, audited
-from dashboard.sso.mapping import USERNAME_PREFIX
+from dashboard.sso.mapping import LDAP_PREFIX, is_external_username
 
 __all__ = ["MAX_TOKEN_DAYS", "issue_token", "revoke_tokens", "token_refusal"]
 
@@ -78,15 +79,17 @@ def revoke_tokens(
 
 def token_refusal(user: Any) -> str | None:
     """Why a token of ``user`` may not be used now (the 401 message), or None: a single
-    sign-on user must have logged in within ``SSO_TOKEN_REVALIDATE_DAYS``."""
-    if not str(user.get_username()).startswith(USERNAME_PREFIX):
+    sign-on or LDAP user must have logged in within ``SSO_TOKEN_REVALIDATE_DAYS``."""
+    username = str(user.get_username())
+    if not is_external_username(username):
         return None  # a local account: its groups are the console's own
     days = int(settings.SSO_TOKEN_REVALIDATE_DAYS)
     last = user.last_login
     if last is not None and timezone.now() - last < timedelta(days=days):
         return None
+    how = "LDAP" if username.startswith(LDAP_PREFIX) else "single sign-on"
     return (
-        f"this API token belongs to a single sign-on user who has not logged in for "
-        f"{days} days or more: log in to the console again through single sign-on "
+        f"this API token belongs to a {how} user who has not logged in for "
+        f"{days} days or more: log in to the console again through {how} "
         "(which renews your groups), then the token works again"
     )

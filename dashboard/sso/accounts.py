@@ -1,9 +1,11 @@
-"""Apply an SSO identity to the user rows: create or update the user, replace its groups.
+"""Apply an SSO or LDAP identity to the user rows: create or update the user, replace its
+groups.
 
 Runs at every login, so a change of groups at the identity provider applies at the
 user's next login. A plain mapping (``"sre-admins": "Admin"``) puts the user in
 the role group itself; a topic-scoped mapping puts it in a group of its own,
-``oidc:<provider group>``, that carries the role's permissions and the scopes.
+``oidc:<provider group>`` (``ldap:<group>`` for LDAP), that carries the role's
+permissions and the scopes.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from dashboard.sso.mapping import Identity, RoleGrant, SSORefused, scoped_group_
 __all__ = ["sync_user"]
 
 
-def _scoped_group(provider_group: str, grant: RoleGrant) -> Group:
-    group, _ = Group.objects.get_or_create(name=scoped_group_name(provider_group))
+def _scoped_group(provider_group: str, grant: RoleGrant, prefix: str) -> Group:
+    group, _ = Group.objects.get_or_create(name=scoped_group_name(provider_group, prefix))
     perms = action_permissions()
     group.permissions.set([perms[a] for a in sorted(ROLES[grant.role])])
     wanted = {(grant.cluster, pattern) for pattern in grant.topics}
@@ -38,7 +40,7 @@ def _groups_for(identity: Identity) -> list[Group]:
     groups: dict[str, Group] = {}
     for provider_group, grant in identity.grants.items():
         group = (
-            _scoped_group(provider_group, grant)
+            _scoped_group(provider_group, grant, identity.prefix)
             if grant.topics
             else Group.objects.get(name=grant.role)
         )

@@ -1,6 +1,11 @@
-"""Login (the local form unless ``CONSOLE_LOCAL_LOGIN`` is off, and a single sign-on link
-when configured), the OpenID Connect flow (``/oidc/authenticate/``, ``/oidc/callback/``:
-refusals get a 403 page that says why) and logout (at the provider too, when it can)."""
+"""Login, the OpenID Connect flow and logout.
+
+- Login: the password form, for local accounts unless ``CONSOLE_LOCAL_LOGIN`` is off and
+  for LDAP accounts when configured (an LDAP refusal or a directory error gets an error
+  page that says why), and a single sign-on link when configured.
+- ``/oidc/authenticate/``, ``/oidc/callback/``: refusals get a 403 page that says why.
+- Logout, at the provider too when it can.
+"""
 
 from __future__ import annotations
 
@@ -52,18 +57,21 @@ PROVIDER_ERRORS = frozenset(
 
 
 class ConsoleLoginView(LoginView):
-    """Django's login view, with the SSO link and the local-accounts switch."""
+    """Django's login view, with the SSO link, LDAP and the local-accounts switch."""
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["sso_enabled"] = settings.CONSOLE_SSO_ENABLED
         context["local_login"] = settings.CONSOLE_LOCAL_LOGIN
+        context["ldap_enabled"] = settings.CONSOLE_LDAP_ENABLED
         return context
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not settings.CONSOLE_LOCAL_LOGIN:
+        if not (settings.CONSOLE_LOCAL_LOGIN or settings.CONSOLE_LDAP_ENABLED):
             return page_guard()(_local_login_off)(request)
-        return super().post(request, *args, **kwargs)
+        # LDAP's refusals (no mapped group) and directory errors become error pages
+        response: HttpResponse = page_guard()(super().post)(request, *args, **kwargs)
+        return response
 
 
 def _local_login_off(request: HttpRequest) -> HttpResponse:
