@@ -1,0 +1,73 @@
+"""Drill 6: a group moved back (rewind) with the mqcore CLI: REWIND, with a timeline event.
+
+The consumer handles 50 messages a second against 10 produced, so the rewound backlog takes
+a few seconds to redo: the passes meanwhile see the position back. REWIND shows on the
+first pass after the move and the rewind alert opens at once (it has no hold time); both
+clear once the consumer is past where it was.
+"""
+
+from __future__ import annotations
+
+import getpass
+import subprocess
+import sys
+
+import pytest
+
+from mqcore.topics import Topics
+from tests.drills.harness import ROOT, Drill
+
+pytestmark = [pytest.mark.redis, pytest.mark.drills, pytest.mark.django_db]
+
+ALERT = "rewind:orders/default-group"
+
+
+def rewind(drill: Drill) -> None:
+    """``mqcore group set-position orders --group default-group --to earliest --yes``."""
+    subprocess.run(
+        [sys.executable, "-m", "mqcore", "--redis-url", drill.redis_url, "group",
+         "set-position", "orders", "--group", "default-group", "--to", "earliest", "--yes"],
+        cwd=ROOT, check=True, capture_output=True, timeout=30,
+    )  # fmt: skip
+
+
+def test_cli_rewind_is_rewind(drill: Drill) -> None:
+    Topics(drill.config).create("orders", 2)
+    drill.producer("orders", rate=10)
+    drill.consumer("orders", handle_ms=20, batch=5)
+    drill.warm_up(8)
+    assert drill.status("orders") == "OK"
+
+    rewind(drill)
+    drill.inject()
+    passes = drill.until("REWIND", lambda: drill.status("orders") == "REWIND", max_passes=3)
+    assert passes == 1
+    drill.detected("6 rewind (CLI)", "group REWIND and the rewind alert", passes)
+    assert "REWIND" in drill.partition_statuses("orders", "default-group").values()
+    assert ALERT in drill.opened()  # at once: the rule has no hold time
+    assert "went back" in drill.receiver.alert(ALERT)["message"]
+    assert drill.metric("opsdash_alerts_open", rule="rewind", severity="warning") == 1
+    texts = [e["text"] for e in drill.timeline(topic="orders", kind="status")]
+    assert any(t.startswith("group default-group: status OK → REWIND") for t in texts)
+
+    drill.until("OK", lambda: drill.status("orders") == "OK", max_passes=12)
+    drill.until("resolved", lambda: ALERT in drill.resolved(), max_passes=2)
+    assert drill.metric("opsdash_alerts_open", rule="rewind", severity="warning") is None
+    drill.assert_only_alerts(ALERT)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: a move made with the mqcore CLI leaves no trace of who made it; the "
+    "timeline's position events are the console's audit rows only (dashboard/selectors, "
+    "being restructured: the outside-console event stream is not merged yet)",
+)
+def test_cli_rewind_timeline_names_who_moved_it(drill: Drill) -> None:
+    Topics(drill.config).create("orders", 1)
+    drill.producer("orders", rate=10)
+    drill.warm_up(2)
+    rewind(drill)
+    drill.collect()
+    moves = drill.timeline(topic="orders", kind="position")
+    assert moves, "no position event for the CLI's move"
+    assert getpass.getuser() in str(moves[0])
