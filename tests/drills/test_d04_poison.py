@@ -77,11 +77,12 @@ def test_poison_grows_the_dlq(drill: Drill, settings: object) -> None:
     "puts nothing on the timeline, though its dlq_growth alert is open: the incident "
     "timeline records DLQ bursts only (dashboard/collectors/incidents.py)",
 )
-def test_poison_growth_is_on_the_timeline(drill: Drill) -> None:
+def test_poison_growth_is_on_the_timeline(drill: Drill, settings: object) -> None:
+    settings.DLQ_GROWTH_WINDOW_S = 5  # type: ignore[attr-defined]
     Topics(drill.config).create("orders", 1)
-    drill.consumer("orders", poison="poison", max_retries=0)
-    drill.warm_up(1)
-    drill.producer("orders", rate=2, name="poison")
+    drill.consumer("orders", poison="poison")
+    drill.warm_up(2)
+    drill.producer("orders", rate=1, name="poison")
     drill.inject()
     drill.until("DLQ growth", lambda: ALERT in drill.opened(), max_passes=6)
     assert drill.timeline(topic="orders", kind="dlq")
