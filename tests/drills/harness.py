@@ -163,26 +163,19 @@ class ConsumerProc:
 
 @dataclass(frozen=True)
 class Detection:
-    """Passes from the injection to the first correct signal, and that time in production:
-    the passes at the default interval, plus the alert's default hold time when it has one
-    (``hold_s``, counted from ``held_from``, the pass its condition began)."""
+    """Passes from the injection to the first correct signal, and that time in production
+    (``default_s``: the passes at the default interval unless the drill says otherwise, as
+    when an alert's hold time or limit was compressed)."""
 
     drill: str
     signal: str
     passes: int
-    hold_s: int = 0
-    held_from: int | None = None
-
-    @property
-    def default_s(self) -> int:
-        start = self.passes if self.held_from is None else self.held_from
-        return start * DEFAULT_INTERVAL_S + self.hold_s
+    default_s: int
 
     def line(self) -> str:
-        hold = f" incl. the {self.hold_s} s hold" if self.hold_s else ""
         return (
             f"drill {self.drill}: {self.signal} after {self.passes} passes "
-            f"(~{self.default_s} s at the default {DEFAULT_INTERVAL_S} s interval{hold})"
+            f"(~{self.default_s} s at the default settings)"
         )
 
 
@@ -279,9 +272,11 @@ class Drill:
         return next(i for i, status in enumerate(seen, start=1) if status in statuses)
 
     def detected(
-        self, drill: str, signal: str, passes: int, *, hold_s: int = 0, held_from: int | None = None
+        self, drill: str, signal: str, passes: int, *, default_s: int | None = None
     ) -> Detection:
-        found = Detection(drill, signal, passes, hold_s, held_from)
+        """Record (and print) a detection; ``default_s`` defaults to the passes at 10 s."""
+        seconds = passes * DEFAULT_INTERVAL_S if default_s is None else default_s
+        found = Detection(drill, signal, passes, seconds)
         print(found.line())
         self.detections.append(found)
         return found

@@ -34,7 +34,8 @@ def test_all_consumers_stopped_is_stop(drill: Drill) -> None:
     assert set(drill.seen("orders")) <= {"OK", "STALL", "STOP"}
     opened = drill.until("status alert", lambda: ALERT in drill.opened(), max_passes=4)
     bad = drill.first("orders", {"STALL", "STOP"})
-    drill.detected("2 all consumers stopped", "status alert", opened, hold_s=300, held_from=bad)
+    at_default = bad * 10 + 300  # the hold (300 s) from the first bad status
+    drill.detected("2 all consumers stopped", "status alert", opened, default_s=at_default)
     assert "STOP" in drill.receiver.alert(ALERT)["message"] or drill.status("orders") == "STOP"
     assert drill.metric("opsdash_alerts_open", rule="status", severity="critical") == 1
     texts = [e["text"] for e in drill.timeline(topic="orders")]
