@@ -169,10 +169,13 @@ class Detection:
 
     drill: str
     signal: str
-    passes: int
-    default_s: int
+    passes: int | None  # None: no signal is expected, or it does not come from a pass
+    default_s: int | None
 
     def line(self) -> str:
+        if self.passes is None:
+            at = "" if self.default_s is None else f" (~{self.default_s} s at the defaults)"
+            return f"drill {self.drill}: {self.signal}{at}"
         return (
             f"drill {self.drill}: {self.signal} after {self.passes} passes "
             f"(~{self.default_s} s at the default settings)"
@@ -272,10 +275,12 @@ class Drill:
         return next(i for i, status in enumerate(seen, start=1) if status in statuses)
 
     def detected(
-        self, drill: str, signal: str, passes: int, *, default_s: int | None = None
+        self, drill: str, signal: str, passes: int | None, *, default_s: int | None = None
     ) -> Detection:
         """Record (and print) a detection; ``default_s`` defaults to the passes at 10 s."""
-        seconds = passes * DEFAULT_INTERVAL_S if default_s is None else default_s
+        seconds = default_s
+        if seconds is None and passes is not None:
+            seconds = passes * DEFAULT_INTERVAL_S
         found = Detection(drill, signal, passes, seconds)
         print(found.line())
         self.detections.append(found)
@@ -297,6 +302,13 @@ class Drill:
     def metric(self, name: str, **labels: str) -> float | None:
         want = tuple(sorted({"cluster": CLUSTER, **labels}.items()))
         return self.metrics().get((name, want))
+
+    def gauge(
+        self, family: str, topic: str, partition: int, group: str = "default-group"
+    ) -> float | None:
+        """A partition's gauge in ``/metrics``: ``lag``, ``pending``, ``oldest_pending_seconds``."""
+        name = f"redis_streaming_mq_console_{family}"
+        return self.metric(name, topic=topic, group=group, partition=str(partition))
 
     def group_statuses(self) -> dict[tuple[str, str], str]:
         """(topic, group) -> the status ``/metrics`` exports as 1."""

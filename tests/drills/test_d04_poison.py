@@ -27,10 +27,24 @@ ALERT = "dlq_growth:orders"
 
 def replay_with_cli(drill: Drill, letter: str) -> None:
     subprocess.run(
-        [sys.executable, "-m", "mqcore", "--redis-url", drill.redis_url, "dlq", "replay",
-         "orders", letter, "--by", "drill"],
-        cwd=ROOT, check=True, capture_output=True, timeout=30,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mqcore",
+            "--redis-url",
+            drill.redis_url,
+            "dlq",
+            "replay",
+            "orders",
+            letter,
+            "--by",
+            "drill",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def test_poison_grows_the_dlq(drill: Drill, settings: object) -> None:
@@ -48,7 +62,8 @@ def test_poison_grows_the_dlq(drill: Drill, settings: object) -> None:
     assert passes <= 3  # the retries (10-20 ms apart), then the pass that sees the letter
     drill.detected("4 poison message", "DLQ growth alert", passes)
     depth = drill.metric("redis_streaming_mq_console_dlq_depth", topic="orders")
-    assert depth is not None and depth >= 1
+    assert depth is not None
+    assert depth >= 1
     assert drill.metric("opsdash_alerts_open", rule="dlq_growth", severity="warning") == 1
     assert "DLQ grew by" in drill.receiver.alert(ALERT)["message"]
     # the timeline notes DLQ bursts only (INCIDENT_DLQ_BURST letters in one pass): see below

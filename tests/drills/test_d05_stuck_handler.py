@@ -35,22 +35,16 @@ def test_stuck_handler_raises_oldest_pending(drill: Drill, settings: object) -> 
     at_default = 600 + 10  # past the 600 s limit, seen on the next pass
     drill.detected("5 stuck handler", "oldest pending alert", passes, default_s=at_default)
     assert set(drill.seen("orders")) == {"OK"}  # nothing undelivered: the status is fine
-    oldest = drill.metric(
-        "redis_streaming_mq_console_oldest_pending_seconds",
-        topic="orders",
-        group="default-group",
-        partition="0",
-    )
-    assert oldest is not None and oldest > 3
-    assert drill.metric("redis_streaming_mq_console_pending", topic="orders",
-                        group="default-group", partition="0") == 3  # fmt: skip
+    oldest = drill.gauge("oldest_pending_seconds", "orders", 0)
+    assert oldest is not None
+    assert oldest > 3
+    assert drill.gauge("pending", "orders", 0) == 3
     assert drill.metric("opsdash_alerts_open", rule="oldest_pending", severity="warning") == 1
 
     hung.stop(kill=True)
     drill.consumer("orders", ttl_ms=1500, claim_idle_ms=1000)
     drill.until("resolved", lambda: ALERT in drill.resolved(), max_passes=8)
-    assert drill.metric("redis_streaming_mq_console_pending", topic="orders",
-                        group="default-group", partition="0") == 0  # fmt: skip
+    assert drill.gauge("pending", "orders", 0) == 0
     drill.assert_only_alerts(ALERT)
 
 

@@ -1,7 +1,7 @@
 """Drill 6: a group moved back (rewind) with the mqcore CLI: REWIND, with a timeline event.
 
-The consumer handles 50 messages a second against 10 produced, so the rewound backlog takes
-a few seconds to redo: the passes meanwhile see the position back. REWIND shows on the
+The consumer handles 20 messages a second against 10 produced, so redoing the rewound
+backlog (about 80 entries) takes about 4 s: the passes meanwhile see the position back. REWIND shows on the
 first pass after the move and the rewind alert opens at once (it has no hold time); both
 clear once the consumer is past where it was.
 """
@@ -25,16 +25,32 @@ ALERT = "rewind:orders/default-group"
 def rewind(drill: Drill) -> None:
     """``mqcore group set-position orders --group default-group --to earliest --yes``."""
     subprocess.run(
-        [sys.executable, "-m", "mqcore", "--redis-url", drill.redis_url, "group",
-         "set-position", "orders", "--group", "default-group", "--to", "earliest", "--yes"],
-        cwd=ROOT, check=True, capture_output=True, timeout=30,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mqcore",
+            "--redis-url",
+            drill.redis_url,
+            "group",
+            "set-position",
+            "orders",
+            "--group",
+            "default-group",
+            "--to",
+            "earliest",
+            "--yes",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def test_cli_rewind_is_rewind(drill: Drill) -> None:
     Topics(drill.config).create("orders", 2)
     drill.producer("orders", rate=10)
-    drill.consumer("orders", handle_ms=20, batch=5)
+    drill.consumer("orders", handle_ms=50, batch=5)
     drill.warm_up(8)
     assert drill.status("orders") == "OK"
 

@@ -47,10 +47,9 @@ def test_partition_added_by_java_is_shown_without_alarm(drill: Drill) -> None:
     drill.detected("12 partition added (Java)", "new partition shown, no alert", passes)
     drill.until(
         "partition 2 drained",
-        lambda: drill.metric("redis_streaming_mq_console_lag", topic="orders",
-                             group="default-group", partition="2") == 0,
+        lambda: drill.gauge("lag", "orders", 2) == 0,
         max_passes=8,
-    )  # fmt: skip
+    )
     for _ in range(2):
         drill.collect()
     handled = drill.config.client()
