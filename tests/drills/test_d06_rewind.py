@@ -1,9 +1,9 @@
 """Drill 6: a group moved back (rewind) with the mqcore CLI: REWIND, with a timeline event.
 
 The consumer handles 20 messages a second against 10 produced, so redoing the rewound
-backlog (about 80 entries) takes about 4 s: the passes meanwhile see the position back. REWIND shows on the
-first pass after the move and the rewind alert opens at once (it has no hold time); both
-clear once the consumer is past where it was.
+backlog (about 80 entries) takes about 4 s: the passes meanwhile see the position back.
+REWIND shows on the first pass after the move and the rewind alert opens at once (it has
+no hold time); both clear once the consumer is past where it was.
 """
 
 from __future__ import annotations
