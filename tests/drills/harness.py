@@ -229,16 +229,25 @@ class Drill:
 
     # --- the collector ---------------------------------------------------------------------
     def collect(self) -> None:
-        """One collector pass through the Celery task, in a 1 s slot of its own."""
+        """One collector pass through the Celery task, in a 1 s slot of its own.
+
+        The pass claims the slot of its own clock reading; one that lands in the slot of
+        the previous pass (a slow machine, a second's boundary) is not stored, and the next
+        slot is tried (at most twice more)."""
         from dashboard.tasks.collect import collect_cluster_task
 
-        slot = int(time.time())
-        if slot <= self.last_slot:
-            time.sleep(self.last_slot + 1.02 - time.time())
-            slot = int(time.time())
-        self.last_slot = slot
-        result = collect_cluster_task.apply(args=(CLUSTER,)).get()
-        assert result["stored"], f"pass {self.passes + 1} not stored: {result}"
+        for _ in range(3):
+            now = time.time()
+            slot = max(self.last_slot + 1, int(now) + (1 if now % 1 > 0.8 else 0))
+            if slot > now:
+                time.sleep(slot + 0.02 - now)
+            result = collect_cluster_task.apply(args=(CLUSTER,)).get()
+            self.last_slot = int(time.time())
+            if result["stored"]:
+                break
+            assert result["error"] is None, f"pass {self.passes + 1} failed: {result}"
+        else:
+            raise AssertionError(f"pass {self.passes + 1} not stored in 3 slots")
         self.passes += 1
         self.history.append(self.group_statuses())
 

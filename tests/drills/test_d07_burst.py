@@ -47,7 +47,7 @@ def test_burst_then_keeping_up_raises_no_alert(drill: Drill, settings: object) -
     if "WARN" in seen:
         warned = seen.index("WARN") + 1
         warns = seen.count("WARN")
-        drill.detected("7 burst 20x", f"WARN for {warns} passes, no alert", warned)
+        drill.detected("7 burst 20x", f"WARN (for {warns} passes; no alert)", warned)
     else:
         drill.detected("7 burst 20x", "no signal: OK throughout", None)
     assert base.sent > 0
