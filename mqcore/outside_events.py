@@ -25,6 +25,7 @@ from typing import Any
 
 from mqcore import clock
 from mqcore.boundary import redis_errors
+from mqcore.codec import validate_id
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.scripts import call_script
@@ -156,7 +157,7 @@ class OutsideEvents:
         """The newest events first, at most ``limit`` (1..1000), older than ``before``."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidArgumentError(f"limit must be 1..1000, got {limit!r}")
-        upper = f"({before}" if before else "+"
+        upper = f"({validate_id(before)}" if before is not None else "+"
         with redis_errors("read the actions taken outside the console"):
             rows = self.client.xrevrange(self.key, upper, "-", count=limit)
         return [_event(entry_id, raw) for entry_id, raw in rows]

@@ -4,6 +4,8 @@ records its position moves, trims, replays and purges."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import redis
 
@@ -126,3 +128,25 @@ def test_cli_refuses_a_reason_it_cannot_record_before_moving(
     assert "at most 1000" in capsys.readouterr().err
     assert r.xinfo_groups(key)[0]["last-delivered-id"] == before
     assert not r.exists(mq_config.keys.outside_events())
+
+
+def test_cli_lists_them_newest_first(
+    mq_config: MQConfig, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = OutsideEvents(mq_config)
+    first = events.record("dlq.purge", topic="orders", who="alice", why="handled")
+    events.record("topic.trim", topic="audit", who="cron", what={"maxlen": 5})
+    assert cli(redis_url, "--json", "outside-events", "--limit", "1") == 0
+    (newest,) = json.loads(capsys.readouterr().out)["events"]
+    assert (newest["action"], newest["who"], newest["what"]) == (
+        "topic.trim",
+        "cron",
+        {"maxlen": 5},
+    )
+    assert cli(redis_url, "outside-events", "--before", newest["id"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["ID", "AT", "ACTION", "TOPIC", "GROUP", "WHO", "WHY"]
+    assert lines[1].split()[0] == first
+    assert lines[1].split()[2:] == ["dlq.purge", "orders", "alice", "handled"]
+    assert cli(redis_url, "outside-events", "--before", "nope") == 2
+    assert "id" in capsys.readouterr().err
