@@ -6,7 +6,8 @@ samples, so a STOP after the window's span comes after as many passes as at the 
 10 s interval). It drives:
 
 - consumers: ``tests.faults.worker`` subprocesses (a mqcore Consumer, whose retry mover runs
-  inside it), stopped with SIGTERM or killed with SIGKILL;
+  inside it; its lease TTL, 1.5 s, is a tenth of mqcore's default like the passes' spacing),
+  stopped with SIGTERM or killed with SIGKILL;
 - producers: mqcore Producers in threads, at a steady rate;
 - the collector: :meth:`Drill.collect` runs one pass the way the product does, through the
   Celery task (``collect_cluster_task``), in the pass's own 1 s slot; the alert opens and
@@ -130,13 +131,13 @@ class ProducerLoop(threading.Thread):
         self.producer.close()
 
 
-def send(config: MQConfig, topic: str, count: int, *, tag: str = "p", poison: str = "") -> None:
-    """``count`` messages at once (``poison`` added to each payload when given)."""
+def send(config: MQConfig, topic: str, count: int, *, tag: str = "p") -> None:
+    """``count`` messages at once, the payloads of :class:`ProducerLoop`."""
     producer = Producer(config)
     try:
         for seq in range(count):
-            body = {"producer": tag, "seq": seq, **({"poison": poison} if poison else {})}
-            producer.send(topic, json.dumps(body), key=f"k{seq}")
+            body = json.dumps({"producer": tag, "seq": seq})
+            producer.send(topic, body, key=f"k{seq}")
     finally:
         producer.close()
 
@@ -252,7 +253,7 @@ class Drill:
         self.history.append(self.group_statuses())
 
     def warm_up(self, passes: int = 6) -> None:
-        """Passes before the failure: a full window of healthy samples."""
+        """Passes before the failure (6 by default: a full window of healthy samples)."""
         for _ in range(passes):
             self.collect()
 
@@ -267,16 +268,13 @@ class Drill:
             if predicate():
                 return self.passes - self.injected_at
         raise AssertionError(
-            f"{what}: not seen within {max_passes} passes; statuses {self.seen()}, "
-            f"webhooks {self.receiver.events}"
+            f"{what}: not seen within {max_passes} passes; statuses since the injection "
+            f"{self.history[self.injected_at :]}, webhooks {self.receiver.events}"
         )
 
-    def seen(self, topic: str = "", group: str = "default-group") -> list[str | None]:
-        """The group's status at each pass since the injection (all groups without topic)."""
-        since = self.history[self.injected_at :]
-        if not topic:
-            return [str(sorted(h.items())) for h in since]  # type: ignore[misc]
-        return [h.get((topic, group)) for h in since]
+    def seen(self, topic: str, group: str = "default-group") -> list[str | None]:
+        """The group's status at each pass since the injection."""
+        return [h.get((topic, group)) for h in self.history[self.injected_at :]]
 
     def first(self, topic: str, statuses: set[str], group: str = "default-group") -> int:
         """The first pass since the injection whose status of the group is in ``statuses``."""
