@@ -138,6 +138,12 @@ class KeySpace:
         """Hash dlq id -> JSON replay record (new id, target, when, by whom)."""
         return f"{self.control_prefix}:dlq-replays:{self._t(topic)}"
 
+    def outside_events(self) -> str:
+        """Stream of the actions taken outside the console (position moves, trims, replays,
+        purges made with the mqcore CLI or library), with who, what and why; bounded
+        (``MAXLEN ~``, :mod:`mqcore.outside_events`)."""
+        return f"{self.control_prefix}:outside-events"
+
     def checkpoint_index(self, pipeline: str) -> str:
         """Zset of batch ids of a pipeline's checkpoint records (score = batch id)."""
         return f"{self.control_prefix}:checkpoint:{{{pipeline}}}:index"

@@ -32,11 +32,15 @@ ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent /
 
 # Modules dealt out first under ``make test``'s workers, longest first: the crash test alone
 # takes a third of the suite's time, so it starts at once while the other worker runs the rest.
+# The two long incident drills follow (a Spark driver's starts; a wait for the once-a-minute
+# Redis probe, twice), so that neither is left for the end of the run.
 FIRST = (
     "tests/spark/test_exactly_once_crashes.py",
     "tests/spark/test_local_cluster.py",
     "tests/spark/test_source.py",
     "tests/spark/test_sql_sink_scale.py",
+    "tests/drills/test_d10_eviction.py",
+    "tests/drills/test_d11_pipeline_killed.py",
 )
 
 

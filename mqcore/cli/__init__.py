@@ -18,6 +18,7 @@ from mqcore.cli import (
     groups,
     health,
     letters,
+    outside,
     position,
     produce,
     retention,
@@ -60,6 +61,7 @@ def build_parser() -> Parser:
         retention,
         workers,
         health,
+        outside,
     ):
         group.add_parsers(sub.add_parser, common)
     return parser
@@ -81,6 +83,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Out], int]] = {
     "retention": retention.cmd_retention,
     "housekeep": retention.cmd_housekeep,
     "health": health.cmd_health,
+    "outside-events": outside.cmd_outside_events,
 }
 
 

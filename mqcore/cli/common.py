@@ -20,12 +20,15 @@ __all__ = [
     "Parser",
     "UsageError",
     "add_format",
+    "add_who_why",
     "config",
     "csv_out",
     "csv_wanted",
     "human_bytes",
     "human_json",
     "jsonable",
+    "outside_check",
+    "outside_record",
     "plain",
     "table",
 ]
@@ -57,6 +60,51 @@ def config(args: argparse.Namespace) -> MQConfig:
         return MQConfig.from_url(args.redis_url)
     except ValueError as exc:  # a bad Sentinel URL says what is wrong (never the password)
         raise UsageError(f"--redis-url: {exc}") from None
+
+
+def add_who_why(p: argparse.ArgumentParser, *, by: bool = True) -> None:
+    """``--by`` and ``--reason`` of a command recorded as an action outside the console."""
+    if by:
+        p.add_argument("--by", help="who acts (recorded; default: your login)")
+    p.add_argument("--reason", default="", help="why (recorded with the action)")
+
+
+def outside_check(args: argparse.Namespace) -> None:
+    """Refuse a ``--by`` or ``--reason`` that cannot be recorded, before anything is done."""
+    from mqcore.outside_events import default_who, who_and_why
+
+    try:
+        who_and_why(args.by or default_who(), args.reason)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def outside_record(
+    args: argparse.Namespace,
+    action: str,
+    *,
+    topic: str,
+    what: Mapping[str, Any],
+    group: str | None = None,
+) -> None:
+    """Record a done action in the outside-console event stream (mqcore.outside_events).
+    The action stands when the record fails: a warning on stderr, not an error (running the
+    command again would act twice)."""
+    from mqcore.errors import MQError
+    from mqcore.outside_events import OutsideEvents, default_who
+
+    try:
+        OutsideEvents(config(args)).record(
+            action,
+            topic=topic,
+            group=group,
+            who=args.by or default_who(),
+            why=args.reason,
+            what=dict(what),
+            source="mqcore-cli",
+        )
+    except MQError as exc:
+        print(f"warning: done, but not recorded for the console: {exc}", file=sys.stderr)
 
 
 def jsonable(value: Any) -> Any:

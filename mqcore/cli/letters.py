@@ -12,11 +12,14 @@ from mqcore.cli.common import (
     Parser,
     UsageError,
     add_format,
+    add_who_why,
     config,
     csv_out,
     csv_wanted,
     human_json,
     jsonable,
+    outside_check,
+    outside_record,
     table,
 )
 from mqcore.export_rows import DLQ_COLUMNS, letter_row
@@ -46,12 +49,14 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--by", help="who replays (recorded; default $USER)")
     p.add_argument("--target-topic")
     p.add_argument("--target-partition", type=int)
+    add_who_why(p, by=False)
     p = dsub.add_parser("delete", parents=[common])
     p.add_argument("topic")
     p.add_argument("id")
     p = dsub.add_parser("purge", parents=[common])
     p.add_argument("topic")
     p.add_argument("--yes", action="store_true", help="really remove every letter")
+    add_who_why(p)
 
 
 def _letter_row(letter: DlqLetter) -> dict[str, Any]:
@@ -98,6 +103,7 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
         data = {**_letter_row(letter), "replays": jsonable(letter.replays)}
         out.emit(data, human_json)
     elif args.dlq_cmd == "replay":
+        outside_check(args)
         res = dlq.replay(
             args.topic,
             args.id,
@@ -114,6 +120,8 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
             "reason": res.reason,
             "dlq_id": res.dlq_id,
         }
+        if res.replayed:
+            outside_record(args, "dlq.replay", topic=args.topic, what=data)
         out.emit(
             data,
             lambda d: (
@@ -126,7 +134,9 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
     elif args.dlq_cmd == "purge":
         if not args.yes:
             raise UsageError(f"purging the DLQ of {args.topic!r} removes every letter: add --yes")
+        outside_check(args)
         count = dlq.purge(args.topic)
+        outside_record(args, "dlq.purge", topic=args.topic, what={"purged": count})
         out.emit({"purged": count, "topic": args.topic}, lambda d: f"purged {d['purged']} letters")
     return 0
 

@@ -6,7 +6,18 @@ import argparse
 import sys
 from typing import Any
 
-from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, jsonable, table
+from mqcore.cli.common import (
+    AddParser,
+    Out,
+    Parser,
+    UsageError,
+    add_who_why,
+    config,
+    jsonable,
+    outside_check,
+    outside_record,
+    table,
+)
 
 __all__ = ["add_parsers", "cmd_group"]
 
@@ -47,6 +58,7 @@ def add_parsers(add: AddParser, common: Parser) -> None:
         action="store_true",
         help="move a group a pipeline moves (its checkpoints name it): refused without it",
     )
+    add_who_why(p)
 
 
 def _human(d: dict[str, Any]) -> str:
@@ -83,6 +95,7 @@ def cmd_group(args: argparse.Namespace, out: Out) -> int:
     from mqcore.admin import Admin, PositionTarget
 
     target = PositionTarget.parse(args.to)
+    outside_check(args)
     admin = Admin(config(args))
     if args.dry_run or not args.yes:
         plan = admin.plan_position(args.topic, args.group, target, args.partition)
@@ -92,5 +105,9 @@ def cmd_group(args: argparse.Namespace, out: Out) -> int:
         print(_human(jsonable(plan)), file=sys.stderr if out.as_json else sys.stdout)
         _confirm(args.group)
     done = admin.set_position(args.topic, args.group, target, args.partition, force=args.force)
+    moved = jsonable(done)
+    what = {k: moved.get(k) for k in ("target", "skipped", "redelivered", "direction")}
+    what["partitions"] = args.partition or "all"
+    outside_record(args, "position.set", topic=args.topic, group=args.group, what=what)
     out.emit(done, _human)
     return 0

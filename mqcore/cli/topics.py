@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import argparse
 
-from mqcore.cli.common import AddParser, Out, Parser, UsageError, config, table
+from mqcore.cli.common import (
+    AddParser,
+    Out,
+    Parser,
+    UsageError,
+    add_who_why,
+    config,
+    outside_check,
+    outside_record,
+    table,
+)
 from mqcore.cli.partitions import cmd_partitions
 
 __all__ = ["add_parsers", "cmd_topic"]
@@ -35,6 +45,7 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--maxlen", type=int)
     p.add_argument("--min-age-ms", type=int)
     p.add_argument("--dlq", action="store_true", help="trim the DLQ instead of the partitions")
+    add_who_why(p)
     p = tsub.add_parser(
         "partitions", parents=[common], help="length, last id, memory and skew per partition"
     )
@@ -73,8 +84,11 @@ def cmd_topic(args: argparse.Namespace, out: Out) -> int:
     elif args.topic_cmd == "trim":
         from mqcore.retention.trim import trim_topic
 
+        outside_check(args)
         removed = trim_topic(
             topics, args.name, maxlen=args.maxlen, min_age_ms=args.min_age_ms, dlq=args.dlq
         )
+        what = {"maxlen": args.maxlen, "min_age_ms": args.min_age_ms, "dlq": args.dlq}
+        outside_record(args, "topic.trim", topic=args.name, what={**what, "removed": removed})
         out.emit({"topic": args.name, "removed": removed}, lambda d: f"removed {d['removed']}")
     return 0
