@@ -16,7 +16,13 @@ from typing import Any
 from dashboard.status import Status
 from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
 from mqcore.clock import iso_from_ms
-from mqcore.models import ClusterSnapshot, GroupLag, RetentionRisk, TopicMemory
+from mqcore.models import (
+    ClusterSnapshot,
+    GroupLag,
+    PipelineSummary,
+    RetentionRisk,
+    TopicMemory,
+)
 
 __all__ = [
     "RULES",
@@ -204,7 +210,7 @@ def alert_conditions(
         failed = _checkpoint_failed(pipe)
         if failed is not None:
             out.append(failed)
-        last = pipe.get("last_completed_at_ms")
+        last = pipe.last_completed_at_ms
         if last is None:
             continue
         age = now - int(last)
@@ -212,9 +218,9 @@ def alert_conditions(
             out.append(
                 Condition(
                     "checkpoint_age",
-                    str(pipe.get("pipeline")),
+                    pipe.pipeline,
                     "warning",
-                    f"pipeline {pipe.get('pipeline')}: last completed checkpoint "
+                    f"pipeline {pipe.pipeline}: last completed checkpoint "
                     f"{age // 1000} s ago (> {th.checkpoint_age_ms // 1000} s)",
                     float(age),
                 )
@@ -294,20 +300,20 @@ def _rewind_condition(topic: str, group: GroupLag) -> Condition | None:
     )
 
 
-def _checkpoint_failed(pipe: Mapping[str, Any]) -> Condition | None:
+def _checkpoint_failed(pipe: PipelineSummary) -> Condition | None:
     """A warning when the pipeline's latest checkpoint failed and none completed since."""
-    failed_id, completed_id = pipe.get("last_failed_id"), pipe.get("last_completed_id")
-    if not isinstance(failed_id, int):
+    failed_id, completed_id = pipe.last_failed_id, pipe.last_completed_id
+    if failed_id is None:
         return None
-    if isinstance(completed_id, int) and completed_id >= failed_id:
+    if completed_id is not None and completed_id >= failed_id:
         return None
-    name = str(pipe.get("pipeline"))
-    reason = str(pipe.get("last_failure_reason") or "no reason recorded")
+    name = pipe.pipeline
+    reason = pipe.last_failure_reason or "no reason recorded"
     return Condition(
         "checkpoint_failed",
         name,
         "warning",
-        f"pipeline {name}: batch {failed_id} failed ({int(pipe.get('failed') or 0)} failed "
+        f"pipeline {name}: batch {failed_id} failed ({pipe.failed} failed "
         f"checkpoints in all): {reason}",
         float(failed_id),
     )

@@ -44,7 +44,7 @@ from dashboard.collectors.incidents import collector_failure_event, incident_dif
 from dashboard.collectors.read import Reading
 from dashboard.collectors.series import PARTITION_SAMPLE_MS
 from dashboard.status import Thresholds, snapshot_enrich
-from mqcore.models import ClusterSnapshot, PipelineMark, TopicMemory
+from mqcore.models import ClusterSnapshot, PipelineMark, PipelineSummary, TopicMemory
 
 __all__ = [
     "PIPELINE_HEALTH",
@@ -155,7 +155,6 @@ def derive_snapshot(
     snap = reading.snapshot
     assert snap is not None  # a failed read is derive_failure's
     state: Mapping[str, Any] = previous["state"]
-    snap.pipelines = reading.pipelines or snap.pipelines
     marks = pipeline_marks(
         snap.pipelines,
         now_ms=snap.taken_at_ms,
@@ -320,18 +319,8 @@ def _restart_check(
 PIPELINE_HEALTH = ("ok", "no_checkpoint", "stale", "failing")
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
-
-
 def pipeline_health(
-    summary: Mapping[str, Any], now_ms: int, max_age_ms: int
+    summary: PipelineSummary, now_ms: int, max_age_ms: int
 ) -> tuple[str, str, int | None]:
     """``(health, reason, checkpoint_age_ms)`` of one checkpoint summary.
 
@@ -339,12 +328,11 @@ def pipeline_health(
     completed one); ``stale``: the last completed checkpoint is older than
     ``max_age_ms``; ``no_checkpoint``: none completed yet; ``ok`` otherwise.
     """
-    last_at = _int(summary.get("last_completed_at_ms"))
+    last_at = summary.last_completed_at_ms
     age = max(0, now_ms - last_at) if last_at is not None else None
-    completed_id = _int(summary.get("last_completed_id"))
-    failed_id = _int(summary.get("last_failed_id"))
+    completed_id, failed_id = summary.last_completed_id, summary.last_failed_id
     if failed_id is not None and (completed_id is None or failed_id > completed_id):
-        why = str(summary.get("last_failure_reason") or "no reason recorded")
+        why = summary.last_failure_reason or "no reason recorded"
         return "failing", f"batch {failed_id} failed: {why}", age
     if age is None:
         return "no_checkpoint", "no completed checkpoint yet", None
@@ -358,7 +346,7 @@ def pipeline_health(
 
 
 def pipeline_marks(
-    summaries: Iterable[Mapping[str, Any]], *, now_ms: int, max_age_ms: int
+    summaries: Iterable[PipelineSummary], *, now_ms: int, max_age_ms: int
 ) -> dict[tuple[str, str], PipelineMark]:
     """(topic, group) -> the mark of the pipeline that moves that group.
 
@@ -368,9 +356,8 @@ def pipeline_marks(
     same group (a misconfiguration) the first by name wins and ``others`` lists the rest.
     """
     by_pair: dict[tuple[str, str], PipelineMark] = {}
-    for summary in sorted(summaries, key=lambda s: str(s.get("pipeline") or "")):
-        topic, group = str(summary.get("topic") or ""), str(summary.get("group") or "")
-        name = str(summary.get("pipeline") or "")
+    for summary in sorted(summaries, key=lambda s: s.pipeline):
+        topic, group, name = summary.topic, summary.group, summary.pipeline
         if not topic or not group or not name:
             continue
         if (topic, group) in by_pair:
@@ -379,10 +366,10 @@ def pipeline_marks(
         health, reason, age = pipeline_health(summary, now_ms, max_age_ms)
         by_pair[(topic, group)] = PipelineMark(
             name=name,
-            last_checkpoint_ms=_int(summary.get("last_completed_at_ms")),
+            last_checkpoint_ms=summary.last_completed_at_ms,
             checkpoint_age_ms=age,
-            failed_checkpoints=_int(summary.get("failed")) or 0,
-            last_failed_ms=_int(summary.get("last_failed_at_ms")),
+            failed_checkpoints=summary.failed,
+            last_failed_ms=summary.last_failed_at_ms,
             health=health,
             health_reason=reason,
         )

@@ -46,7 +46,6 @@ class Reading:
     pipelines' checkpoint summaries and, on a sampled pass, the probes."""
 
     snapshot: ClusterSnapshot | None
-    pipelines: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     sampled: bool = False  # the once-a-minute reads were made
     java: dict[str, Any] | None = None
@@ -68,16 +67,14 @@ def read_cluster(
     the memory probe's turn); never raises for MQ-side failures."""
     admin = clusters.admin(cluster)
     policy, java = clusters.retention_policy(cluster), clusters.java_retention(cluster)
-    checkpoints = clusters.checkpoints(cluster)
     try:
         snap = admin.snapshot(batch=batch, last_ids=False)
-        pipelines = [dict(s) for s in checkpoints.summaries()]
     except Exception as exc:
         error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
         log.warning("collector %s failed: %s", cluster, error)
         return Reading(None, error=error)
     snap.taken_at_ms = snap.taken_at_ms or now_ms
-    reading = Reading(snap, pipelines, sampled=sampled)
+    reading = Reading(snap, sampled=sampled)
     reading.risks = retention_risks(
         snap, policy, java, lambda t, p: Counter(admin.client, admin.keys.partition(t, p))
     )
