@@ -239,7 +239,7 @@ class ConsoleStore:
         cluster: str,
         *,
         now_ms: int,
-        snapshot: ClusterSnapshot | Mapping[str, Any] | None,
+        snapshot: ClusterSnapshot | None,
         state: Mapping[str, Any],
         lease_state: Mapping[str, Any] | None,
         incidents: Sequence[Mapping[str, Any]],
@@ -365,22 +365,14 @@ def _alerts_commands(
     return cmds
 
 
-def _parts(value: ClusterSnapshot | Mapping[str, Any]) -> bytes | Chunked:
-    """The snapshot's JSON (the structs by msgspec; the same fields as a dict, as tests and
-    benchmarks seed them, by :mod:`.values`); a big one (:data:`CHUNKED_TOPICS` topics and
-    more) in parts, encoded once now to know their lengths and again as the transaction
-    sends them: the 52 MB of a 50,000-partition snapshot are never held whole (the second
-    encoding costs 60-80 ms there; a small snapshot is encoded once)."""
-    make: Callable[[], Iterable[bytes]]
-    if isinstance(value, ClusterSnapshot):
-        if len(value.topics) < CHUNKED_TOPICS:
-            return snapshot_encode(value)
-        make = partial(snapshot_encode_parts, value)
-    else:
-        topics = value.get("topics")
-        if not isinstance(topics, list) or len(topics) < CHUNKED_TOPICS:
-            return values.dumps(value)
-        make = partial(values.dump_parts, value)
+def _parts(value: ClusterSnapshot) -> bytes | Chunked:
+    """The snapshot's JSON (the structs encoded by msgspec); a big one (:data:`CHUNKED_TOPICS`
+    topics and more) in parts, encoded once now to know their lengths and again as the
+    transaction sends them: the 52 MB of a 50,000-partition snapshot are never held whole
+    (the second encoding costs 60-80 ms there; a small snapshot is encoded once)."""
+    if len(value.topics) < CHUNKED_TOPICS:
+        return snapshot_encode(value)
+    make = partial(snapshot_encode_parts, value)
     return Chunked(tuple(len(part) for part in make()), make)
 
 

@@ -7,14 +7,11 @@ a quarter of a collector pass on it.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
 
 __all__ = [
-    "dump_parts",
     "dumps",
     "loads",
     "loads_cached",
@@ -22,8 +19,6 @@ __all__ = [
     "versioned_get",
     "versioned_put",
 ]
-
-PART_ITEMS = 500  # list items per part of dump_parts (about a megabyte of snapshot topics)
 
 # slot -> (stored bytes, decoded value): the collector state this worker wrote last
 _DECODED: dict[tuple[str, str], tuple[bytes, Any]] = {}
@@ -86,24 +81,3 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value, default=str)
     except orjson.JSONEncodeError:
         return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
-
-
-def dump_parts(value: Mapping[str, Any], key: str = "topics") -> Iterator[bytes]:
-    """:func:`dumps` of ``value`` in parts, made as they are asked for: their concatenation
-    is the same bytes, its list ``key`` about :data:`PART_ITEMS` items a part. A writer that
-    sends each part as it comes never holds the whole text (a snapshot of 50,000 partitions
-    is 28 MB of it)."""
-    items = value.get(key)
-    if not isinstance(items, list) or not items:
-        yield dumps(value)
-        return
-    marker = uuid.uuid4().hex  # the list's place in the rest of the document
-    head, found, tail = dumps({**value, key: marker}).partition(b'"%s"' % marker.encode())
-    if not found:  # not where a marker can stand (a non-string key?): in one part
-        yield dumps(value)
-        return
-    yield head + b"["
-    for start in range(0, len(items), PART_ITEMS):
-        body = dumps(items[start : start + PART_ITEMS])[1:-1]
-        yield b"," + body if start else body
-    yield b"]" + tail
