@@ -1,16 +1,19 @@
 """The derive stage of a collector pass: what the pass stores, from what it read and the
-previous pass's state. Nothing here does I/O.
+previous pass's state. Nothing here does I/O: the series points are handed to the pass's
+sender as they are derived (the store appends them while the rest is derived).
 
+:func:`derive_pass` is the stage, in this order:
+
+- the minute's partition sample (:func:`partition_points`), to the sender first: its
+  appends run while statuses are evaluated;
 - :func:`derive_snapshot`: the stored snapshot and the next collector state: each group's
   pipeline mark (:func:`pipeline_marks`), statuses and status windows (:mod:`dashboard.status`),
   the retention risks and topic memory the read end measured, the MQ Redis run id;
+- the topic and group points (:func:`series_points`) and the memory samples, to the sender;
 - :func:`derive_outcome`: the rest of a successful pass: lease and incident diffs
-  (:mod:`.leases`, :mod:`.incidents`), collector health, the alert transition
-  (:mod:`dashboard.alerts`);
-- :func:`derive_failure`: a pass whose read failed: health, the collector alerts and the
-  first failure's incident.
-
-The series points are derived by :mod:`.series` as the store takes them.
+  (:mod:`.incidents`), collector health, the alert transition (:mod:`dashboard.alerts`);
+- or :func:`derive_failure` for a pass whose read failed: health, the collector alerts and
+  the first failure's incident.
 
 Pipeline groups (:func:`pipeline_marks`): the (topic, group) pairs a pipeline's sink moves,
 from its checkpoints. A pipeline's sink commits each batch together with the position of its
@@ -25,9 +28,10 @@ statuses are evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from django.conf import settings
@@ -42,9 +46,19 @@ from dashboard.alerts import (
 )
 from dashboard.collectors.incidents import collector_failure_event, incident_diff, lease_diff
 from dashboard.collectors.read import Reading
-from dashboard.collectors.series import PARTITION_SAMPLE_MS
+from dashboard.collectors.series import (
+    PARTITION_METRIC,
+    PARTITION_PRODUCED_METRIC,
+    PARTITION_SAMPLE_MS,
+)
 from dashboard.status import Thresholds, snapshot_enrich
-from mqcore.models import ClusterSnapshot, PipelineMark, PipelineSummary, TopicMemory
+from mqcore.models import (
+    ClusterSnapshot,
+    PipelineMark,
+    PipelineSummary,
+    TopicMemory,
+    TopicSnapshot,
+)
 
 __all__ = [
     "PIPELINE_HEALTH",
@@ -54,11 +68,15 @@ __all__ = [
     "Previous",
     "derive_failure",
     "derive_outcome",
+    "derive_pass",
     "derive_snapshot",
     "memory_of",
+    "partition_points",
+    "partition_produced",
     "pass_rules",
     "pipeline_health",
     "pipeline_marks",
+    "series_points",
 ]
 
 Previous = Mapping[str, Any]  # the store's state_get: state, lease_state, health, alerts
@@ -128,6 +146,36 @@ class Outcome:
     transition: AlertTransition
     error: str | None = None
     changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
+
+
+class Sender(Protocol):
+    """Where a pass's series points go as they are derived (the store's
+    :class:`~dashboard.store.console.PassPoints`)."""
+
+    def send(self, triples: Iterable[tuple[str, str, float]]) -> None: ...
+
+
+def derive_pass(
+    reading: Reading,
+    ctx: PassContext,
+    buckets: Mapping[str, int],
+    points: Sender | None,
+    started: float,
+) -> Outcome:
+    """What one pass stores (``buckets``: the roll-up buckets the store's open closed;
+    ``points``: the sender of the pass's series points, None when nothing is written;
+    ``started``: the pass's ``perf_counter`` start, for its duration)."""
+    snap = reading.snapshot
+    if snap is None:
+        return derive_failure(reading, ctx, (time.perf_counter() - started) * 1000)
+    if points is not None and reading.sampled:
+        points.send(partition_points(snap))
+    snap, state = derive_snapshot(reading, ctx, buckets)
+    if points is not None:
+        points.send(series_points(snap))
+        if reading.memory is not None:
+            points.send(reading.memory.points)
+    return derive_outcome(snap, state, reading, ctx, (time.perf_counter() - started) * 1000)
 
 
 def memory_of(state: Mapping[str, Any], topic: str) -> TopicMemory | None:
@@ -374,3 +422,93 @@ def pipeline_marks(
             health_reason=reason,
         )
     return by_pair
+
+
+# --- series points ------------------------------------------------------------------------------
+def series_points(snap: ClusterSnapshot) -> Iterator[tuple[str, str, float]]:
+    """(metric, entity, value) of this pass for every topic and group series, as the store
+    takes them (a quarter of a million triples at 50,000 partitions: never all held)."""
+    for topic in snap.topics:
+        if topic.error:
+            continue
+        name = topic.topic
+        group_points: list[tuple[str, str, float]] = []
+        produced: Any = None  # the most entries a group saw: its entries read plus its lag
+        for group in topic.groups:
+            entity = f"{name}/{group.group}"
+            consumed: Any = 0  # None when a partition's entries-read is unknown
+            for p in group.partitions:
+                read = p.entries_read
+                if read is None:
+                    consumed = None
+                    break
+                consumed += read
+            lag = group.lag
+            if consumed is not None and lag is not None:
+                seen = (lag or 0) + consumed
+                if produced is None or seen > produced:
+                    produced = seen
+            for metric, value in (
+                ("lag", lag),
+                ("lag_ms", group.lag_ms),
+                ("pending", group.pending),
+                ("consumed_total", consumed),
+            ):
+                if value is not None:
+                    group_points.append((metric, entity, float(value)))
+        for metric, value in (
+            ("lag", topic.lag),
+            ("lag_ms", topic.lag_ms),
+            ("pending", topic.pending),
+            ("oldest_pending_ms", topic.oldest_pending_ms),
+            ("dlq_length", topic.dlq_length),
+            ("length", topic.length),
+            ("retry_count", topic.retry.count),
+            ("produced_total", topic.length if produced is None else produced),
+        ):
+            if value is not None:
+                yield (metric, name, float(value))
+        yield from group_points
+
+
+def partition_points(snap: ClusterSnapshot) -> Iterator[tuple[str, str, float]]:
+    """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag,
+    and (``partition_produced_total``, "topic/partition", entries added) of every partition,
+    as the store takes them."""
+    for topic in snap.topics:
+        if topic.error:
+            continue
+        name = topic.topic
+        for group in topic.groups:
+            prefix = f"{name}/{group.group}/"
+            for p in group.partitions:
+                lag = p.lag
+                if lag is not None:
+                    yield (PARTITION_METRIC, f"{prefix}{p.partition}", float(lag))
+        for n, value in enumerate(partition_produced(topic)):
+            if value is not None:
+                yield (PARTITION_PRODUCED_METRIC, f"{name}/{n}", value)
+
+
+def partition_produced(topic: TopicSnapshot) -> list[float | None]:
+    """Entries ever added to each partition of one snapshot topic: the highest
+    ``entries_read + lag`` of its groups with an exact count, else the partition length
+    (a lower bound once retention trimmed it); None when neither is known."""
+    lengths = topic.partition_lengths
+    count = max(topic.partitions, len(lengths))
+    out: list[float | None] = [
+        float(lengths[p]) if p < len(lengths) and lengths[p] is not None else None
+        for p in range(count)
+    ]
+    best: dict[int, float] = {}
+    for group in topic.groups:
+        for p in group.partitions:
+            lag, read = p.lag, p.entries_read
+            if lag is None or read is None:
+                continue
+            n = p.partition
+            best[n] = max(best.get(n, 0.0), float(lag) + float(read))
+    for n, value in best.items():
+        if 0 <= n < count:
+            out[n] = value
+    return out

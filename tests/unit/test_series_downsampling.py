@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.collectors.series import series_points
+from dashboard.collectors.derive import series_points
 from dashboard.store import (
     COUNTER,
     GAUGE,

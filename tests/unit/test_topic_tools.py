@@ -6,9 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
-from dashboard.collectors.derive import memory_of
+from dashboard.collectors.derive import memory_of, partition_points, partition_produced
 from dashboard.collectors.read import memory_pass, memory_pick
-from dashboard.collectors.series import partition_points, partition_produced
 from dashboard.services.exports import export_filename
 from mqcore.admin.partitions import skew
 from mqcore.csvsafe import csv_lines
