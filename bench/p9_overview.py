@@ -142,13 +142,13 @@ def run(ctx: BenchContext) -> list[Result]:
         http.force_login(user)
 
         from dashboard.clusters import console_keys
-        from dashboard.store import values
+        from dashboard.store.keys import loads
 
         snapshot_key = console_keys().snapshot(CLUSTER)
 
         def load() -> float:  # GET + decode, as every request paid before the version cache
             start = time.perf_counter()
-            assert values.loads(writer.r.get(snapshot_key)) is not None
+            assert loads(writer.r.get(snapshot_key)) is not None
             return (time.perf_counter() - start) * 1000
 
         html_bytes = 0

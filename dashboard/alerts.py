@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dashboard.status import Status
-from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
+from mqcore.admin.probes import MEMORY_SHARE_RISK, health_risks
 from mqcore.clock import iso_from_ms
 from mqcore.models import (
     ClusterSnapshot,
@@ -32,6 +32,7 @@ __all__ = [
     "alert_conditions",
     "alert_scope",
     "alert_transition",
+    "pass_alerts",
 ]
 
 # rule -> what it watches (shown on the alerts page)
@@ -316,6 +317,31 @@ def _checkpoint_failed(pipe: PipelineSummary) -> Condition | None:
         f"pipeline {name}: batch {failed_id} failed ({pipe.failed} failed "
         f"checkpoints in all): {reason}",
         float(failed_id),
+    )
+
+
+def pass_alerts(
+    open_alerts: Mapping[str, dict[str, Any]],
+    pending: Mapping[str, int],
+    snap: ClusterSnapshot | None,
+    health: Mapping[str, Any],
+    th: AlertThresholds,
+    *,
+    cluster: str,
+    now_ms: int,
+    for_ms: Mapping[str, int],
+    evaluated_rules: Iterable[str],
+) -> AlertTransition:
+    """One pass's alerts: the conditions that hold now (:func:`alert_conditions`) against
+    the open ones (:func:`alert_transition`)."""
+    return alert_transition(
+        open_alerts,
+        pending,
+        alert_conditions(snap, health, th),
+        cluster=cluster,
+        now_ms=now_ms,
+        for_ms=for_ms,
+        evaluated_rules=evaluated_rules,
     )
 
 

@@ -1,11 +1,11 @@
 """The derive stage of a collector pass: what the pass stores, from what it read and the
 previous pass's state. Nothing here does I/O: the series points are handed to the pass's
-sender as they are derived (the store appends them while the rest is derived).
+sender as they are derived (the store appends them while the rest is derived). The
+minute's partition sample (:func:`partition_points`) is handed over by the pass before
+this stage, so that its appends run while statuses are evaluated.
 
 :func:`derive_pass` is the stage, in this order:
 
-- the minute's partition sample (:func:`partition_points`), to the sender first: its
-  appends run while statuses are evaluated;
 - :func:`derive_snapshot`: the stored snapshot and the next collector state: each group's
   pipeline mark (:func:`pipeline_marks`), statuses and status windows (:mod:`dashboard.status`),
   the retention risks and topic memory the read end measured, the MQ Redis run id;
@@ -41,8 +41,7 @@ from dashboard.alerts import (
     RULES,
     AlertThresholds,
     AlertTransition,
-    alert_conditions,
-    alert_transition,
+    pass_alerts,
 )
 from dashboard.collectors.incidents import collector_failure_event, incident_diff, lease_diff
 from dashboard.collectors.read import Reading
@@ -150,7 +149,7 @@ class Outcome:
 
 class Sender(Protocol):
     """Where a pass's series points go as they are derived (the store's
-    :class:`~dashboard.store.console.PassPoints`)."""
+    :class:`~dashboard.store.series.PassPoints`)."""
 
     def send(self, triples: Iterable[tuple[str, str, float]]) -> None: ...
 
@@ -162,14 +161,12 @@ def derive_pass(
     points: Sender | None,
     started: float,
 ) -> Outcome:
-    """What one pass stores (``buckets``: the roll-up buckets the store's open closed;
-    ``points``: the sender of the pass's series points, None when nothing is written;
-    ``started``: the pass's ``perf_counter`` start, for its duration)."""
+    """What one pass stores (``buckets``: the last roll-up bucket per coarse tier, for the
+    next state; ``points``: the sender of the pass's series points, None when nothing is
+    written; ``started``: the pass's ``perf_counter`` start, for its duration)."""
     snap = reading.snapshot
     if snap is None:
         return derive_failure(reading, ctx, (time.perf_counter() - started) * 1000)
-    if points is not None and reading.sampled:
-        points.send(partition_points(snap))
     snap, state = derive_snapshot(reading, ctx, buckets)
     if points is not None:
         points.send(series_points(snap))
@@ -320,10 +317,12 @@ def _alerts(
 ) -> AlertTransition:
     """The alerts of the rules ``evaluated`` opened and resolved from the conditions that
     hold (``snap`` None: a failed pass); ``state["alert_pending"]`` moves on with them."""
-    transition = alert_transition(
+    transition = pass_alerts(
         ctx.previous["alerts"],
         state.get("alert_pending") or {},
-        alert_conditions(snap, health, ctx.rules.alerts),
+        snap,
+        health,
+        ctx.rules.alerts,
         cluster=ctx.cluster,
         now_ms=ctx.now_ms,
         for_ms=for_ms,

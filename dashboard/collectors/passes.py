@@ -6,7 +6,9 @@
    run stores a pass per collection interval, and take the previous pass's state;
 2. read (:func:`~dashboard.collectors.read.read_cluster`): the admin snapshot with the
    pipelines' checkpoint summaries, the once-a-minute probes, the backlogs the retention
-   rules need;
+   rules need; then the sender of the pass's series points
+   (:meth:`~dashboard.store.series.Series.pass_points`), which takes the minute's
+   partition sample at once;
 3. derive (:func:`~dashboard.collectors.derive.derive_pass`, pure): statuses and the stored
    snapshot, the series points, then leases, incidents, health and alerts;
 4. write (:meth:`ConsoleStore.pass_write`): everything in one MULTI/EXEC after the series
@@ -14,9 +16,9 @@
 
 then the alert events to notify, and the pass in the worker's log (:class:`PassLog`).
 
-The series points go to the write end as soon as each part is derived: the store's writer
-thread appends them while the pass derives the rest (the minute's partition sample before
-the statuses, the topic and group points with them). A failed read is recorded in
+The series points go to the write end as soon as each part is at hand: the store's writer
+thread appends them while the pass derives the rest (the minute's partition sample right
+after the read, the topic and group points with the statuses). A failed read is recorded in
 collector health for that cluster only; the caller moves on to the next cluster.
 
 The worker's log: a pass runs every few seconds per cluster, and logging each at INFO
@@ -34,13 +36,20 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 
 from dashboard.alert_mutes import mute_applies
 from dashboard.clusters import console_store
-from dashboard.collectors.derive import Outcome, PassContext, derive_pass, pass_rules
+from dashboard.collectors.derive import (
+    Outcome,
+    PassContext,
+    derive_pass,
+    partition_points,
+    pass_rules,
+)
 from dashboard.collectors.read import read_cluster
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_SAMPLE_MS
 from dashboard.store import ConsoleStore
@@ -121,12 +130,17 @@ def _collect(
         opened.previous["state"],
         now_ms=now_ms,
         sampled=opened.previous["state"].get("partition_sample") != now_ms // PARTITION_SAMPLE_MS,
-        history=lambda names: store.series_many(cluster, MEMORY_METRIC, names, since_ms=since),
+        history=partial(store.series.read, cluster, MEMORY_METRIC, since_ms=since, now_ms=now_ms),
     )
-    points = opened.points  # None: another run's slot, nothing is written
+    sender = store.series.pass_points(cluster, now_ms, opened.previous["state"])
+    points = sender if opened.mine else None  # None: another run's slot, nothing is written
     try:
+        if points is not None and reading.sampled and reading.snapshot is not None:
+            # the minute's partition sample goes first: the store appends it while the rest
+            # is derived (its writer thread runs the generator)
+            points.send(partition_points(reading.snapshot))
         ctx = PassContext(cluster, opened.previous, pass_rules(), now_ms)
-        outcome = derive_pass(reading, ctx, opened.buckets, points, started)
+        outcome = derive_pass(reading, ctx, sender.buckets, points, started)
         if points is None:
             return _result(cluster, outcome, started, now_ms, stored=False, skipped=skipped)
         mutes = store.pass_write(
@@ -141,7 +155,7 @@ def _collect(
             alerts_open=outcome.transition.open,
             alerts_resolved=outcome.transition.resolved,
             slot=slot if claim and outcome.snapshot is not None else None,
-            rollups=opened.rollups if outcome.snapshot is not None else None,
+            rollups=sender.rollups if outcome.snapshot is not None else None,
             appended=points.lengths,
             mutes_of=outcome.changed,
         )

@@ -10,8 +10,9 @@ import pytest
 import redis
 
 from dashboard.clusters import console_keys, console_redis
-from dashboard.store import ConsoleStore, pieces
-from dashboard.store.pieces import read_pieces
+from dashboard.store import ConsoleStore
+from dashboard.store import console as store_console
+from dashboard.store.console import read_pieces
 from mqcore.models import ClusterSnapshot
 from tests.snapshot_parts import snapshot, topic
 
@@ -45,7 +46,7 @@ def _commands(client: redis.Redis) -> dict[str, int]:
 def test_snapshot_and_state_round_trip_in_pieces(
     console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pieces, "PIECE_BYTES", 1000)
+    monkeypatch.setattr(store_console, "PIECE_BYTES", 1000)
     cs = ConsoleStore(console_redis(), console_keys())
     blob = "x" * 25_000  # 25+ pieces each
     snap = snapshot([topic("t", error=blob)])
@@ -83,7 +84,7 @@ def test_the_state_this_worker_wrote_is_not_read_again(console_r: redis.Redis) -
 def test_a_write_between_the_pieces_is_not_mixed_in(
     console_r: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pieces, "PIECE_BYTES", 100)
+    monkeypatch.setattr(store_console, "PIECE_BYTES", 100)
     cs = ConsoleStore(console_redis(), console_keys())
     keys = console_keys()
     _pass(cs, 1_000, ClusterSnapshot(taken_at_ms=1, topics=[], cluster="x" * 5000), {})
