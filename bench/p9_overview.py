@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from bench.common import BenchContext, Result
+from mqcore.models import ClusterSnapshot
 
 TOPICS = 1000
 PARTS = 4
@@ -31,9 +32,8 @@ SAMPLES = 60  # one hour at a 60 s cadence
 CLUSTER = "bench"
 
 
-def _snapshot(now_ms: int, topics: int) -> dict[str, Any]:
+def _snapshot(now_ms: int, topics: int) -> ClusterSnapshot:
     from mqcore.models import (
-        ClusterSnapshot,
         ConsumerInfo,
         GroupLag,
         LeaseInfo,
@@ -83,7 +83,7 @@ def _snapshot(now_ms: int, topics: int) -> dict[str, Any]:
             g.update(status=status, status_reason="")
             for p in g["partitions"]:
                 p.update(status=status, status_reason="")
-    return snap
+    return msgspec.convert(snap, ClusterSnapshot)
 
 
 def _setup_django(console_url: str, mq_url: str, tmp: str) -> None:
@@ -142,13 +142,13 @@ def run(ctx: BenchContext) -> list[Result]:
         http.force_login(user)
 
         from dashboard.clusters import console_keys
-        from dashboard.store import values
+        from dashboard.store.keys import loads
 
         snapshot_key = console_keys().snapshot(CLUSTER)
 
         def load() -> float:  # GET + decode, as every request paid before the version cache
             start = time.perf_counter()
-            assert values.loads(writer.r.get(snapshot_key)) is not None
+            assert loads(writer.r.get(snapshot_key)) is not None
             return (time.perf_counter() - start) * 1000
 
         html_bytes = 0
@@ -188,7 +188,7 @@ def run(ctx: BenchContext) -> list[Result]:
     ]
 
 
-def _write(writer: Any, snapshot: dict[str, Any] | None, points: list[Any], at: int) -> None:
+def _write(writer: Any, snapshot: ClusterSnapshot | None, points: list[Any], at: int) -> None:
     writer.pass_write(
         CLUSTER, now_ms=at, snapshot=snapshot, state={}, lease_state=None, incidents=[],
         points={"raw": points}, health={"ok": True}, alerts_open={}, alerts_resolved=[], slot=None,

@@ -14,9 +14,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dashboard.status import Status
-from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
+from mqcore.admin.probes import MEMORY_SHARE_RISK, health_risks
 from mqcore.clock import iso_from_ms
-from mqcore.models import ClusterSnapshot, GroupLag, RetentionRisk, TopicMemory
+from mqcore.models import (
+    ClusterSnapshot,
+    GroupLag,
+    PipelineSummary,
+    RetentionRisk,
+    TopicMemory,
+)
 
 __all__ = [
     "RULES",
@@ -26,6 +32,7 @@ __all__ = [
     "alert_conditions",
     "alert_scope",
     "alert_transition",
+    "pass_alerts",
 ]
 
 # rule -> what it watches (shown on the alerts page)
@@ -204,7 +211,7 @@ def alert_conditions(
         failed = _checkpoint_failed(pipe)
         if failed is not None:
             out.append(failed)
-        last = pipe.get("last_completed_at_ms")
+        last = pipe.last_completed_at_ms
         if last is None:
             continue
         age = now - int(last)
@@ -212,9 +219,9 @@ def alert_conditions(
             out.append(
                 Condition(
                     "checkpoint_age",
-                    str(pipe.get("pipeline")),
+                    pipe.pipeline,
                     "warning",
-                    f"pipeline {pipe.get('pipeline')}: last completed checkpoint "
+                    f"pipeline {pipe.pipeline}: last completed checkpoint "
                     f"{age // 1000} s ago (> {th.checkpoint_age_ms // 1000} s)",
                     float(age),
                 )
@@ -294,22 +301,47 @@ def _rewind_condition(topic: str, group: GroupLag) -> Condition | None:
     )
 
 
-def _checkpoint_failed(pipe: Mapping[str, Any]) -> Condition | None:
+def _checkpoint_failed(pipe: PipelineSummary) -> Condition | None:
     """A warning when the pipeline's latest checkpoint failed and none completed since."""
-    failed_id, completed_id = pipe.get("last_failed_id"), pipe.get("last_completed_id")
-    if not isinstance(failed_id, int):
+    failed_id, completed_id = pipe.last_failed_id, pipe.last_completed_id
+    if failed_id is None:
         return None
-    if isinstance(completed_id, int) and completed_id >= failed_id:
+    if completed_id is not None and completed_id >= failed_id:
         return None
-    name = str(pipe.get("pipeline"))
-    reason = str(pipe.get("last_failure_reason") or "no reason recorded")
+    name = pipe.pipeline
+    reason = pipe.last_failure_reason or "no reason recorded"
     return Condition(
         "checkpoint_failed",
         name,
         "warning",
-        f"pipeline {name}: batch {failed_id} failed ({int(pipe.get('failed') or 0)} failed "
+        f"pipeline {name}: batch {failed_id} failed ({pipe.failed} failed "
         f"checkpoints in all): {reason}",
         float(failed_id),
+    )
+
+
+def pass_alerts(
+    open_alerts: Mapping[str, dict[str, Any]],
+    pending: Mapping[str, int],
+    snap: ClusterSnapshot | None,
+    health: Mapping[str, Any],
+    th: AlertThresholds,
+    *,
+    cluster: str,
+    now_ms: int,
+    for_ms: Mapping[str, int],
+    evaluated_rules: Iterable[str],
+) -> AlertTransition:
+    """One pass's alerts: the conditions that hold now (:func:`alert_conditions`) against
+    the open ones (:func:`alert_transition`)."""
+    return alert_transition(
+        open_alerts,
+        pending,
+        alert_conditions(snap, health, th),
+        cluster=cluster,
+        now_ms=now_ms,
+        for_ms=for_ms,
+        evaluated_rules=evaluated_rules,
     )
 
 

@@ -109,14 +109,10 @@ class _SnapshotCollector:
                     rank = -group.status.severity
                     candidates.append(((rank, cluster, t, group.group), gl, group.partitions))
             for pipe in snap.pipelines:
-                failed.add_metric(
-                    [cluster, str(pipe.get("pipeline"))], float(pipe.get("failed") or 0)
-                )
-                last = pipe.get("last_completed_at_ms")
+                failed.add_metric([cluster, pipe.pipeline], float(pipe.failed))
+                last = pipe.last_completed_at_ms
                 if last is not None:
-                    ckpt.add_metric(
-                        [cluster, str(pipe.get("pipeline"))], (snap.taken_at_ms - int(last)) / 1000
-                    )
+                    ckpt.add_metric([cluster, pipe.pipeline], (snap.taken_at_ms - last) / 1000)
         budget = self.max_partition_series
         dropped: dict[str, int] = dict.fromkeys(self.snapshots, 0)
         for (_, cluster, _, _), gl, parts in sorted(candidates, key=lambda c: c[0]):

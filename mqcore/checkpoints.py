@@ -21,12 +21,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
+import msgspec
+
 from mqcore import clock
 from mqcore.codec import decode_text
 from mqcore.commit_journal import DEFAULT_CHUNK, INLINE_STAGES, CommitJournal, GroupHook, Stage
 from mqcore.config import MQConfig, RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import validate_name
+from mqcore.models import PipelineSummary
 from mqcore.scripts import call_script
 from mqcore.topics import set_members
 
@@ -36,6 +39,7 @@ __all__ = [
     "CheckpointStore",
     "PlanOutcome",
     "new_run_id",
+    "pipeline_summary",
 ]
 
 DEFAULT_RETAINED_BATCHES = 1000
@@ -108,6 +112,40 @@ def _json_field(data: dict[str, Any], name: str, default: Any) -> None:
         data[name] = json.loads(raw) if raw else default
     except (TypeError, ValueError):
         data[name] = default
+
+
+def pipeline_summary(pipeline: str, raw: Mapping[Any, Any]) -> PipelineSummary | None:
+    """The typed summary of ``pipeline``'s meta hash ``raw`` (an ``HGETALL`` reply); None
+    when it has none. Counters below zero read as 0, an id that is not a number as None,
+    ``end_offsets`` that are not a JSON object as ``{}``."""
+    if not raw:
+        return None
+    data: dict[str, Any] = _decode(raw)
+    _ints(data, _META_INTS)
+    _json_field(data, "end_offsets", {})
+    offsets = data["end_offsets"]
+    return PipelineSummary(
+        pipeline=pipeline,
+        topic=data.get("topic") or "",
+        sink=data.get("sink") or "",
+        group=data.get("group") or "",
+        triggered=max(data["triggered"] or 0, 0),
+        in_progress=max(data["in_progress"] or 0, 0),
+        last_planned_id=data["last_planned_id"],
+        completed=max(data["completed"] or 0, 0),
+        last_completed_id=data["last_completed_id"],
+        last_completed_at_ms=data["last_completed_at_ms"],
+        end_offsets=offsets if isinstance(offsets, dict) else {},
+        failed=max(data["failed"] or 0, 0),
+        restored=max(data["restored"] or 0, 0),
+        last_failed_id=data["last_failed_id"],
+        last_failed_at_ms=data["last_failed_at_ms"],
+        last_restore_id=data["last_restore_id"],
+        last_restore_at_ms=data["last_restore_at_ms"],
+        last_failure_reason=data.get("last_failure_reason") or "",
+        last_restore_outcome=data.get("last_restore_outcome") or "",
+        last_restore_from_run=data.get("last_restore_from_run") or "",
+    )
 
 
 class CheckpointStore:
@@ -340,21 +378,12 @@ class CheckpointStore:
         return set_members(self.client, self.keys.pipelines())
 
     def summary(self, pipeline: str) -> dict[str, Any] | None:
-        """Counters, latest ids and the last completed end offsets; None when unknown."""
+        """Counters, latest ids and the last completed end offsets (:func:`pipeline_summary`
+        as a dict); None when unknown."""
         validate_name("pipeline", pipeline)
         raw = self.client.hgetall(self.keys.checkpoint_meta(pipeline))
-        if not raw:
-            return None
-        data: dict[str, Any] = _decode(raw)
-        data.setdefault("pipeline", pipeline)
-        _ints(data, _META_INTS)
-        for name in ("triggered", "in_progress", "completed", "failed", "restored"):
-            data[name] = max(data[name] or 0, 0)
-        _json_field(data, "end_offsets", {})
-        for name in ("topic", "sink", "group", "last_failure_reason", "last_restore_outcome"):
-            data.setdefault(name, "")
-        data.setdefault("last_restore_from_run", "")
-        return data
+        summary = pipeline_summary(pipeline, raw)
+        return msgspec.structs.asdict(summary) if summary is not None else None
 
     def summaries(self) -> list[dict[str, Any]]:
         """One summary per pipeline that ever wrote a checkpoint, sorted by name."""

@@ -34,6 +34,7 @@ __all__ = [
     "PendingEntry",
     "PendingPage",
     "PipelineMark",
+    "PipelineSummary",
     "ReplayRecord",
     "ReplayResult",
     "RetentionRisk",
@@ -219,6 +220,36 @@ class PipelineMark(msgspec.Struct, gc=False):
     others: list[str] = msgspec.field(default_factory=list)  # other pipelines on the group
 
 
+class PipelineSummary(msgspec.Struct, gc=False):
+    """One pipeline's checkpoint summary (its meta hash, typed: :func:`mqcore.checkpoints.
+    pipeline_summary`): counters, latest ids, the last completed end offsets.
+
+    The fields in the order a pipeline's usual history (planned, then completed) writes
+    them, then those it has not written yet: the JSON of the stored snapshot keeps the
+    order the summary had as a dict."""
+
+    pipeline: str
+    topic: str = ""
+    sink: str = ""
+    group: str = ""
+    triggered: int = 0
+    in_progress: int = 0
+    last_planned_id: int | None = None
+    completed: int = 0
+    last_completed_id: int | None = None
+    last_completed_at_ms: int | None = None
+    end_offsets: dict[str, Any] = msgspec.field(default_factory=dict)
+    failed: int = 0
+    restored: int = 0
+    last_failed_id: int | None = None
+    last_failed_at_ms: int | None = None
+    last_restore_id: int | None = None
+    last_restore_at_ms: int | None = None
+    last_failure_reason: str = ""
+    last_restore_outcome: str = ""
+    last_restore_from_run: str = ""
+
+
 class RetentionRisk(msgspec.Struct, gc=False):
     """Backlog entries a retention rule is about to take from a group (the console's)."""
 
@@ -309,7 +340,7 @@ class ClusterSnapshot(msgspec.Struct, gc=False):
     redis_run_id: str = ""
     elapsed_ms: float = 0.0
     commands: int = 0
-    pipelines: list[dict[str, Any]] = msgspec.field(default_factory=list)  # latest checkpoints
+    pipelines: list[PipelineSummary] = msgspec.field(default_factory=list)  # latest checkpoints
     cluster: str = ""  # the console's name of the deployment
 
 

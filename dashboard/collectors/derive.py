@@ -1,16 +1,19 @@
 """The derive stage of a collector pass: what the pass stores, from what it read and the
-previous pass's state. Nothing here does I/O.
+previous pass's state. Nothing here does I/O: the series points are handed to the pass's
+sender as they are derived (the store appends them while the rest is derived). The
+minute's partition sample (:func:`partition_points`) is handed over by the pass before
+this stage, so that its appends run while statuses are evaluated.
+
+:func:`derive_pass` is the stage, in this order:
 
 - :func:`derive_snapshot`: the stored snapshot and the next collector state: each group's
   pipeline mark (:func:`pipeline_marks`), statuses and status windows (:mod:`dashboard.status`),
   the retention risks and topic memory the read end measured, the MQ Redis run id;
+- the topic and group points (:func:`series_points`) and the memory samples, to the sender;
 - :func:`derive_outcome`: the rest of a successful pass: lease and incident diffs
-  (:mod:`.leases`, :mod:`.incidents`), collector health, the alert transition
-  (:mod:`dashboard.alerts`);
-- :func:`derive_failure`: a pass whose read failed: health, the collector alerts and the
-  first failure's incident.
-
-The series points are derived by :mod:`.series` as the store takes them.
+  (:mod:`.incidents`), collector health, the alert transition (:mod:`dashboard.alerts`);
+- or :func:`derive_failure` for a pass whose read failed: health, the collector alerts and
+  the first failure's incident.
 
 Pipeline groups (:func:`pipeline_marks`): the (topic, group) pairs a pipeline's sink moves,
 from its checkpoints. A pipeline's sink commits each batch together with the position of its
@@ -25,9 +28,10 @@ statuses are evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from django.conf import settings
@@ -37,14 +41,23 @@ from dashboard.alerts import (
     RULES,
     AlertThresholds,
     AlertTransition,
-    alert_conditions,
-    alert_transition,
+    pass_alerts,
 )
 from dashboard.collectors.incidents import collector_failure_event, incident_diff, lease_diff
 from dashboard.collectors.read import Reading
-from dashboard.collectors.series import PARTITION_SAMPLE_MS
+from dashboard.collectors.series import (
+    PARTITION_METRIC,
+    PARTITION_PRODUCED_METRIC,
+    PARTITION_SAMPLE_MS,
+)
 from dashboard.status import Thresholds, snapshot_enrich
-from mqcore.models import ClusterSnapshot, PipelineMark, TopicMemory
+from mqcore.models import (
+    ClusterSnapshot,
+    PipelineMark,
+    PipelineSummary,
+    TopicMemory,
+    TopicSnapshot,
+)
 
 __all__ = [
     "PIPELINE_HEALTH",
@@ -54,11 +67,15 @@ __all__ = [
     "Previous",
     "derive_failure",
     "derive_outcome",
+    "derive_pass",
     "derive_snapshot",
     "memory_of",
+    "partition_points",
+    "partition_produced",
     "pass_rules",
     "pipeline_health",
     "pipeline_marks",
+    "series_points",
 ]
 
 Previous = Mapping[str, Any]  # the store's state_get: state, lease_state, health, alerts
@@ -130,6 +147,34 @@ class Outcome:
     changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
 
 
+class Sender(Protocol):
+    """Where a pass's series points go as they are derived (the store's
+    :class:`~dashboard.store.series.PassPoints`)."""
+
+    def send(self, triples: Iterable[tuple[str, str, float]]) -> None: ...
+
+
+def derive_pass(
+    reading: Reading,
+    ctx: PassContext,
+    buckets: Mapping[str, int],
+    points: Sender | None,
+    started: float,
+) -> Outcome:
+    """What one pass stores (``buckets``: the last roll-up bucket per coarse tier, for the
+    next state; ``points``: the sender of the pass's series points, None when nothing is
+    written; ``started``: the pass's ``perf_counter`` start, for its duration)."""
+    snap = reading.snapshot
+    if snap is None:
+        return derive_failure(reading, ctx, (time.perf_counter() - started) * 1000)
+    snap, state = derive_snapshot(reading, ctx, buckets)
+    if points is not None:
+        points.send(series_points(snap))
+        if reading.memory is not None:
+            points.send(reading.memory.points)
+    return derive_outcome(snap, state, reading, ctx, (time.perf_counter() - started) * 1000)
+
+
 def memory_of(state: Mapping[str, Any], topic: str) -> TopicMemory | None:
     """A topic's latest memory for the snapshot (``topic.memory``), None before its first
     sample."""
@@ -155,7 +200,6 @@ def derive_snapshot(
     snap = reading.snapshot
     assert snap is not None  # a failed read is derive_failure's
     state: Mapping[str, Any] = previous["state"]
-    snap.pipelines = reading.pipelines or snap.pipelines
     marks = pipeline_marks(
         snap.pipelines,
         now_ms=snap.taken_at_ms,
@@ -273,10 +317,12 @@ def _alerts(
 ) -> AlertTransition:
     """The alerts of the rules ``evaluated`` opened and resolved from the conditions that
     hold (``snap`` None: a failed pass); ``state["alert_pending"]`` moves on with them."""
-    transition = alert_transition(
+    transition = pass_alerts(
         ctx.previous["alerts"],
         state.get("alert_pending") or {},
-        alert_conditions(snap, health, ctx.rules.alerts),
+        snap,
+        health,
+        ctx.rules.alerts,
         cluster=ctx.cluster,
         now_ms=ctx.now_ms,
         for_ms=for_ms,
@@ -320,18 +366,8 @@ def _restart_check(
 PIPELINE_HEALTH = ("ok", "no_checkpoint", "stale", "failing")
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
-
-
 def pipeline_health(
-    summary: Mapping[str, Any], now_ms: int, max_age_ms: int
+    summary: PipelineSummary, now_ms: int, max_age_ms: int
 ) -> tuple[str, str, int | None]:
     """``(health, reason, checkpoint_age_ms)`` of one checkpoint summary.
 
@@ -339,12 +375,11 @@ def pipeline_health(
     completed one); ``stale``: the last completed checkpoint is older than
     ``max_age_ms``; ``no_checkpoint``: none completed yet; ``ok`` otherwise.
     """
-    last_at = _int(summary.get("last_completed_at_ms"))
+    last_at = summary.last_completed_at_ms
     age = max(0, now_ms - last_at) if last_at is not None else None
-    completed_id = _int(summary.get("last_completed_id"))
-    failed_id = _int(summary.get("last_failed_id"))
+    completed_id, failed_id = summary.last_completed_id, summary.last_failed_id
     if failed_id is not None and (completed_id is None or failed_id > completed_id):
-        why = str(summary.get("last_failure_reason") or "no reason recorded")
+        why = summary.last_failure_reason or "no reason recorded"
         return "failing", f"batch {failed_id} failed: {why}", age
     if age is None:
         return "no_checkpoint", "no completed checkpoint yet", None
@@ -358,7 +393,7 @@ def pipeline_health(
 
 
 def pipeline_marks(
-    summaries: Iterable[Mapping[str, Any]], *, now_ms: int, max_age_ms: int
+    summaries: Iterable[PipelineSummary], *, now_ms: int, max_age_ms: int
 ) -> dict[tuple[str, str], PipelineMark]:
     """(topic, group) -> the mark of the pipeline that moves that group.
 
@@ -368,9 +403,8 @@ def pipeline_marks(
     same group (a misconfiguration) the first by name wins and ``others`` lists the rest.
     """
     by_pair: dict[tuple[str, str], PipelineMark] = {}
-    for summary in sorted(summaries, key=lambda s: str(s.get("pipeline") or "")):
-        topic, group = str(summary.get("topic") or ""), str(summary.get("group") or "")
-        name = str(summary.get("pipeline") or "")
+    for summary in sorted(summaries, key=lambda s: s.pipeline):
+        topic, group, name = summary.topic, summary.group, summary.pipeline
         if not topic or not group or not name:
             continue
         if (topic, group) in by_pair:
@@ -379,11 +413,101 @@ def pipeline_marks(
         health, reason, age = pipeline_health(summary, now_ms, max_age_ms)
         by_pair[(topic, group)] = PipelineMark(
             name=name,
-            last_checkpoint_ms=_int(summary.get("last_completed_at_ms")),
+            last_checkpoint_ms=summary.last_completed_at_ms,
             checkpoint_age_ms=age,
-            failed_checkpoints=_int(summary.get("failed")) or 0,
-            last_failed_ms=_int(summary.get("last_failed_at_ms")),
+            failed_checkpoints=summary.failed,
+            last_failed_ms=summary.last_failed_at_ms,
             health=health,
             health_reason=reason,
         )
     return by_pair
+
+
+# --- series points ------------------------------------------------------------------------------
+def series_points(snap: ClusterSnapshot) -> Iterator[tuple[str, str, float]]:
+    """(metric, entity, value) of this pass for every topic and group series, as the store
+    takes them (a quarter of a million triples at 50,000 partitions: never all held)."""
+    for topic in snap.topics:
+        if topic.error:
+            continue
+        name = topic.topic
+        group_points: list[tuple[str, str, float]] = []
+        produced: Any = None  # the most entries a group saw: its entries read plus its lag
+        for group in topic.groups:
+            entity = f"{name}/{group.group}"
+            consumed: Any = 0  # None when a partition's entries-read is unknown
+            for p in group.partitions:
+                read = p.entries_read
+                if read is None:
+                    consumed = None
+                    break
+                consumed += read
+            lag = group.lag
+            if consumed is not None and lag is not None:
+                seen = (lag or 0) + consumed
+                if produced is None or seen > produced:
+                    produced = seen
+            for metric, value in (
+                ("lag", lag),
+                ("lag_ms", group.lag_ms),
+                ("pending", group.pending),
+                ("consumed_total", consumed),
+            ):
+                if value is not None:
+                    group_points.append((metric, entity, float(value)))
+        for metric, value in (
+            ("lag", topic.lag),
+            ("lag_ms", topic.lag_ms),
+            ("pending", topic.pending),
+            ("oldest_pending_ms", topic.oldest_pending_ms),
+            ("dlq_length", topic.dlq_length),
+            ("length", topic.length),
+            ("retry_count", topic.retry.count),
+            ("produced_total", topic.length if produced is None else produced),
+        ):
+            if value is not None:
+                yield (metric, name, float(value))
+        yield from group_points
+
+
+def partition_points(snap: ClusterSnapshot) -> Iterator[tuple[str, str, float]]:
+    """(``partition_lag``, "topic/group/partition", lag) of every partition with a known lag,
+    and (``partition_produced_total``, "topic/partition", entries added) of every partition,
+    as the store takes them."""
+    for topic in snap.topics:
+        if topic.error:
+            continue
+        name = topic.topic
+        for group in topic.groups:
+            prefix = f"{name}/{group.group}/"
+            for p in group.partitions:
+                lag = p.lag
+                if lag is not None:
+                    yield (PARTITION_METRIC, f"{prefix}{p.partition}", float(lag))
+        for n, value in enumerate(partition_produced(topic)):
+            if value is not None:
+                yield (PARTITION_PRODUCED_METRIC, f"{name}/{n}", value)
+
+
+def partition_produced(topic: TopicSnapshot) -> list[float | None]:
+    """Entries ever added to each partition of one snapshot topic: the highest
+    ``entries_read + lag`` of its groups with an exact count, else the partition length
+    (a lower bound once retention trimmed it); None when neither is known."""
+    lengths = topic.partition_lengths
+    count = max(topic.partitions, len(lengths))
+    out: list[float | None] = [
+        float(lengths[p]) if p < len(lengths) and lengths[p] is not None else None
+        for p in range(count)
+    ]
+    best: dict[int, float] = {}
+    for group in topic.groups:
+        for p in group.partitions:
+            lag, read = p.lag, p.entries_read
+            if lag is None or read is None:
+                continue
+            n = p.partition
+            best[n] = max(best.get(n, 0.0), float(lag) + float(read))
+    for n, value in best.items():
+        if 0 <= n < count:
+            out[n] = value
+    return out

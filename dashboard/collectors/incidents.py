@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mqcore.models import ClusterSnapshot, TopicSnapshot
+from mqcore.models import ClusterSnapshot, PipelineSummary, TopicSnapshot
 
 __all__ = [
     "COLLECTOR_KINDS",
@@ -215,27 +215,27 @@ def dlq_events(
 
 def checkpoint_events(
     previous: Mapping[str, Sequence[int]] | None,
-    pipelines: Sequence[Mapping[str, Any]],
+    pipelines: Sequence[PipelineSummary],
     now_ms: int,
 ) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     """A pipeline's checkpoint failed, or a restart restored one (new latest ids)."""
     memory: dict[str, list[int]] = {}
     events = []
     for p in pipelines:
-        name = str(p.get("pipeline") or "")
+        name = p.pipeline
         if not name:
             continue
-        failed, restored = int(p.get("last_failed_id") or -1), int(p.get("last_restore_id") or -1)
+        failed, restored = int(p.last_failed_id or -1), int(p.last_restore_id or -1)
         memory[name] = [failed, restored]
         if previous is None:
             continue
         old = list(previous.get(name) or [-1, -1])
-        topic, group = str(p.get("topic") or ""), str(p.get("group") or "")
+        topic, group = p.topic, p.group
         if failed >= 0 and failed != old[0]:
-            reason = str(p.get("last_failure_reason") or "no reason recorded")[:300]
+            reason = (p.last_failure_reason or "no reason recorded")[:300]
             events.append(
                 event(
-                    _when(p.get("last_failed_at_ms"), now_ms),
+                    _when(p.last_failed_at_ms, now_ms),
                     "checkpoint",
                     f"pipeline {name}: checkpoint {failed} failed: {reason}",
                     topic=topic,
@@ -245,10 +245,10 @@ def checkpoint_events(
                 )
             )
         if restored >= 0 and restored != old[1]:
-            outcome = str(p.get("last_restore_outcome") or "")
+            outcome = p.last_restore_outcome
             events.append(
                 event(
-                    _when(p.get("last_restore_at_ms"), now_ms),
+                    _when(p.last_restore_at_ms, now_ms),
                     "checkpoint",
                     f"pipeline {name}: restored checkpoint {restored}"
                     + (f" ({outcome})" if outcome else ""),

@@ -4,27 +4,39 @@
 
 1. open (:meth:`ConsoleStore.pass_open`): claim the (cluster, slot), so that at most one
    run stores a pass per collection interval, and take the previous pass's state;
-2. read (:func:`~dashboard.collectors.read.read_cluster`): the admin snapshot, the
-   pipeline checkpoints, the once-a-minute probes, the backlogs the retention rules need;
-3. derive (:mod:`dashboard.collectors.derive`, pure): statuses and the stored snapshot,
-   then leases, incidents, health and alerts;
+2. read (:func:`~dashboard.collectors.read.read_cluster`): the admin snapshot with the
+   pipelines' checkpoint summaries, the once-a-minute probes, the backlogs the retention
+   rules need; then the sender of the pass's series points
+   (:meth:`~dashboard.store.series.Series.pass_points`), which takes the minute's
+   partition sample at once;
+3. derive (:func:`~dashboard.collectors.derive.derive_pass`, pure): statuses and the stored
+   snapshot, the series points, then leases, incidents, health and alerts;
 4. write (:meth:`ConsoleStore.pass_write`): everything in one MULTI/EXEC after the series
-   points, and the silences of the alerts that changed.
+   points, and the silences of the alerts that changed;
 
-The series points (:mod:`dashboard.collectors.series`) go to the write end as soon as each
-part is derived: the store's writer thread appends them while the pass derives the rest
-(the minute's partition sample right after the read, the topic and group points with the
-statuses). A failed read is recorded in collector health for that cluster only; the caller
-moves on to the next cluster.
+then the alert events to notify, and the pass in the worker's log (:class:`PassLog`).
+
+The series points go to the write end as soon as each part is at hand: the store's writer
+thread appends them while the pass derives the rest (the minute's partition sample right
+after the read, the topic and group points with the statuses). A failed read is recorded in
+collector health for that cluster only; the caller moves on to the next cluster.
+
+The worker's log: a pass runs every few seconds per cluster, and logging each at INFO
+buries everything else in the worker's output. :class:`PassLog` logs each pass at DEBUG
+and, at most once per ``every_ms`` (a minute), one INFO line over the latest stored pass of
+every cluster: "collected 3 topics, 16 partitions, 6 ms, 2 alerts open". Failures stay at
+WARNING where the read logs them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -34,24 +46,22 @@ from dashboard.clusters import console_store
 from dashboard.collectors.derive import (
     Outcome,
     PassContext,
-    derive_failure,
-    derive_outcome,
-    derive_snapshot,
+    derive_pass,
+    partition_points,
     pass_rules,
 )
 from dashboard.collectors.read import read_cluster
-from dashboard.collectors.series import (
-    MEMORY_METRIC,
-    PARTITION_SAMPLE_MS,
-    partition_points,
-    series_points,
-)
+from dashboard.collectors.series import MEMORY_METRIC, PARTITION_SAMPLE_MS
 from dashboard.store import ConsoleStore
 from mqcore import clock
 from mqcore.models import ClusterSnapshot
 from mqcore.snapshot import gc_paused
 
-__all__ = ["PassResult", "alert_events", "collect_cluster"]
+__all__ = ["PassLog", "PassResult", "alert_events", "collect_cluster", "pass_log"]
+
+log = logging.getLogger("dashboard.collectors")
+
+SUMMARY_EVERY_MS = 60_000
 
 
 @dataclass
@@ -83,7 +93,24 @@ def collect_cluster(
     redo a slot it claimed, any other run skips it - or, with
     ``gather_when_claimed``, gathers and returns the snapshot without storing it.
     """
-    store = store or console_store()
+    result = _collect(cluster, token, store or console_store(), claim, gather_when_claimed)
+    pass_log.record(
+        cluster,
+        snapshot=result.snapshot,
+        elapsed_ms=result.elapsed_ms,
+        alerts_open=result.alerts_open,
+        stored=result.stored,
+    )
+    return result
+
+
+def _collect(
+    cluster: str,
+    token: str | None,
+    store: ConsoleStore,
+    claim: bool,
+    gather_when_claimed: bool,
+) -> PassResult:
     started = time.perf_counter()
     now_ms = clock.now_ms()
     interval = max(1, int(settings.COLLECT_INTERVAL_S))
@@ -103,23 +130,17 @@ def collect_cluster(
         opened.previous["state"],
         now_ms=now_ms,
         sampled=opened.previous["state"].get("partition_sample") != now_ms // PARTITION_SAMPLE_MS,
-        history=lambda names: store.series_many(cluster, MEMORY_METRIC, names, since_ms=since),
+        history=partial(store.series.read, cluster, MEMORY_METRIC, since_ms=since, now_ms=now_ms),
     )
-    ctx = PassContext(cluster, opened.previous, pass_rules(), now_ms)
-    points = opened.points  # None: another run's slot, nothing is written
+    sender = store.series.pass_points(cluster, now_ms, opened.previous["state"])
+    points = sender if opened.mine else None  # None: another run's slot, nothing is written
     try:
-        if reading.snapshot is None:
-            outcome = derive_failure(reading, ctx, (time.perf_counter() - started) * 1000)
-        else:
-            if points is not None and reading.sampled:
-                points.send(partition_points(reading.snapshot))
-            snap, state = derive_snapshot(reading, ctx, opened.buckets)
-            if points is not None:
-                points.send(series_points(snap))
-                if reading.memory is not None:
-                    points.send(reading.memory.points)
-            elapsed_ms = (time.perf_counter() - started) * 1000
-            outcome = derive_outcome(snap, state, reading, ctx, elapsed_ms)
+        if points is not None and reading.sampled and reading.snapshot is not None:
+            # the minute's partition sample goes first: the store appends it while the rest
+            # is derived (its writer thread runs the generator)
+            points.send(partition_points(reading.snapshot))
+        ctx = PassContext(cluster, opened.previous, pass_rules(), now_ms)
+        outcome = derive_pass(reading, ctx, sender.buckets, points, started)
         if points is None:
             return _result(cluster, outcome, started, now_ms, stored=False, skipped=skipped)
         mutes = store.pass_write(
@@ -134,7 +155,7 @@ def collect_cluster(
             alerts_open=outcome.transition.open,
             alerts_resolved=outcome.transition.resolved,
             slot=slot if claim and outcome.snapshot is not None else None,
-            rollups=opened.rollups if outcome.snapshot is not None else None,
+            rollups=sender.rollups if outcome.snapshot is not None else None,
             appended=points.lengths,
             mutes_of=outcome.changed,
         )
@@ -191,3 +212,61 @@ def alert_events(
     return [{"event": "opened", "alert": a} for a in opened if loud(a)] + [
         {"event": "resolved", "alert": a} for a in resolved if loud(a)
     ]
+
+
+@dataclass
+class PassLog:
+    """Per worker process: the latest pass per cluster and when the last summary went out."""
+
+    every_ms: int = SUMMARY_EVERY_MS
+    latest: dict[str, dict[str, Any]] = field(default_factory=dict)
+    last_summary_ms: int | None = None
+
+    def record(
+        self,
+        cluster: str,
+        *,
+        snapshot: ClusterSnapshot | None,
+        elapsed_ms: float,
+        alerts_open: int | None,
+        stored: bool,
+        now_ms: int | None = None,
+    ) -> None:
+        now = clock.now_ms() if now_ms is None else now_ms
+        topics = snapshot.topics if snapshot is not None else []
+        partitions = sum(t.partitions for t in topics)
+        log.debug(
+            "collector %s: %s, %d topics, %d partitions, %.0f ms, %s alerts open",
+            cluster,
+            "stored" if stored else "not stored",
+            len(topics),
+            partitions,
+            elapsed_ms,
+            "?" if alerts_open is None else alerts_open,
+        )
+        if stored:
+            self.latest[cluster] = {
+                "topics": len(topics),
+                "partitions": partitions,
+                "ms": elapsed_ms,
+                "alerts": alerts_open or 0,
+            }
+        if self.last_summary_ms is None:
+            self.last_summary_ms = now  # the first summary comes a minute after the first pass
+            return
+        if now - self.last_summary_ms < self.every_ms or not self.latest:
+            return
+        self.last_summary_ms = now
+        rows = self.latest.values()
+        log.info(
+            "collected %d topics, %d partitions, %.0f ms, %d alerts open%s",
+            sum(r["topics"] for r in rows),
+            sum(r["partitions"] for r in rows),
+            sum(r["ms"] for r in rows),
+            sum(r["alerts"] for r in rows),
+            f" ({len(self.latest)} clusters)" if len(self.latest) > 1 else "",
+        )
+        self.latest.clear()
+
+
+pass_log = PassLog()

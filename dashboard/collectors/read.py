@@ -2,13 +2,13 @@
 before anything is derived.
 
 :func:`read_cluster` takes the cluster's clients once (:mod:`dashboard.clusters`) and
-reads the admin snapshot (:mod:`mqcore.snapshot`, without the partitions' last ids that no
-group's position tells), the pipeline checkpoints and, once a minute, the Java and Redis
-health probes and a rotating share of the topics' memory (:func:`memory_pass`). The
+reads the admin snapshot (:mod:`mqcore.snapshot`, with the pipelines' checkpoint summaries,
+without the partitions' last ids that no group's position tells) and, once a minute, the
+probes of its Redis in one go (:func:`mqcore.admin.probes.minute_probe`: Java's data,
+Redis's health, a rotating share of the topics' memory, :func:`memory_pass`). The
 retention rules' risks are read here too: a backlog the snapshot cannot tell is counted on
-the MQ Redis, a bounded read
-(:mod:`dashboard.collectors.retention_risk`). A failure of the snapshot or checkpoint
-reads is the :class:`Reading`'s ``error``; a probe's failure only leaves its part out.
+the MQ Redis, a bounded read (:mod:`dashboard.collectors.retention_risk`). A failure of the
+snapshot is the :class:`Reading`'s ``error``; a probe's failure only leaves its part out.
 """
 
 from __future__ import annotations
@@ -23,16 +23,12 @@ from django.conf import settings
 from dashboard import clusters
 from dashboard.collectors.retention_risk import retention_risks
 from dashboard.collectors.series import MEMORY_METRIC
-from mqcore.admin import Admin
-from mqcore.admin.interop import java_kryo_seen
-from mqcore.admin.partitions import topic_memory
-from mqcore.admin.redis_health import redis_health
+from mqcore.admin.probes import MinuteProbe, memory_pick, minute_probe
 from mqcore.config import redact_urls
-from mqcore.errors import MQError
 from mqcore.models import ClusterSnapshot, RetentionRisk
 from mqcore.retention.counting import Counter
 
-__all__ = ["History", "MemoryPass", "Reading", "memory_pass", "memory_pick", "read_cluster"]
+__all__ = ["History", "MemoryPass", "Reading", "memory_pass", "read_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +38,10 @@ History = Callable[[list[str]], dict[str, Points]]  # topic -> its memory_bytes 
 
 @dataclass
 class Reading:
-    """What one pass read: the snapshot (None when the read failed: ``error``), the
-    pipelines' checkpoint summaries and, on a sampled pass, the probes."""
+    """What one pass read: the snapshot (None when the read failed: ``error``) and, on a
+    sampled pass, the probes."""
 
     snapshot: ClusterSnapshot | None
-    pipelines: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     sampled: bool = False  # the once-a-minute reads were made
     java: dict[str, Any] | None = None
@@ -68,55 +63,63 @@ def read_cluster(
     the memory probe's turn); never raises for MQ-side failures."""
     admin = clusters.admin(cluster)
     policy, java = clusters.retention_policy(cluster), clusters.java_retention(cluster)
-    checkpoints = clusters.checkpoints(cluster)
     try:
         snap = admin.snapshot(batch=batch, last_ids=False)
-        pipelines = [dict(s) for s in checkpoints.summaries()]
     except Exception as exc:
         error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
         log.warning("collector %s failed: %s", cluster, error)
         return Reading(None, error=error)
     snap.taken_at_ms = snap.taken_at_ms or now_ms
-    reading = Reading(snap, pipelines, sampled=sampled)
+    reading = Reading(snap, sampled=sampled)
     reading.risks = retention_risks(
         snap, policy, java, lambda t, p: Counter(admin.client, admin.keys.partition(t, p))
     )
-    if sampled:
-        names = [t.topic for t in snap.topics]
-        try:  # once a minute: does a Java service write Kryo data here? how is Redis?
-            reading.java = {
-                **java_kryo_seen(admin.client, admin.keys, names),
-                "configured": admin.config.encoding,
-            }
-            reading.redis = redis_health(admin.client)
-        except MQError as exc:
-            log.info("collector %s: Java or Redis health probe failed: %s", cluster, exc)
-        reading.memory = _memory(admin, snap, state, history, now_ms)
-        if reading.memory.errors:
-            errors = ", ".join(reading.memory.errors[:5])
-            log.info("collector %s: memory probe failed on %s", cluster, errors)
+    if not sampled:
+        return reading
+    # once a minute: does a Java service write Kryo data here? how is Redis? this minute's
+    # share of the topics' memory (MEMORY USAGE ... SAMPLES n of the next topics' streams)
+    cursor = int(state.get("memory_cursor") or 0)
+    budget = max(1, int(settings.MEMORY_PROBE_STREAMS))
+    probe = minute_probe(
+        admin.client,
+        admin.keys,
+        [t.topic for t in snap.topics],
+        _measured(snap),
+        cursor=cursor,
+        budget=budget,
+        samples=int(settings.MEMORY_PROBE_SAMPLES),
+    )
+    if probe.java is not None:
+        reading.java = {**probe.java, "configured": admin.config.encoding}
+    reading.redis = probe.redis
+    if probe.failed is not None:
+        log.info("collector %s: Java or Redis health probe failed: %s", cluster, probe.failed)
+    reading.memory = memory_pass(
+        snap,
+        state.get("memory") or {},
+        cursor,
+        fetch=lambda _picked: _probed(probe),
+        history=history,
+        now_ms=now_ms,
+        budget=budget,
+    )
+    if reading.memory.errors:
+        errors = ", ".join(reading.memory.errors[:5])
+        log.info("collector %s: memory probe failed on %s", cluster, errors)
     return reading
 
 
-def _memory(
-    admin: Admin,
-    snap: ClusterSnapshot,
-    state: Mapping[str, Any],
-    history: History,
-    now_ms: int,
-) -> MemoryPass:
-    """This minute's share of the per-topic memory samples (``MEMORY USAGE ... SAMPLES n``
-    of the next topics' partition streams, one pipeline)."""
-    samples = int(settings.MEMORY_PROBE_SAMPLES)
-    return memory_pass(
-        snap,
-        state.get("memory") or {},
-        int(state.get("memory_cursor") or 0),
-        fetch=lambda topics: topic_memory(admin.client, admin.keys, topics, samples=samples),
-        history=history,
-        now_ms=now_ms,
-        budget=max(1, int(settings.MEMORY_PROBE_STREAMS)),
-    )
+def _measured(snap: ClusterSnapshot) -> list[tuple[str, int]]:
+    """The topics (name, partitions) the memory probe takes its turns over."""
+    return [(t.topic, t.partitions) for t in snap.topics if not t.error]
+
+
+def _probed(probe: MinuteProbe) -> dict[str, list[int | None]]:
+    """What the probe measured: the topics :func:`memory_pass` picks (the same turn of the
+    same topics, :func:`~mqcore.admin.probes.memory_pick`), or the probe's failure."""
+    if probe.memory_error is not None:
+        raise probe.memory_error
+    return probe.memory
 
 
 # --- per-topic memory ----------------------------------------------------------------------------
@@ -139,25 +142,6 @@ class MemoryPass:
     errors: list[str] = field(default_factory=list)
 
 
-def memory_pick(
-    topics: list[tuple[str, int]], cursor: int, budget: int
-) -> tuple[list[tuple[str, int]], int]:
-    """The topics (name, partitions) from ``cursor`` on (wrapping) whose streams fit in
-    ``budget`` (always at least one), and the cursor of the next minute."""
-    if not topics:
-        return [], 0
-    start = cursor % len(topics)
-    picked: list[tuple[str, int]] = []
-    streams = 0
-    for i in range(len(topics)):
-        name, parts = topics[(start + i) % len(topics)]
-        if picked and streams + parts > budget:
-            break
-        picked.append((name, parts))
-        streams += parts
-    return picked, (start + len(picked)) % len(topics)
-
-
 def memory_pass(
     snap: ClusterSnapshot,
     previous: Mapping[str, Any],
@@ -171,7 +155,7 @@ def memory_pass(
     """Measure the next topics: their points, the new per-topic memory state (topics gone
     from the snapshot dropped) and the next cursor. When the read fails, topics keep their
     last values."""
-    topics = [(t.topic, t.partitions) for t in snap.topics if not t.error]
+    topics = _measured(snap)
     names = {name for name, _ in topics}
     out = MemoryPass(state={k: dict(v) for k, v in previous.items() if k in names})
     picked, out.cursor = memory_pick(topics, cursor, budget)

@@ -3,7 +3,7 @@
 Whatever names a topic is cut to the topics the user may see: the Java probe's topic
 lists, the groups a restart lost, and the slow log's key names (a key is named only when
 it is a key of a visible topic; the others are counted). The slow log holds no arguments
-at all (:mod:`mqcore.admin.slowlog` drops them when reading).
+at all (:mod:`mqcore.admin.probes` drops them when reading).
 """
 
 from __future__ import annotations

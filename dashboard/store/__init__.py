@@ -6,18 +6,17 @@ Pages read it and the collector writes it through :class:`ConsoleStore`
 MULTI/EXEC after its series points, so a worker killed mid-pass leaves the
 previous pass intact and the next pass restores everything.
 
-Modules:
+Modules, one per concern, with the layout they share:
 
-* :mod:`~dashboard.store.points` - how a point is packed, tiers, roll-up and
-  retention arithmetic (pure);
-* :mod:`~dashboard.store.values` - the JSON values (snapshot, state, health, alerts);
-* :mod:`~dashboard.store.batches` - commands in bounded batches on redis-py pipelines;
-* :mod:`~dashboard.store.series_write` - this pass's points, the series index, roll-ups;
-* :mod:`~dashboard.store.series_read` - points of a window for charts;
+* :mod:`~dashboard.store.console` - :class:`ConsoleStore`, what pages read and a pass writes,
+  and the latest values (snapshot, collector state, health, alerts), big ones in pieces;
+* :mod:`~dashboard.store.series` - the series: a pass's appends, roll-ups, retention, reads
+  for charts; their points packed by :mod:`~dashboard.store.points` (the tiers too) and
+  appended by the writer thread's script calls (:mod:`~dashboard.store.appends`);
 * :mod:`~dashboard.store.incidents` - the incident timeline (bounded sorted sets);
-* :mod:`~dashboard.store.retention` - rewriting series past their cap, dropping vanished ones;
-* :mod:`~dashboard.store.keys` - every key name of the store (:class:`ConsoleKeys`);
-* :mod:`~dashboard.store.console` - :class:`ConsoleStore`, what pages read and a pass writes.
+* :mod:`~dashboard.store.keys` - the layout: every key name of the store
+  (:class:`ConsoleKeys`) and how its JSON values are packed;
+* :mod:`~dashboard.store.batches` - commands in bounded batches on one connection.
 
 Series of vanished entities are deleted after the longest retention; the bytes per
 series are bounded by retention / cadence x point size (see :func:`series_bytes`).
@@ -32,15 +31,13 @@ from dashboard.store.points import (
     POINT,
     TIERS,
     Tier,
-    decode_points,
     encode_points,
     point_struct,
-    rollup_value,
     series_bytes,
     tier_for,
     tiers,
-    trim_points,
 )
+from dashboard.store.series import decode_points, rollup_value, trim_points
 
 __all__ = [
     "COUNTER",

@@ -1,9 +1,24 @@
-"""The console store of one Redis client and key prefix: what pages read, what a pass writes.
+"""The console store of one Redis client and key prefix (:class:`ConsoleStore`): what pages
+read, what a pass writes; here its latest values (snapshot, collector state, health,
+alerts, silences), the series in :mod:`.series`, the timeline in :mod:`.incidents`.
 
-One collector pass writes its series points first (:mod:`dashboard.store.series_write`),
+One collector pass writes its series points first (:mod:`dashboard.store.series`),
 then everything else in one MULTI/EXEC, so a worker killed mid-pass leaves the
 previous pass intact (at most this pass's points without its snapshot) and the
 next pass restores everything.
+
+Big values are read in pieces (:func:`read_pieces`): a snapshot of 50,000 partitions is
+tens of megabytes of JSON, and the collector state several; one ``GET`` of such a value
+holds Redis for more than 5 ms while it copies the value into the reply. Writers still
+``SET`` the whole value (Redis keeps a big argument without copying it) together with a
+version key in one MULTI/EXEC. Readers take the version, the lengths, then ``GETRANGE``
+pieces of at most :data:`PIECE_BYTES`, and the version again: a write that came between
+changes it, and the read is tried again (after a few tries, one MULTI/EXEC of plain
+``GET``s settles it).
+
+What a process decoded is kept (:func:`versioned_get`): a page learns from the version's
+few bytes that the megabytes it decoded last time are still current, and a worker does
+not decode again the collector state it wrote last pass (:func:`loads_cached`).
 """
 
 from __future__ import annotations
@@ -11,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
@@ -20,15 +35,12 @@ import msgspec
 import redis
 from django.conf import settings
 
-from dashboard.store import values
 from dashboard.store.batches import WHAT
 from dashboard.store.incidents import IncidentPage, incidents_commands, incidents_read
-from dashboard.store.keys import ConsoleKeys
-from dashboard.store.pieces import read_pieces
-from dashboard.store.points import tier_points, tiers
-from dashboard.store.retention import forget_vanished, trim_over_cap
-from dashboard.store.series_read import read_series
-from dashboard.store.series_write import Lengths, SeriesWriter
+from dashboard.store.keys import ConsoleKeys, LatestKeys, dumps, loads
+from dashboard.store.points import Lengths
+from dashboard.store.series import PassPoints, Series
+from mqcore.boundary import redis_errors
 from mqcore.clock import now_ms
 from mqcore.models import (
     ClusterSnapshot,
@@ -38,7 +50,17 @@ from mqcore.models import (
 )
 from mqcore.wire import Chunked, Command, Wire
 
-__all__ = ["ConsoleStore", "OpenPass", "PassPoints", "SnapshotRead"]
+__all__ = [
+    "PIECE_BYTES",
+    "ConsoleStore",
+    "OpenPass",
+    "SnapshotRead",
+    "loads_cached",
+    "read_pieces",
+    "remember",
+    "versioned_get",
+    "versioned_put",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +81,7 @@ class ConsoleStore:
     def __init__(self, client: redis.Redis, keys: ConsoleKeys) -> None:
         self.r: Any = client  # bytes replies
         self.keys = keys
-        self.series = SeriesWriter(client, keys)
+        self.series = Series(client, keys)
 
     # --- reads --------------------------------------------------------------
     def snapshot_get(self, cluster: str) -> ClusterSnapshot | None:
@@ -76,7 +98,7 @@ class ConsoleStore:
         """
         key, version_key = self.keys.snapshot(cluster), self.keys.snapshot_version(cluster)
         slot = ("snapshot", key)
-        cached = values.versioned_get(slot, self.r.get(version_key))
+        cached = versioned_get(slot, self.r.get(version_key))
         if cached is not None:
             return cached  # type: ignore[no-any-return]
         version, (raw,) = read_pieces(self.r, [key], version_key)
@@ -85,7 +107,7 @@ class ConsoleStore:
         except msgspec.MsgspecError as exc:
             log.warning("console store: the snapshot of %s is unreadable: %s", cluster, exc)
             read = SnapshotRead(None, str(exc))
-        values.versioned_put(slot, version, read)
+        versioned_put(slot, version, read)
         return read
 
     def series_get(
@@ -99,15 +121,13 @@ class ConsoleStore:
     ) -> list[tuple[int, float]]:
         now = now_ms()
         until = until_ms if until_ms is not None else now + 3_600_000
-        got = read_series(self.r, self.keys, cluster, metric, [entity], since_ms, now)[0]
+        got = self.series.read(cluster, metric, [entity], since_ms=since_ms, now_ms=now)[entity]
         return [(t, v) for t, v in got if t <= until]
 
     def series_many(
         self, cluster: str, metric: str, entities: Sequence[str], *, since_ms: int
     ) -> dict[str, list[tuple[int, float]]]:
-        now = now_ms()
-        got = read_series(self.r, self.keys, cluster, metric, entities, since_ms, now)
-        return dict(zip(entities, got, strict=True))
+        return self.series.read(cluster, metric, entities, since_ms=since_ms, now_ms=now_ms())
 
     def incidents_get(self, cluster: str, **query: Any) -> IncidentPage:
         """Stored incident events, newest first (see :func:`incidents_read` for ``query``)."""
@@ -148,20 +168,24 @@ class ConsoleStore:
 
     def mutes_get(self, cluster: str, alert_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored silences/acknowledgements of ``alert_ids`` (MGET in chunks of 500)."""
+        return self._mutes(self.keys.alert_mute(cluster, ""), alert_ids)
+
+    def _mutes(self, prefix: str, alert_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """:meth:`mutes_get` with the silences' key names up to the alert id."""
         ids = list(dict.fromkeys(alert_ids))
         found: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            raws = self.r.mget([self.keys.alert_mute(cluster, i) for i in chunk])
+            raws = self.r.mget([prefix + i for i in chunk])
             for alert_id, raw in zip(chunk, raws, strict=True):
-                value = values.loads(raw)
+                value = json.loads(raw) if raw else None  # as the alerts are read
                 if isinstance(value, dict):
                     found[alert_id] = value
         return found
 
     def mute_put(self, cluster: str, alert_id: str, mute: Mapping[str, Any], ttl_s: int) -> None:
         """Store a silence/acknowledgement of ``alert_id`` expiring after ``ttl_s`` (replaces)."""
-        self.r.set(self.keys.alert_mute(cluster, alert_id), values.dumps(mute), ex=int(ttl_s))
+        self.r.set(self.keys.alert_mute(cluster, alert_id), dumps(mute), ex=int(ttl_s))
 
     def mute_delete(self, cluster: str, alert_id: str) -> bool:
         """Lift the silence/acknowledgement of ``alert_id``; False when there was none."""
@@ -174,7 +198,9 @@ class ConsoleStore:
         A re-run of the same task (same token) may proceed; once the pass has
         written, the claim says ``done`` and nobody writes that slot again.
         """
-        key = self.keys.slot_claim(cluster, slot)
+        return self._claim(self.keys.slot_claim(cluster, slot), token, ttl_s)
+
+    def _claim(self, key: str, token: str, ttl_s: int) -> bool:
         if self.r.set(key, token, nx=True, ex=ttl_s):
             return True
         holder = self.r.get(key)
@@ -189,48 +215,41 @@ class ConsoleStore:
         gather_when_claimed: bool = False,
     ) -> OpenPass | None:
         """The start of a pass: ``claim`` (slot, token, seconds) the slot (:meth:`slot_claim`;
-        None: no claim), the previous pass's state (:meth:`state_get`), the roll-up buckets
-        this pass closes and the sender of its series points (None: another run holds the
-        slot and, with ``gather_when_claimed``, the pass writes nothing; without, no pass:
-        None)."""
-        mine = claim is None or self.slot_claim(cluster, *claim)
+        None: no claim) and the previous pass's state (:meth:`state_get`). ``mine`` False:
+        another run holds the slot and, with ``gather_when_claimed``, the pass writes nothing
+        (without, no pass: None). The sender of its series points comes from the series
+        (:meth:`~dashboard.store.series.Series.pass_points`)."""
+        names = self.keys.latest(cluster, claim[0] if claim is not None else None)
+        mine = claim is None or self._claim(names.slot_claim, claim[1], claim[2])
         if not mine and not gather_when_claimed:
             return None
-        previous = self.state_get(cluster)
-        every_pass, buckets, rollups = tier_points(
-            [], previous["state"].get("buckets") or {}, now_ms, tiers()
-        )
-        points = (
-            self.points_sender(cluster, now_ms, every_pass=list(every_pass), rollups=rollups)
-            if mine
-            else None
-        )
-        return OpenPass(previous, points, buckets, rollups)
+        return OpenPass(self._state(cluster, names), mine)
 
     def state_get(self, cluster: str) -> dict[str, Any]:
         """Everything a pass needs from the previous one (the big values in pieces).
 
         The state this process wrote last is not read again while its version stands."""
-        keys = self.keys
+        return self._state(cluster, self.keys.latest(cluster))
+
+    def _state(self, cluster: str, names: LatestKeys) -> dict[str, Any]:
         pipe = self.r.pipeline(transaction=False)
-        pipe.get(keys.collector_state_version(cluster))
-        pipe.hget(keys.collector_health(), cluster)
-        pipe.hgetall(keys.alerts(cluster))
+        pipe.get(names.state_version)
+        pipe.hget(names.health, cluster)
+        pipe.hgetall(names.alerts)
         version, health, alerts = pipe.execute()
-        written = values.versioned_get(("state", cluster), version)
+        written = versioned_get(("state", cluster), version)
         if written is None:
             _v, (state, lease_state) = read_pieces(
-                self.r, [keys.collector_state(cluster), keys.lease_state(cluster)],
-                keys.collector_state_version(cluster),
-            )  # fmt: skip
+                self.r, [names.state, names.lease_state], names.state_version
+            )
             written = (
-                values.loads_cached(("state", cluster), state),
-                values.loads_cached(("lease", cluster), lease_state),
+                loads_cached(("state", cluster), state),
+                loads_cached(("lease", cluster), lease_state),
             )
         return {
             "state": dict(written[0] or {}),
             "lease_state": written[1],
-            "health": values.loads(health) or {},
+            "health": loads(health) or {},
             "alerts": {k.decode(): json.loads(v) for k, v in alerts.items()},
         }
 
@@ -239,7 +258,7 @@ class ConsoleStore:
         cluster: str,
         *,
         now_ms: int,
-        snapshot: ClusterSnapshot | Mapping[str, Any] | None,
+        snapshot: ClusterSnapshot | None,
         state: Mapping[str, Any],
         lease_state: Mapping[str, Any] | None,
         incidents: Sequence[Mapping[str, Any]],
@@ -252,9 +271,10 @@ class ConsoleStore:
         appended: Callable[[], Lengths] | None = None,
         mutes_of: Sequence[str] = (),
     ) -> dict[str, dict[str, Any]]:
-        """Write one pass: series points first, then everything else in one MULTI/EXEC;
-        return the silences and acknowledgements of the alert ids ``mutes_of`` (the alerts
-        this pass opened or resolved: :meth:`mutes_get`).
+        """Write one pass: series points first (their roll-ups, the series past their cap
+        and vanished ones: :meth:`~dashboard.store.series.Series.close_pass`), then everything
+        else in one MULTI/EXEC; return the silences and acknowledgements of the alert ids
+        ``mutes_of`` (the alerts this pass opened or resolved: :meth:`mutes_get`).
 
         ``incidents`` are this pass's incident events (:mod:`dashboard.store.incidents`).
         ``points`` maps a tier name to (metric, entity, value) triples for this pass.
@@ -268,45 +288,40 @@ class ConsoleStore:
         A lost connection while writing the points raises
         :class:`mqcore.errors.ConnectionLostError`.
         """
-        keys = self.keys
         history_max = int(settings.ALERT_HISTORY_MAX)
         if appended is None:
             sender = self.points_sender(cluster, now_ms, every_pass=(), rollups=rollups)
             sender.send_tiers(points)
             appended = sender.lengths
         try:  # the store runs the series writes while this process encodes the values
+            cmds = incidents_commands(self.keys, cluster, incidents, now_ms)
+            names = self.keys.latest(cluster, slot)
+            state_raw = dumps(state)
+            lease_raw = dumps(lease_state) if lease_state is not None else b""
+            cmds += _alerts_commands(names, alerts_open, alerts_resolved, history_max)
+            cmds.append(("HSET", names.health, cluster, dumps(health)))
             snapshot_arg = _parts(snapshot) if snapshot is not None else None
-            state_raw = values.dumps(state)
-            lease_raw = values.dumps(lease_state) if lease_state is not None else b""
         finally:
             lengths = appended()
-        if rollups:
-            raw = points.get("raw") or ()
-            lengths.update(self.series.rollup(cluster, [(m, e) for m, e, _ in raw], rollups))
+        self.series.close_pass(cluster, points.get("raw") or (), rollups, lengths, now_ms)
         version = _version(now_ms)
-        cmds: list[Command] = []
         if snapshot_arg is not None:
-            cmds.append(("SET", keys.snapshot(cluster), snapshot_arg))
-            cmds.append(("SET", keys.snapshot_version(cluster), version))
-        cmds.append(("SET", keys.collector_state(cluster), state_raw))
+            cmds.append(("SET", names.snapshot, snapshot_arg))
+            cmds.append(("SET", names.snapshot_version, version))
+        cmds.append(("SET", names.state, state_raw))
         if lease_state is not None:
-            cmds.append(("SET", keys.lease_state(cluster), lease_raw))
-        cmds.append(("SET", keys.collector_state_version(cluster), version))
-        cmds += incidents_commands(keys, cluster, incidents, now_ms)
-        cmds.append(("HSET", keys.collector_health(), cluster, values.dumps(health)))
-        cmds += _alerts_commands(keys, cluster, alerts_open, alerts_resolved, history_max)
+            cmds.append(("SET", names.lease_state, lease_raw))
+        cmds.append(("SET", names.state_version, version))
         if slot is not None:
-            cmds.append(("SET", keys.slot_claim(cluster, slot), "done", "XX", "KEEPTTL"))
+            cmds.append(("SET", names.slot_claim, "done", "XX", "KEEPTTL"))
         Wire(self.r, 1, WHAT).transaction(cmds)
-        values.remember(("state", cluster), state_raw, state)
+        remember(("state", cluster), state_raw, state)
         if lease_state is not None:
-            values.remember(("lease", cluster), lease_raw, lease_state)
-            values.versioned_put(("state", cluster), version.encode(), (state, lease_state))
+            remember(("lease", cluster), lease_raw, lease_state)
+            versioned_put(("state", cluster), version.encode(), (state, lease_state))
         else:  # the lease state stored is an older one
-            values.versioned_put(("state", cluster), None, None)
-        trim_over_cap(self.r, lengths, now_ms)
-        forget_vanished(self.r, keys, cluster, now_ms)
-        return self.mutes_get(cluster, mutes_of) if mutes_of else {}
+            versioned_put(("state", cluster), None, None)
+        return self._mutes(names.alert_mute, mutes_of) if mutes_of else {}
 
     def points_sender(
         self,
@@ -319,10 +334,10 @@ class ConsoleStore:
         """A pass's series points for the tiers named in ``every_pass``, sent in parts as the
         pass computes them (see :class:`PassPoints`); pass its ``points`` and ``lengths`` to
         :meth:`pass_write`."""
-        return PassPoints(self, cluster, now_ms, every_pass, rollups)
+        return PassPoints(self.series, cluster, now_ms, every_pass, rollups)
 
     def health_write(self, cluster: str, health: Mapping[str, Any]) -> None:
-        self.r.hset(self.keys.collector_health(), cluster, values.dumps(health))
+        self.r.hset(self.keys.collector_health(), cluster, dumps(health))
 
     def alerts_write(
         self,
@@ -334,53 +349,44 @@ class ConsoleStore:
         written_ms: int | None = None,
     ) -> None:
         """Alert state (and incident events) of a failed pass (no snapshot), in one transaction."""
-        keys = self.keys
+        names = self.keys.latest(cluster)
         at = written_ms if written_ms is not None else now_ms()
-        cmds = incidents_commands(keys, cluster, incidents, at) if incidents else []
+        cmds = incidents_commands(self.keys, cluster, incidents, at) if incidents else []
         history_max = int(settings.ALERT_HISTORY_MAX)
-        cmds += _alerts_commands(keys, cluster, alerts_open, alerts_resolved, history_max)
-        cmds.append(("SET", keys.collector_state(cluster), values.dumps(state)))
-        cmds.append(("SET", keys.collector_state_version(cluster), _version(at)))
+        cmds += _alerts_commands(names, alerts_open, alerts_resolved, history_max)
+        cmds.append(("SET", names.state, dumps(state)))
+        cmds.append(("SET", names.state_version, _version(at)))
         Wire(self.r, 1, WHAT).transaction(cmds)
-        values.versioned_put(("state", cluster), None, None)
+        versioned_put(("state", cluster), None, None)
 
 
 def _alerts_commands(
-    keys: ConsoleKeys,
-    cluster: str,
+    names: LatestKeys,
     alerts_open: Mapping[str, dict[str, Any]],
     alerts_resolved: Sequence[dict[str, Any]],
     history_max: int,
 ) -> list[Command]:
     """The open alerts in place of the stored ones, the resolved ones onto the history."""
-    alerts_key, history_key = keys.alerts(cluster), keys.alert_history(cluster)
+    alerts_key, history_key = names.alerts, names.alert_history
     cmds: list[Command] = [("DEL", alerts_key)]
     if alerts_open:
         cmds.append(
-            ("HSET", alerts_key, *[x for k, v in alerts_open.items() for x in (k, values.dumps(v))])
+            ("HSET", alerts_key, *[x for k, v in alerts_open.items() for x in (k, dumps(v))])
         )
     if alerts_resolved:
-        cmds.append(("LPUSH", history_key, *[values.dumps(a) for a in alerts_resolved]))
+        cmds.append(("LPUSH", history_key, *[dumps(a) for a in alerts_resolved]))
         cmds.append(("LTRIM", history_key, 0, history_max - 1))
     return cmds
 
 
-def _parts(value: ClusterSnapshot | Mapping[str, Any]) -> bytes | Chunked:
-    """The snapshot's JSON (the structs by msgspec; the same fields as a dict, as tests and
-    benchmarks seed them, by :mod:`.values`); a big one (:data:`CHUNKED_TOPICS` topics and
-    more) in parts, encoded once now to know their lengths and again as the transaction
-    sends them: the 52 MB of a 50,000-partition snapshot are never held whole (the second
-    encoding costs 60-80 ms there; a small snapshot is encoded once)."""
-    make: Callable[[], Iterable[bytes]]
-    if isinstance(value, ClusterSnapshot):
-        if len(value.topics) < CHUNKED_TOPICS:
-            return snapshot_encode(value)
-        make = partial(snapshot_encode_parts, value)
-    else:
-        topics = value.get("topics")
-        if not isinstance(topics, list) or len(topics) < CHUNKED_TOPICS:
-            return values.dumps(value)
-        make = partial(values.dump_parts, value)
+def _parts(value: ClusterSnapshot) -> bytes | Chunked:
+    """The snapshot's JSON (the structs encoded by msgspec); a big one (:data:`CHUNKED_TOPICS`
+    topics and more) in parts, encoded once now to know their lengths and again as the
+    transaction sends them: the 52 MB of a 50,000-partition snapshot are never held whole
+    (the second encoding costs 60-80 ms there; a small snapshot is encoded once)."""
+    if len(value.topics) < CHUNKED_TOPICS:
+        return snapshot_encode(value)
+    make = partial(snapshot_encode_parts, value)
     return Chunked(tuple(len(part) for part in make()), make)
 
 
@@ -405,67 +411,90 @@ class OpenPass:
     """A pass begun (:meth:`ConsoleStore.pass_open`)."""
 
     previous: dict[str, Any]  # state, lease_state, health, alerts (:meth:`ConsoleStore.state_get`)
-    points: PassPoints | None  # its series points' sender; None: nothing is written
-    buckets: dict[str, int]  # the last bucket per coarse tier, for the next pass's state
-    rollups: dict[str, int]  # coarse tier -> the bucket this pass closes
+    mine: bool  # False: another run holds the slot, nothing is written
 
 
-class PassPoints:
-    """One pass's series points, sent to the store part by part as the pass computes them:
-    the store appends each part while the pass goes on (a big deployment's first pass
-    creates tens of thousands of series keys). ``points`` gathers every part (tier name ->
-    (metric, entity, value) triples) when this pass closes a roll-up bucket, the only use
-    :meth:`ConsoleStore.pass_write` has for them (else it stays empty: at 50,000 partitions
-    a quarter of a million triples held to the end of the pass for nothing); :meth:`lengths`
-    waits for every part's replies and gives the series near their cap. Call it in a
-    ``finally``: until then store connections are held with their replies unread. Later
-    calls give the same."""
+# --- big values in pieces, and what this process decoded -----------------------------------------
+PIECE_BYTES = 1 << 20  # bytes per GETRANGE: well under a millisecond of Redis time
+_ATTEMPTS = 8
 
-    def __init__(
-        self,
-        store: ConsoleStore,
-        cluster: str,
-        now_ms: int,
-        every_pass: Sequence[str],
-        rollups: Mapping[str, int] | None,
-    ) -> None:
-        self._store, self._cluster, self._now_ms = store, cluster, now_ms
-        self._tiers = tuple(every_pass)
-        # the series index: refreshed with the coarsest roll-up (a score ten minutes old is
-        # plenty for a horizon of the longest retention) and on a process's first pass; other
-        # passes index the series created since the pass before
-        self._refresh = tiers()[-1].name in (rollups or {})
-        self.points: dict[str, list[tuple[str, str, float]]] = {}
-        self._keep = bool(rollups)
-        self._waiting: list[Callable[[], Lengths]] = []
-        self._lengths: Lengths = {}
+# slot -> (stored bytes, decoded value): the collector state this worker wrote last
+_DECODED: dict[tuple[str, str], tuple[bytes, Any]] = {}
+# slot -> (version, decoded value): values stored with a version key (the snapshot), so a
+# reader learns from a few bytes that the megabytes it decoded last time are still current
+_VERSIONED: dict[tuple[str, str], tuple[bytes, Any]] = {}
 
-    def send(self, triples: Iterable[tuple[str, str, float]]) -> None:
-        """Send ``triples`` to each of this pass's tiers now. An iterator is read by the
-        store's writer thread as it writes (what it reads must not change meanwhile): a
-        quarter of a million triples are then never all held."""
-        if self._keep or len(self._tiers) != 1:
-            triples = list(triples)
-        self.send_tiers(dict.fromkeys(self._tiers, triples))
 
-    def send_tiers(self, part: Mapping[str, Iterable[tuple[str, str, float]]]) -> None:
-        """Send ``part`` (tier name -> triples) now; the store appends it meanwhile."""
-        for tier, triples in part.items() if self._keep else ():
-            self.points.setdefault(tier, []).extend(triples)
-        if any(part.values()):
-            series = self._store.series
-            index = self._refresh or not series.indexed(self._cluster)
-            self._waiting.append(series.append_sent(self._cluster, part, self._now_ms, index=index))
+def read_pieces(
+    client: Any, keys: Sequence[str], version_key: str
+) -> tuple[bytes | None, list[bytes | None]]:
+    """(version, values of ``keys``) as of one write; a missing key reads as None."""
+    for _ in range(_ATTEMPTS):
+        with redis_errors("console store"):
+            pipe = client.pipeline(transaction=False)
+            pipe.get(version_key)
+            for key in keys:
+                pipe.strlen(key)
+            version, *sizes = pipe.execute()
+            pipe = client.pipeline(transaction=False)
+            for key, size in zip(keys, sizes, strict=True):
+                for start in range(0, int(size), PIECE_BYTES):
+                    pipe.getrange(key, start, start + PIECE_BYTES - 1)
+            pipe.get(version_key)
+            *pieces, after = pipe.execute()
+        if after != version:
+            continue  # a write came between: read again
+        out: list[bytes | None] = []
+        at = 0
+        for size in sizes:
+            n = -(-int(size) // PIECE_BYTES)
+            out.append(b"".join(pieces[at : at + n]) if size else None)
+            at += n
+        if all(v is None or len(v) == int(s) for v, s in zip(out, sizes, strict=True)):
+            return version, out
+    with redis_errors("console store"):
+        pipe = client.pipeline(transaction=True)
+        pipe.get(version_key)
+        for key in keys:
+            pipe.get(key)
+        version, *whole = pipe.execute()
+    return version, [v or None for v in whole]
 
-    def lengths(self) -> Lengths:
-        """Wait for every part sent (all of them, even after one failed; the first error
-        raises) and give the series near their cap."""
-        failed: Exception | None = None
-        while self._waiting:
-            try:
-                self._lengths.update(self._waiting.pop(0)())
-            except Exception as exc:  # read the other parts' replies all the same
-                failed = failed or exc
-        if failed is not None:
-            raise failed
-        return self._lengths
+
+def loads_cached(slot: tuple[str, str], raw: bytes | None) -> Any:
+    """Decode collector state once per value: the same worker usually wrote it last pass.
+
+    Callers must treat the result as read-only below its top level.
+    """
+    if not raw:
+        return None
+    hit = _DECODED.get(slot)
+    if hit is not None and hit[0] == raw:
+        return hit[1]
+    value = loads(raw)
+    _DECODED[slot] = (raw, value)
+    return value
+
+
+def remember(slot: tuple[str, str], raw: bytes, value: Any) -> None:
+    """Record that ``raw`` (just written) decodes to ``value``, for :func:`loads_cached`."""
+    _DECODED[slot] = (raw, value)
+
+
+def versioned_get(slot: tuple[str, str], version: bytes | None) -> Any:
+    """The value decoded for ``slot`` at ``version``; None when it is not at hand.
+
+    Shared between callers (requests of one process): treat it as read-only.
+    """
+    hit = _VERSIONED.get(slot)
+    if version is None or hit is None or hit[0] != version:
+        return None
+    return hit[1]
+
+
+def versioned_put(slot: tuple[str, str], version: bytes | None, value: Any) -> None:
+    """Keep ``value`` as ``slot``'s decoded value at ``version`` (forget it without one)."""
+    if version is None or value is None:
+        _VERSIONED.pop(slot, None)
+    else:
+        _VERSIONED[slot] = (version, value)

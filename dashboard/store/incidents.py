@@ -20,8 +20,7 @@ from typing import Any
 
 from django.conf import settings
 
-from dashboard.store import values
-from dashboard.store.keys import ConsoleKeys
+from dashboard.store.keys import ConsoleKeys, dumps, loads
 from dashboard.store.points import tiers
 from mqcore.wire import Command
 
@@ -67,7 +66,7 @@ def incidents_commands(
         at = int(e.get("at_ms") or now_ms)
         if at <= horizon:
             continue
-        member = values.dumps({"id": f"{at}:s{seq:06d}", **e})
+        member = dumps({"id": f"{at}:s{seq:06d}", **e})
         by_key.setdefault(keys.incidents(cluster), []).append((member, at))
         if e.get("topic"):
             by_key.setdefault(keys.incidents_topic(cluster, str(e["topic"])), []).append(
@@ -128,7 +127,7 @@ def incidents_read(
         for raw in rows:
             scanned += 1
             try:
-                e = values.loads(raw)
+                e = loads(raw)
                 ident = str(e["id"])
                 order = event_key(ident)
             except (ValueError, TypeError, KeyError):

@@ -17,7 +17,9 @@ One module per part:
   :mod:`.position_target` -- their targets and plans.
 - :mod:`.export` -- :class:`~.export.PendingRows`: every matching pending entry of a group,
   partition by partition, in bounded ``XPENDING`` pages (exports).
-- :mod:`.partitions` -- the hot-key sample of a partition and ``MEMORY USAGE`` of streams.
+- :mod:`.partitions` -- the hot-key sample of a partition, its rows and their skew.
+- :mod:`.probes` -- the once-a-minute probes of a deployment's Redis: Java's data, Redis's
+  health and slow log, ``MEMORY USAGE`` of the topics' streams.
 - :mod:`.calls` -- pipelined reads where a missing stream or group answers None.
 - :mod:`.shapes` -- the lease, consumer and retry dataclasses from their snapshot shapes.
 """

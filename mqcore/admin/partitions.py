@@ -5,12 +5,9 @@ each partition stream takes, both bounded, and how skewed the partitions are.
   partition (``XREVRANGE`` pieces, n at most :data:`HOT_KEYS_MAX` entries and about
   :data:`HOT_KEYS_BYTES` bytes): which keys make a partition hot, from a sample, never
   a scan.
-- :func:`topic_memory` asks ``MEMORY USAGE key SAMPLES s`` of every partition stream of
-  some topics, in one pipeline
-  (s at most :data:`MEMORY_SAMPLES_MAX`; Redis samples that many nodes of the stream
-  and extrapolates, so the cost does not grow with the stream).
 - :func:`partition_rows` is length, last id and memory of each partition of one topic
-  (``XINFO STREAM`` without ``FULL``, and :func:`topic_memory`), with their skew.
+  (``XINFO STREAM`` without ``FULL``, and the memory probe's
+  :func:`mqcore.admin.probes.topic_memory`), with their skew.
 - :func:`last_ids` is the last-generated id of some partitions of one topic
   (``XINFO STREAM`` each, one pipeline).
 - :func:`skew` measures the busiest partition against the mean (the console's partition
@@ -21,10 +18,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from itertools import islice
 from typing import Any
 
 from mqcore.admin.calls import pipeline_lenient
+from mqcore.admin.probes import MEMORY_SAMPLES, topic_memory
 from mqcore.codec import decode_text
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
@@ -35,8 +32,6 @@ __all__ = [
     "HOT_KEYS_BYTES",
     "HOT_KEYS_DEFAULT",
     "HOT_KEYS_MAX",
-    "MEMORY_SAMPLES",
-    "MEMORY_SAMPLES_MAX",
     "SKEW_HOT",
     "SKEW_UNEVEN",
     "hot_keys",
@@ -44,7 +39,6 @@ __all__ = [
     "mark_skew",
     "partition_rows",
     "skew",
-    "topic_memory",
 ]
 
 HOT_KEYS_DEFAULT = 500
@@ -52,8 +46,6 @@ HOT_KEYS_MAX = 2000  # entries of one sample (read in pieces of at most 250)
 HOT_KEYS_TOP = 20
 HOT_KEYS_BYTES = 2 * 2**20  # of entries read per sample, about (big payloads: fewer entries)
 HOT_KEYS_FIRST = 16  # entries of the first read, before their size is known
-MEMORY_SAMPLES = 5  # Redis's own default for MEMORY USAGE
-MEMORY_SAMPLES_MAX = 50
 SKEW_HOT = 2.0  # max / mean at or above this: one partition takes twice its share
 SKEW_UNEVEN = 1.5
 
@@ -159,29 +151,6 @@ def last_ids(
     return {
         p: decode_text(info.get("last-generated-id")) if info else "0-0"
         for p, info in zip(partitions, replies, strict=True)
-    }
-
-
-def topic_memory(
-    client: RedisClient,
-    keys: KeySpace,
-    topics: Sequence[tuple[str, int]],
-    *,
-    samples: int = MEMORY_SAMPLES,
-) -> dict[str, list[int | None]]:
-    """``MEMORY USAGE`` in bytes of each partition stream of each (topic, partitions), in one
-    pipeline; None for a stream that does not exist."""
-    if not 1 <= samples <= MEMORY_SAMPLES_MAX:
-        raise InvalidArgumentError(f"samples must be 1..{MEMORY_SAMPLES_MAX}")
-    calls = [
-        ("memory_usage", (keys.partition(topic, p), samples))
-        for topic, partitions in topics
-        for p in range(max(0, partitions))
-    ]
-    replies = iter(pipeline_lenient(client, calls))
-    return {
-        topic: [r if isinstance(r, int) else None for r in islice(replies, max(0, partitions))]
-        for topic, partitions in topics
     }
 
 

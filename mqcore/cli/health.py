@@ -2,7 +2,7 @@
 (memory, eviction policy, persistence, clients, load, the newest slow-log entries: command
 and key names, never their arguments).
 
-Exit code 1 when the reading can lose messages (:func:`mqcore.admin.redis_health.health_risks`:
+Exit code 1 when the reading can lose messages (:func:`mqcore.admin.probes.health_risks`:
 an eviction policy other than ``noeviction`` or keys evicted, memory at or above
 ``MEMORY_SHARE_RISK`` of maxmemory), as the console's ``redis_eviction`` and
 ``redis_memory`` alerts; 0 otherwise. ``--json``: the reading and its ``risks``.
@@ -30,7 +30,7 @@ def add_parsers(add: AddParser, common: Parser) -> None:
 
 
 def cmd_health(args: argparse.Namespace, out: Out) -> int:
-    from mqcore.admin.redis_health import health_risks, redis_health
+    from mqcore.admin.probes import health_risks, redis_health
 
     client = config(args).client()
     try:
@@ -55,7 +55,7 @@ def _keys(entry: dict[str, Any]) -> str:
 def _human(h: dict[str, Any]) -> str:
     if h.get("cluster"):
         return "Redis Cluster: each node has its own health; read it node by node"
-    from mqcore.admin.redis_health import MEMORY_SHARE_RISK
+    from mqcore.admin.probes import MEMORY_SHARE_RISK
     from mqcore.clock import iso_from_ms
 
     lines = [f"Redis {_or(h['version'])} ({_or(h['role'])}), up {_or(h['uptime_s'], '?')} s"]

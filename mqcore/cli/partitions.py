@@ -20,14 +20,8 @@ HOT_COLUMNS = ["key", "count", "share"]
 
 def cmd_partitions(args: argparse.Namespace, out: Out) -> int:
     from mqcore.admin import Admin
-    from mqcore.admin.partitions import (
-        HOT_KEYS_DEFAULT,
-        HOT_KEYS_MAX,
-        MEMORY_SAMPLES,
-        MEMORY_SAMPLES_MAX,
-        hot_keys,
-        partition_rows,
-    )
+    from mqcore.admin.partitions import HOT_KEYS_DEFAULT, HOT_KEYS_MAX, hot_keys, partition_rows
+    from mqcore.admin.probes import MEMORY_SAMPLES, MEMORY_SAMPLES_MAX
 
     samples = MEMORY_SAMPLES if args.samples is None else args.samples
     if not 1 <= samples <= MEMORY_SAMPLES_MAX:

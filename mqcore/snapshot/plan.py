@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import redis
 
 from mqcore import lag as lagmath
+from mqcore.checkpoints import pipeline_summary
 from mqcore.clock import now_ms
 from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.models import ClusterSnapshot, RetryBacklog, TopicSnapshot
@@ -338,11 +339,10 @@ def _take_snapshot(
         out.append(snap)
     _CACHE[client] = (new_last, new_first)
     pipelines = []
-    for k, n in enumerate(pipeline_names):
-        meta = as_hash(ok(r2[meta_at + k], {}, -1, {}))
-        pipelines.append(
-            {"pipeline": n, **{decode_text(a): decode_text(b) for a, b in meta.items()}}
-        )
+    for k, n in enumerate(pipeline_names):  # those with a checkpoint, as CheckpointStore's
+        summary = pipeline_summary(n, as_hash(ok(r2[meta_at + k], {}, -1, {})))
+        if summary is not None:
+            pipelines.append(summary)
     return ClusterSnapshot(
         now,
         out,

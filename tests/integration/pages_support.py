@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -63,12 +64,14 @@ def collect(
     snap = enrich(msgspec.to_builtins(Admin(config).snapshot(last_ids=False)), statuses)
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     snap["taken_at_ms"] = now
-    store_pass(snap, points=points, now_ms=now, incidents=incidents)
+    store_pass(
+        msgspec.convert(snap, ClusterSnapshot), points=points, now_ms=now, incidents=incidents
+    )
     return snap
 
 
 def store_pass(
-    snapshot: ClusterSnapshot | dict[str, Any] | None,
+    snapshot: ClusterSnapshot | None,
     *,
     points: Iterable[tuple[str, str, float]] = (),
     now_ms: int,
@@ -87,3 +90,11 @@ def store_pass(
         alerts_resolved=[],
         slot=None,
     )
+
+
+def store_unreadable(value: Any, *, now_ms: int) -> None:
+    """Store ``value``'s JSON where the snapshot goes, as a new version: what the store
+    holds when something other than a collector pass wrote it."""
+    keys, client = console_keys(), console_redis()
+    client.set(keys.snapshot(CLUSTER), json.dumps(value))
+    client.set(keys.snapshot_version(CLUSTER), f"{now_ms}:unreadable")

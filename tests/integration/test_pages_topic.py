@@ -9,7 +9,7 @@ from django.utils.html import escape
 from dashboard import charts
 from mqcore.producer import Producer
 from mqcore.topics import Topics
-from tests.integration.pages_support import collect, make_user, store_pass
+from tests.integration.pages_support import collect, make_user, store_pass, store_unreadable
 from tests.snapshot_parts import snapshot, topic
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -145,7 +145,7 @@ def test_odd_snapshot_data_never_500s(viewer_client: Client, mq_config) -> None:
             "not a dict",
         ],
     }  # fmt: skip
-    store_pass(odd, now_ms=now)
+    store_unreadable(odd, now_ms=now)
     overview = viewer_client.get("/clusters/default/")
     assert overview.status_code == 200
     response = viewer_client.get("/clusters/default/topics/odd/")

@@ -14,7 +14,8 @@ from dashboard.alerts import AlertThresholds, alert_conditions
 from dashboard.clusters import console_keys, console_redis, console_store
 from dashboard.collectors.passes import collect_cluster
 from dashboard.store import ConsoleStore
-from mqcore.admin.partitions import hot_keys, topic_memory
+from mqcore.admin.partitions import hot_keys
+from mqcore.admin.probes import topic_memory
 from mqcore.config import MQConfig
 from mqcore.models import ClusterSnapshot
 from tests.integration.dlq_support import make_topic, role_user

@@ -10,7 +10,7 @@ import redis
 from django.test import Client
 
 from dashboard.alerts import AlertThresholds, alert_conditions
-from mqcore.admin.redis_health import redis_health
+from mqcore.admin.probes import redis_health
 from tests.integration.dlq_support import role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]

@@ -18,8 +18,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from dashboard.models import GroupTopicScope, SensitiveTopic
-from mqcore.admin.redis_health import redis_health
-from mqcore.admin.slowlog import command_keys, slowlog_entries
+from mqcore.admin.probes import command_keys, redis_health, slowlog_entries
 from mqcore.cli import main
 from mqcore.config import MQConfig
 from mqcore.keys import KeySpace

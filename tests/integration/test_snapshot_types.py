@@ -15,7 +15,7 @@ from django.conf import settings
 
 from dashboard.clusters import console_keys, reset_caches
 from dashboard.collectors.passes import collect_cluster
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, pipeline_summary
 from mqcore.config import MQConfig
 from mqcore.models import (
     ClusterSnapshot,
@@ -91,7 +91,7 @@ def test_a_collector_pass_decodes_into_the_structs_and_encodes_back_the_same(
     assert orders.retry.count == 2
     assert orders.dlq_length == 1
     assert isinstance(orders.memory, TopicMemory)
-    assert snap.pipelines[0]["pipeline"] == "totals"
+    assert snap.pipelines[0].pipeline == "totals"
 
 
 @pytest.mark.parametrize(
@@ -137,10 +137,8 @@ def test_a_stored_value_that_is_not_a_snapshot_is_refused_once_per_version(
 
     cs = ConsoleStore(console_redis(), console_keys())
     odd = {"taken_at_ms": 1, "topics": [{"topic": "t", "lag": "NaN?"}]}
-    cs.pass_write(
-        "odd", now_ms=1_000, snapshot=odd, state={}, lease_state=None, incidents=[], points={},
-        health={"ok": True}, alerts_open={}, alerts_resolved=[], slot=None,
-    )  # fmt: skip
+    console_r.set(console_keys().snapshot("odd"), json.dumps(odd))  # not a collector's value
+    console_r.set(console_keys().snapshot_version("odd"), "1000:odd")
     decodes: list[bytes] = []
 
     def counted(raw: bytes) -> ClusterSnapshot:
@@ -156,3 +154,25 @@ def test_a_stored_value_that_is_not_a_snapshot_is_refused_once_per_version(
     assert cs.snapshot_read("odd") is first  # refused once: the version's answer is kept
     assert len(decodes) == 1
     assert cs.snapshot_read("never-collected") == (None, None)  # no snapshot is not unreadable
+
+
+def test_a_pipeline_summary_encodes_as_the_summary_dict_did(
+    r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """A pipeline planned and then completed (the usual history): its typed summary is the
+    same JSON, byte for byte, as the dict the summary was before it was typed (the meta
+    hash's fields in their order, then the missing ones with their defaults)."""
+    _world(r, mq_config)
+    raw = r.hgetall(mq_config.keys.checkpoint_meta("totals"))
+    old: dict[str, Any] = {k.decode(): v.decode() for k, v in raw.items()}
+    ints = ("triggered", "in_progress", "completed", "failed", "restored", "last_planned_id")
+    ints += ("last_completed_id", "last_completed_at_ms", "last_failed_id", "last_failed_at_ms")
+    for name in (*ints, "last_restore_id", "last_restore_at_ms"):
+        old[name] = int(old[name]) if old.get(name) else None
+    for name in ("triggered", "in_progress", "completed", "failed", "restored"):
+        old[name] = max(old[name] or 0, 0)
+    old["end_offsets"] = json.loads(old["end_offsets"])
+    for name in ("last_failure_reason", "last_restore_outcome", "last_restore_from_run"):
+        old.setdefault(name, "")
+    summary = pipeline_summary("totals", raw)
+    assert msgspec.json.encode(summary) == msgspec.json.encode(old)

@@ -28,7 +28,7 @@ def cs(console_r: redis.Redis) -> ConsoleStore:
 
 def _write(cs: ConsoleStore, now_ms: int, value: float, **extra: object) -> None:
     kwargs: dict = {
-        "snapshot": {"taken_at_ms": now_ms, "topics": []},
+        "snapshot": ClusterSnapshot(taken_at_ms=now_ms, topics=[]),
         "state": {},
         "lease_state": None,
         "incidents": [],

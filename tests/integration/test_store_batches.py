@@ -23,6 +23,7 @@ from dashboard.store.batches import (
     send_batched,
 )
 from mqcore.errors import ConnectionLostError
+from mqcore.models import ClusterSnapshot
 from mqcore.wire import BIG_ARGUMENT, Chunked, Wire
 
 pytestmark = [pytest.mark.redis]
@@ -48,7 +49,7 @@ def _pass(
     cs.pass_write(
         cluster,
         now_ms=now_ms,
-        snapshot={"taken_at_ms": now_ms, "topics": []},
+        snapshot=ClusterSnapshot(taken_at_ms=now_ms, topics=[]),
         state={},
         lease_state=None,
         incidents=[],

@@ -175,7 +175,7 @@ def test_webhook_gives_up_and_refuses_other_schemes(hook_url: str) -> None:
 
 
 def test_redis_alerts_and_the_cli_share_one_risk_rule() -> None:
-    from mqcore.admin.redis_health import MEMORY_SHARE_RISK, health_risks
+    from mqcore.admin.probes import MEMORY_SHARE_RISK, health_risks
 
     calm = {"maxmemory_policy": "noeviction", "evicting_policy": False, "evicted_keys": 0,
             "memory_share": MEMORY_SHARE_RISK - 0.01}  # fmt: skip

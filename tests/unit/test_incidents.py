@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec.structs import replace
+
 from dashboard.collectors.incidents import (
     checkpoint_events,
     collector_failure_event,
@@ -15,7 +17,7 @@ from dashboard.collectors.incidents import (
     redis_restart_event,
     status_events,
 )
-from mqcore.models import ClusterSnapshot
+from mqcore.models import ClusterSnapshot, PipelineSummary
 from tests.snapshot_parts import snapshot_of
 
 NOW = 1_767_225_600_000
@@ -95,14 +97,13 @@ def test_dlq_burst_threshold() -> None:
 
 
 def test_checkpoint_failure_and_restore() -> None:
-    p = {"pipeline": "totals", "topic": "orders", "group": "spark", "last_failed_id": -1,
-         "last_restore_id": -1}  # fmt: skip
+    p = PipelineSummary("totals", topic="orders", group="spark")
     _, memory = checkpoint_events(None, [p], NOW)
-    failed = {**p, "last_failed_id": 4, "last_failed_at_ms": NOW - 5, "last_failure_reason": "x"}
+    failed = replace(p, last_failed_id=4, last_failed_at_ms=NOW - 5, last_failure_reason="x")
     (e,), memory = checkpoint_events(memory, [failed], NOW)
     assert (e["at_ms"], e["severity"]) == (NOW - 5, "critical")
     assert "checkpoint 4 failed" in e["text"]
-    restored = {**failed, "last_restore_id": 4, "last_restore_at_ms": NOW + 10**9}
+    restored = replace(failed, last_restore_id=4, last_restore_at_ms=NOW + 10**9)
     (r,), _ = checkpoint_events(memory, [restored], NOW)
     assert (r["data"]["change"], r["at_ms"]) == ("restored", NOW)  # a future time is not trusted
 

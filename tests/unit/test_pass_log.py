@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from dashboard.tasks.collect import PassLog
+from dashboard.collectors.passes import PassLog
 from tests.snapshot_parts import snapshot_of
 
 SNAP = snapshot_of({"topics": [{"topic": "orders", "partitions": 8},

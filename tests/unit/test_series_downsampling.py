@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.collectors.series import series_points
+from dashboard.collectors.derive import series_points
 from dashboard.store import (
     COUNTER,
     GAUGE,
@@ -16,7 +16,8 @@ from dashboard.store import (
     tier_for,
     trim_points,
 )
-from dashboard.store.points import pack_point, pack_points, tier_points
+from dashboard.store.points import pack_point, pack_points
+from dashboard.store.series import tier_points
 from tests.snapshot_parts import snapshot_of
 
 TIERS = (Tier("raw", 0, 86_400), Tier("1m", 60, 7 * 86_400), Tier("10m", 600, 90 * 86_400))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import csv
 import io
 
-from dashboard.collectors.derive import memory_of
-from dashboard.collectors.read import memory_pass, memory_pick
-from dashboard.collectors.series import partition_points, partition_produced
+from dashboard.collectors.derive import memory_of, partition_points, partition_produced
+from dashboard.collectors.read import memory_pass
 from dashboard.services.exports import export_filename
 from mqcore.admin.partitions import skew
+from mqcore.admin.probes import memory_pick
 from mqcore.csvsafe import csv_lines
 from tests.snapshot_parts import builtins, snapshot_of
 
