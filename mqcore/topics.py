@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from mqcore.boundary import redis_errors
@@ -93,18 +93,12 @@ class GroupUse:
     leased: int  # partitions whose lease key exists
 
     @property
-    def busy(self) -> bool:
-        """Unread (or unknown), pending or leased: a delete would lose or disturb something."""
-        return self.unread != 0 or self.pending > 0 or self.leased > 0
+    def waiting(self) -> bool:
+        """Unread (or unknown) or pending entries: a topic delete would lose them."""
+        return self.unread != 0 or self.pending > 0
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "group": self.group,
-            "partitions": self.partitions,
-            "pending": self.pending,
-            "unread": self.unread,
-            "leased": self.leased,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -118,13 +112,7 @@ class GroupDeletion:
     pending: int
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "group": self.group,
-            "deleted": self.deleted,
-            "partitions": self.partitions,
-            "leased": self.leased,
-            "pending": self.pending,
-        }
+        return asdict(self)
 
 
 def set_members(client: RedisClient, key: str) -> builtins.list[str]:
@@ -385,7 +373,7 @@ class Topics:
         The check is a read before the delete, which is many rounds and cannot be one
         script: an entry produced between the two is deleted with the topic."""
         use = self.group_use(topic)
-        waiting = [u for u in use if u.unread != 0 or u.pending > 0]
+        waiting = [u for u in use if u.waiting]
         if waiting and not force:
             names = ", ".join(u.group for u in waiting[:5])
             raise InUseError(

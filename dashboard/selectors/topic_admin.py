@@ -127,7 +127,7 @@ def topic_delete_plan_get(*, user: Any, cluster: str, topic: str) -> dict[str, A
     topics = _reader_topics(cluster)
     info = topics.describe(topic)
     use = topics.group_use(topic)
-    waiting = [u.group for u in use if u.unread != 0 or u.pending > 0]
+    waiting = [u.group for u in use if u.waiting]
     return {
         "topic": topic,
         "partitions": info.partitions,

@@ -223,25 +223,11 @@ def topic_trims(
         validate_id(min_id)
         ms, seq = id_tuple(min_id)
         min_id = f"{ms}-{seq}"
+    topics.partition_count(topic)  # an unknown topic: UnknownTopicError
     client, keys, encoding = topics.client, topics.keys, topics.config.encoding
-    count = topics.partition_count(topic)
-    at = now_ms()
-    done = []
-    for p in range(count):
-        done.append(
-            trim_partition(
-                client,
-                keys,
-                topic,
-                p,
-                policy,
-                dry_run=dry_run,
-                at_ms=at,
-                encoding=encoding,
-                min_id=min_id,
-            )
-        )
-    return done
+    return housekeep(
+        client, keys, policy, topics=[topic], dry_run=dry_run, encoding=encoding, min_id=min_id
+    )
 
 
 def housekeep(
@@ -254,9 +240,10 @@ def housekeep(
     per_round: int = PER_ROUND,
     max_rounds: int = MAX_ROUNDS,
     encoding: str = "plain",
+    min_id: str | None = None,
 ) -> list[PartitionTrim]:
     """Trim every partition of ``topics`` (default: every registered topic); ``encoding``:
-    the deployment's, see :func:`trim_partition`."""
+    the deployment's, ``min_id`` a MINID rule: see :func:`trim_partition`."""
     names = sorted(set(topics)) if topics is not None else set_members(client, keys.registry())
     at = now_ms()
     out: list[PartitionTrim] = []
@@ -275,6 +262,7 @@ def housekeep(
                     max_rounds=max_rounds,
                     at_ms=at,
                     encoding=encoding,
+                    min_id=min_id,
                 )
             )
     return out
