@@ -172,6 +172,9 @@ def test_trim_plan_and_trim(r: redis.Redis, orders: str) -> None:
     done = _post(f"{T}/trim", trim, admin).json()
     assert done["deleted"] == 3
     assert r.xlen(orders) == 1  # the unread entry stays
+    timeline = Client().get(f"{C}/timeline?topic=orders", **admin).json()
+    trims = [e for e in timeline["events"] if e["data"]["action"] == AuditEventType.TOPIC_TRIM]
+    assert [e["text"] for e in trims] == ["trim a topic's partitions by ada: trimmed (deleted 3)"]
 
 
 def test_topic_delete_refused_then_forced(r: redis.Redis, mq_config: MQConfig, orders: str) -> None:
