@@ -286,7 +286,8 @@ def test_read_only_cluster_refuses(r: redis.Redis, mq_config: MQConfig, orders: 
 def test_pages_links_and_partials(client: Client, r: redis.Redis, orders: str) -> None:
     client.force_login(role_user("ada", ADMIN))
     assert b'id="create-topic-link"' in client.get("/clusters/default/").content
-    assert b'id="admin-link"' in client.get("/clusters/default/topics/orders/").content
+    topic_page = client.get("/clusters/default/topics/orders/").content
+    assert b'id="admin-link"' in topic_page
     page = client.get("/clusters/default/topics/orders/admin/")
     assert page.status_code == 200
     assert b'data-group="default-group"' in page.content
@@ -304,3 +305,20 @@ def test_pages_links_and_partials(client: Client, r: redis.Redis, orders: str) -
     assert b"create-topic-link" not in viewer.get("/clusters/default/").content
     assert viewer.get("/clusters/default/topics/orders/admin/").status_code == 403
     assert viewer.get("/clusters/default/admin/topics/").status_code == 403
+
+
+def test_hostile_input_is_refused_and_never_echoed_raw(client: Client, orders: str) -> None:
+    client.force_login(role_user("ada", ADMIN))
+    evil = "<img src=x onerror=alert(1)>"
+    base = "/clusters/default/topics/orders"
+    for url in (
+        f"{base}/admin/trim/plan/?min_id={evil}",
+        f"{base}/admin/trim/plan/?max_age={evil}",
+        f"{base}/groups/{evil}/delete/plan/",
+    ):
+        resp = client.get(url)
+        assert resp.status_code in (400, 404), url
+        assert evil not in resp.content.decode()
+    made = client.post("/clusters/default/admin/topics/create/", {"topic": evil, "reason": "r"})
+    assert made.status_code == 400
+    assert evil not in made.content.decode()
