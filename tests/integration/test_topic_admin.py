@@ -18,7 +18,8 @@ from mqcore.config import MQConfig
 from mqcore.errors import AlreadyExistsError, InUseError, UnknownGroupError
 from mqcore.retention.trim import topic_trims
 from mqcore.topics import Topics, group_start_id
-from tests.integration.acl_support import mq_cluster
+from scripts.embedded import EmbeddedRedis
+from tests.integration.acl_support import READER, WRITER, apply_doc_acls, denied, mq_cluster
 from tests.integration.dlq_support import make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -322,3 +323,44 @@ def test_hostile_input_is_refused_and_never_echoed_raw(client: Client, orders: s
     made = client.post("/clusters/default/admin/topics/create/", {"topic": evil, "reason": "r"})
     assert made.status_code == 400
     assert evil not in made.content.decode()
+
+
+def test_through_the_doc_reader_and_writer(tmp_path: Any, console_r: redis.Redis) -> None:
+    """The ACL users of docs/deploy.md: the dry runs read through the reader, every write goes
+    through the writer, and Redis refuses none of their commands."""
+    server = EmbeddedRedis(tmp_path).start()
+    admin = redis.Redis(host=server.host, port=server.port)
+    try:
+        users = apply_doc_acls(admin)
+        url = {n: f"redis://{auth}@{server.host}:{server.port}/0" for n, auth in users.items()}
+        cfg = MQConfig.from_url(server.url)
+        admin.acl_log_reset()
+        ada = bearer(role_user("ada", ADMIN))
+        with mq_cluster(url=url[READER], write_url=url[WRITER]):
+            assert (
+                _post(
+                    f"{C}/admin/topics/create", {"topic": "orders", "reason": "r"}, ada
+                ).status_code
+                < 300
+            )
+            key = cfg.keys.partition("orders", 0)
+            for ms in (1000, 2000):
+                admin.xadd(key, {"payload": "x"}, id=f"{ms}-0")
+            grow = {"partitions": 2, "reason": "r", "confirm": "orders"}
+            assert _post(f"{T}/grow", grow, ada).status_code < 300
+            assert Client().get(T, **ada).status_code < 300
+            assert _post(f"{T}/trim/plan", {"min_id": "2000-0"}, ada).status_code < 300
+            trim = {"min_id": "2000-0", "reason": "r", "confirm": "orders"}
+            assert _post(f"{T}/trim", trim, ada).status_code < 300
+            assert _post(f"{T}/groups", {"group": "audit", "reason": "r"}, ada).status_code < 300
+            g = f"{C}/topics/orders/groups/audit/delete"
+            assert _post(f"{g}/plan", {}, ada).status_code < 300
+            assert _post(g, {"reason": "r", "confirm": "audit"}, ada).status_code < 300
+            assert _post(f"{T}/delete/plan", {}, ada).status_code < 300
+            forced = {"reason": "r", "confirm": "orders", "force": True}
+            assert _post(f"{T}/delete", forced, ada).status_code < 300
+        assert denied(admin) == []
+        assert not admin.exists(key)
+    finally:
+        admin.close()
+        server.stop()
