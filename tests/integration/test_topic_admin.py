@@ -128,6 +128,19 @@ def test_trim_by_min_id_stops_at_the_floor(
         topic_trims(topics, "orders")
 
 
+def test_group_and_topic_admin_on_redis_cluster(cluster_config: MQConfig) -> None:
+    """Every key a group delete's script takes shares the topic's hash tag (one slot)."""
+    topics = Topics(cluster_config)
+    topics.create("orders", 3, new=True)
+    topics.create_group("orders", "audit", start="time", at_ms=1000)
+    assert {u.group for u in topics.group_use("orders")} == {G, "audit"}
+    assert topics.delete_group("orders", "audit").deleted
+    plan = topic_trims(topics, "orders", maxlen=0, dry_run=True)
+    assert [t.deleted for t in plan] == [0, 0, 0]
+    assert topics.delete_unused("orders")[0].group == G
+    assert not topics.exists("orders")
+
+
 # --- API --------------------------------------------------------------------------------
 
 
