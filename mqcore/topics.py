@@ -252,13 +252,18 @@ class Topics:
 
     def groups(self, topic: str) -> builtins.list[str]:
         """Union of the consumer groups over the topic's partitions, sorted."""
+        _, replies = self._xinfo_groups(topic, "list groups")
+        return sorted(_group_names(replies))
+
+    def _xinfo_groups(self, topic: str, doing: str) -> tuple[int, builtins.list[Any]]:
+        """The partition count and each partition's ``XINFO GROUPS`` reply (an error for a
+        partition without a stream), in one pipelined round trip."""
         count = self.partition_count(topic)
-        with redis_errors("list groups"):
+        with redis_errors(doing):
             pipe = self.client.pipeline(transaction=False)
             for i in range(count):
                 pipe.xinfo_groups(self.keys.partition(topic, i))
-            replies = pipe.execute(raise_on_error=False)
-        return sorted(_group_names(replies))
+            return count, pipe.execute(raise_on_error=False)
 
     def _describe_many(
         self, topics: builtins.list[str], *, check: bool
@@ -309,21 +314,17 @@ class Topics:
     def group_use(self, topic: str) -> builtins.list[GroupUse]:
         """Each group of the topic's partitions: pending, unread and leased partitions (two
         pipelined round trips: ``XINFO GROUPS`` per partition, then the lease keys)."""
-        count = self.partition_count(topic)
+        count, replies = self._xinfo_groups(topic, "read group use")
+        sums: dict[str, list[int | None]] = {}
+        for reply in replies:
+            for g in reply if isinstance(reply, list) else []:
+                row = sums.setdefault(decode_text(g["name"]), [0, 0, 0])
+                lag = g.get("lag")
+                row[0] = (row[0] or 0) + 1
+                row[1] = (row[1] or 0) + int(g.get("pending") or 0)
+                row[2] = None if lag is None or row[2] is None else row[2] + int(lag)
+        names = sorted(sums)
         with redis_errors("read group use"):
-            pipe = self.client.pipeline(transaction=False)
-            for i in range(count):
-                pipe.xinfo_groups(self.keys.partition(topic, i))
-            replies = pipe.execute(raise_on_error=False)
-            sums: dict[str, list[int | None]] = {}
-            for reply in replies:
-                for g in reply if isinstance(reply, list) else []:
-                    row = sums.setdefault(decode_text(g["name"]), [0, 0, 0])
-                    lag = g.get("lag")
-                    row[0] = (row[0] or 0) + 1
-                    row[1] = (row[1] or 0) + int(g.get("pending") or 0)
-                    row[2] = None if lag is None or row[2] is None else row[2] + int(lag)
-            names = sorted(sums)
             pipe = self.client.pipeline(transaction=False)
             for name in names:
                 for i in range(count):
