@@ -19,7 +19,9 @@ from dashboard.clusters import ReadOnlyClusterError
 from dashboard.sso.mapping import SSOProviderError, SSORefused
 from mqcore.config import redact_urls
 from mqcore.errors import (
+    AlreadyExistsError,
     ConcurrentChangeError,
+    InUseError,
     MQError,
     NoPermissionError,
     PartialMoveError,
@@ -48,7 +50,17 @@ ERROR_TABLE: tuple[tuple[tuple[type[BaseException], ...], int, str], ...] = (
         "Not found",
     ),
     ((ValueError,), 400, "Bad request"),
-    ((ConcurrentChangeError, PipelineGroupError, PartialMoveError), 409, "Conflict"),
+    (
+        (
+            ConcurrentChangeError,
+            PipelineGroupError,
+            PartialMoveError,
+            InUseError,
+            AlreadyExistsError,
+        ),
+        409,
+        "Conflict",
+    ),
     ((MQError,), 503, "Cluster unavailable"),
 )
 

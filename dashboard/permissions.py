@@ -70,6 +70,8 @@ class Action(StrEnum):
     SILENCE = "silence"  # silence or acknowledge an open alert
     MANAGE_ACCESS = "manage_access"  # roles, topic scopes and sensitive topics
     RETRY = "retry"  # retry items of the retry set now, or delete them
+    MANAGE_TOPICS = "manage_topics"  # create, grow, trim and delete topics
+    MANAGE_GROUPS = "manage_groups"  # create and delete consumer groups
 
     @property
     def codename(self) -> str:
@@ -96,6 +98,8 @@ _LABELS = {
     Action.SILENCE: "Silence or acknowledge an alert",
     Action.MANAGE_ACCESS: "Manage roles, topic scopes and sensitive topics",
     Action.RETRY: "Retry or delete items of the retry set",
+    Action.MANAGE_TOPICS: "Create, grow, trim and delete topics",
+    Action.MANAGE_GROUPS: "Create and delete consumer groups",
 }
 
 
@@ -112,6 +116,8 @@ MQ_WRITES = frozenset(
         Action.PURGE,
         Action.SET_POSITION,
         Action.RETRY,
+        Action.MANAGE_TOPICS,
+        Action.MANAGE_GROUPS,
     }
 )
 

@@ -7,9 +7,11 @@ callers never need to import redis to handle a failure.
 from __future__ import annotations
 
 __all__ = [
+    "AlreadyExistsError",
     "ConcurrentChangeError",
     "ConnectionLostError",
     "FencedError",
+    "InUseError",
     "InvalidArgumentError",
     "InvalidIdError",
     "LeaseLostError",
@@ -71,6 +73,15 @@ class PartialMoveError(MQError):
         super().__init__(message)
         self.moved = moved
         self.not_moved = not_moved
+
+
+class InUseError(MQError):
+    """Raised when a delete is refused unforced: a group still has unread or pending entries,
+    or holds a lease; nothing was written."""
+
+
+class AlreadyExistsError(MQError):
+    """Raised when a topic or a consumer group to create already exists; nothing was written."""
 
 
 class UnknownTopicError(MQError, LookupError):

@@ -8,6 +8,13 @@ groups exist, and every step is idempotent, so a failed create is simply
 repeated. Partition counts only grow (as in Java: keys route by partition count).
 Trimming is the housekeeper's (:func:`mqcore.retention.trim.trim_topic`: never past
 the retention floor).
+
+An operator's checked writes (the console's topic and group administration): a create
+refused when the topic exists (``new=True``), a group created at latest, earliest or a
+time and refused when it exists, a topic delete refused while any group has unread or
+pending entries (:meth:`Topics.delete_unused`), and a group delete refused while it holds
+a lease or pending entries, checked and done in one script (``delete_group.lua``); each
+unless forced. :meth:`Topics.group_use` is what those checks read, for a preview.
 """
 
 from __future__ import annotations
@@ -15,12 +22,19 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text, partition_count_from_meta
 from mqcore.config import MQConfig, RedisClient
-from mqcore.errors import InvalidArgumentError, UnknownTopicError
+from mqcore.errors import (
+    AlreadyExistsError,
+    InUseError,
+    InvalidArgumentError,
+    UnknownGroupError,
+    UnknownTopicError,
+)
 from mqcore.keys import KeySpace
 from mqcore.models import TopicInfo
 from mqcore.scripts import call_script
@@ -29,9 +43,13 @@ from mqcore.validate import checked_name, validate_topic
 __all__ = [
     "DEFAULT_GROUP",
     "DLQ_GROUP",
+    "GROUP_STARTS",
     "MAX_PARTITIONS",
     "SET_SCAN_COUNT",
+    "GroupDeletion",
+    "GroupUse",
     "Topics",
+    "group_start_id",
     "read_partition_count",
     "set_members",
 ]
@@ -45,6 +63,56 @@ MAX_PARTITIONS = 4096  # one create script touches every partition: keep it boun
 _DELETE_BATCH = 500  # keys per UNLINK round when emptying the retry set / payload index
 _TRIM_ROUNDS = 10_000
 _START_ID_RE = re.compile(r"^(\$|\d{1,20}(-\d{1,20})?)$")
+_MAX_SEQ = 2**64 - 1
+GROUP_STARTS = ("latest", "earliest", "time")
+
+
+def group_start_id(start: str, at_ms: int | None = None) -> str:
+    """The ``XGROUP CREATE`` id of a group starting at ``latest`` (``$``: only entries added
+    from now), ``earliest`` (``0``: every entry still in the partition) or ``time`` (the
+    first entry at or after ``at_ms`` is its first: the id just before ``at_ms-0``)."""
+    if start == "latest":
+        return "$"
+    if start == "earliest":
+        return "0"
+    if start != "time":
+        raise InvalidArgumentError(f"a group starts at latest, earliest or time, not {start!r}")
+    if isinstance(at_ms, bool) or not isinstance(at_ms, int) or at_ms < 0:
+        raise InvalidArgumentError(f"a time start needs epoch milliseconds, got {at_ms!r}")
+    return f"{at_ms - 1}-{_MAX_SEQ}" if at_ms > 0 else "0"
+
+
+@dataclass(frozen=True)
+class GroupUse:
+    """A consumer group as a delete sees it, summed over the topic's partitions."""
+
+    group: str
+    partitions: int  # partitions it is on
+    pending: int  # delivered, not acknowledged
+    unread: int | None  # entries not yet delivered (None: Redis cannot tell on a partition)
+    leased: int  # partitions whose lease key exists
+
+    @property
+    def waiting(self) -> bool:
+        """Unread (or unknown) or pending entries: a topic delete would lose them."""
+        return self.unread != 0 or self.pending > 0
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GroupDeletion:
+    """What a group delete found (and did: ``deleted``)."""
+
+    group: str
+    deleted: bool
+    partitions: int
+    leased: int
+    pending: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
 
 
 def set_members(client: RedisClient, key: str) -> builtins.list[str]:
@@ -87,16 +155,24 @@ class Topics:
 
     # --- create / grow ------------------------------------------------------
     def create(
-        self, topic: str, partitions: int = 1, *, groups: Iterable[str] = (DEFAULT_GROUP,)
+        self,
+        topic: str,
+        partitions: int = 1,
+        *,
+        groups: Iterable[str] = (DEFAULT_GROUP,),
+        new: bool = False,
     ) -> TopicInfo:
         """Create ``topic`` with ``partitions`` partitions and ``groups`` (at id 0) on each.
 
         Idempotent for the same count; a larger count grows the topic; a smaller
         one raises :class:`InvalidArgumentError` (partition counts never shrink).
+        ``new``: a registered topic raises :class:`AlreadyExistsError` instead.
         """
         validate_topic(topic)
         _check_partitions(partitions)
         group_list = [checked_name("group", g) for g in groups]
+        if new and self.exists(topic):
+            raise AlreadyExistsError(f"topic {topic!r} already exists")
         self._apply(topic, partitions, group_list, "0")
         with redis_errors(f"register topic {topic!r}"):
             self.client.sadd(self.keys.registry(), topic)
@@ -119,6 +195,18 @@ class Topics:
         if not isinstance(start_id, str) or not _START_ID_RE.fullmatch(start_id):
             raise InvalidArgumentError(f"invalid start id {start_id!r}")
         count = self.partition_count(topic)
+        self._apply(topic, count, [group], start_id)
+
+    def create_group(
+        self, topic: str, group: str, *, start: str = "latest", at_ms: int | None = None
+    ) -> None:
+        """Create ``group`` on every partition, starting as :func:`group_start_id` says;
+        :class:`AlreadyExistsError` when it is on some partition already."""
+        checked_name("group", group)
+        start_id = group_start_id(start, at_ms)
+        count = self.partition_count(topic)
+        if group in self.groups(topic):
+            raise AlreadyExistsError(f"group {group!r} already exists on topic {topic!r}")
         self._apply(topic, count, [group], start_id)
 
     def _apply(self, topic: str, partitions: int, groups: list[str], start_id: str) -> int:
@@ -164,13 +252,18 @@ class Topics:
 
     def groups(self, topic: str) -> builtins.list[str]:
         """Union of the consumer groups over the topic's partitions, sorted."""
+        _, replies = self._xinfo_groups(topic, "list groups")
+        return sorted(_group_names(replies))
+
+    def _xinfo_groups(self, topic: str, doing: str) -> tuple[int, builtins.list[Any]]:
+        """The partition count and each partition's ``XINFO GROUPS`` reply (an error for a
+        partition without a stream), in one pipelined round trip."""
         count = self.partition_count(topic)
-        with redis_errors("list groups"):
+        with redis_errors(doing):
             pipe = self.client.pipeline(transaction=False)
             for i in range(count):
                 pipe.xinfo_groups(self.keys.partition(topic, i))
-            replies = pipe.execute(raise_on_error=False)
-        return sorted(_group_names(replies))
+            return count, pipe.execute(raise_on_error=False)
 
     def _describe_many(
         self, topics: builtins.list[str], *, check: bool
@@ -217,6 +310,79 @@ class Topics:
                 )
             )
         return infos
+
+    def group_use(self, topic: str) -> builtins.list[GroupUse]:
+        """Each group of the topic's partitions: pending, unread and leased partitions (two
+        pipelined round trips: ``XINFO GROUPS`` per partition, then the lease keys)."""
+        count, replies = self._xinfo_groups(topic, "read group use")
+        sums: dict[str, list[int | None]] = {}
+        for reply in replies:
+            for g in reply if isinstance(reply, list) else []:
+                row = sums.setdefault(decode_text(g["name"]), [0, 0, 0])
+                lag = g.get("lag")
+                row[0] = (row[0] or 0) + 1
+                row[1] = (row[1] or 0) + int(g.get("pending") or 0)
+                row[2] = None if lag is None or row[2] is None else row[2] + int(lag)
+        names = sorted(sums)
+        with redis_errors("read group use"):
+            pipe = self.client.pipeline(transaction=False)
+            for name in names:
+                for i in range(count):
+                    pipe.exists(self.keys.lease(topic, name, i))
+            leases = pipe.execute()
+        return [
+            GroupUse(
+                group=name,
+                partitions=int(sums[name][0] or 0),
+                pending=int(sums[name][1] or 0),
+                unread=sums[name][2],
+                leased=sum(leases[n * count : (n + 1) * count]),
+            )
+            for n, name in enumerate(names)
+        ]
+
+    def delete_group(self, topic: str, group: str, *, force: bool = False) -> GroupDeletion:
+        """Delete ``group`` from every partition with its leases and heartbeats, checked and
+        done in one script: :class:`InUseError` while it holds a lease or pending entries,
+        unless ``force``; :class:`UnknownGroupError` when it is on no partition."""
+        checked_name("group", group)
+        count = self.partition_count(topic)
+        keys = [self.keys.consumers(topic, group)]
+        for i in range(count):
+            keys += [
+                self.keys.partition(topic, i),
+                self.keys.lease(topic, group, i),
+                self.keys.lease_released(topic, group, i),
+            ]
+        with redis_errors(f"delete group {group!r}"):
+            reply = call_script(self.client, "delete_group", keys, [group, "1" if force else "0"])
+        deleted, found, leased, pending = (int(x) for x in reply)
+        if not found:
+            raise UnknownGroupError(f"group {group!r} is not on topic {topic!r}")
+        done = GroupDeletion(group, bool(deleted), found, leased, pending)
+        if not deleted:
+            raise InUseError(
+                f"group {group!r} holds {leased} leased partition(s) and {pending} pending "
+                "entries: stop its consumers and let them finish, or force the delete"
+            )
+        return done
+
+    def delete_unused(self, topic: str, *, force: bool = False) -> builtins.list[GroupUse]:
+        """:meth:`delete` refused (:class:`InUseError`, nothing written) while a group has
+        unread or pending entries, unless ``force``. Returns the groups as they were.
+
+        The check is a read before the delete, which is many rounds and cannot be one
+        script: an entry produced between the two is deleted with the topic."""
+        use = self.group_use(topic)
+        waiting = [u for u in use if u.waiting]
+        if waiting and not force:
+            names = ", ".join(u.group for u in waiting[:5])
+            raise InUseError(
+                f"topic {topic!r} has unread or pending entries in group(s) {names}: "
+                "force the delete to lose them"
+            )
+        self.delete(topic)
+        return use
 
     # --- delete --------------------------------------------------------------
     def delete(self, topic: str) -> None:

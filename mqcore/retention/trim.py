@@ -10,7 +10,8 @@ unlinking the out-of-line payload key each deleted entry owns (``lib/payloads.lu
 not on ``java-kryo`` deployments). The check and the delete are one script, so a group
 created or rewound meanwhile is seen. Rounds repeat until nothing more goes or
 ``max_rounds``. ``mqcore topic trim`` (:func:`trim_topic`, :func:`trim_dlq`) is the same
-trim with the rules given on the command line.
+trim with the rules given on the command line; :func:`topic_trims` also takes a MINID
+(delete below an id: the console's trim) and plans without deleting (``dry_run``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqcore.clock import now_ms
-from mqcore.codec import decode_text, partition_count_from_meta
+from mqcore.codec import decode_text, id_tuple, partition_count_from_meta, validate_id
 from mqcore.config import RedisClient
 from mqcore.errors import InvalidArgumentError
 from mqcore.keys import KeySpace
@@ -34,6 +35,7 @@ __all__ = [
     "PER_ROUND",
     "PartitionTrim",
     "housekeep",
+    "topic_trims",
     "trim_dlq",
     "trim_partition",
     "trim_topic",
@@ -81,8 +83,10 @@ def trim_partition(
     max_rounds: int = MAX_ROUNDS,
     at_ms: int | None = None,
     encoding: str = "plain",
+    min_id: str | None = None,
 ) -> PartitionTrim:
-    """Trim one partition stream by ``policy``, in bounded rounds (see the module).
+    """Trim one partition stream by ``policy``, in bounded rounds (see the module), and
+    below ``min_id`` when given (a rule like the age rule's MINID; the higher one wins).
 
     ``encoding`` is the deployment's ``MQConfig.encoding``: on ``java-kryo`` (a Java
     service shares the payload keys: its retries point at the entry's key) no payload key
@@ -92,6 +96,7 @@ def trim_partition(
     return _trim(
         client, keys, topic, partition, key, policy, (prefix, "0"),
         dry_run=dry_run, per_round=per_round, max_rounds=max_rounds, at_ms=at_ms,
+        min_id=min_id,
     )  # fmt: skip
 
 
@@ -108,13 +113,16 @@ def _trim(
     per_round: int,
     max_rounds: int,
     at_ms: int | None,
+    min_id: str | None = None,
 ) -> PartitionTrim:
     maxlen = "" if policy.maxlen is None else str(policy.maxlen)
     now = now_ms() if at_ms is None else at_ms
-    min_id = "" if policy.max_age_ms is None else f"{max(0, now - policy.max_age_ms)}-0"
+    age_id = "" if policy.max_age_ms is None else f"{max(0, now - policy.max_age_ms)}-0"
+    if min_id and (not age_id or id_tuple(age_id) < id_tuple(min_id)):
+        age_id = min_id
     args = [
         maxlen,
-        min_id,
+        age_id,
         "1" if policy.consumed else "0",
         max(1, per_round),
         "1" if dry_run else "0",
@@ -125,7 +133,7 @@ def _trim(
     deleted = rounds = held = 0
     held_by: str | None = None
     more = False
-    if not policy.enabled:
+    if not policy.enabled and not age_id:
         return PartitionTrim(topic, partition, 0, 0, None, 0, False, dry_run)
     while rounds < max(1, max_rounds):
         rounds += 1
@@ -166,6 +174,14 @@ def trim_dlq(
     )  # fmt: skip
 
 
+def _rules(maxlen: int | None, min_age_ms: int | None) -> RetentionPolicy:
+    for label, value in (("maxlen", maxlen), ("min_age_ms", min_age_ms)):
+        bad = isinstance(value, bool) or not isinstance(value, int) or value < 0
+        if value is not None and bad:
+            raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
+    return RetentionPolicy(maxlen=maxlen, max_age_ms=min_age_ms)
+
+
 def trim_topic(
     topics: Topics,
     topic: str,
@@ -180,19 +196,37 @@ def trim_topic(
     encoding of ``topics.config``. Returns the entries removed."""
     if maxlen is None and min_age_ms is None:
         raise InvalidArgumentError("trim needs maxlen or min_age_ms")
-    for label, value in (("maxlen", maxlen), ("min_age_ms", min_age_ms)):
-        bad = isinstance(value, bool) or not isinstance(value, int) or value < 0
-        if value is not None and bad:
-            raise InvalidArgumentError(f"{label} must be a non-negative integer, got {value!r}")
-    policy = RetentionPolicy(maxlen=maxlen, max_age_ms=min_age_ms)
+    if not dlq:
+        trims = topic_trims(topics, topic, maxlen=maxlen, min_age_ms=min_age_ms)
+        return sum(t.deleted for t in trims)
+    policy = _rules(maxlen, min_age_ms)
     client, keys, encoding = topics.client, topics.keys, topics.config.encoding
-    if dlq:
-        return trim_dlq(client, keys, topic, policy, encoding=encoding).deleted
-    count = topics.partition_count(topic)
-    at = now_ms()
-    return sum(
-        trim_partition(client, keys, topic, p, policy, at_ms=at, encoding=encoding).deleted
-        for p in range(count)
+    return trim_dlq(client, keys, topic, policy, encoding=encoding).deleted
+
+
+def topic_trims(
+    topics: Topics,
+    topic: str,
+    *,
+    maxlen: int | None = None,
+    min_id: str | None = None,
+    min_age_ms: int | None = None,
+    dry_run: bool = False,
+) -> list[PartitionTrim]:
+    """Each partition's trim of ``topic`` by ``maxlen``, ``min_id`` and/or ``min_age_ms``
+    (the housekeeper's bounded rounds, never past the retention floor; a dry run plans
+    the first round of each partition: at most :data:`PER_ROUND` entries, ``more`` beyond)."""
+    if maxlen is None and min_age_ms is None and not min_id:
+        raise InvalidArgumentError("trim needs maxlen, min_id or min_age_ms")
+    policy = _rules(maxlen, min_age_ms)
+    if min_id:
+        validate_id(min_id)
+        ms, seq = id_tuple(min_id)
+        min_id = f"{ms}-{seq}"
+    topics.partition_count(topic)  # an unknown topic: UnknownTopicError
+    client, keys, encoding = topics.client, topics.keys, topics.config.encoding
+    return housekeep(
+        client, keys, policy, topics=[topic], dry_run=dry_run, encoding=encoding, min_id=min_id
     )
 
 
@@ -206,9 +240,10 @@ def housekeep(
     per_round: int = PER_ROUND,
     max_rounds: int = MAX_ROUNDS,
     encoding: str = "plain",
+    min_id: str | None = None,
 ) -> list[PartitionTrim]:
     """Trim every partition of ``topics`` (default: every registered topic); ``encoding``:
-    the deployment's, see :func:`trim_partition`."""
+    the deployment's, ``min_id`` a MINID rule: see :func:`trim_partition`."""
     names = sorted(set(topics)) if topics is not None else set_members(client, keys.registry())
     at = now_ms()
     out: list[PartitionTrim] = []
@@ -227,6 +262,7 @@ def housekeep(
                     max_rounds=max_rounds,
                     at_ms=at,
                     encoding=encoding,
+                    min_id=min_id,
                 )
             )
     return out

@@ -48,6 +48,7 @@ QUERY = {
     "pending": "?group=default-group",
     "pending-export": "?group=default-group",
     "api-pending-export": "?group=default-group",
+    "topic-trim-plan": "?maxlen=100000",
 }
 
 # name -> (method, expected status per role, POST data builder)
@@ -133,6 +134,28 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
     "api-topic-retention-trim": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "api-group-position-plan": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     "api-group-position": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    # topic and group administration: Admin; an empty form or body is bad input (400)
+    "topic-create-form": ("GET", ADMIN_READ, None),
+    "topic-create": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-topic-create": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "topic-admin": ("GET", ADMIN_READ, None),
+    "api-topic-admin": ("GET", {**API_R, "Viewer": 403, "Operator": 403}, None),
+    "topic-grow": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-topic-grow": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "topic-trim-plan": ("GET", ADMIN_READ, None),
+    "api-topic-trim-plan": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "topic-trim": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-topic-trim": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "topic-delete-plan": ("GET", ADMIN_READ, None),
+    "api-topic-delete-plan": ("POST", {**API_ADMIN_WRITE, "Admin": 200}, lambda ctx, role: {}),
+    "topic-delete": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-topic-delete": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "group-create": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-group-create": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
+    "group-delete-plan": ("GET", ADMIN_READ, None),
+    "api-group-delete-plan": ("POST", {**API_ADMIN_WRITE, "Admin": 200}, lambda ctx, role: {}),
+    "group-delete": ("POST", {**ADMIN_WRITE, "Admin": 400}, lambda ctx, role: {}),
+    "api-group-delete": ("POST", API_ADMIN_WRITE, lambda ctx, role: {}),
     # Admin only; the matrix has no open alert, so an Admin gets the 400 of bad input
     "alert-mute": (
         "POST",

@@ -54,6 +54,11 @@ AUDIT_KINDS: dict[str, tuple[str, ...]] = {
         AuditEventType.MESSAGE_PRODUCE,
         AuditEventType.RETRY_NOW,
         AuditEventType.RETRY_DELETE,
+        AuditEventType.TOPIC_GROW,
+        AuditEventType.TOPIC_TRIM,
+        AuditEventType.TOPIC_DELETE,
+        AuditEventType.GROUP_CREATE,
+        AuditEventType.GROUP_DELETE,
     ),
 }
 KINDS: tuple[str, ...] = (*COLLECTOR_KINDS, *AUDIT_KINDS)
