@@ -100,7 +100,7 @@ def _group_status(
     g_new: list[Any] = []
     n_old, size, allowed = len(g_old), th.window_samples, th.allowed_lag
     count = full = 0
-    top_severity, top = -1, (_UNKNOWN, "", 0)  # the first worst partition
+    top_severity, top = -1, None  # the first worst partition
     for part in group.partitions:
         pid = part.partition
         entries_read = part.entries_read
@@ -137,13 +137,8 @@ def _group_status(
         part.status, part.status_reason = status, reason
         severity = _SEVERITY[status]
         if severity > top_severity:
-            top_severity, top = severity, (status, reason, pid)
-    if topic_error:
-        g_status, g_reason = _ERR, f"cannot read: {topic_error}"
-    elif count:
-        g_status, g_reason = top[0], f"partition {top[2]}: {top[1]}"
-    else:
-        g_status, g_reason = _UNKNOWN, "no partitions"
+            top_severity, top = severity, (status, f"partition {pid}: {reason}")
+    g_status, g_reason = _rolled_up(topic_error, top, (_UNKNOWN, "no partitions"))
     group.status, group.status_reason = g_status, g_reason
     # Burrow's completeness: the share of partitions whose window is full
     if count and full != count:
@@ -151,6 +146,16 @@ def _group_status(
     else:  # round() of a float is slow: whole windows or none (the usual case) need none
         group.complete = 1.0 if count else 0.0
     return g_new, g_status, g_reason
+
+
+def _rolled_up(
+    error: str | None, worst: tuple[Status, str] | None, empty: tuple[Status, str]
+) -> tuple[Status, str]:
+    """A group's or topic's status from its parts: an error when it cannot be read, else its
+    first worst part's (status, reason naming the part), else ``empty`` (it has no parts)."""
+    if error:
+        return _ERR, f"cannot read: {error}"
+    return worst if worst is not None else empty
 
 
 def snapshot_enrich(
@@ -189,7 +194,7 @@ def snapshot_enrich(
         t_new: dict[str, list[Any]] = {}
         windows[name] = t_new
         groups = topic.groups
-        top_severity, top = -1, (_OK, "", "")  # the first worst group
+        top_severity, top = -1, None  # the first worst group
         for group in groups:
             gname = group.group
             g_old = t_old.get(gname)
@@ -203,13 +208,8 @@ def snapshot_enrich(
             )
             severity = _SEVERITY[g_status]
             if severity > top_severity:
-                top_severity, top = severity, (g_status, gname, g_reason)
-        if topic_error:
-            t_status, t_reason = _ERR, f"cannot read: {topic_error}"
-        elif groups:
-            t_status, t_reason = top[0], f"group {top[1]}, {top[2]}"
-        else:
-            t_status, t_reason = _OK, "no consumer groups"
+                top_severity, top = severity, (g_status, f"group {gname}, {g_reason}")
+        t_status, t_reason = _rolled_up(topic_error, top, (_OK, "no consumer groups"))
         topic.status, topic.status_reason = t_status, t_reason
         topic.lag, topic.lag_ms, topic.pending, topic.oldest_pending_ms = topic_totals(groups)
         hist, growth = dlq_history_step(
