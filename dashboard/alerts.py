@@ -293,11 +293,15 @@ def _oldest_pending_holder(topic: TopicSnapshot) -> str:
             idle = part.oldest_pending_ms
             if idle is not None and (found is None or idle > found[0]):
                 found = (idle, group.group, part)
-    if found is None or not found[2].oldest_pending_id:
+    if found is None:
         return ""
     _, group_name, part = found
-    entry, holder = part.oldest_pending_id[:_NAME_MAX], part.oldest_pending_consumer
-    text = f": entry {entry} (group {group_name[:_NAME_MAX]}, partition {part.partition})"
+    entry, holder = part.oldest_pending_id, part.oldest_pending_consumer
+    if not entry:
+        return ""
+    text = (
+        f": entry {entry[:_NAME_MAX]} (group {group_name[:_NAME_MAX]}, partition {part.partition})"
+    )
     if holder:
         text += f", held by consumer {holder[:_NAME_MAX]}"
     return text
