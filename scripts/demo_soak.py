@@ -85,10 +85,13 @@ class Alert:
 
 def incident_of(line: str, at_s: float) -> Incident | None:
     """The incident a supervisor line announces (its scheduled actions' labels), or None."""
-    text = line.split("|", 1)[-1].strip()
-    if text.startswith(f"{BOUNCE} crashes"):
+    source, bar, text = line.partition("|")
+    if not bar or source.strip() != "demo":  # the supervisor's own lines only
+        return None
+    text = text.strip()
+    if text.startswith(f"{BOUNCE} crashes ("):
         return Incident("bounce", at_s, text)
-    if text.startswith("forced restart of pipeline"):
+    if text.startswith("forced restart of pipeline ("):
         return Incident("pipeline_kill", at_s, text)
     return None
 
