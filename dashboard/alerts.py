@@ -22,6 +22,7 @@ from mqcore.models import (
     PipelineSummary,
     RetentionRisk,
     TopicMemory,
+    TopicSnapshot,
 )
 
 __all__ = [
@@ -203,7 +204,7 @@ def alert_conditions(
                     name,
                     "warning",
                     f"{name}: oldest pending entry idle {oldest // 1000} s "
-                    f"(> {th.oldest_pending_ms // 1000} s)",
+                    f"(> {th.oldest_pending_ms // 1000} s)" + _oldest_pending_holder(topic),
                     float(oldest),
                 )
             )
@@ -277,6 +278,33 @@ def _memory_growth(topic: str, memory: TopicMemory, th: AlertThresholds) -> Cond
         f"(now {now / 2**20:.1f} MiB)",
         float(grew),
     )
+
+
+_NAME_MAX = 200  # a name in an alert's text is cut to this many characters
+
+
+def _oldest_pending_holder(topic: TopicSnapshot) -> str:
+    """Where the topic's oldest pending entry is: ``: entry <id> (group g, partition p),
+    held by consumer <c>``; "" when the snapshot does not tell. Names are as Redis returned
+    them (untrusted: pages escape them)."""
+    found = None
+    for group in topic.groups:
+        for part in group.partitions:
+            idle = part.oldest_pending_ms
+            if idle is not None and (found is None or idle > found[0]):
+                found = (idle, group.group, part)
+    if found is None:
+        return ""
+    _, group_name, part = found
+    entry, holder = part.oldest_pending_id, part.oldest_pending_consumer
+    if not entry:
+        return ""
+    text = (
+        f": entry {entry[:_NAME_MAX]} (group {group_name[:_NAME_MAX]}, partition {part.partition})"
+    )
+    if holder:
+        text += f", held by consumer {holder[:_NAME_MAX]}"
+    return text
 
 
 def _pipeline_idle(group: GroupLag) -> bool:

@@ -33,6 +33,7 @@ from mqcore.admin import Admin
 from mqcore.checkpoints import CheckpointStore
 from mqcore.config import MQConfig, RedisClient
 from mqcore.dlq import DeadLetters
+from mqcore.outside_events import OutsideEvents
 from mqcore.retention import JavaRetention, RetentionPolicy
 from mqcore.retries import RetrySet
 from mqcore.sentinel import client_from_url
@@ -50,6 +51,7 @@ __all__ = [
     "console_store",
     "dead_letters",
     "java_retention",
+    "outside_events",
     "read_only",
     "retention_policy",
     "retry_set",
@@ -129,6 +131,13 @@ def admin(name: str) -> Admin:
 def dead_letters(name: str) -> DeadLetters:
     """The dead-letter queues of cluster ``name``."""
     return DeadLetters(cluster_config(name), client=cluster_client(name))
+
+
+@cache
+def outside_events(name: str) -> OutsideEvents:
+    """Cluster ``name``'s record of the actions taken outside the console (mqcore's CLI and
+    library)."""
+    return OutsideEvents(cluster_config(name), client=cluster_client(name))
 
 
 @cache

@@ -88,6 +88,7 @@ def partition_row(
     length: int,
     last_id: str | None,
     oldest_pending_id: str | None = None,
+    oldest_pending_consumer: str | None = None,
 ) -> PartitionLag:
     """One partition's lag as the snapshot stores it."""
     return PartitionLag(
@@ -104,6 +105,7 @@ def partition_row(
         length,
         last_id,
         oldest_pending_id,
+        oldest_pending_consumer,
     )
 
 

@@ -202,6 +202,7 @@ class PartitionLag(msgspec.Struct, gc=False):
     length: int = 0
     last_id: str | None = "0-0"  # last entry id of the partition; None: not read
     oldest_pending_id: str | None = None  # the group's lowest pending id (its retention floor)
+    oldest_pending_consumer: str | None = None  # the consumer holding that entry
     # the console's
     status: Status = Status.UNKNOWN
     status_reason: str = ""

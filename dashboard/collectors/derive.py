@@ -277,6 +277,7 @@ def derive_outcome(
         last_success_ms=previous["health"].get("last_success_ms"),
         interval_ms=rules.interval_ms,
         dlq_burst=rules.dlq_burst,
+        dlq_growth=rules.alerts.dlq_growth,
         missing_groups=(restart.get("missing_groups") or [])
         if restart.get("at_ms") == now_ms
         else [],

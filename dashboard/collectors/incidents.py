@@ -30,6 +30,7 @@ __all__ = [
     "collector_gap_event",
     "consumer_events",
     "dlq_events",
+    "dlq_growth_events",
     "event",
     "incident_diff",
     "lease_diff",
@@ -213,6 +214,52 @@ def dlq_events(
     return events, memory
 
 
+def dlq_growth_events(
+    previous: Sequence[str] | None, snap: ClusterSnapshot, now_ms: int, *, threshold: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """A topic's DLQ started growing (by ``threshold`` or more over the growth window, the
+    ``dlq_growth`` alert's rule), or stopped; returns the events and the growing topics.
+
+    A steady trickle of letters never makes a burst (:func:`dlq_events`): this puts its
+    start and its end on the timeline. A topic that could not be read keeps its state."""
+    was = set(previous or ())
+    growing: set[str] = set()
+    events = []
+    for topic in _topics(snap):
+        name = topic.topic
+        if topic.error:
+            if name in was:
+                growing.add(name)
+            continue
+        growth = topic.dlq_growth
+        if growth is None or growth < max(1, threshold):
+            if previous is not None and name in was:
+                events.append(
+                    event(
+                        now_ms,
+                        "dlq",
+                        f"DLQ growth stopped (DLQ now {topic.dlq_length})",
+                        topic=name,
+                        data={"change": "growth_stopped", "length": topic.dlq_length},
+                    )
+                )
+            continue
+        growing.add(name)
+        if previous is not None and name not in was:
+            events.append(
+                event(
+                    now_ms,
+                    "dlq",
+                    f"DLQ growing: {growth} dead letters over the growth window"
+                    f" (DLQ now {topic.dlq_length})",
+                    topic=name,
+                    severity="warning",
+                    data={"change": "growth_started", "added": growth, "length": topic.dlq_length},
+                )
+            )
+    return events, sorted(growing)
+
+
 def checkpoint_events(
     previous: Mapping[str, Sequence[int]] | None,
     pipelines: Sequence[PipelineSummary],
@@ -330,6 +377,7 @@ def incident_diff(
     interval_ms: int,
     dlq_burst: int,
     missing_groups: Sequence[str] = (),
+    dlq_growth: int = 1,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every incident event of one successful pass and the memory for the next one."""
     old: Mapping[str, Any] = memory if isinstance(memory, Mapping) else {}
@@ -341,10 +389,16 @@ def incident_diff(
     bursts, dlq_mem = dlq_events(
         None if first else old.get("dlq") or {}, snap, now_ms, burst=dlq_burst
     )
+    growth, growing = dlq_growth_events(
+        None if first or "dlq_growing" not in old else old["dlq_growing"] or [],
+        snap,
+        now_ms,
+        threshold=dlq_growth,
+    )
     checkpoints, cp_mem = checkpoint_events(
         None if first else old.get("checkpoints") or {}, snap.pipelines, now_ms
     )
-    events = [*statuses, *lease_events(lease_changes), *joined, *bursts, *checkpoints]
+    events = [*statuses, *lease_events(lease_changes), *joined, *bursts, *growth, *checkpoints]
     for extra in (
         collector_gap_event(last_success_ms, now_ms, interval_ms),
         redis_restart_event(previous_run_id, snap.redis_run_id, missing_groups, now_ms),
@@ -356,6 +410,7 @@ def incident_diff(
         "consumers": consumer_mem,
         "dlq": dlq_mem,
         "checkpoints": cp_mem,
+        "dlq_growing": growing,
     }
 
 

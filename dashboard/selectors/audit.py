@@ -15,6 +15,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from dashboard.audit_details import GLOBAL, shown_detail
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase, AuditTopic
 from dashboard.permissions import view_scopes
+from dashboard.selectors.outside import outside_audit
 from mqcore.csvsafe import csv_line, csv_safe
 
 __all__ = [
@@ -144,13 +145,17 @@ class AuditView:
 
     filters: AuditFilters
     events: QuerySet[AuditEvent]
+    user: Any = None
+    first_page: bool = True
 
     def context(self, page: str | None, query: str) -> dict[str, Any]:
+        listed = Paginator(self.events, PER_PAGE).get_page(page)
         return {
-            "events": Paginator(self.events, PER_PAGE).get_page(page),
+            "events": listed,
             "filters": self.filters,
             "actions": AuditEventType.choices,
             "query": query,
+            "outside": None if listed.number > 1 or self.filters.action else self.outside(PER_PAGE),
         }
 
     def json(self, limit: int) -> dict[str, Any]:
@@ -159,14 +164,32 @@ class AuditView:
         return {
             "events": [audit_event_json(e) for e in events],
             "next_before": events[-1].pk if more and events else None,
+            "outside": self.outside(limit)["events"] if self.first_page else [],
         }
+
+    def outside(self, limit: int) -> dict[str, Any]:
+        """The newest actions taken outside the console (mqcore's CLI and library) by the
+        same filters (``actor`` is who acted); none when an action type is chosen, since
+        those are the console's."""
+        f = self.filters
+        if f.action:
+            return {"events": [], "errors": {}}
+        return outside_audit(
+            self.user,
+            actor=f.actor,
+            topic=f.topic,
+            since_ms=int(f.since.timestamp() * 1000) if f.since else None,
+            until_ms=int(f.until.timestamp() * 1000) if f.until else None,
+            limit=limit,
+        )
 
 
 def audit_view(*, user: Any, before: int | None = None, **query: Any) -> AuditView:
     """The events by the filters of ``query`` (actor, action, topic, since, until; others
     ignored), before the id ``before``."""
     filters = AuditFilters.from_query(query)
-    return AuditView(filters, audit_list(filters=filters, user=user, before=before))
+    events = audit_list(filters=filters, user=user, before=before)
+    return AuditView(filters, events, user=user, first_page=before is None)
 
 
 def audit_chain_json(report: Any, checked_at: Any) -> dict[str, Any]:

@@ -16,7 +16,10 @@ Rules, first match wins (Burrow's order; docs/operators.md has an example of eac
 - REWIND: the position went back (entries-read decreased, or the last-delivered
   id went to an older id) and no later sample of the window came back to it.
 - OK: lag within the allowed lag at some sample of the window (Burrow rule 1).
-- STALL: the position did not move over the whole window.
+- WARN: the position did not move over a window that is not full yet (the first passes
+  of a partition): no status from an incomplete window is worse than WARN unless its rule
+  is certain, as STOP (by time) and REWIND (by position) are.
+- STALL: the position did not move over the whole (full) window.
 - WARN: the position moves but lag grew at every step of a full window (unknown
   lags skipped).
 - OK otherwise (moving, lag not growing steadily).
@@ -236,6 +239,12 @@ def _rules(
                 return _OK, f"lag was {was} (<= {allowed}) within the last {n} samples"
     if n < 2:
         return _OK, "one sample so far; the rules need two"
+    if still and n < thresholds.window_samples:  # not certain yet: no worse than WARN
+        return (
+            _WARN,
+            f"position not moving over {n} samples while lag is {latest}"
+            f" (the window of {thresholds.window_samples} is not full yet)",
+        )
     if still:
         return _STALL, f"position not moving over {n} samples while lag is {latest}"
     known = [lag for lag in lags if lag is not None]

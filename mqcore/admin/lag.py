@@ -99,4 +99,5 @@ def partition_lag(
         length=int(stream["length"]) if stream else 0,
         last_id=decode_text(stream["last-generated-id"]) if stream else "0-0",
         oldest_pending_id=decode_text(oldest[0]["message_id"]) if oldest else None,
+        oldest_pending_consumer=decode_text(oldest[0]["consumer"]) if oldest else None,
     )

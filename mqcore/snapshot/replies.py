@@ -15,6 +15,7 @@ __all__ = [
     "last_generated",
     "ok",
     "parse_groups",
+    "pending_consumer",
     "pending_id",
     "pending_idle",
 ]
@@ -85,6 +86,17 @@ def pending_id(reply: Any) -> str | None:
     if isinstance(first, dict):
         return decode_text(first["message_id"])
     return decode_text(first[0])
+
+
+def pending_consumer(reply: Any) -> str | None:
+    """The consumer holding the first (lowest) entry of an ``XPENDING key group - + 1`` reply,
+    None when empty."""
+    if not reply:
+        return None
+    first = reply[0]
+    if isinstance(first, dict):
+        return decode_text(first["consumer"])
+    return decode_text(first[1])
 
 
 def as_hash(reply: Any) -> dict[Any, Any]:

@@ -12,6 +12,7 @@ from mqcore.snapshot.replies import (
     entry_id,
     last_generated,
     ok,
+    pending_consumer,
     pending_id,
     pending_idle,
 )
@@ -101,15 +102,17 @@ def topic_snapshot(
                 first_id = entry_id(first[0]) if first else None
             if mark is not None and first_id is not None and last != "0-0":
                 new_first[stream, gname] = (mark, first_id)
-            oldest = oldest_id = None
+            oldest = oldest_id = holder = None
             if pend_at >= 0:
                 page = r3[pend_at]
                 if page.__class__ is list and page and page[0].__class__ is list:
                     oldest = int(page[0][2])  # raw reply: [[id, consumer, idle, deliveries]]
                     oldest_id = entry_id(page[0])
+                    holder = pending_consumer(page)
                 else:
                     page = ok(page, errors, t, None)
                     oldest, oldest_id = pending_idle(page), pending_id(page)
+                    holder = pending_consumer(page)
             group_parts = per_group.get(gname)
             if group_parts is None:
                 group_parts = per_group[gname] = []
@@ -128,6 +131,7 @@ def topic_snapshot(
                     length=length,
                     last_id=last_id,
                     oldest_pending_id=oldest_id,
+                    oldest_pending_consumer=holder,
                 )
             )
             owner = lease_values[2 * rec_n]

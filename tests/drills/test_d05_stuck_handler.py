@@ -2,7 +2,8 @@
 
 Three messages, read in one batch; the handler hangs on the first. Nothing is undelivered,
 so the group stays OK (lag 0): the signal is the oldest pending entry's idle time, whose
-alert (compressed here to 3 s; 600 s by default) opens once it is past the limit. A new
+alert (compressed here to 3 s; 600 s by default) opens once it is past the limit, naming
+the entry and the consumer holding it. A new
 consumer, after the stuck one is killed, takes the entries over and the alert resolves.
 """
 
@@ -48,12 +49,6 @@ def test_stuck_handler_raises_oldest_pending(drill: Drill, settings: object) -> 
     drill.assert_only_alerts(ALERT)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the oldest pending alert names the topic and the idle time only, not "
-    "the entry nor the consumer holding it (dashboard/alerts.py, oldest_pending: the "
-    "snapshot carries the age alone)",
-)
 def test_stuck_pending_alert_names_entry_and_consumer(drill: Drill, settings: object) -> None:
     stuck(drill, settings)
     hung = drill.consumer("orders", handle_ms=STUCK_MS)

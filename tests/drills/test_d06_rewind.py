@@ -3,7 +3,9 @@
 The consumer handles 20 messages a second against 10 produced, so redoing the rewound
 backlog (about 80 entries) takes about 4 s: the passes meanwhile see the position back.
 REWIND shows on the first pass after the move and the rewind alert opens at once (it has
-no hold time); both clear once the consumer is past where it was.
+no hold time); both clear once the consumer is past where it was. The timeline names who
+moved it and why: the console merges mqcore's record of the CLI's move, "outside the
+console".
 """
 
 from __future__ import annotations
@@ -67,12 +69,6 @@ def test_cli_rewind_is_rewind(drill: Drill) -> None:
     drill.assert_only_alerts(ALERT)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the timeline names nobody for a move made with the mqcore CLI: its "
-    "position events are the console's audit rows only; mqcore records the move with who "
-    "and why in streaming:mq:outside-events, which dashboard/selectors does not merge yet",
-)
 def test_cli_rewind_timeline_names_who_moved_it(drill: Drill) -> None:
     Topics(drill.config).create("orders", 1)
     drill.producer("orders", rate=10)

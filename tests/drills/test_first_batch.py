@@ -18,12 +18,6 @@ from tests.drills.harness import Drill, send, wait_for
 pytestmark = [pytest.mark.redis, pytest.mark.drills, pytest.mark.django_db]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: the first passes rate a consumer working through its first batch STALL "
-    "on a 2-sample window (position not moving, though its pending entries shrink): the "
-    "STALL rule does not wait for a full window (dashboard/status/rules.py)",
-)
 def test_first_batch_is_not_stall_on_an_incomplete_window(drill: Drill) -> None:
     Topics(drill.config).create("orders", 1)
     send(drill.config, "orders", 200)

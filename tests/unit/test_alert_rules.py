@@ -200,3 +200,22 @@ def test_redis_restart_alert_names_no_group() -> None:
     (cond,) = alert_conditions(None, health, TH)
     assert "payments" not in cond.message
     assert "2 groups missing" in cond.message
+
+
+def test_oldest_pending_names_the_entry_and_its_consumer() -> None:
+    """The alert says which entry is oldest and who holds it (the most idle partition's)."""
+    parts = [
+        {"partition": 0, "last_delivered_id": "9-0", "lag": 0, "lag_ms": 0, "pending": 1,
+         "lag_exact": True, "oldest_pending_ms": 12_000, "oldest_pending_id": "3-0",
+         "oldest_pending_consumer": "c-young"},
+        {"partition": 1, "last_delivered_id": "9-0", "lag": 0, "lag_ms": 0, "pending": 2,
+         "lag_exact": True, "oldest_pending_ms": 20_000, "oldest_pending_id": "1-0",
+         "oldest_pending_consumer": "<b>stuck</b>" + "x" * 500},
+    ]  # fmt: skip
+    groups = [{"group": "g", "status": "OK", "status_reason": "", "partitions": parts}]
+    (alert,) = alert_conditions(snapshot_of(snap(oldest_pending_ms=20_000, groups=groups)), {}, TH)
+    assert alert.message.startswith("orders: oldest pending entry idle 20 s (> 10 s): entry 1-0")
+    assert "(group g, partition 1), held by consumer <b>stuck</b>x" in alert.message
+    assert len(alert.message) < 400  # a long name is cut
+    (bare,) = alert_conditions(snapshot_of(snap(oldest_pending_ms=20_000)), {}, TH)
+    assert bare.message == "orders: oldest pending entry idle 20 s (> 10 s)"

@@ -12,6 +12,7 @@ from dashboard.collectors.incidents import (
     collector_gap_event,
     consumer_events,
     dlq_events,
+    dlq_growth_events,
     incident_diff,
     lease_events,
     redis_restart_event,
@@ -94,6 +95,24 @@ def test_dlq_burst_threshold() -> None:
     (e,), _ = dlq_events(memory, _snap(dlq=45), NOW, burst=10)
     assert e["data"] == {"added": 40, "length": 45}
     assert e["text"].startswith("40 dead letters")
+
+
+def test_dlq_growth_starts_and_stops_below_a_burst() -> None:
+    """A steady trickle (never a burst): one event when growth starts, one when it ends."""
+    _, memory = dlq_growth_events(None, _snap(dlq=1, dlq_growth=1), NOW, threshold=1)
+    assert memory == ["orders"]  # the first pass only records
+    _, memory = dlq_growth_events([], _snap(dlq=0, dlq_growth=0), NOW, threshold=1)
+    (start,), memory = dlq_growth_events(memory, _snap(dlq=2, dlq_growth=2), NOW, threshold=1)
+    assert (start["kind"], start["topic"], start["severity"]) == ("dlq", "orders", "warning")
+    assert start["data"] == {"change": "growth_started", "added": 2, "length": 2}
+    assert dlq_growth_events(memory, _snap(dlq=3, dlq_growth=3), NOW, threshold=1)[0] == []
+    errored = _snap(dlq=3, dlq_growth=None, error="timeout")
+    assert dlq_growth_events(memory, errored, NOW, threshold=1) == ([], ["orders"])
+    (end,), memory = dlq_growth_events(memory, _snap(dlq=3, dlq_growth=0), NOW, threshold=1)
+    assert (end["data"]["change"], end["severity"]) == ("growth_stopped", "info")
+    assert memory == []
+    below = _snap(dlq=5, dlq_growth=2)
+    assert dlq_growth_events([], below, NOW, threshold=3) == ([], [])
 
 
 def test_checkpoint_failure_and_restore() -> None:

@@ -65,10 +65,17 @@ CASES = [
     ("growing-not-full-window", window((2, "1"), (4, "3"), (6, "5")), NOW, Status.OK, "moving"),
     (
         "stuck-recent-activity",
-        window((3, "4"), (4, "4"), (5, "4")),
+        window((3, "4"), (4, "4"), (5, "4"), (6, "4")),
         NOW - 5_000,
         Status.STALL,
         "not moving",
+    ),
+    (
+        "stuck-window-not-full",
+        window((3, "4"), (4, "4"), (5, "4")),
+        NOW - 5_000,
+        Status.WARN,
+        "not full yet",
     ),
     (
         "stuck-no-activity",

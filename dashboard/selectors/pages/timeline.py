@@ -4,8 +4,12 @@ actions from the audit log, newest first, for a cluster or one topic.
 Collector kinds: status, lease, consumer, dlq, checkpoint, collector, redis
 (:mod:`dashboard.collectors.incidents`). Audit kinds, read at request time from
 the outcome rows: ``replay`` (dead-letter replays), ``position`` (group position
-moves) and ``operator`` (purges, claims, moves to the DLQ). Events carry names
-and counts, never payloads, so masking has nothing to hide here.
+moves) and ``operator`` (purges, claims, moves to the DLQ). The same kinds hold the
+actions taken outside the console (mqcore's CLI and library: moves, replays, purges,
+trims), read at request time from mqcore's event stream with a bounded read
+(:mod:`dashboard.selectors.outside`), marked ``data.outside`` and "outside the console"
+in their text. Events carry names and counts, never payloads, so masking has nothing
+to hide here.
 
 Every event has an ``id`` ``"<at_ms>:<tag>"``; the page's last id is the cursor
 (``before``) of the next one.
@@ -24,6 +28,7 @@ from dashboard.clusters import console_store
 from dashboard.collectors.incidents import COLLECTOR_KINDS
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase
 from dashboard.permissions import topic_visible
+from dashboard.selectors.outside import outside_read, outside_timeline_event
 from dashboard.selectors.pages.params import ParamError
 from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
 from dashboard.store.incidents import event_key
@@ -176,6 +181,33 @@ def _audit_events(
     return [_audit_event(r, kind_of[r.event_type]) for r in rows.order_by("-created_at")[:limit]]
 
 
+def _outside_events(
+    cluster: str,
+    *,
+    topic: str | None,
+    kinds: Sequence[str],
+    group: str | None,
+    since_ms: int | None,
+    until_ms: int | None,
+    limit: int,
+) -> tuple[list[dict[str, Any]], bool]:
+    """The actions taken outside the console (mqcore's event stream) of the audit kinds in
+    ``kinds``, newest first, and whether older ones were left unread."""
+    wanted = [k for k in kinds if k in AUDIT_KINDS]
+    if not wanted:
+        return [], False
+    read = outside_read(
+        cluster,
+        limit=limit,
+        topic=topic,
+        group=group,
+        kinds=wanted,
+        since_ms=since_ms,
+        until_ms=until_ms,
+    )
+    return [outside_timeline_event(e) for e in read.events], read.more
+
+
 def _key(e: Mapping[str, Any]) -> tuple[int, str]:
     return event_key(str(e["id"]))
 
@@ -225,8 +257,17 @@ def timeline_events(
         until_ms=top,
         limit=limit + 1,
     )
-    more = len(audit) > limit
-    audit = [e for e in audit if cursor is None or _key(e) < cursor]
+    outside, outside_more = _outside_events(
+        cluster,
+        topic=topic,
+        kinds=chosen,
+        group=group,
+        since_ms=since_ms,
+        until_ms=top,
+        limit=limit,
+    )
+    more = len(audit) > limit or outside_more
+    audit = [e for e in [*audit, *outside] if cursor is None or _key(e) < cursor]
     if page is not None and page.next_before is not None:
         floor = event_key(page.next_before)
         more = True  # the store has more below its cursor

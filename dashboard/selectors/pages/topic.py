@@ -76,6 +76,7 @@ class PartitionRow(TypedDict):
     length: int
     last_id: str | None  # None: not read by the collector (the API reads it live)
     oldest_pending_id: str | None
+    oldest_pending_consumer: str | None  # the consumer holding the oldest pending entry
     status: str
     status_reason: str
     group: str
@@ -160,6 +161,7 @@ def _partition_row(
         "length": p.length,
         "last_id": p.last_id,
         "oldest_pending_id": p.oldest_pending_id,
+        "oldest_pending_consumer": p.oldest_pending_consumer,
         "status": p.status.value,
         "status_reason": p.status_reason,
         "group": group,
