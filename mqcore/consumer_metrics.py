@@ -23,7 +23,7 @@ next such pipeline. A stopping worker sends what is left with its last ack (or a
 On a crash the counts not yet sent are lost (at most :data:`FLUSH_S` seconds and one batch
 of a worker's work); a pipeline that fails on the connection is not resent (its counts
 may or may not have landed), so nothing is counted twice. Counts go to the minute in
-which the tally began (off by at most one flush interval).
+which the tally began (off by one flush interval, or one batch's handling time).
 
 Memory: a consumer adds at most 4 + 1 + 17 = 22 fields (about 1.5 KB with a 40-character
 name, typically 6-8 fields) to each minute hash it is active in (480 kept) and each hour
