@@ -153,3 +153,32 @@ def test_metrics_ride_the_ack_round_trips(redis_url: str) -> None:
     found = read_window(plain, cfg.keys, TOPIC + "-rt", GROUP, slots, step)
     assert found[str(OPTIONS.name)].counts["processed"] == 150
     plain.close()
+
+
+@pytest.mark.cluster
+def test_counts_on_redis_cluster(cluster_config: MQConfig) -> None:
+    """On Redis Cluster (hash-tagged keys, pipelines without scripts) the metrics ride the
+    read pipeline, in the topic's slot, and read back whole."""
+    topic = "metered-c"
+    assert cluster_config.keys.consumer_metrics(topic, GROUP, "m", 1).count("{metered-c}") == 1
+    Topics(cluster_config).create(topic, 2)
+    with Producer(cluster_config) as producer:
+        producer.send_many(topic, [OutgoingMessage(payload=f"m{i}") for i in range(40)])
+    handled: list[int] = []
+
+    def handler(message: Message) -> Outcome:
+        handled.append(1)
+        return Outcome.FAIL if message.payload == "m7" else Outcome.SUCCESS
+
+    consumer = Consumer(cluster_config, topic, handler, OPTIONS)
+    consumer.start()
+    try:
+        _wait(lambda: consumer.stats.acked == 39 and consumer.stats.dead == 1)
+    finally:
+        consumer.stop(10)
+    client = cluster_config.client()
+    step, slots, _ = window_plan("1h", time.time())
+    found = read_window(client, cluster_config.keys, topic, GROUP, slots, step)
+    counts = found[str(OPTIONS.name)].counts
+    assert counts == {"processed": len(handled), "failed": 1, "retried": 0, "dead": 1}
+    client.close()
