@@ -19,13 +19,14 @@ Writing: each partition worker counts in memory (:class:`Tally`, no lock: one th
 queues the HINCRBYs and EXPIREs (:meth:`Tally.queue`) on the pipeline that already carries
 its acks and its next read, at most once every :data:`FLUSH_S` seconds: no extra round
 trip. Retries and dead letters settle through their own scripts; their counts ride the
-next such pipeline. A stopping worker sends what is left with its last ack (or alone).
-On a crash the counts not yet sent are lost (at most :data:`FLUSH_S` seconds and one batch
+next such pipeline. A stopping worker sends what is left with its last ack, or alone as
+it exits (also when fenced or failed: the handler did run). When the process dies (killed,
+crashed) the counts not yet sent are lost (at most :data:`FLUSH_S` seconds and one batch
 of a worker's work); a pipeline that fails on the connection is not resent (its counts
 may or may not have landed), so nothing is counted twice. Counts go to the minute in
 which the tally began (off by one flush interval, or one batch's handling time).
 
-Memory: a consumer adds at most 4 + 1 + 17 = 22 fields (about 1.5 KB with a 40-character
+Memory: a consumer adds at most 4 + 1 + 17 = 22 fields (about 1.1 KB with a 40-character
 name, typically 6-8 fields) to each minute hash it is active in (480 kept) and each hour
 hash (192 kept): at most about 1 MB per always-busy consumer, typically 300 KB.
 """

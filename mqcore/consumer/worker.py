@@ -173,6 +173,9 @@ class PartitionWorker(threading.Thread):
         self.lose()
 
     def _exit(self) -> None:
+        # counts a stop's last acks did not carry (fenced, crashed): the handler ran, so they
+        # are sent still (statistics, not a fenced write)
+        self._send_metrics_alone()
         if self.release_on_exit and not self.lost:
             try:
                 self.host.leases.release(self.lease)
