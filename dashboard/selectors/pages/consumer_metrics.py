@@ -32,7 +32,7 @@ def _row(w: ConsumerWindow, seconds: float) -> dict[str, Any]:
     return {
         "name": w.name,
         **w.counts,
-        "throughput_per_s": round(processed / seconds, 3),
+        "throughput_per_s": round(processed / seconds, 6),
         "error_rate": round(failed / processed, 4) if processed else None,
         "mean_ms": round(w.total_us / 1000 / processed, 3) if processed else None,
         **{k: _ms(w.percentile(q)) for k, q in QUANTILES.items()},
@@ -102,7 +102,10 @@ def metrics_figures(d: dict[str, Any]) -> dict[str, Any]:
             (t, by_slot[t][1] / by_slot[t][0]) for t in xs if by_slot.get(t, (0, 0))[0]
         ]
     span = {"since_ms": d["since_ms"], "until_ms": d["until_ms"]}
+    rate = line_figure("Error rate (failed / processed)", errors, y_title="ratio", **span)
+    for trace in rate["data"]:  # steps without messages have no rate: a lone point shows
+        trace["mode"] = "lines+markers"
     return {
         "throughput": line_figure("Processed per second", throughput, y_title="msg/s", **span),
-        "errors": line_figure("Error rate (failed / processed)", errors, y_title="ratio", **span),
+        "errors": rate,
     }
