@@ -51,6 +51,7 @@ __all__ = [
     "MINUTE_TTL_S",
     "ConsumerWindow",
     "Tally",
+    "read_hour",
     "read_window",
     "window_plan",
 ]
@@ -186,16 +187,35 @@ def read_window(
     """Every consumer's sums over the hashes of ``slots``: HGETALL pipelined
     :data:`READ_CHUNK` at a time (each hash holds at most 22 fields a consumer)."""
     found: dict[str, ConsumerWindow] = {}
-    for start in range(0, len(slots), READ_CHUNK):
-        chunk = slots[start : start + READ_CHUNK]
-        pipe = client.pipeline(transaction=False)
-        for slot in chunk:
-            pipe.hgetall(keys.consumer_metrics(topic, group, step, slot))
-        with redis_errors("consumer metrics"):
-            replies = pipe.execute()
-        for slot, reply in zip(chunk, replies, strict=True):
-            _add_hash(found, slot, reply or {})
+    names = [keys.consumer_metrics(topic, group, step, slot) for slot in slots]
+    for slot, reply in zip(slots, _hashes(client, names), strict=True):
+        _add_hash(found, slot, reply)
     return found
+
+
+def read_hour(
+    client: Any, keys: KeySpace, groups: Sequence[tuple[str, str]], now_s: float
+) -> dict[tuple[str, str], dict[str, ConsumerWindow]]:
+    """Every consumer's counts so far in the current hour, for each ``(topic, group)``: one
+    small hash a group (Prometheus reads them as counters that restart every hour)."""
+    hour = int(now_s) // 3600
+    names = [keys.consumer_metrics(topic, group, "h", hour) for topic, group in groups]
+    out: dict[tuple[str, str], dict[str, ConsumerWindow]] = {}
+    for pair, reply in zip(groups, _hashes(client, names), strict=True):
+        _add_hash(out.setdefault(pair, {}), hour, reply)
+    return out
+
+
+def _hashes(client: Any, names: Sequence[str]) -> list[Mapping[Any, Any]]:
+    """HGETALL of each key of ``names``, pipelined :data:`READ_CHUNK` at a time."""
+    replies: list[Mapping[Any, Any]] = []
+    for start in range(0, len(names), READ_CHUNK):
+        pipe = client.pipeline(transaction=False)
+        for name in names[start : start + READ_CHUNK]:
+            pipe.hgetall(name)
+        with redis_errors("consumer metrics"):
+            replies.extend(reply or {} for reply in pipe.execute())
+    return replies
 
 
 def _add_hash(found: dict[str, ConsumerWindow], slot: int, reply: Mapping[Any, Any]) -> None:

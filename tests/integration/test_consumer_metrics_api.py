@@ -104,3 +104,14 @@ def test_metrics_page_escapes_names(api: Client) -> None:
     assert api.get("/clusters/default/topics/orders/metrics/?window=x").status_code == 400
     openapi = api.get("/api/v1/openapi.json").json()
     assert any(path.endswith("/metrics") for path in openapi["paths"])
+
+
+def test_prometheus_metrics_carry_the_consumers(api: Client) -> None:
+    text = api.get("/metrics").content.decode()
+    labels = 'cluster="default",consumer="fast-1",group="billing",topic="orders"'
+    assert f"redis_streaming_mq_console_consumer_processed_total{{{labels}}} 15.0" in text
+    assert f"redis_streaming_mq_console_consumer_dead_total{{{labels}}} 2.0" in text
+    assert f"redis_streaming_mq_console_consumer_handler_seconds_count{{{labels}}} 15.0" in text
+    slow = 'le="0.5",topic="orders"} 5.0'  # the 300 ms calls, cumulative at 0.5 s
+    assert any(line.endswith(slow) and "slow<img" in line for line in text.splitlines())
+    assert "opsdash_metrics_consumer_rows_dropped 0.0" in text

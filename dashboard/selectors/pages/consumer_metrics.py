@@ -10,19 +10,37 @@ Java consumers write no such hashes (their Micrometer metrics go to Prometheus).
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from dashboard import clusters
 from dashboard.charts import line_figure
 from dashboard.selectors.pages.params import ParamError, mq_refusals
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.selectors.pages.topic import known_group
-from mqcore.consumer_metrics import WINDOWS, ConsumerWindow, read_window, window_plan
+from mqcore.consumer_metrics import WINDOWS, ConsumerWindow, read_hour, read_window, window_plan
+from mqcore.errors import MQError
+from mqcore.models import ClusterSnapshot
 
-__all__ = ["CHARTED", "MAX_CONSUMERS", "consumer_metrics_get", "metrics_figures"]
+__all__ = [
+    "CHARTED",
+    "MAX_CONSUMERS",
+    "MAX_SCRAPE_CONSUMERS",
+    "MAX_SCRAPE_GROUPS",
+    "ScrapeRow",
+    "consumer_metrics_get",
+    "metrics_figures",
+    "scrape_rows",
+]
+
+log = logging.getLogger("dashboard.metrics")
 
 MAX_CONSUMERS = 500  # rows a page or an answer lists (the slowest first)
+# /metrics: groups read a scrape (one small hash each) and consumer rows exported, in all
+MAX_SCRAPE_GROUPS = 2000
+MAX_SCRAPE_CONSUMERS = 2000
 CHARTED = 10  # consumers drawn in the charts (the slowest)
 QUANTILES = {"p50_ms": 0.5, "p95_ms": 0.95, "p99_ms": 0.99}
 
@@ -109,3 +127,46 @@ def metrics_figures(d: dict[str, Any]) -> dict[str, Any]:
         "throughput": line_figure("Processed per second", throughput, y_title="msg/s", **span),
         "errors": rate,
     }
+
+
+class ScrapeRow(NamedTuple):
+    """One consumer of one group for ``/metrics``: its counts of the current hour."""
+
+    cluster: str
+    topic: str
+    group: str
+    counts: ConsumerWindow
+
+
+def scrape_rows(
+    snapshots: Mapping[str, ClusterSnapshot | None],
+    health: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[ScrapeRow], int]:
+    """The current hour's consumer metrics of every group the snapshots list, read at scrape
+    time from the clusters whose last collector pass succeeded (one small hash a group, at
+    most :data:`MAX_SCRAPE_GROUPS` groups), and how many consumer rows were left out past
+    :data:`MAX_SCRAPE_CONSUMERS` (or groups past the group cap, or a cluster that failed to
+    answer: each counts one)."""
+    rows: list[ScrapeRow] = []
+    dropped = 0
+    budget = MAX_SCRAPE_GROUPS
+    for cluster, snapshot in sorted(snapshots.items()):
+        if snapshot is None or not health.get(cluster, {}).get("ok"):
+            continue
+        groups = [(t.topic, g.group) for t in snapshot.topics for g in t.groups]
+        dropped += max(0, len(groups) - budget)
+        groups = groups[:budget]
+        budget -= len(groups)
+        if not groups:
+            continue
+        admin = clusters.admin(cluster)
+        try:
+            found = read_hour(admin.client, admin.keys, groups, time.time())
+        except MQError as exc:
+            log.warning("consumer metrics of %s not read: %s", cluster, exc)
+            dropped += 1
+            continue
+        for (topic, group), consumers in sorted(found.items()):
+            rows += [ScrapeRow(cluster, topic, group, w) for _, w in sorted(consumers.items())]
+    dropped += max(0, len(rows) - MAX_SCRAPE_CONSUMERS)
+    return rows[:MAX_SCRAPE_CONSUMERS], dropped
