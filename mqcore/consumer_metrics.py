@@ -64,6 +64,8 @@ FLUSH_S = 1.0
 MINUTE_TTL_S = 8 * 3600  # the 1 h and 6 h windows read minutes
 HOUR_TTL_S = 8 * 86400  # the 24 h and 7 d windows read hours
 READ_CHUNK = 120  # hashes per pipelined read
+WHOLE_FIELDS = 2000  # a hash up to this many fields (90 busy consumers) is read at once
+SCAN_COUNT = 1000  # else by HSCAN pages of about this many
 _NB = len(BUCKETS_MS) + 1
 
 
@@ -184,8 +186,8 @@ class ConsumerWindow:
 def read_window(
     client: Any, keys: KeySpace, topic: str, group: str, slots: Sequence[int], step: str
 ) -> dict[str, ConsumerWindow]:
-    """Every consumer's sums over the hashes of ``slots``: HGETALL pipelined
-    :data:`READ_CHUNK` at a time (each hash holds at most 22 fields a consumer)."""
+    """Every consumer's sums over the hashes of ``slots`` (each holds at most 22 fields a
+    consumer), read in pipelined chunks (:func:`_hashes`)."""
     found: dict[str, ConsumerWindow] = {}
     names = [keys.consumer_metrics(topic, group, step, slot) for slot in slots]
     for slot, reply in zip(slots, _hashes(client, names), strict=True):
@@ -207,14 +209,27 @@ def read_hour(
 
 
 def _hashes(client: Any, names: Sequence[str]) -> list[Mapping[Any, Any]]:
-    """HGETALL of each key of ``names``, pipelined :data:`READ_CHUNK` at a time."""
+    """Each hash of ``names``, :data:`READ_CHUNK` at a time: their HLEN pipelined, then
+    HGETALL pipelined for those of at most :data:`WHOLE_FIELDS` fields, HSCAN pages of
+    :data:`SCAN_COUNT` for bigger ones (a group of hundreds of consumers), so no command
+    reads a big hash at once."""
     replies: list[Mapping[Any, Any]] = []
     for start in range(0, len(names), READ_CHUNK):
-        pipe = client.pipeline(transaction=False)
-        for name in names[start : start + READ_CHUNK]:
-            pipe.hgetall(name)
+        chunk = names[start : start + READ_CHUNK]
         with redis_errors("consumer metrics"):
-            replies.extend(reply or {} for reply in pipe.execute())
+            pipe = client.pipeline(transaction=False)
+            for name in chunk:
+                pipe.hlen(name)
+            sizes = pipe.execute()
+            pipe = client.pipeline(transaction=False)
+            small = [name for name, size in zip(chunk, sizes, strict=True) if size <= WHOLE_FIELDS]
+            for name in small:
+                pipe.hgetall(name)
+            found = dict(zip(small, pipe.execute(), strict=True))
+            for name, size in zip(chunk, sizes, strict=True):
+                if size > WHOLE_FIELDS:
+                    found[name] = dict(client.hscan_iter(name, count=SCAN_COUNT))
+        replies.extend(found.get(name) or {} for name in chunk)
     return replies
 
 

@@ -182,3 +182,27 @@ def test_counts_on_redis_cluster(cluster_config: MQConfig) -> None:
     counts = found[str(OPTIONS.name)].counts
     assert counts == {"processed": len(handled), "failed": 1, "retried": 0, "dead": 1}
     client.close()
+
+
+def test_a_big_hash_is_read_by_pages(r: redis.Redis, mq_config: MQConfig) -> None:
+    """A group of hundreds of consumers: its hash is read by HSCAN pages, never at once."""
+    from mqcore.consumer_metrics import Tally
+
+    minute = int(time.time()) // 60
+    pipe = r.pipeline(transaction=False)
+    for i in range(700):
+        tally = Tally()
+        tally.handled(3.0, failed=i % 2 == 0)
+        tally.minute = minute
+        tally.queue(pipe, mq_config.keys, TOPIC + "-big", GROUP, f"c{i}")
+    pipe.execute()
+    key = mq_config.keys.consumer_metrics(TOPIC + "-big", GROUP, "m", minute)
+    assert r.hlen(key) > 2000
+    r.config_resetstat()
+    step, slots, _ = window_plan("1h", time.time())
+    found = read_window(r, mq_config.keys, TOPIC + "-big", GROUP, slots, step)
+    assert len(found) == 700
+    assert sum(w.counts["failed"] for w in found.values()) == 350
+    stats = r.info("commandstats")
+    assert "cmdstat_hgetall" in stats  # the small (empty) hashes of the window
+    assert stats["cmdstat_hscan"]["calls"] >= 2
