@@ -58,7 +58,24 @@ __all__ = [
 
 # handler-time histogram bounds, ms (log-spaced as Prometheus' defaults, 0.1 ms to 10 s);
 # one more bucket counts what is over the last bound
-BUCKETS_MS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
+BUCKETS_MS = (
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    25.0,
+    50.0,
+    100.0,
+    250.0,
+    500.0,
+    1e3,
+    2.5e3,
+    5e3,
+    1e4,
+)
 COUNTERS = {"p": "processed", "f": "failed", "r": "retried", "d": "dead"}
 FLUSH_S = 1.0
 MINUTE_TTL_S = 8 * 3600  # the 1 h and 6 h windows read minutes
@@ -67,44 +84,61 @@ READ_CHUNK = 120  # hashes per pipelined read
 WHOLE_FIELDS = 2000  # a hash up to this many fields (90 busy consumers) is read at once
 SCAN_COUNT = 1000  # else by HSCAN pages of about this many
 _NB = len(BUCKETS_MS) + 1
+_bucket = bisect.bisect_left  # the bucket of a time: the first bound not below it
 
 
 class Tally:
-    """One worker's counts since its last flush (one thread: no lock)."""
+    """One worker's counts since its last flush (one thread: no lock; plain attributes,
+    as :meth:`handled` runs once a message)."""
 
-    __slots__ = ("buckets", "counts", "minute", "sent_at", "total_us")
+    __slots__ = (
+        "buckets",
+        "dead",
+        "failed",
+        "minute",
+        "processed",
+        "retried",
+        "sent_at",
+        "total_ms",
+    )
 
     def __init__(self) -> None:
         self._reset()
 
     def _reset(self) -> None:
-        self.counts = {"p": 0, "f": 0, "r": 0, "d": 0}
+        self.processed = self.failed = self.retried = self.dead = 0
         self.buckets = [0] * _NB
-        self.total_us = 0
-        self.minute = 0  # the unix minute the counts began in (0: nothing counted)
+        self.total_ms = 0.0
+        self.minute = 0  # the unix minute the counts began in (0: not stamped yet)
         self.sent_at = time.monotonic()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The counters by field suffix (:data:`COUNTERS`)."""
+        return {"p": self.processed, "f": self.failed, "r": self.retried, "d": self.dead}
 
     def handled(self, elapsed_ms: float, failed: bool) -> None:
         """One handler call that took ``elapsed_ms``; ``failed``: raised, RETRY or FAIL."""
-        if not self.minute:
-            self.minute = int(time.time()) // 60
-        counts = self.counts
-        counts["p"] += 1
+        self.processed += 1
         if failed:
-            counts["f"] += 1
-        self.buckets[bisect.bisect_left(BUCKETS_MS, elapsed_ms)] += 1
-        self.total_us += int(elapsed_ms * 1000)
+            self.failed += 1
+        self.buckets[_bucket(BUCKETS_MS, elapsed_ms)] += 1
+        self.total_ms += elapsed_ms
 
     def settled(self, counter: str) -> None:
         """One retry (``r``) or dead letter (``d``) written."""
-        if not self.minute:
-            self.minute = int(time.time()) // 60
-        self.counts[counter] += 1
+        if counter == "r":
+            self.retried += 1
+        else:
+            self.dead += 1
 
     def due(self, *, force: bool = False) -> bool:
-        """Whether counts wait and :data:`FLUSH_S` has passed since the last flush."""
-        if not self.minute:
+        """Whether counts wait and :data:`FLUSH_S` has passed since the last flush (asked
+        after each batch: the first time counts wait, their minute is stamped)."""
+        if not (self.processed or self.retried or self.dead):
             return False
+        if not self.minute:
+            self.minute = int(time.time()) // 60
         return force or time.monotonic() - self.sent_at >= FLUSH_S
 
     def queue(self, pipe: Any, keys: KeySpace, topic: str, group: str, consumer: str) -> int:
@@ -112,10 +146,11 @@ class Tally:
         EXPIRE) and start again from zero; how many commands were queued."""
         fields = [(f"{consumer}|{c}", n) for c, n in self.counts.items() if n]
         fields += [(f"{consumer}|b{i}", n) for i, n in enumerate(self.buckets) if n]
-        if self.total_us:
-            fields.append((f"{consumer}|us", self.total_us))
-        minute_key = keys.consumer_metrics(topic, group, "m", self.minute)
-        hour_key = keys.consumer_metrics(topic, group, "h", self.minute // 60)
+        if self.total_ms:
+            fields.append((f"{consumer}|us", round(self.total_ms * 1000)))
+        minute = self.minute or int(time.time()) // 60
+        minute_key = keys.consumer_metrics(topic, group, "m", minute)
+        hour_key = keys.consumer_metrics(topic, group, "h", minute // 60)
         for key, ttl in ((minute_key, MINUTE_TTL_S), (hour_key, HOUR_TTL_S)):
             for name, amount in fields:
                 pipe.hincrby(key, name, amount)

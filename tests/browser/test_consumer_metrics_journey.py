@@ -13,6 +13,7 @@ from mqcore.consumer import Consumer, ConsumerOptions, Outcome
 from mqcore.models import Message
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
+from tests.harness.celery_procs import wait_for
 from tests.integration.dlq_support import PASSWORD, role_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
@@ -49,12 +50,11 @@ def test_viewer_reads_consumer_metrics(login, live_server, r, mq_config) -> None
     Topics(mq_config).create("orders", 2, groups=["billing"])
     fast = _run(mq_config, "fast-1", 0, 0.0)
     slow = _run(mq_config, SLOW, 1, 0.06)
-    deadline = time.monotonic() + 30
-    while fast.stats.dead + slow.stats.dead < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    fast.stop(10)
-    slow.stop(10)
-    assert fast.stats.dead + slow.stats.dead == 4
+    try:
+        wait_for(lambda: fast.stats.dead + slow.stats.dead == 4, timeout=30, what="4 letters")
+    finally:
+        fast.stop(10)
+        slow.stop(10)
     collect()
     role_user("vera", "Viewer")
     page = login("vera", PASSWORD)

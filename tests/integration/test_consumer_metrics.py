@@ -18,6 +18,7 @@ from mqcore.models import Message
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.retry import RetryPolicy
 from mqcore.topics import Topics
+from tests.harness.celery_procs import wait_for
 
 pytestmark = pytest.mark.redis
 
@@ -55,15 +56,6 @@ def _send(cfg: MQConfig, payloads: list[str]) -> None:
         producer.send_many(TOPIC, [OutgoingMessage(payload=p) for p in payloads])
 
 
-def _wait(predicate: Any, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
-
-
 def _window(r: redis.Redis, cfg: MQConfig, window: str) -> dict[str, ConsumerWindow]:
     step, slots, _ = window_plan(window, time.time())
     return read_window(r, cfg.keys, TOPIC, GROUP, slots, step)
@@ -89,7 +81,7 @@ def test_counts_match_what_the_consumer_did(r: redis.Redis, mq_config: MQConfig)
     consumer.start()
     try:
         # raised: handled 4 times (the producer's maxRetries=3), then dead-lettered
-        _wait(lambda: consumer.stats.dead == 3 and consumer.stats.acked >= 30)
+        wait_for(lambda: consumer.stats.dead == 3 and consumer.stats.acked >= 30)
     finally:
         consumer.stop(10)
     found = _window(r, mq_config, "1h")
@@ -135,7 +127,7 @@ def test_metrics_ride_the_ack_round_trips(redis_url: str) -> None:
                 batch = [OutgoingMessage(payload=f"m-{wave}-{i}") for i in range(50)]
                 producer.send_many(TOPIC + "-rt", batch)
                 time.sleep(1.2)
-        _wait(lambda: consumer.stats.acked == 150)
+        wait_for(lambda: consumer.stats.acked == 150)
         time.sleep(1.2)  # one more read round trip carries what is due
         with CountingConnection.lock:
             running = list(CountingConnection.trips)
@@ -173,7 +165,7 @@ def test_counts_on_redis_cluster(cluster_config: MQConfig) -> None:
     consumer = Consumer(cluster_config, topic, handler, OPTIONS)
     consumer.start()
     try:
-        _wait(lambda: consumer.stats.acked == 39 and consumer.stats.dead == 1)
+        wait_for(lambda: consumer.stats.acked == 39 and consumer.stats.dead == 1)
     finally:
         consumer.stop(10)
     client = cluster_config.client()

@@ -3,8 +3,6 @@ slowest first, bad input 400, an unknown group 404, names escaped."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import redis
 from django.test import Client
@@ -15,6 +13,7 @@ from mqcore.consumer_metrics import Tally
 from mqcore.models import Message
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
+from tests.harness.celery_procs import wait_for
 from tests.integration.pages_support import collect, make_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -40,10 +39,10 @@ def _consume(mq_config: MQConfig) -> Consumer:
     )  # fmt: skip
     consumer = Consumer(mq_config, "orders", handler, options)
     consumer.start()
-    deadline = time.monotonic() + 20
-    while consumer.stats.dead < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    consumer.stop(10)
+    try:
+        wait_for(lambda: consumer.stats.dead == 2, what="two dead letters")
+    finally:
+        consumer.stop(10)
     return consumer
 
 
