@@ -75,7 +75,7 @@ def handle_entry(
             _dead_letter(host, epoch, message, None, Outcome.FAIL, tally, reason=missing)
             return False
     error: BaseException | None = None
-    metrics = host.metrics  # no clock reads without metrics
+    metrics = host.metrics  # no clock reads without metrics or a tally
     timed = metrics is not None or tally is not None
     started = time.perf_counter() if timed else 0.0
     try:
