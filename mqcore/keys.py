@@ -134,6 +134,12 @@ class KeySpace:
         """Hash consumer name -> JSON heartbeat (last seen ms, partitions held, cap)."""
         return f"{self.control_prefix}:consumers:{self._t(topic)}:{group}"
 
+    def consumer_metrics(self, topic: str, group: str, step: str, slot: int) -> str:
+        """Hash of a group's consumer metrics over one minute (``step`` ``m``, ``slot`` = unix
+        minute) or one hour (``h``, unix hour): ``<consumer>|<counter>`` -> count
+        (:mod:`mqcore.consumer_metrics`); expires on its own."""
+        return f"{self.control_prefix}:consumer-metrics:{self._t(topic)}:{group}:{step}:{slot}"
+
     def dlq_replays(self, topic: str) -> str:
         """Hash dlq id -> JSON replay record (new id, target, when, by whom)."""
         return f"{self.control_prefix}:dlq-replays:{self._t(topic)}"
@@ -208,7 +214,7 @@ _CONTROL_SHAPES = (
     ("retry", "T"), ("retry", "item", "T", "*"), ("retry", "lock", "T"),
     ("commit", "T", "p", "*"),
     ("payload", "T", "p", "*", "*"), ("payload", "idx", "T"),
-    ("consumers", "T", "*"), ("dlq-replays", "T"),
+    ("consumers", "T", "*"), ("dlq-replays", "T"), ("consumer-metrics", "T", "*", "*", "*"),
 )  # fmt: skip
 
 

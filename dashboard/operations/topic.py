@@ -28,7 +28,7 @@ from dashboard.operations.declare import (
 )
 from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
-from dashboard.selectors.pages import leases, messages, series
+from dashboard.selectors.pages import consumer_metrics, leases, messages, series
 from dashboard.selectors.pages import topic as sel
 from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
 from dashboard.selectors.pages.params import parse_int
@@ -173,7 +173,7 @@ def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
     )
 
 
-OPERATIONS = (
+OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "One topic: groups (each with partitions and `drain`, the time-to-drain estimate: "
         "seconds, state, rate_per_s, reason, low_s, high_s, ranged), consumers, leases",
@@ -277,5 +277,38 @@ OPERATIONS = (
         lambda c: svc.produce_message(**c.write() | {"key": c.input.key or None}),
         api=Api("api-topic-produce", api_path(MESSAGES + "produce/"), "POST", status=201),
         early=False,
+    ),
+)
+
+
+# --- consumer metrics (the Metrics tab) --------------------------------------------------
+# Kept apart from the declarations above: the metrics mqcore consumers write with their
+# acks (mqcore.consumer_metrics), read back per group and window.
+
+
+class MetricsQuery(GroupFilter):
+    window: Annotated[str, doc("1h (default), 6h, 24h or 7d")] = ""
+
+
+def _metrics_page(c: Call[MetricsQuery], d: dict[str, Any]) -> dict[str, Any]:
+    return {"d": d, "figures": consumer_metrics.metrics_figures(d), "windows": list(WINDOWS)}
+
+
+OPERATIONS += (
+    Operation(
+        "Consumer metrics of one group (default: the first) over a window: per consumer "
+        "processed, failed, retried, dead, throughput_per_s, error_rate and handler time "
+        "(mean_ms, p50_ms, p95_ms, p99_ms from a histogram), slowest first; series per step",
+        "topics",
+        Action.VIEW,
+        MetricsQuery,
+        lambda c: consumer_metrics.consumer_metrics_get(**c.read()),
+        page=Page(
+            "topic-metrics",
+            route("metrics"),
+            template="dashboard/consumer_metrics.html#live",
+            context=_metrics_page,
+        ),
+        api=Api(answer=in_cluster),
     ),
 )

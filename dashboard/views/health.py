@@ -1,7 +1,9 @@
 """What machines call, without a session: the liveness and readiness probes (load
 balancers, orchestrators) and Prometheus' ``/metrics``.
 
-``/metrics`` reads the console store only; when settings.METRICS_BEARER_TOKEN is set it
+``/metrics`` reads the console store, and the consumer metrics of the groups it lists from
+their clusters (one small hash a group, bounded: ``dashboard/consumer_metrics_export.py``);
+when settings.METRICS_BEARER_TOKEN is set it
 requires ``Authorization: Bearer <token>`` (production settings refuse to start without
 a token unless ``METRICS_PUBLIC=1``).
 """
@@ -14,9 +16,11 @@ from django.urls import path
 from django.views.decorators.http import require_GET
 
 from dashboard.clusters import cluster_names, console_store
+from dashboard.consumer_metrics_export import consumer_metrics_text
 from dashboard.metrics_export import metrics_text
 from dashboard.selectors.alerts import alerts_get
 from dashboard.selectors.health import ready_now
+from dashboard.selectors.pages.consumer_metrics import scrape_rows
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -52,12 +56,15 @@ def metrics(request: HttpRequest) -> HttpResponse:
         text = "bearer token required\n"
         return HttpResponse(text, status=401, headers=challenge, content_type="text/plain")
     names, store = cluster_names(), console_store()
+    snapshots = {name: store.snapshot_get(name) for name in names}
+    health = {k: v for k, v in store.collector_health_get().items() if k in names}
     body = metrics_text(
-        {name: store.snapshot_get(name) for name in names},
-        {k: v for k, v in store.collector_health_get().items() if k in names},
+        snapshots,
+        health,
         alerts_get(user=None)["open"],
         max_partition_series=int(settings.METRICS_MAX_PARTITION_SERIES),
     )
+    body += consumer_metrics_text(*scrape_rows(snapshots, health))
     return HttpResponse(body, content_type=PROMETHEUS_CONTENT_TYPE)
 
 

@@ -22,6 +22,7 @@ from mqcore.clock import now_ms
 from mqcore.consumer.entries import decode_message, stored_fields
 from mqcore.consumer.host import WorkerHost, report_count, report_latency
 from mqcore.consumer.options import Outcome
+from mqcore.consumer_metrics import Tally
 from mqcore.errors import FencedError, UnknownMessageError
 from mqcore.models import Message
 from mqcore.payloads import (
@@ -48,10 +49,13 @@ def handle_entry(
     epoch: int,
     entry_id: str,
     raw_fields: Mapping[Any, Any] | None,
+    tally: Tally | None = None,
 ) -> bool:
     """Handle one entry; True when it is to be acked with the worker's next flush.
 
     A retried or dead-lettered entry is acked by its own script, so it returns False.
+    ``tally`` (the worker's, when it publishes metrics) counts the handler call, its time
+    and outcome, and the retry or dead letter written.
     """
     if not raw_fields:
         # read back from our own PEL after a trim: never hand an empty message over
@@ -68,25 +72,30 @@ def handle_entry(
     if PAYLOAD_HASH_REF in message.headers:
         message, missing = _resolve_payload(host, message, raw_fields)
         if missing is not None:  # never handed over empty: dead-lettered, as Java does
-            _dead_letter(host, epoch, message, None, Outcome.FAIL, reason=missing)
+            _dead_letter(host, epoch, message, None, Outcome.FAIL, tally, reason=missing)
             return False
     error: BaseException | None = None
-    metrics = host.metrics  # no clock reads without metrics
-    started = time.perf_counter() if metrics is not None else 0.0
+    metrics = host.metrics  # no clock reads without metrics or a tally
+    timed = metrics is not None or tally is not None
+    started = time.perf_counter() if timed else 0.0
     try:
         outcome = host.handler(message)
     except FencedError:
         raise
     except Exception as exc:
         outcome, error = _RETRY, exc
-    if metrics is not None:
-        report_latency(host, partition, (time.perf_counter() - started) * 1000)
+    if timed:
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        if metrics is not None:
+            report_latency(host, partition, elapsed_ms)
+        if tally is not None:
+            tally.handled(elapsed_ms, bool(outcome) and outcome is not _SUCCESS)
     if not outcome or outcome is _SUCCESS:  # None (or anything falsy) means SUCCESS
         return True
     if outcome == _RETRY and message.retry_count < message.max_retries:
-        _retry(host, epoch, message, error)
+        _retry(host, epoch, message, error, tally)
     else:
-        _dead_letter(host, epoch, message, error, outcome)
+        _dead_letter(host, epoch, message, error, outcome, tally)
     return False
 
 
@@ -122,7 +131,13 @@ def _error_text(error: BaseException | None, outcome: Outcome) -> tuple[str, str
     return (str(error) or type(error).__name__)[:1000], type(error).__name__
 
 
-def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException | None) -> None:
+def _retry(
+    host: WorkerHost,
+    epoch: int,
+    message: Message,
+    error: BaseException | None,
+    tally: Tally | None,
+) -> None:
     attempt = message.retry_count + 1
     delay = int(host.options.retry_policy.delay_ms(attempt))
     fields = stored_fields(message)
@@ -134,8 +149,7 @@ def _retry(host: WorkerHost, epoch: int, message: Message, error: BaseException 
         fields["headers"] = json.dumps(headers, separators=(",", ":"), ensure_ascii=False)
     _settle(
         host,
-        message,
-        epoch,
+        (message, epoch, tally),
         "retried",
         schedule_retry,
         fields=fields,
@@ -151,6 +165,7 @@ def _dead_letter(
     message: Message,
     error: BaseException | None,
     outcome: Outcome,
+    tally: Tally | None,
     *,
     reason: str | None = None,
 ) -> None:
@@ -161,8 +176,7 @@ def _dead_letter(
         kind = "PayloadMissing"
     _settle(
         host,
-        message,
-        epoch,
+        (message, epoch, tally),
         "dead",
         dead_letter,
         reason=reason,
@@ -173,15 +187,16 @@ def _dead_letter(
 
 def _settle(
     host: WorkerHost,
-    message: Message,
-    epoch: int,
+    work: tuple[Message, int, Tally | None],
     what: str,
     script: Callable[..., object],
     **args: Any,
 ) -> None:
     """Run ``script`` (:func:`schedule_retry` or :func:`dead_letter`: ack and write in one
-    script) on ``message`` as this worker (its lease at ``epoch``, ack policy, encoding),
-    then count it as ``what``; a message no longer pending is skipped (logged, not counted)."""
+    script) on ``work``'s message as this worker (its lease at ``work``'s epoch, ack policy,
+    encoding), then count it as ``what`` (and in ``work``'s tally, sent with the next acks);
+    a message no longer pending is skipped (logged, not counted)."""
+    message, epoch, tally = work
     try:
         script(
             host.client,
@@ -202,3 +217,5 @@ def _settle(
         return
     host.stats.add(**{what: 1})
     report_count(host, what, message.partition)
+    if tally is not None:
+        tally.settled("r" if what == "retried" else "d")

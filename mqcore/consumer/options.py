@@ -50,6 +50,8 @@ class ConsumerOptions:
     # still needs it (mqcore.acks.ack)
     ack_delete_policy: str = "none"
     retry_move_interval_ms: int = 1000  # run the retry mover this often (0: never, as Java 1 s)
+    # per-minute counts and handler times in Redis, sent with the acks (mqcore.consumer_metrics)
+    publish_metrics: bool = True
 
     def __post_init__(self) -> None:
         check_ack_policy(self.ack_delete_policy)

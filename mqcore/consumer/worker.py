@@ -29,6 +29,7 @@ from mqcore.codec import decode_text
 from mqcore.consumer.handling import handle_entry
 from mqcore.consumer.host import WorkerHost, report_acked
 from mqcore.consumer.reclaim import claim_pending, drop_deleted
+from mqcore.consumer_metrics import Tally
 from mqcore.errors import ConnectionLostError, FencedError, MQError, UnknownGroupError
 from mqcore.leases import Lease
 
@@ -59,6 +60,8 @@ class PartitionWorker(threading.Thread):
         self.stopping = threading.Event()
         self.release_on_exit = True
         self.acks: list[str] = []
+        # counts sent with the acks (mqcore.consumer_metrics), None when not published
+        self.tally = Tally() if host.options.publish_metrics else None
         self.lost = False
         # True: our own PEL holds entries to handle before new ones (at start: a previous run
         # of this consumer may have left some)
@@ -117,7 +120,7 @@ class PartitionWorker(threading.Thread):
                     self.stopping.wait(0.2)
             if not self.stopping.is_set() and not self.lost:
                 log.warning("p%d: lease not renewed in time, stopping work", self.partition)
-            self._flush_acks()
+            self._flush_acks(last=True)
         except FencedError as exc:
             self._fenced(exc)
         except MQError as exc:
@@ -170,6 +173,9 @@ class PartitionWorker(threading.Thread):
         self.lose()
 
     def _exit(self) -> None:
+        # counts a stop's last acks did not carry (fenced, crashed): the handler ran, so they
+        # are sent still (statistics, not a fenced write)
+        self._send_metrics_alone()
         if self.release_on_exit and not self.lost:
             try:
                 self.host.leases.release(self.lease)
@@ -194,7 +200,8 @@ class PartitionWorker(threading.Thread):
                     return
                 handled += 1
                 entry_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
-                if handle_entry(h, self.partition, self.lease.epoch, entry_id, raw_fields):
+                epoch = self.lease.epoch
+                if handle_entry(h, self.partition, epoch, entry_id, raw_fields, self.tally):
                     self.acks.append(entry_id)
                 if len(self.acks) >= ack_batch and handled < last:
                     self._flush_acks()
@@ -231,7 +238,8 @@ class PartitionWorker(threading.Thread):
         never read back. A read that carries acks does not BLOCK: on a drained
         stream their reply (stats, ``on_ack``) would wait out ``block_ms``; the
         next read, with no acks, blocks. Redis Cluster pipelines refuse scripts:
-        there the acks go first, on their own.
+        there the acks go first, on their own. The consumer metrics, when due, ride this
+        pipeline too (:meth:`_queue_metrics`).
         """
         h = self.host
         if self.acks and isinstance(h.client, redis.RedisCluster):
@@ -240,6 +248,7 @@ class PartitionWorker(threading.Thread):
         acks = self.acks
         if acks:
             self._ack(acks, pipe)
+        self._queue_metrics(pipe)
         if self.backlog or acks:
             start = "0" if self.backlog else ">"
             pipe.xreadgroup(h.group, h.name, {self.stream: start}, count=h.options.batch_size)
@@ -253,16 +262,7 @@ class PartitionWorker(threading.Thread):
             raise translate(exc, "read") from exc
         if acks:
             self.acks = []
-            first = replies[0]
-            if isinstance(first, redis.exceptions.NoScriptError):
-                self._ack(acks)
-            elif isinstance(first, Exception):
-                self.acks = acks  # keep them for the next flush
-                raise translate(first, "ack")
-            elif ack_reply_count(first) < 0:
-                raise FencedError(f"p{self.partition}: epoch {self.lease.epoch} is stale")
-            else:
-                self._acked(acks)
+            self._check_ack(acks, replies[0])
         reply = replies[-1]
         if isinstance(reply, Exception):
             raise translate(reply, "read")
@@ -270,6 +270,29 @@ class PartitionWorker(threading.Thread):
         if self.backlog and not entries:
             self.backlog = False
         return entries
+
+    def _check_ack(self, acks: list[str], reply: Any) -> None:
+        """Act on the reply of a pipelined ack of ``acks``."""
+        if isinstance(reply, redis.exceptions.NoScriptError):
+            self._ack(acks)
+        elif isinstance(reply, Exception):
+            self.acks = acks + self.acks  # keep them for the next flush
+            raise translate(reply, "ack")
+        elif ack_reply_count(reply) < 0:
+            raise FencedError(f"p{self.partition}: epoch {self.lease.epoch} is stale")
+        else:
+            self._acked(acks)
+
+    def _queue_metrics(self, pipe: Any, *, force: bool = False) -> bool:
+        """Queue the tally's counts on ``pipe`` when they are due (``force``: whenever any
+        wait); whether any were. Their replies are not checked: a failed HINCRBY (a key of
+        another type) costs the counts, never the acks."""
+        tally = self.tally
+        if tally is None or not tally.due(force=force):
+            return False
+        h = self.host
+        tally.queue(pipe, h.keys, h.topic, h.group, h.name)
+        return True
 
     def _ack(self, ids: list[str], pipe: Any = None) -> None:
         """The fenced ack of ``ids`` (:func:`mqcore.acks.ack`): now, or queued on ``pipe``,
@@ -287,12 +310,41 @@ class PartitionWorker(threading.Thread):
         self.host.stats.add(acked=len(ids))
         report_acked(self.host, self.partition, ids)
 
-    def _flush_acks(self) -> None:
+    def _flush_acks(self, *, last: bool = False) -> None:
+        """Send the acks in hand, with the consumer metrics when due (in one pipeline; on
+        Redis Cluster, whose pipelines refuse scripts, the metrics wait for the next read).
+        ``last`` (the worker stops): whatever metrics wait go too, alone if no acks do."""
+        cluster = isinstance(self.host.client, redis.RedisCluster)
         if not self.acks:
+            if last:
+                self._send_metrics_alone()
             return
         ids, self.acks = self.acks, []
+        if cluster or not (self.tally is not None and self.tally.due(force=last)):
+            try:
+                self._ack(ids)
+            except ConnectionLostError:
+                self.acks = ids + self.acks
+                raise
+            if last:
+                self._send_metrics_alone()
+            return
+        pipe = self.host.client.pipeline(transaction=False)
+        self._ack(ids, pipe)
+        self._queue_metrics(pipe, force=last)
         try:
-            self._ack(ids)
-        except ConnectionLostError:
+            replies = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:
             self.acks = ids + self.acks
-            raise
+            raise translate(exc, "ack") from exc
+        self._check_ack(ids, replies[0])
+
+    def _send_metrics_alone(self) -> None:
+        """A stopping worker's last metrics, when no ack carries them (one round trip at
+        stop; a failure costs the counts only)."""
+        pipe = self.host.client.pipeline(transaction=False)
+        if self._queue_metrics(pipe, force=True):
+            try:
+                pipe.execute(raise_on_error=False)
+            except redis.RedisError as exc:
+                log.debug("p%d: metrics not sent: %s", self.partition, exc)
