@@ -56,17 +56,19 @@ LAYOUT = """() => {
 }"""
 
 
-def odd_data(r: Any, cfg: Any) -> None:
-    """A topic and a group with the longest names allowed, and messages with long keys."""
+def odd_data(r: Any, cfg: Any) -> str:
+    """A topic and a group with the longest names allowed, and messages with long keys;
+    returns the path of one of those messages."""
     Topics(cfg).create(LONG_TOPIC, 2, groups=[LONG_GROUP])
     producer = Producer(cfg)
     for i in range(4):
         body = json.dumps({"note": "x" * 500, "i": i})
-        producer.send(LONG_TOPIC, body, key=f"{LONG_KEY}{i}")
+        sent = producer.send(LONG_TOPIC, body, key=f"{LONG_KEY}{i}", headers={LONG_KEY: LONG_KEY})
         producer.send("orders", body, key=f"{LONG_KEY}{i}")
     stream = cfg.keys.partition(LONG_TOPIC, 0)
     r.xreadgroup(LONG_GROUP, "w" * 150, {stream: ">"}, count=1)
     collect()
+    return f"{C}/topics/{LONG_TOPIC}/messages/{sent.partition}/{sent.id}/"
 
 
 def test_phone_pages_have_no_sideways_scroll_and_tables_keep_their_key_column(
@@ -79,7 +81,7 @@ def test_phone_pages_have_no_sideways_scroll_and_tables_keep_their_key_column(
     artifacts_dir: Path,
 ) -> None:
     paths = seed(settings, r, mq_config)
-    odd_data(r, mq_config)
+    long_message = odd_data(r, mq_config)
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     page = context.new_page()
     page.set_default_timeout(15_000)
@@ -94,6 +96,7 @@ def test_phone_pages_have_no_sideways_scroll_and_tables_keep_their_key_column(
         "messages": f"{C}/topics/orders/messages/",
         "long-messages": f"{C}/topics/{LONG_TOPIC}/messages/",
         "message": paths["message"],
+        "long-message": long_message,
         "pending": f"{C}/topics/{LONG_TOPIC}/pending/?group={LONG_GROUP}",
     }
     problems: list[str] = []
