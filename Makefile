@@ -49,7 +49,7 @@ lighthouse: install
 
 # The README's screenshots (docs/img), taken by the browser suite (tests/browser/test_screenshots.py)
 # from demo-like data; optipng (Debian's package, optional) shrinks them losslessly.
-SCREENSHOTS := overview topic messages dead-letters timeline retention leases
+SCREENSHOTS := overview topic messages dead-letters timeline retention leases topic-phone
 screenshots: install
 	SCREENSHOTS_DIR=$(CURDIR)/docs/img $(PY) -m pytest tests/browser/test_screenshots.py -q -p no:xdist $(PYTEST_ARGS)
 	@if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all $(SCREENSHOTS:%=docs/img/%.png); \

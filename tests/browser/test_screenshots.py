@@ -3,9 +3,9 @@
 Demo-like data (``scripts/lighthouse_data.seed``: three topics with lag, pending entries,
 leases and dead letters, then a dozen real collector passes a second apart, ``orders``
 lagging more at each; then one of its consumers stops), shown to an Admin in real Chromium
-at a desktop's 1280 px, in the light theme. The PNGs land in ``$SCREENSHOTS_DIR``
-(``make screenshots`` sets it to ``docs/img``), else in ``test-artifacts/screenshots``:
-every run of the suite checks that the pages still draw.
+at a desktop's 1280 px (and the topic page at a phone's 390 px), in the light theme. The
+PNGs land in ``$SCREENSHOTS_DIR`` (``make screenshots`` sets it to ``docs/img``), else in
+``test-artifacts/screenshots``: every run of the suite checks that the pages still draw.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.django_db(tran
 
 PASSWORD = "screenshots-pass-123"
 VIEWPORT = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 MAX_HEIGHT = 1100  # a long page is cut here: the README shows its top
 # name of the PNG: (path, what shows once the page is ready)
 SHOTS = {
@@ -84,5 +85,13 @@ def test_screenshots_of_the_main_pages(
                 clip={"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height},
             )
             assert png.stat().st_size > 10_000, name  # drew something
+        # and a phone's view of the topic page (its window only)
+        context.close()
+        context = browser.new_context(viewport=PHONE, is_mobile=True, color_scheme="light")
+        page = context.new_page()
+        log_in(page, live_server.url)("sre", PASSWORD)
+        page.goto(live_server.url + SHOTS["topic"][0])
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(out / "topic-phone.png"))
     finally:
         context.close()
