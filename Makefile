@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 export PYTHONUNBUFFERED := 1
 
-.PHONY: install demo demo-users demo-soak test soak lint bench loadtest lighthouse clean
+.PHONY: install demo demo-users demo-soak test soak lint bench loadtest lighthouse screenshots clean
 
 install:
 	bash scripts/bootstrap.sh
@@ -53,6 +53,14 @@ loadtest: install
 # Lighthouse scores of the main pages under production settings (a measurement, not a test).
 lighthouse: install
 	bash scripts/lighthouse.sh
+
+# The README's screenshots (docs/img), taken by the browser suite (tests/browser/test_screenshots.py)
+# from demo-like data; optipng (Debian's package, optional) shrinks them losslessly.
+SCREENSHOTS := overview topic messages dead-letters timeline retention leases topic-phone
+screenshots: install
+	SCREENSHOTS_DIR=$(CURDIR)/docs/img $(PY) -m pytest tests/browser/test_screenshots.py -q -p no:xdist $(PYTEST_ARGS)
+	@if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all $(SCREENSHOTS:%=docs/img/%.png); \
+	  else echo "screenshots: optipng is not installed, the PNGs stay as Chromium wrote them"; fi
 
 clean:
 	rm -rf var .pytest_cache .mypy_cache .ruff_cache

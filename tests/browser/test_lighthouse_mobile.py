@@ -1,0 +1,76 @@
+"""Lighthouse's mobile preset scores the overview and topic pages at least 0.9 (issue 34).
+
+Lighthouse (the version pinned in package-lock.json, run by Node.js) drives Debian's
+Chromium against the test's live server as a logged-in Admin (the session cookie is passed
+as an extra header), with its default settings: a phone's viewport, a slow 4G network and a
+4x slower CPU, simulated. Performance, accessibility and best practices each score at least
+0.9. Both pages run at once (two Chromium instances) to keep the wall time down; the JSON
+reports land in ``test-artifacts/lighthouse-<page>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tests.browser.conftest import chromium_path
+from tests.browser.tour import C, seed
+
+pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+LIGHTHOUSE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "lighthouse"
+CATEGORIES = ("performance", "accessibility", "best-practices")
+PAGES = {"overview": f"{C}/", "topic": f"{C}/topics/orders/"}
+MIN_SCORE = 0.9
+
+
+def run_lighthouse(url: str, cookie: str, out: Path) -> subprocess.Popen[bytes]:
+    """Lighthouse (mobile, its default) on ``url``, writing its JSON report to ``out``."""
+    command = [
+        str(LIGHTHOUSE),
+        url,
+        "--quiet",
+        f"--only-categories={','.join(CATEGORIES)}",
+        "--output=json",
+        f"--output-path={out}",
+        "--extra-headers=" + json.dumps({"Cookie": f"sessionid={cookie}"}),
+        "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage",
+    ]
+    env = {**os.environ, "CHROME_PATH": chromium_path()}
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_overview_and_topic_score_at_least_0_9_on_mobile(
+    live_server: Any, settings: Any, r: Any, mq_config: Any, console_r: Any, artifacts_dir: Path
+) -> None:
+    if not LIGHTHOUSE.exists() or not shutil.which("node"):
+        pytest.fail("node_modules/.bin/lighthouse is missing: run `make install` (npm ci)")
+    seed(settings, r, mq_config)
+    client = Client()
+    client.force_login(User.objects.get(username="tour-admin"))
+    cookie = client.cookies["sessionid"].value
+    runs = {
+        name: run_lighthouse(
+            live_server.url + path, cookie, artifacts_dir / f"lighthouse-{name}.json"
+        )
+        for name, path in PAGES.items()
+    }
+    scores: dict[str, dict[str, float]] = {}
+    for name, proc in runs.items():
+        out = artifacts_dir / f"lighthouse-{name}.json"
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode(errors="replace")[-2000:]
+        report = json.loads(out.read_text())
+        assert report["finalDisplayedUrl"].endswith(PAGES[name]), report["finalDisplayedUrl"]
+        scores[name] = {c: report["categories"][c]["score"] for c in CATEGORIES}
+    (artifacts_dir / "lighthouse-mobile.json").write_text(json.dumps(scores, indent=2))
+    low = {f"{name} {c}": s for name, by in scores.items() for c, s in by.items() if s < MIN_SCORE}
+    assert not low, (low, scores)
