@@ -29,14 +29,17 @@ __all__ = [
     "GroupLag",
     "LagExactness",
     "LeaseInfo",
+    "MasterChange",
     "Message",
     "PartitionLag",
     "PendingEntry",
     "PendingPage",
     "PipelineMark",
     "PipelineSummary",
+    "Redelivered",
     "ReplayRecord",
     "ReplayResult",
+    "Replication",
     "RetentionRisk",
     "RetryBacklog",
     "Status",
@@ -273,6 +276,7 @@ class GroupLag(msgspec.Struct, gc=False):
     complete: float = 0.0  # share of partitions whose status window is full
     pipeline: PipelineMark | UnsetType = UNSET
     retention_risk: RetentionRisk | UnsetType = UNSET
+    rewind_cause: str | UnsetType = UNSET  # "failover": its position went back across one
 
 
 class LeaseInfo(msgspec.Struct, gc=False):
@@ -332,6 +336,46 @@ class TopicSnapshot(msgspec.Struct, gc=False):
     memory: TopicMemory | None = None
 
 
+class Replication(msgspec.Struct, gc=False):
+    """The replication facts of the Redis a snapshot was read from (``INFO replication``
+    and the server's run id, in the round trip the snapshot makes anyway)."""
+
+    role: str  # master, slave
+    run_id: str
+    replid: str  # the replication history's id: a promoted replica starts a new one
+    replid2: str  # the history it continued (a promoted replica: its old master's replid)
+    offset: int  # master_repl_offset
+    port: int | None = None  # tcp_port
+    replicas: int = 0  # connected_slaves
+
+
+class Redelivered(msgspec.Struct, gc=False):
+    """Pending entries a master change brought back (the console's)."""
+
+    topic: str
+    group: str
+    partition: int
+    count: int  # at least this many (COUNT-limited read)
+    ids: list[str] = msgspec.field(default_factory=list)  # the first of them
+    exact: bool = True  # False: the group had pending entries before; count is a lower bound
+
+
+class MasterChange(msgspec.Struct, gc=False):
+    """A change of the master the collector reads from, seen between two passes (the
+    console's, held in the snapshot for a while after it)."""
+
+    at_ms: int
+    reason: str  # "promoted" (it continued the old one's history), "replaced" (another server)
+    from_run_id: str
+    to_run_id: str
+    from_offset: int
+    to_offset: int
+    rewound: list[str] = msgspec.field(default_factory=list)  # "topic/group" went back
+    redelivered: int = 0  # entries acked before the change and pending again after it
+    redelivered_exact: bool = True
+    redelivered_entries: list[Redelivered] = msgspec.field(default_factory=list)
+
+
 class ClusterSnapshot(msgspec.Struct, gc=False):
     """Everything the console's pages need about one deployment, gathered in one pass."""
 
@@ -342,6 +386,8 @@ class ClusterSnapshot(msgspec.Struct, gc=False):
     commands: int = 0
     pipelines: list[PipelineSummary] = msgspec.field(default_factory=list)  # latest checkpoints
     cluster: str = ""  # the console's name of the deployment
+    replication: Replication | UnsetType = UNSET  # not on Redis Cluster
+    master_change: MasterChange | UnsetType = UNSET  # the console's: the latest, for a while
 
 
 _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)

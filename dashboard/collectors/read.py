@@ -21,11 +21,18 @@ from typing import Any
 from django.conf import settings
 
 from dashboard import clusters
+from dashboard.collectors.failover import (
+    master_change_reason,
+    redelivered,
+    redelivery_asks,
+)
 from dashboard.collectors.retention_risk import retention_risks
 from dashboard.collectors.series import MEMORY_METRIC
+from mqcore.admin.failover import PENDING_LIMIT, pending_up_to
 from mqcore.admin.probes import MinuteProbe, memory_pick, minute_probe
 from mqcore.config import redact_urls
-from mqcore.models import ClusterSnapshot, RetentionRisk
+from mqcore.errors import MQError
+from mqcore.models import ClusterSnapshot, Redelivered, RetentionRisk
 from mqcore.retention.counting import Counter
 
 __all__ = ["History", "MemoryPass", "Reading", "memory_pass", "read_cluster"]
@@ -48,6 +55,8 @@ class Reading:
     redis: dict[str, Any] | None = None
     memory: MemoryPass | None = None
     risks: dict[tuple[str, str], RetentionRisk] = field(default_factory=dict)
+    # after a master change: entries acked before it and pending again (None: no change)
+    redelivered: list[Redelivered] | None = None
 
 
 def read_cluster(
@@ -74,6 +83,17 @@ def read_cluster(
     reading.risks = retention_risks(
         snap, policy, java, lambda t, p: Counter(admin.client, admin.keys.partition(t, p))
     )
+    old = state.get("replication")
+    if snap.replication and master_change_reason(
+        old if isinstance(old, Mapping) else None, snap.replication
+    ):
+        asks, before = redelivery_asks(snap, state)
+        try:
+            found = pending_up_to(admin.client, admin.keys, asks)
+        except MQError as exc:
+            log.warning("collector %s: redelivery read failed: %s", cluster, exc)
+            found = [None] * len(asks)
+        reading.redelivered = redelivered(asks, before, found, PENDING_LIMIT)
     if not sampled:
         return reading
     # once a minute: does a Java service write Kryo data here? how is Redis? this minute's

@@ -50,9 +50,28 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
                 "restart": _restart(h.get("redis_restart"), visible),
                 "java": _java(h.get("java"), visible),
                 "redis": _redis(h.get("redis"), visible, name),
+                "replication": h.get("replication"),
+                "master_change": _master_change(h.get("master_change"), visible),
             }
         )
     return rows
+
+
+def _master_change(change: Any, visible: Callable[[str], bool]) -> dict[str, Any] | None:
+    """The master change the collector holds: the groups it rewound and the entries it
+    brought back of the topics the user may see named, the others counted."""
+    if not isinstance(change, dict):
+        return None
+    rewound = [str(g) for g in change.get("rewound") or []]
+    entries = [e for e in change.get("redelivered_entries") or [] if isinstance(e, dict)]
+    shown = [e for e in entries if visible(str(e.get("topic") or ""))]
+    return {
+        **change,
+        "rewound": [g for g in rewound if visible(g.split("/", 1)[0])],
+        "hidden_rewound": sum(1 for g in rewound if not visible(g.split("/", 1)[0])),
+        "redelivered_entries": shown,
+        "hidden_entries": len(entries) - len(shown),
+    }
 
 
 def _java(probe: Any, visible: Callable[[str], bool]) -> dict[str, Any] | None:
