@@ -103,12 +103,24 @@ def _restart(restart: Any, visible: Callable[[str], bool]) -> dict[str, Any] | N
 
 
 def _redis(health: Any, visible: Callable[[str], bool], cluster: str) -> dict[str, Any] | None:
-    """The Redis health reading with each slow-log entry's keys cut to visible topics'."""
+    """The Redis health reading with each slow-log entry's keys cut to visible topics'
+    (on Redis Cluster, each node's)."""
     if not isinstance(health, dict):
         return None
     keys = cluster_config(cluster).keys
+    out = {**health, "slowlog": _slowlog(health.get("slowlog"), visible, keys)}
+    if isinstance(health.get("nodes"), list):
+        out["nodes"] = [
+            {**node, "slowlog": _slowlog(node.get("slowlog"), visible, keys)}
+            for node in health["nodes"]
+            if isinstance(node, dict)
+        ]
+    return out
+
+
+def _slowlog(entries: Any, visible: Callable[[str], bool], keys: Any) -> list[dict[str, Any]]:
     slow = []
-    for entry in health.get("slowlog") or []:
+    for entry in entries or []:
         if not isinstance(entry, dict):
             continue
         named = [str(k) for k in entry.get("keys") or []] if "keys" in entry else []
@@ -125,4 +137,4 @@ def _redis(health: Any, visible: Callable[[str], bool], cluster: str) -> dict[st
                 "hidden_keys": len(named) - len(shown) + int(entry.get("cut_keys") or 0),
             }
         )
-    return {**health, "slowlog": slow}
+    return slow

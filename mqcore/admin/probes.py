@@ -27,6 +27,10 @@ known positions; ``EVAL``/``EVALSHA``/``FCALL`` by their ``numkeys`` argument; a
 command shows no keys. A key Redis cut short (``... (N more bytes)``) is still counted but
 never named.
 
+Redis Cluster (:func:`cluster_health`): the same numbers for every master and replica,
+the slot coverage, the MQ partitions each node holds (from the client's slot table), the
+node holding the most and the hottest by ops/s; the minute probe asks it on a cluster.
+
 Memory (:func:`topic_memory`): ``MEMORY USAGE key SAMPLES s`` of every partition stream of
 some topics, in one pipeline (s at most :data:`MEMORY_SAMPLES_MAX`; Redis samples that many
 nodes of the stream and extrapolates, so the cost does not grow with the stream). Once a
@@ -58,6 +62,7 @@ __all__ = [
     "PROBE_TOPICS",
     "SLOWLOG_SAMPLE",
     "MinuteProbe",
+    "cluster_health",
     "command_keys",
     "health_risks",
     "java_kryo_seen",
@@ -103,7 +108,10 @@ def minute_probe(
     out = MinuteProbe()
     try:
         out.java = java_kryo_seen(client, keys, names)
-        out.redis = redis_health(client)
+        if isinstance(client, redis.RedisCluster):
+            out.redis = cluster_health(client, keys, topics)
+        else:
+            out.redis = redis_health(client)
     except MQError as exc:
         out.failed = exc
     out.picked, out.cursor = memory_pick(list(topics), cursor, budget)
@@ -219,6 +227,90 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         "blocked_clients": info.get("blocked_clients"),
         "ops_per_s": info.get("instantaneous_ops_per_sec"),
         "slowlog": slow,
+    }
+
+
+def _node_health(info: Mapping[str, Any], slow: Any, fsync: Any) -> dict[str, Any]:
+    """One Redis's numbers of :func:`redis_health` from its ``INFO``, raw ``SLOWLOG GET``
+    reply and ``appendfsync`` (None: unknown)."""
+    policy = str(info.get("maxmemory_policy") or "")
+    used, limit = _num(dict(info), "used_memory"), _num(dict(info), "maxmemory")
+    return {
+        "version": str(info.get("redis_version") or ""),
+        "role": str(info.get("role") or ""),
+        "uptime_s": info.get("uptime_in_seconds"),
+        "used_memory": used,
+        "used_memory_peak": _num(dict(info), "used_memory_peak"),
+        "maxmemory": limit or None,
+        "memory_share": (used / limit) if used is not None and limit else None,
+        "fragmentation": _num(dict(info), "mem_fragmentation_ratio"),
+        "maxmemory_policy": policy,
+        "evicting_policy": bool(policy) and policy != "noeviction",
+        "evicted_keys": info.get("evicted_keys"),
+        "aof_enabled": bool(info.get("aof_enabled")),
+        "appendfsync": decode_text(fsync) or None if fsync is not None else None,
+        "aof_last_rewrite_ok": info.get("aof_last_bgrewrite_status") in (None, "ok"),
+        "rdb_last_save_s": info.get("rdb_last_save_time"),
+        "rdb_last_save_ok": info.get("rdb_last_bgsave_status") in (None, "ok"),
+        "connected_clients": info.get("connected_clients"),
+        "blocked_clients": info.get("blocked_clients"),
+        "ops_per_s": info.get("instantaneous_ops_per_sec"),
+        "slowlog": slowlog_entries(slow),
+    }
+
+
+CLUSTER_SLOTS = 16384
+
+
+def cluster_health(
+    client: redis.RedisCluster, keys: KeySpace, topics: Sequence[tuple[str, int]]
+) -> dict[str, Any]:
+    """Redis Cluster's health: :func:`redis_health`'s numbers for every master and replica
+    (``nodes``, by ``host:port``, with the MQ partitions each holds), the slot coverage
+    (``CLUSTER INFO``), the node holding the most partitions and the hottest by ops/s.
+    One ``INFO``, ``SLOWLOG GET`` and ``CONFIG GET appendfsync`` per node; which node holds
+    a partition is the client's slot table's (no command)."""
+    every = redis.RedisCluster.ALL_NODES
+    nodes_of: Any = client  # redis-py's cluster client is untyped
+    with redis_errors("read Redis Cluster health"):
+        infos = client.info("everything", target_nodes=every)
+        slows = nodes_of.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE, target_nodes=every)
+        try:
+            fsyncs = nodes_of.execute_command("CONFIG", "GET", "appendfsync", target_nodes=every)
+        except redis.ResponseError:  # CONFIG renamed or refused (managed Redis)
+            fsyncs = {}
+        state = client.cluster_info(target_nodes=redis.RedisCluster.RANDOM)
+    partitions: dict[str, int] = {}
+    for topic, count in topics:
+        for p in range(max(0, count)):
+            node = nodes_of.get_node_from_key(keys.partition(topic, p))
+            name = str(node.name) if node is not None else "?"
+            partitions[name] = partitions.get(name, 0) + 1
+    nodes = []
+    for name in sorted(infos if isinstance(infos, dict) else {}):
+        info = infos[name]
+        if not isinstance(info, dict):
+            continue
+        fsync = fsyncs.get(name) if isinstance(fsyncs, dict) else None
+        value = None
+        if isinstance(fsync, dict):
+            value = fsync.get("appendfsync", fsync.get(b"appendfsync"))
+        slow = slows.get(name) if isinstance(slows, dict) else None
+        node = _node_health(info, slow, value)
+        node.update(node=name, partitions=partitions.get(name, 0))
+        nodes.append(node)
+    ok = int((state or {}).get("cluster_slots_ok") or 0)
+    most = max(nodes, key=lambda n: (n["partitions"], n["node"]), default=None)
+    hottest = max(nodes, key=lambda n: (n["ops_per_s"] or 0, n["node"]), default=None)
+    return {
+        "cluster": True,
+        "state": str((state or {}).get("cluster_state") or ""),
+        "slots_assigned": int((state or {}).get("cluster_slots_assigned") or 0),
+        "slots_ok": ok,
+        "slot_coverage": ok / CLUSTER_SLOTS,
+        "nodes": nodes,
+        "most_partitions": most["node"] if most else None,
+        "hottest": hottest["node"] if hottest else None,
     }
 
 
