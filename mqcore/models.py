@@ -39,6 +39,7 @@ __all__ = [
     "Redelivered",
     "ReplayRecord",
     "ReplayResult",
+    "ReplicaRead",
     "Replication",
     "RetentionRisk",
     "RetryBacklog",
@@ -347,6 +348,20 @@ class Replication(msgspec.Struct, gc=False):
     offset: int  # master_repl_offset
     port: int | None = None  # tcp_port
     replicas: int = 0  # connected_slaves
+    link: str = ""  # a replica's master_link_status (up, down)
+    last_io_s: int | None = None  # a replica's master_last_io_seconds_ago
+
+
+class ReplicaRead(msgspec.Struct, gc=False):
+    """The replica a snapshot was read from (a cluster's ``read_from_replica`` or
+    ``replica_url``) and how far behind its master it was."""
+
+    run_id: str
+    port: int | None
+    offset: int  # the replica's replication offset
+    lag_bytes: int | None  # the master's offset minus the replica's; None: not known
+    link: str  # master_link_status
+    last_io_s: int | None  # seconds since it last heard from its master
 
 
 class Redelivered(msgspec.Struct, gc=False):
@@ -388,6 +403,7 @@ class ClusterSnapshot(msgspec.Struct, gc=False):
     cluster: str = ""  # the console's name of the deployment
     replication: Replication | UnsetType = UNSET  # not on Redis Cluster
     master_change: MasterChange | UnsetType = UNSET  # the console's: the latest, for a while
+    replica: ReplicaRead | UnsetType = UNSET  # set when the snapshot was read from a replica
 
 
 _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)

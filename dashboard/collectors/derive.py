@@ -320,10 +320,11 @@ def derive_outcome(
 
 def _replication_health(snap: ClusterSnapshot) -> dict[str, Any]:
     """The replication facts and the held master change, for the collectors page."""
-    repl, change = snap.replication, snap.master_change
+    repl, change, replica = snap.replication, snap.master_change, snap.replica
     return {
         "replication": msgspec.to_builtins(repl) if repl else None,
         "master_change": msgspec.to_builtins(change) if change else None,
+        "replica": msgspec.to_builtins(replica) if replica else None,
     }
 
 

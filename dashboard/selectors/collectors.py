@@ -51,6 +51,7 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
                 "java": _java(h.get("java"), visible),
                 "redis": _redis(h.get("redis"), visible, name),
                 "replication": h.get("replication"),
+                "replica": h.get("replica"),
                 "master_change": _master_change(h.get("master_change"), visible),
             }
         )

@@ -70,7 +70,7 @@ class Admin(Protocol):
     def topics(self) -> list[str]: ...
 
 
-__all__ = ["Admin", "gc_paused", "take_snapshot"]
+__all__ = ["Admin", "gc_paused", "server_facts", "take_snapshot"]
 
 _Cmd = Command
 LEASE_KEYS_PER_MGET = 500  # lease and epoch keys of one topic per MGET
@@ -344,7 +344,7 @@ def _take_snapshot(
         summary = pipeline_summary(n, as_hash(ok(r2[meta_at + k], {}, -1, {})))
         if summary is not None:
             pipelines.append(summary)
-    run_id, replication = _server(client)
+    run_id, replication = server_facts(client)
     return ClusterSnapshot(
         now,
         out,
@@ -378,7 +378,7 @@ def _lease_values(replies: list[Any], reads: list[tuple[int, int, int]], n: int)
     return out
 
 
-def _server(client: Any) -> tuple[str, Replication | UnsetType]:
+def server_facts(client: Any) -> tuple[str, Replication | UnsetType]:
     """Server run id (a restart changes it; on a cluster, the sorted node ids joined) and,
     off a cluster, the replication facts: one ``INFO server replication`` (the round trip
     the run id took alone before)."""
@@ -398,7 +398,7 @@ def _server(client: Any) -> tuple[str, Replication | UnsetType]:
     if not isinstance(info, dict) or "run_id" not in info:
         return "", UNSET
     run_id = str(info["run_id"])
-    port = info.get("tcp_port")
+    port, last_io = info.get("tcp_port"), info.get("master_last_io_seconds_ago")
     replication = Replication(
         role=str(info.get("role") or ""),
         run_id=run_id,
@@ -407,5 +407,7 @@ def _server(client: Any) -> tuple[str, Replication | UnsetType]:
         offset=int(info.get("master_repl_offset") or 0),
         port=port if isinstance(port, int) else None,
         replicas=int(info.get("connected_slaves") or 0),
+        link=str(info.get("master_link_status") or ""),
+        last_io_s=last_io if isinstance(last_io, int) else None,
     )
     return run_id, replication
