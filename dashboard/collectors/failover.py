@@ -22,7 +22,8 @@ What the change undid, from the previous pass's status windows (``windows`` of t
 - :func:`rewound_groups`: groups whose entries-read or last-delivered id is behind the
   previous pass's (the new master did not have their latest deliveries): their REWIND gets
   the cause ``failover`` (:func:`apply_cause`);
-- :func:`redelivery_asks` and :func:`redelivered`: entries acked before the change and
+- :func:`redelivered_after` (the read end's one call: :func:`redelivery_asks`, the read,
+  :func:`redelivered`): entries acked before the change and
   pending again after it. For each partition whose group had been delivered up to an id
   before the change, the pending ids at or below that id are read (bounded:
   :func:`mqcore.admin.failover.pending_up_to`). A partition with nothing pending before the
@@ -37,16 +38,20 @@ cause while they show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
+from mqcore.admin.failover import PENDING_LIMIT
 from mqcore.codec import id_tuple
+from mqcore.errors import MQError
 from mqcore.models import ClusterSnapshot, MasterChange, Redelivered, Replication, Status
 
 __all__ = [
+    "LIMIT",
     "LISTED",
     "MAX_ASKS",
     "Ask",
@@ -54,11 +59,15 @@ __all__ = [
     "master_change_reason",
     "master_change_step",
     "redelivered",
+    "redelivered_after",
     "redelivery_asks",
     "rewound_groups",
 ]
 
+log = logging.getLogger(__name__)
+
 MAX_ASKS = 5000  # partitions read for redeliveries after one change
+LIMIT = PENDING_LIMIT  # pending ids read per partition
 LISTED = 50  # redelivered entries kept for the page, all partitions together
 
 Ask = tuple[str, str, int, str]  # topic, group, partition, the last-delivered id before
@@ -164,6 +173,29 @@ def redelivered(
         if count:
             out.append(Redelivered(topic, group, pid, count, ids if had == 0 else [], exact))
     return out
+
+
+def redelivered_after(
+    cluster: str,
+    snap: ClusterSnapshot,
+    state: Mapping[str, Any],
+    read: Callable[[list[Ask]], list[list[str] | None]],
+) -> list[Redelivered] | None:
+    """When ``snap`` was read from another master than the previous pass's (``state``):
+    the entries acked before and pending again, read by ``read`` (the pending ids at or
+    below each ask's id, at most :data:`LIMIT` each; its failure leaves them unknown:
+    none counted, logged); None when the master did not change."""
+    old = state.get("replication")
+    repl = snap.replication
+    if not repl or master_change_reason(old if isinstance(old, Mapping) else None, repl) is None:
+        return None
+    asks, before = redelivery_asks(snap, state)
+    try:
+        found = read(asks)
+    except MQError as exc:
+        log.warning("collector %s: redelivery read failed: %s", cluster, exc)
+        found = [None] * len(asks)
+    return redelivered(asks, before, found, LIMIT)
 
 
 def master_change_step(

@@ -21,18 +21,13 @@ from typing import Any
 from django.conf import settings
 
 from dashboard import clusters
-from dashboard.collectors.failover import (
-    master_change_reason,
-    redelivered,
-    redelivery_asks,
-)
+from dashboard.collectors.failover import redelivered_after
 from dashboard.collectors.retention_risk import retention_risks
 from dashboard.collectors.series import MEMORY_METRIC
 from mqcore.admin import Admin
-from mqcore.admin.failover import PENDING_LIMIT, pending_up_to
+from mqcore.admin.failover import pending_up_to
 from mqcore.admin.probes import MinuteProbe, memory_pick, minute_probe
 from mqcore.config import redact_urls
-from mqcore.errors import MQError
 from mqcore.models import ClusterSnapshot, Redelivered, ReplicaRead, RetentionRisk
 from mqcore.retention.counting import Counter
 from mqcore.snapshot import server_facts
@@ -85,17 +80,10 @@ def read_cluster(
     reading.risks = retention_risks(
         snap, policy, java, lambda t, p: Counter(admin.client, admin.keys.partition(t, p))
     )
-    old = state.get("replication")
-    if snap.replication and master_change_reason(
-        old if isinstance(old, Mapping) else None, snap.replication
-    ):
-        asks, before = redelivery_asks(snap, state)
-        try:
-            found = pending_up_to(admin.client, admin.keys, asks)
-        except MQError as exc:
-            log.warning("collector %s: redelivery read failed: %s", cluster, exc)
-            found = [None] * len(asks)
-        reading.redelivered = redelivered(asks, before, found, PENDING_LIMIT)
+    # after a master change: the acked entries it brought back (bounded reads, primary)
+    reading.redelivered = redelivered_after(
+        cluster, snap, state, lambda asks: pending_up_to(admin.client, admin.keys, asks)
+    )
     if not sampled:
         return reading
     # once a minute: does a Java service write Kryo data here? how is Redis? this minute's
