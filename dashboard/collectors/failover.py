@@ -39,7 +39,7 @@ cause while they show.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -48,7 +48,14 @@ from msgspec import UNSET
 from mqcore.admin.failover import PENDING_LIMIT
 from mqcore.codec import id_tuple
 from mqcore.errors import MQError
-from mqcore.models import ClusterSnapshot, MasterChange, Redelivered, Replication, Status
+from mqcore.models import (
+    ClusterSnapshot,
+    MasterChange,
+    PartitionLag,
+    Redelivered,
+    Replication,
+    Status,
+)
 
 __all__ = [
     "LIMIT",
@@ -88,16 +95,30 @@ def master_change_reason(old: Mapping[str, Any] | None, new: Replication) -> str
     return None  # the same server restarted: the restart check's
 
 
-def _windows(state: Mapping[str, Any]) -> Mapping[str, Any]:
+def _compared(
+    snap: ClusterSnapshot, state: Mapping[str, Any]
+) -> Iterator[tuple[str, str, PartitionLag, tuple[Any, str, int]]]:
+    """(topic, group, partition, what the previous pass saw of it) of every partition of a
+    readable topic the previous pass's status windows (``state["windows"]``) know: that
+    pass's position, last-delivered id and pending count."""
     windows = state.get("windows")
-    return windows if isinstance(windows, Mapping) else {}
-
-
-def _before(entry: Any) -> tuple[Any, str, int] | None:
-    """(position, last-delivered id, pending) of a previous window entry."""
-    if not isinstance(entry, list) or len(entry) < 5 or not entry[3] or not entry[4]:
-        return None
-    return entry[3][-1], str(entry[4][-1] or ""), int(entry[1] or 0)
+    if not isinstance(windows, Mapping):
+        return
+    for topic in snap.topics:
+        t_old = windows.get(topic.topic)
+        if topic.error or not isinstance(t_old, Mapping):
+            continue
+        for group in topic.groups:
+            g_old = t_old.get(group.group)
+            if not isinstance(g_old, list):
+                continue
+            for part in group.partitions:
+                pid = part.partition
+                entry = g_old[pid] if pid < len(g_old) else None
+                # a window entry: [last_active, pending, lags, positions, ids]
+                if isinstance(entry, list) and len(entry) >= 5 and entry[3] and entry[4]:
+                    before = (entry[3][-1], str(entry[4][-1] or ""), int(entry[1] or 0))
+                    yield topic.topic, group.group, part, before
 
 
 def _behind(now: str, then: str) -> bool:
@@ -109,53 +130,31 @@ def _behind(now: str, then: str) -> bool:
 
 def rewound_groups(snap: ClusterSnapshot, state: Mapping[str, Any]) -> list[str]:
     """ "topic/group" of the groups with a partition behind the previous pass's position."""
-    windows, out = _windows(state), []
-    for topic in snap.topics:
-        t_old = windows.get(topic.topic)
-        if not isinstance(t_old, Mapping):
+    out: list[str] = []
+    for topic, group, part, (position, last_id, _) in _compared(snap, state):
+        name = f"{topic}/{group}"
+        if out and out[-1] == name:
             continue
-        for group in topic.groups:
-            g_old = t_old.get(group.group)
-            if not isinstance(g_old, list):
-                continue
-            for part in group.partitions:
-                pid = part.partition
-                before = _before(g_old[pid]) if pid < len(g_old) else None
-                if before is None:
-                    continue
-                position, last_id, _ = before
-                read = part.entries_read
-                if (isinstance(position, int) and read is not None and read < position) or (
-                    last_id and _behind(part.last_delivered_id, last_id)
-                ):
-                    out.append(f"{topic.topic}/{group.group}")
-                    break
+        read = part.entries_read
+        if (isinstance(position, int) and read is not None and read < position) or (
+            last_id and _behind(part.last_delivered_id, last_id)
+        ):
+            out.append(name)
     return out
 
 
 def redelivery_asks(snap: ClusterSnapshot, state: Mapping[str, Any]) -> tuple[list[Ask], list[int]]:
     """What to read for redeliveries (at most :data:`MAX_ASKS`) and, beside each, the
     entries the partition had pending before the change."""
-    windows = _windows(state)
     asks: list[Ask] = []
     pending: list[int] = []
-    for topic in snap.topics:
-        t_old = windows.get(topic.topic)
-        if topic.error or not isinstance(t_old, Mapping):
+    for topic, group, part, (_, last_id, had) in _compared(snap, state):
+        if not last_id or last_id == "0-0":
             continue
-        for group in topic.groups:
-            g_old = t_old.get(group.group)
-            if not isinstance(g_old, list):
-                continue
-            for part in group.partitions:
-                pid = part.partition
-                before = _before(g_old[pid]) if pid < len(g_old) else None
-                if before is None or not before[1] or before[1] == "0-0":
-                    continue
-                asks.append((topic.topic, group.group, pid, before[1]))
-                pending.append(before[2])
-                if len(asks) >= MAX_ASKS:
-                    return asks, pending
+        asks.append((topic, group, part.partition, last_id))
+        pending.append(had)
+        if len(asks) >= MAX_ASKS:
+            break
     return asks, pending
 
 

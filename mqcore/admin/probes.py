@@ -185,7 +185,7 @@ SLOWLOG_SAMPLE = 32  # newest slow-log entries read per probe
 MEMORY_SHARE_RISK = 0.9  # of maxmemory used at or above this: writes soon fail (or evict)
 
 
-def _num(info: dict[str, Any], key: str) -> float | None:
+def _num(info: Mapping[str, Any], key: str) -> float | None:
     value = info.get(key)
     return float(value) if isinstance(value, int | float) else None
 
@@ -198,12 +198,18 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         return {"cluster": True}
     with redis_errors("read Redis health"):
         info: dict[str, Any] = client.info("everything")
-        # the raw reply (redis-py's slowlog_get joins the arguments into one text)
-        slow = slowlog_entries(client.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE))
+        slow = client.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE)
         try:
-            fsync = decode_text(client.config_get("appendfsync").get("appendfsync")) or None
+            fsync = client.config_get("appendfsync").get("appendfsync")
         except redis.ResponseError:  # CONFIG renamed or refused (managed Redis)
             fsync = None
+    return _node_health(info, slow, fsync)
+
+
+def _node_health(info: Mapping[str, Any], slow: Any, fsync: Any) -> dict[str, Any]:
+    """One Redis's numbers of :func:`redis_health` from its ``INFO``, raw ``SLOWLOG GET``
+    reply (redis-py's ``slowlog_get`` joins the arguments into one text) and
+    ``appendfsync`` (None: unknown)."""
     policy = str(info.get("maxmemory_policy") or "")
     used, limit = _num(info, "used_memory"), _num(info, "maxmemory")
     return {
@@ -219,36 +225,7 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         "evicting_policy": bool(policy) and policy != "noeviction",
         "evicted_keys": info.get("evicted_keys"),
         "aof_enabled": bool(info.get("aof_enabled")),
-        "appendfsync": fsync,
-        "aof_last_rewrite_ok": info.get("aof_last_bgrewrite_status") in (None, "ok"),
-        "rdb_last_save_s": info.get("rdb_last_save_time"),
-        "rdb_last_save_ok": info.get("rdb_last_bgsave_status") in (None, "ok"),
-        "connected_clients": info.get("connected_clients"),
-        "blocked_clients": info.get("blocked_clients"),
-        "ops_per_s": info.get("instantaneous_ops_per_sec"),
-        "slowlog": slow,
-    }
-
-
-def _node_health(info: Mapping[str, Any], slow: Any, fsync: Any) -> dict[str, Any]:
-    """One Redis's numbers of :func:`redis_health` from its ``INFO``, raw ``SLOWLOG GET``
-    reply and ``appendfsync`` (None: unknown)."""
-    policy = str(info.get("maxmemory_policy") or "")
-    used, limit = _num(dict(info), "used_memory"), _num(dict(info), "maxmemory")
-    return {
-        "version": str(info.get("redis_version") or ""),
-        "role": str(info.get("role") or ""),
-        "uptime_s": info.get("uptime_in_seconds"),
-        "used_memory": used,
-        "used_memory_peak": _num(dict(info), "used_memory_peak"),
-        "maxmemory": limit or None,
-        "memory_share": (used / limit) if used is not None and limit else None,
-        "fragmentation": _num(dict(info), "mem_fragmentation_ratio"),
-        "maxmemory_policy": policy,
-        "evicting_policy": bool(policy) and policy != "noeviction",
-        "evicted_keys": info.get("evicted_keys"),
-        "aof_enabled": bool(info.get("aof_enabled")),
-        "appendfsync": decode_text(fsync) or None if fsync is not None else None,
+        "appendfsync": decode_text(fsync) or None,
         "aof_last_rewrite_ok": info.get("aof_last_bgrewrite_status") in (None, "ok"),
         "rdb_last_save_s": info.get("rdb_last_save_time"),
         "rdb_last_save_ok": info.get("rdb_last_bgsave_status") in (None, "ok"),
