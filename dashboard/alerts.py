@@ -236,7 +236,9 @@ def alert_conditions(
 
 def _redis_conditions(probe: Any) -> list[Condition]:
     """From the collector's last Redis health probe (once a minute)."""
-    if not isinstance(probe, Mapping) or probe.get("cluster"):
+    if isinstance(probe, Mapping) and probe.get("cluster"):
+        return _cluster_node_conditions(probe)
+    if not isinstance(probe, Mapping):
         return []
     out = []
     risks = health_risks(probe)
@@ -263,6 +265,27 @@ def _redis_conditions(probe: Any) -> list[Condition]:
                 float(share),
             )
         )
+    return out
+
+
+def _cluster_node_conditions(probe: Mapping[str, Any]) -> list[Condition]:
+    """The ``redis_eviction`` and ``redis_memory`` conditions of every Redis Cluster node
+    (entity ``redis host:port``), by the rule of a single Redis."""
+    out = []
+    for node in probe.get("nodes") or []:
+        if not isinstance(node, Mapping):
+            continue
+        name = str(node.get("node") or "?")
+        for condition in _redis_conditions({**node, "cluster": False}):
+            out.append(
+                Condition(
+                    condition.rule,
+                    f"redis {name}",
+                    condition.severity,
+                    f"node {name}: {condition.message}",
+                    condition.value,
+                )
+            )
     return out
 
 

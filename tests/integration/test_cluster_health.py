@@ -9,6 +9,7 @@ import pytest
 import redis
 from django.test import Client
 
+from dashboard.alerts import AlertThresholds, alert_conditions
 from dashboard.clusters import console_keys, console_redis
 from dashboard.collectors.passes import collect_cluster
 from dashboard.store import ConsoleStore
@@ -63,6 +64,18 @@ def test_every_node_and_the_partitions_it_holds(
         assert node["maxmemory_policy"] == "noeviction"
         assert node["appendfsync"] in ("everysec", "always", "no")
         assert isinstance(node["slowlog"], list)
+    # a node that may evict keys is alerted on by name
+    first = redis_cluster.nodes[0]
+    with redis.Redis(host=first.host, port=first.port) as admin:
+        admin.config_set("maxmemory-policy", "allkeys-lru")
+        try:
+            evicting = cluster_health(client, cluster_config.keys, topics)
+        finally:
+            admin.config_set("maxmemory-policy", "noeviction")
+    conditions = alert_conditions(None, {"redis": evicting}, AlertThresholds())
+    assert [(c.rule, c.entity) for c in conditions] == [
+        ("redis_eviction", f"redis {first.host}:{first.port}")
+    ]
 
 
 def test_collectors_page_api_and_metrics_show_each_node(
