@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import BenchContext, Result, elapsed_ms, redis_time_ms
+from scripts.embedded import SENTINEL_SERVICE, SentinelProcess
 
 GROUP = "default-group"
 FIRST_PASSES = 5  # fresh processes (P4.once) and cold passes (P4.cold) measured, median
@@ -225,6 +226,9 @@ def run_collect(
             )
             cold_wall.append(wall)
             cold_redis.append(mq_ms)
+        sentinel_ms, direct_ms = (
+            _through_sentinel(server, store, repeats) if bench_id == "P4" else ([], [])
+        )
         key = console_keys().series("bench", "raw", "lag", names[0])
         per_point = int(console_redis().memory_usage(key) or 0) / max(
             1, int(console_redis().strlen(key)) // POINT.size
@@ -263,6 +267,17 @@ def run_collect(
             extra=extra,
         )
     ]
+    if bench_id == "P4":
+        results.append(
+            Result(
+                id="P4.sentinel",
+                what=f"collector pass, {parts} partitions, through Sentinel vs direct",
+                ours=med(sentinel_ms),
+                raw=med(direct_ms),
+                unit="ms",
+                budget="<= 1.1x",
+            )
+        )
     if once_budget is not None:
         results.append(
             Result(
@@ -313,6 +328,37 @@ def run_collect(
             )
         )
     return results
+
+
+def _through_sentinel(server: Any, store: Any, repeats: int) -> tuple[list[float], list[float]]:
+    """The same pass with the cluster named by a Sentinel URL (one Sentinel watching the
+    bench's Redis) and by its direct URL, interleaved: (through Sentinel, direct) ms."""
+    from django.conf import settings
+
+    from dashboard.clusters import reset_caches
+    from dashboard.collectors.passes import collect_cluster
+
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-sentinel-") as tmp,
+        SentinelProcess(Path(tmp), server) as sentinel,
+    ):
+        url = f"redis+sentinel://{sentinel.host}:{sentinel.port}/{SENTINEL_SERVICE}/0"
+        clusters = settings.MQ_CLUSTERS
+        settings.MQ_CLUSTERS = {**clusters, "sentinel": {"url": url, "socket_timeout": 30}}
+        reset_caches()
+
+        def one(name: str) -> float:
+            return elapsed_ms(lambda: collect_cluster(name, claim=False, store=store))
+
+        one("bench")  # warm-up: scripts, caches
+        one("sentinel")
+        through, direct = [], []
+        for _ in range(max(repeats, 7)):
+            direct.append(one("bench"))
+            through.append(one("sentinel"))
+        settings.MQ_CLUSTERS = clusters
+        reset_caches()
+    return through, direct
 
 
 def run(ctx: BenchContext) -> list[Result]:

@@ -51,12 +51,14 @@ RULES = {
     "redis_eviction": "Redis may evict keys (maxmemory-policy not noeviction), or did",
     "redis_memory": f"Redis uses {MEMORY_SHARE_RISK:.0%} or more of its maxmemory",
     "memory_growth": "a topic's partition streams grew in memory (MEMORY USAGE) over the window",
+    "master_change": "the MQ Redis's master changed (a failover): acked entries may be "
+    "delivered again, positions may have gone back",
 }
 TOPIC_RULES = frozenset(
     {"status", "rewind", "dlq_growth", "oldest_pending", "retention_risk", "memory_growth"}
 )  # entity: topic[/group]
 CLUSTER_RULES = frozenset(
-    {"collector", "redis_restart", "redis_eviction", "redis_memory"}
+    {"collector", "redis_restart", "redis_eviction", "redis_memory", "master_change"}
 )  # entity: the cluster's collector/Redis
 
 
@@ -148,6 +150,9 @@ def alert_conditions(
     out.extend(_redis_conditions(health.get("redis")))
     if snap is None:
         return out
+    changed = _master_change_condition(snap)
+    if changed is not None:
+        out.append(changed)
     now = snap.taken_at_ms
     for topic in snap.topics:
         name = topic.topic
@@ -232,7 +237,9 @@ def alert_conditions(
 
 def _redis_conditions(probe: Any) -> list[Condition]:
     """From the collector's last Redis health probe (once a minute)."""
-    if not isinstance(probe, Mapping) or probe.get("cluster"):
+    if isinstance(probe, Mapping) and probe.get("cluster"):
+        return _cluster_node_conditions(probe)
+    if not isinstance(probe, Mapping):
         return []
     out = []
     risks = health_risks(probe)
@@ -259,6 +266,27 @@ def _redis_conditions(probe: Any) -> list[Condition]:
                 float(share),
             )
         )
+    return out
+
+
+def _cluster_node_conditions(probe: Mapping[str, Any]) -> list[Condition]:
+    """The ``redis_eviction`` and ``redis_memory`` conditions of every Redis Cluster node
+    (entity ``redis host:port``), by the rule of a single Redis."""
+    out = []
+    for node in probe.get("nodes") or []:
+        if not isinstance(node, Mapping):
+            continue
+        name = str(node.get("node") or "?")
+        for condition in _redis_conditions({**node, "cluster": False}):
+            out.append(
+                Condition(
+                    condition.rule,
+                    f"redis {name}",
+                    condition.severity,
+                    f"node {name}: {condition.message}",
+                    condition.value,
+                )
+            )
     return out
 
 
@@ -326,6 +354,28 @@ def _rewind_condition(topic: str, group: GroupLag) -> Condition | None:
     more = f" (and {len(back) - 5} more partitions)" if len(back) > 5 else ""
     return Condition(
         "rewind", entity, "warning", f"{entity} went back: {what}{more}", float(len(back))
+    )
+
+
+def _master_change_condition(snap: ClusterSnapshot) -> Condition | None:
+    """While the collector holds a master change (``ALERT_RESTART_HOLD_S`` after it): what
+    it undid, as counts (the groups and entries are listed on the collectors page)."""
+    change = snap.master_change
+    if not change:
+        return None
+    undone = []
+    if change.rewound:
+        undone.append(f"{len(change.rewound)} groups went back (REWIND)")
+    if change.redelivered:
+        some = "" if change.redelivered_exact else "at least "
+        undone.append(f"{some}{change.redelivered} acked entries are pending again")
+    return Condition(
+        "master_change",
+        "redis",
+        "critical" if undone else "warning",
+        f"the MQ Redis master changed ({change.reason})"
+        + (f": {'; '.join(undone)}" if undone else ""),
+        float(change.redelivered),
     )
 
 

@@ -14,6 +14,11 @@ allowed to write, docs/deploy.md), else ``url``. A cluster declared ``"read_only
 has no writer: they raise :class:`ReadOnlyClusterError`, and
 :func:`dashboard.permissions.actions_for` drops the actions that write there, so pages
 offer none.
+
+Replica reads (opt-in per cluster): with ``"read_from_replica": true`` (a Sentinel URL: a
+replica the Sentinels name) or ``"replica_url"`` (any other), the collector's snapshot is
+read from a replica (:func:`snapshot_admin`); everything else (the probes, drill-downs,
+actions) stays on ``url``.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ __all__ = [
     "read_only",
     "retention_policy",
     "retry_set",
+    "snapshot_admin",
     "writer_admin",
     "writer_config",
     "writer_dead_letters",
@@ -125,6 +131,20 @@ def cluster_client(name: str) -> RedisClient:
 def admin(name: str) -> Admin:
     """Read views and operator actions of cluster ``name``."""
     return Admin(cluster_config(name), client=cluster_client(name))
+
+
+@cache
+def snapshot_admin(name: str) -> Admin | None:
+    """The Admin that reads the collector's snapshot of cluster ``name`` from a replica, or
+    None when the cluster reads its primary (no ``read_from_replica`` nor ``replica_url``)."""
+    opts = _options(name)
+    if opts.get("replica_url"):
+        config = _config(name, "replica_url")
+        return Admin(config, client=config.client())
+    if opts.get("read_from_replica"):
+        config = cluster_config(name)
+        return Admin(config, client=config.replica_client())
+    return None
 
 
 @cache

@@ -190,6 +190,39 @@ class _SnapshotCollector:
         for key4, count in sorted(muted.items()):
             silenced.add_metric(list(key4), float(count))
         yield from (duration, up, last, runs, errors, alerts, silenced)
+        yield from _cluster_nodes(self.health)
+
+
+def _cluster_nodes(health: Mapping[str, Mapping[str, Any]]) -> Iterator[Metric]:
+    """Redis Cluster's per-node health from the collector's minute probe (one series per
+    node and figure: bounded by the nodes)."""
+    o, nl = "opsdash_redis_node_", ["cluster", "node", "role"]
+    memory = GaugeMetricFamily(f"{o}used_memory_bytes", "Memory used by the node", labels=nl)
+    ops = GaugeMetricFamily(f"{o}ops_per_second", "Operations per second", labels=nl)
+    evicted = GaugeMetricFamily(f"{o}evicted_keys", "Keys evicted since start", labels=nl)
+    parts = GaugeMetricFamily(f"{o}partitions", "MQ partition streams on the node", labels=nl)
+    coverage = GaugeMetricFamily(
+        "opsdash_redis_cluster_slot_coverage", "Share of the 16384 slots served", labels=["cluster"]
+    )
+    for cluster, h in health.items():
+        probe = h.get("redis")
+        if not isinstance(probe, Mapping) or not isinstance(probe.get("nodes"), list):
+            continue
+        coverage.add_metric([cluster], float(probe.get("slot_coverage") or 0.0))
+        for node in probe["nodes"]:
+            if not isinstance(node, Mapping):
+                continue
+            labels = [cluster, str(node.get("node") or ""), str(node.get("role") or "")]
+            for family, field in (
+                (memory, "used_memory"),
+                (ops, "ops_per_s"),
+                (evicted, "evicted_keys"),
+                (parts, "partitions"),
+            ):
+                value = node.get(field)
+                if isinstance(value, int | float):
+                    family.add_metric(labels, float(value))
+    yield from (memory, ops, evicted, parts, coverage)
 
 
 _TL = ["cluster", "topic"]

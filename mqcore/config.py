@@ -17,8 +17,9 @@ from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 from redis.cluster import RedisCluster
 
 from mqcore.codec.limits import DEFAULT_DECODE_BUDGET_BYTES, DEFAULT_MAX_DECODE_BYTES, DecodeBudget
+from mqcore.errors import InvalidArgumentError
 from mqcore.keys import DEFAULT_CONTROL_PREFIX, DEFAULT_STREAM_PREFIX, KeySpace
-from mqcore.sentinel import client_from_url, is_sentinel_url, parse_sentinel_url
+from mqcore.sentinel import client_from_url, is_sentinel_url, parse_sentinel_url, sentinel_client
 
 __all__ = ["ENCODINGS", "FRONTIER_MODES", "MQConfig", "RedisClient", "redact_urls"]
 
@@ -143,15 +144,25 @@ class MQConfig:
 
     def client(self) -> RedisClient:
         """A new client with timeouts; bytes in, bytes out (payloads may be binary)."""
-        options: dict[str, Any] = {
+        options = self._options()
+        if self.cluster:
+            return RedisCluster.from_url(self.url, **options)
+        return client_from_url(self.url, **options)
+
+    def replica_client(self) -> RedisClient:
+        """A new client of a replica of a Sentinel URL's master, with :meth:`client`'s
+        options (reads only: a replica refuses writes)."""
+        if not self.sentinel:
+            raise InvalidArgumentError("a replica is found through Sentinel: the URL is not one")
+        return sentinel_client(self.url, replica=True, **self._options())
+
+    def _options(self) -> dict[str, Any]:
+        return {
             "socket_timeout": self.socket_timeout,
             "socket_connect_timeout": self.connect_timeout,
             "health_check_interval": 30,
             **self.client_options,
         }
-        if self.cluster:
-            return RedisCluster.from_url(self.url, **options)
-        return client_from_url(self.url, **options)
 
     def redacted_url(self) -> str:
         """The URL without credentials, safe for pages and logs."""

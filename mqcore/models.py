@@ -29,14 +29,18 @@ __all__ = [
     "GroupLag",
     "LagExactness",
     "LeaseInfo",
+    "MasterChange",
     "Message",
     "PartitionLag",
     "PendingEntry",
     "PendingPage",
     "PipelineMark",
     "PipelineSummary",
+    "Redelivered",
     "ReplayRecord",
     "ReplayResult",
+    "ReplicaRead",
+    "Replication",
     "RetentionRisk",
     "RetryBacklog",
     "Status",
@@ -274,6 +278,7 @@ class GroupLag(msgspec.Struct, gc=False):
     complete: float = 0.0  # share of partitions whose status window is full
     pipeline: PipelineMark | UnsetType = UNSET
     retention_risk: RetentionRisk | UnsetType = UNSET
+    rewind_cause: str | UnsetType = UNSET  # "failover": its position went back across one
 
 
 class LeaseInfo(msgspec.Struct, gc=False):
@@ -333,6 +338,60 @@ class TopicSnapshot(msgspec.Struct, gc=False):
     memory: TopicMemory | None = None
 
 
+class Replication(msgspec.Struct, gc=False):
+    """The replication facts of the Redis a snapshot was read from (``INFO replication``
+    and the server's run id, in the round trip the snapshot makes anyway)."""
+
+    role: str  # master, slave
+    run_id: str
+    replid: str  # the replication history's id: a promoted replica starts a new one
+    replid2: str  # the history it continued (a promoted replica: its old master's replid)
+    offset: int  # master_repl_offset
+    port: int | None = None  # tcp_port
+    replicas: int = 0  # connected_slaves
+    link: str = ""  # a replica's master_link_status (up, down)
+    last_io_s: int | None = None  # a replica's master_last_io_seconds_ago
+
+
+class ReplicaRead(msgspec.Struct, gc=False):
+    """The replica a snapshot was read from (a cluster's ``read_from_replica`` or
+    ``replica_url``) and how far behind its master it was."""
+
+    run_id: str
+    port: int | None
+    offset: int  # the replica's replication offset
+    lag_bytes: int | None  # the master's offset minus the replica's; None: not known
+    link: str  # master_link_status
+    last_io_s: int | None  # seconds since it last heard from its master
+
+
+class Redelivered(msgspec.Struct, gc=False):
+    """Pending entries a master change brought back (the console's)."""
+
+    topic: str
+    group: str
+    partition: int
+    count: int  # at least this many (COUNT-limited read)
+    ids: list[str] = msgspec.field(default_factory=list)  # the first of them
+    exact: bool = True  # False: the group had pending entries before; count is a lower bound
+
+
+class MasterChange(msgspec.Struct, gc=False):
+    """A change of the master the collector reads from, seen between two passes (the
+    console's, held in the snapshot for a while after it)."""
+
+    at_ms: int
+    reason: str  # "promoted" (it continued the old one's history), "replaced" (another server)
+    from_run_id: str
+    to_run_id: str
+    from_offset: int
+    to_offset: int
+    rewound: list[str] = msgspec.field(default_factory=list)  # "topic/group" went back
+    redelivered: int = 0  # entries acked before the change and pending again after it
+    redelivered_exact: bool = True
+    redelivered_entries: list[Redelivered] = msgspec.field(default_factory=list)
+
+
 class ClusterSnapshot(msgspec.Struct, gc=False):
     """Everything the console's pages need about one deployment, gathered in one pass."""
 
@@ -343,6 +402,9 @@ class ClusterSnapshot(msgspec.Struct, gc=False):
     commands: int = 0
     pipelines: list[PipelineSummary] = msgspec.field(default_factory=list)  # latest checkpoints
     cluster: str = ""  # the console's name of the deployment
+    replication: Replication | UnsetType = UNSET  # not on Redis Cluster
+    master_change: MasterChange | UnsetType = UNSET  # the console's: the latest, for a while
+    replica: ReplicaRead | UnsetType = UNSET  # set when the snapshot was read from a replica
 
 
 _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)

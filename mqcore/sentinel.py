@@ -148,11 +148,15 @@ def parse_sentinel_url(url: str) -> SentinelURL:
     )
 
 
-def sentinel_client(url: str | SentinelURL, **options: Any) -> redis.Redis:
+def sentinel_client(
+    url: str | SentinelURL, *, replica: bool = False, **options: Any
+) -> redis.Redis:
     """A client of the master that ``url``'s Sentinels name; it follows the master after a
-    failover. ``options`` (timeouts, health checks...) apply to the master's connections,
-    the URL's credentials and TLS settings on top; the ``socket_*`` ones to the Sentinels'
-    too (as redis-py does), with their own credentials and TLS."""
+    failover (``replica``: of one of its replicas instead, which the Sentinels name on each
+    connect, the master when none is up: redis-py's ``slave_for``). ``options`` (timeouts,
+    health checks...) apply to the master's connections, the URL's credentials and TLS
+    settings on top; the ``socket_*`` ones to the Sentinels' too (as redis-py does), with
+    their own credentials and TLS."""
     parsed = url if isinstance(url, SentinelURL) else parse_sentinel_url(url)
     sockets = {k: v for k, v in options.items() if k.startswith("socket_")}
     sentinel_kwargs = {**sockets, **parsed.sentinel_options()}
@@ -162,7 +166,8 @@ def sentinel_client(url: str | SentinelURL, **options: Any) -> redis.Redis:
         sentinel_kwargs=sentinel_kwargs,
         **{**options, **parsed.master_options()},
     )
-    client: redis.Redis = manager.master_for(  # type: ignore[no-untyped-call]
+    take = manager.slave_for if replica else manager.master_for
+    client: redis.Redis = take(  # type: ignore[no-untyped-call]
         parsed.service, redis_class=redis.Redis
     )
     return client

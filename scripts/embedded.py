@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "SENTINEL_SERVICE",
     "EmbeddedRedis",
     "RedisSetupError",
+    "SentinelProcess",
     "TlsFiles",
     "find_free_port",
     "find_redis_server",
@@ -253,3 +255,29 @@ class EmbeddedRedis:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+SENTINEL_SERVICE = "mymaster"
+
+
+class SentinelProcess(EmbeddedRedis):
+    """``redis-server <conf> --sentinel`` watching ``master`` as :data:`SENTINEL_SERVICE`:
+    the config file comes first, Sentinel rewrites it."""
+
+    def __init__(self, data_dir: Path, master: EmbeddedRedis) -> None:
+        super().__init__(data_dir)
+        self.master = master
+
+    def command(self) -> list[str]:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        conf = self.data_dir / "sentinel.conf"
+        where = f"{self.master.host} {self.master.port}"
+        service = SENTINEL_SERVICE
+        conf.write_text(
+            f"sentinel monitor {service} {where} 2\n"
+            f"sentinel down-after-milliseconds {service} 1000\n"
+            f"sentinel failover-timeout {service} 5000\n"
+            f"sentinel parallel-syncs {service} 1\n"
+        )
+        binary, *options = super().command()
+        return [binary, str(conf), "--sentinel", *options]

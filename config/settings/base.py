@@ -109,9 +109,27 @@ def mq_clusters_from_env() -> dict[str, dict[str, Any]]:
             raise ImproperlyConfigured(
                 f'MQ_CLUSTERS[{name!r}]: a "read_only" cluster takes no "write_url"; {example}'
             )
-        for option in ("url", "write_url"):
+        _check_replica_reads(name, opts, example)
+        for option in ("url", "write_url", "replica_url"):
             _check_sentinel_url(f"MQ_CLUSTERS[{name!r}][{option!r}]", opts.get(option) or "")
     return {str(name): dict(opts) for name, opts in data.items()}
+
+
+def _check_replica_reads(name: str, opts: dict[str, Any], example: str) -> None:
+    """``read_from_replica`` (true/false; the replica a Sentinel URL's Sentinels name) and
+    ``replica_url`` (a replica of ``url``'s Redis, any URL), never both."""
+    where = f"MQ_CLUSTERS[{name!r}]"
+    if not isinstance(opts.get("read_from_replica", False), bool):
+        raise ImproperlyConfigured(f'{where}["read_from_replica"] must be true or false; {example}')
+    if "replica_url" in opts and not isinstance(opts["replica_url"], str):
+        raise ImproperlyConfigured(f'{where}["replica_url"] must be a URL string; {example}')
+    if opts.get("read_from_replica") and opts.get("replica_url"):
+        raise ImproperlyConfigured(f'{where}: "read_from_replica" or "replica_url", not both')
+    if opts.get("read_from_replica") and not is_sentinel_url(str(opts["url"])):
+        raise ImproperlyConfigured(
+            f'{where}: "read_from_replica" finds a replica through Sentinel (a '
+            f'redis+sentinel:// url); for another Redis give its "replica_url"'
+        )
 
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "dev-insecure-change-me")

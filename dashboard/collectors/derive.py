@@ -43,7 +43,13 @@ from dashboard.alerts import (
     AlertTransition,
     pass_alerts,
 )
-from dashboard.collectors.incidents import collector_failure_event, incident_diff, lease_diff
+from dashboard.collectors.failover import apply_cause, master_change_step
+from dashboard.collectors.incidents import (
+    collector_failure_event,
+    incident_diff,
+    lease_diff,
+    master_change_event,
+)
 from dashboard.collectors.read import Reading
 from dashboard.collectors.series import (
     PARTITION_METRIC,
@@ -53,6 +59,7 @@ from dashboard.collectors.series import (
 from dashboard.status import Thresholds, snapshot_enrich
 from mqcore.models import (
     ClusterSnapshot,
+    MasterChange,
     PipelineMark,
     PipelineSummary,
     TopicMemory,
@@ -232,7 +239,25 @@ def derive_snapshot(
             group.retention_risk = reading.risks.get((name, group.group), UNSET)
         topic.memory = memory_of(memory, name)
     new_state.update(windows, buckets=dict(buckets))
+    new_state.update(_master_change(snap, state, reading, ctx))
     return snap, new_state
+
+
+def _master_change(
+    snap: ClusterSnapshot, state: Mapping[str, Any], reading: Reading, ctx: PassContext
+) -> dict[str, Any]:
+    """The master change of this pass (or the last one, held) on ``snap``, with the cause
+    of the REWINDs it made (:mod:`.failover`); the state to keep."""
+    change, keep = master_change_step(
+        snap,
+        state,
+        reading.redelivered,
+        now_ms=ctx.now_ms,
+        hold_ms=ctx.rules.restart_hold_ms,
+    )
+    if change is not None:
+        apply_cause(snap, change)
+    return keep
 
 
 def derive_outcome(
@@ -265,15 +290,19 @@ def derive_outcome(
         commands=snap.commands,
         snapshot_ms=round(snap.elapsed_ms, 1),
     )
+    health.update(_replication_health(snap))
     transition = _alerts(ctx, state, snap, health, {"status": rules.alerts.status_for_ms}, RULES)
     lease_changes, lease_state = lease_diff(previous["lease_state"], snap, now_ms)
     restart = health.get("redis_restart") or {}
+    change = snap.master_change if isinstance(snap.master_change, MasterChange) else None
+    changed_now = change is not None and change.at_ms == now_ms
     incidents, state["incidents"] = incident_diff(
         old.get("incidents"),
         snap,
         lease_changes,
         now_ms=now_ms,
-        previous_run_id=old.get("run_id"),
+        # a new master has a new run id: the change's event says so, not a restart's
+        previous_run_id=None if changed_now else old.get("run_id"),
         last_success_ms=previous["health"].get("last_success_ms"),
         interval_ms=rules.interval_ms,
         dlq_burst=rules.dlq_burst,
@@ -282,10 +311,22 @@ def derive_outcome(
         if restart.get("at_ms") == now_ms
         else [],
     )
+    if change is not None and changed_now:
+        incidents.append(master_change_event(change))
     snap.elapsed_ms = round(elapsed_ms, 1)
     return Outcome(
         snap, state, lease_state, incidents, health, transition, None, _changed(transition)
     )
+
+
+def _replication_health(snap: ClusterSnapshot) -> dict[str, Any]:
+    """The replication facts and the held master change, for the collectors page."""
+    repl, change, replica = snap.replication, snap.master_change, snap.replica
+    return {
+        "replication": msgspec.to_builtins(repl) if repl else None,
+        "master_change": msgspec.to_builtins(change) if change else None,
+        "replica": msgspec.to_builtins(replica) if replica else None,
+    }
 
 
 def derive_failure(reading: Reading, ctx: PassContext, elapsed_ms: float) -> Outcome:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mqcore.models import ClusterSnapshot, PipelineSummary, TopicSnapshot
+from mqcore.models import ClusterSnapshot, MasterChange, PipelineSummary, TopicSnapshot
 
 __all__ = [
     "COLLECTOR_KINDS",
@@ -35,6 +35,7 @@ __all__ = [
     "incident_diff",
     "lease_diff",
     "lease_events",
+    "master_change_event",
     "redis_restart_event",
     "status_events",
 ]
@@ -503,3 +504,33 @@ def lease_diff(
                 }
             )
     return events, {k: v for k, v in state.items() if v[0] is not None}
+
+
+def master_change_event(change: MasterChange) -> dict[str, Any]:
+    """The MQ Redis's master changed (a failover): what it undid, in one event."""
+    lost = change.to_offset < change.from_offset
+    text = f"MQ Redis master changed ({change.reason}): run id {change.from_run_id[:8]} → "
+    text += f"{change.to_run_id[:8]}"
+    if change.rewound:
+        text += f"; {len(change.rewound)} groups went back (REWIND, cause: failover)"
+    if change.redelivered:
+        some = "" if change.redelivered_exact else "at least "
+        text += (
+            f"; {some}{change.redelivered} acked entries pending again (redelivered after failover)"
+        )
+    return event(
+        change.at_ms,
+        "redis",
+        text,
+        severity="critical" if change.rewound or change.redelivered or lost else "warning",
+        data={
+            "master_change": change.reason,
+            "from_run_id": change.from_run_id,
+            "to_run_id": change.to_run_id,
+            "from_offset": change.from_offset,
+            "to_offset": change.to_offset,
+            "rewound": list(change.rewound),
+            "redelivered": change.redelivered,
+            "redelivered_exact": change.redelivered_exact,
+        },
+    )

@@ -21,12 +21,16 @@ from typing import Any
 from django.conf import settings
 
 from dashboard import clusters
+from dashboard.collectors.failover import redelivered_after
 from dashboard.collectors.retention_risk import retention_risks
 from dashboard.collectors.series import MEMORY_METRIC
+from mqcore.admin import Admin
+from mqcore.admin.failover import pending_up_to
 from mqcore.admin.probes import MinuteProbe, memory_pick, minute_probe
 from mqcore.config import redact_urls
-from mqcore.models import ClusterSnapshot, RetentionRisk
+from mqcore.models import ClusterSnapshot, Redelivered, ReplicaRead, RetentionRisk
 from mqcore.retention.counting import Counter
+from mqcore.snapshot import server_facts
 
 __all__ = ["History", "MemoryPass", "Reading", "memory_pass", "read_cluster"]
 
@@ -48,6 +52,8 @@ class Reading:
     redis: dict[str, Any] | None = None
     memory: MemoryPass | None = None
     risks: dict[tuple[str, str], RetentionRisk] = field(default_factory=dict)
+    # after a master change: entries acked before it and pending again (None: no change)
+    redelivered: list[Redelivered] | None = None
 
 
 def read_cluster(
@@ -64,7 +70,7 @@ def read_cluster(
     admin = clusters.admin(cluster)
     policy, java = clusters.retention_policy(cluster), clusters.java_retention(cluster)
     try:
-        snap = admin.snapshot(batch=batch, last_ids=False)
+        snap = _snapshot(cluster, admin, batch)
     except Exception as exc:
         error = redact_urls(f"{type(exc).__name__}: {exc}")  # shown on pages
         log.warning("collector %s failed: %s", cluster, error)
@@ -73,6 +79,10 @@ def read_cluster(
     reading = Reading(snap, sampled=sampled)
     reading.risks = retention_risks(
         snap, policy, java, lambda t, p: Counter(admin.client, admin.keys.partition(t, p))
+    )
+    # after a master change: the acked entries it brought back (bounded reads, primary)
+    reading.redelivered = redelivered_after(
+        cluster, snap, state, lambda asks: pending_up_to(admin.client, admin.keys, asks)
     )
     if not sampled:
         return reading
@@ -107,6 +117,35 @@ def read_cluster(
         errors = ", ".join(reading.memory.errors[:5])
         log.info("collector %s: memory probe failed on %s", cluster, errors)
     return reading
+
+
+def _snapshot(cluster: str, admin: Admin, batch: int) -> ClusterSnapshot:
+    """The pass's snapshot: from the cluster's replica when it reads one
+    (:func:`dashboard.clusters.snapshot_admin`), with the primary's run id and replication
+    facts and how far the replica was behind (``replica``); from the primary when the
+    cluster reads it, or when the replica cannot be read."""
+    reader = clusters.snapshot_admin(cluster)
+    if reader is not None:
+        try:
+            snap = reader.snapshot(batch=batch, last_ids=False)
+        except Exception as exc:
+            error = redact_urls(f"{type(exc).__name__}: {exc}")
+            log.warning("collector %s: replica read failed, read the primary: %s", cluster, error)
+        else:
+            replica = snap.replication
+            snap.redis_run_id, snap.replication = server_facts(admin.client)
+            if replica:
+                primary = snap.replication
+                snap.replica = ReplicaRead(
+                    run_id=replica.run_id,
+                    port=replica.port,
+                    offset=replica.offset,
+                    lag_bytes=max(0, primary.offset - replica.offset) if primary else None,
+                    link=replica.link,
+                    last_io_s=replica.last_io_s,
+                )
+            return snap
+    return admin.snapshot(batch=batch, last_ids=False)
 
 
 def _measured(snap: ClusterSnapshot) -> list[tuple[str, int]]:

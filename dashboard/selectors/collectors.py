@@ -50,9 +50,29 @@ def collector_rows(user: Any) -> list[dict[str, Any]]:
                 "restart": _restart(h.get("redis_restart"), visible),
                 "java": _java(h.get("java"), visible),
                 "redis": _redis(h.get("redis"), visible, name),
+                "replication": h.get("replication"),
+                "replica": h.get("replica"),
+                "master_change": _master_change(h.get("master_change"), visible),
             }
         )
     return rows
+
+
+def _master_change(change: Any, visible: Callable[[str], bool]) -> dict[str, Any] | None:
+    """The master change the collector holds: the groups it rewound and the entries it
+    brought back of the topics the user may see named, the others counted."""
+    if not isinstance(change, dict):
+        return None
+    rewound = [str(g) for g in change.get("rewound") or []]
+    entries = [e for e in change.get("redelivered_entries") or [] if isinstance(e, dict)]
+    shown = [e for e in entries if visible(str(e.get("topic") or ""))]
+    return {
+        **change,
+        "rewound": [g for g in rewound if visible(g.split("/", 1)[0])],
+        "hidden_rewound": sum(1 for g in rewound if not visible(g.split("/", 1)[0])),
+        "redelivered_entries": shown,
+        "hidden_entries": len(entries) - len(shown),
+    }
 
 
 def _java(probe: Any, visible: Callable[[str], bool]) -> dict[str, Any] | None:
@@ -84,12 +104,24 @@ def _restart(restart: Any, visible: Callable[[str], bool]) -> dict[str, Any] | N
 
 
 def _redis(health: Any, visible: Callable[[str], bool], cluster: str) -> dict[str, Any] | None:
-    """The Redis health reading with each slow-log entry's keys cut to visible topics'."""
+    """The Redis health reading with each slow-log entry's keys cut to visible topics'
+    (on Redis Cluster, each node's)."""
     if not isinstance(health, dict):
         return None
     keys = cluster_config(cluster).keys
+    out = {**health, "slowlog": _slowlog(health.get("slowlog"), visible, keys)}
+    if isinstance(health.get("nodes"), list):
+        out["nodes"] = [
+            {**node, "slowlog": _slowlog(node.get("slowlog"), visible, keys)}
+            for node in health["nodes"]
+            if isinstance(node, dict)
+        ]
+    return out
+
+
+def _slowlog(entries: Any, visible: Callable[[str], bool], keys: Any) -> list[dict[str, Any]]:
     slow = []
-    for entry in health.get("slowlog") or []:
+    for entry in entries or []:
         if not isinstance(entry, dict):
             continue
         named = [str(k) for k in entry.get("keys") or []] if "keys" in entry else []
@@ -106,4 +138,4 @@ def _redis(health: Any, visible: Callable[[str], bool], cluster: str) -> dict[st
                 "hidden_keys": len(named) - len(shown) + int(entry.get("cut_keys") or 0),
             }
         )
-    return {**health, "slowlog": slow}
+    return slow

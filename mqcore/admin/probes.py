@@ -27,6 +27,10 @@ known positions; ``EVAL``/``EVALSHA``/``FCALL`` by their ``numkeys`` argument; a
 command shows no keys. A key Redis cut short (``... (N more bytes)``) is still counted but
 never named.
 
+Redis Cluster (:func:`cluster_health`): the same numbers for every master and replica,
+the slot coverage, the MQ partitions each node holds (from the client's slot table), the
+node holding the most and the hottest by ops/s; the minute probe asks it on a cluster.
+
 Memory (:func:`topic_memory`): ``MEMORY USAGE key SAMPLES s`` of every partition stream of
 some topics, in one pipeline (s at most :data:`MEMORY_SAMPLES_MAX`; Redis samples that many
 nodes of the stream and extrapolates, so the cost does not grow with the stream). Once a
@@ -58,6 +62,7 @@ __all__ = [
     "PROBE_TOPICS",
     "SLOWLOG_SAMPLE",
     "MinuteProbe",
+    "cluster_health",
     "command_keys",
     "health_risks",
     "java_kryo_seen",
@@ -103,7 +108,10 @@ def minute_probe(
     out = MinuteProbe()
     try:
         out.java = java_kryo_seen(client, keys, names)
-        out.redis = redis_health(client)
+        if isinstance(client, redis.RedisCluster):
+            out.redis = cluster_health(client, keys, topics)
+        else:
+            out.redis = redis_health(client)
     except MQError as exc:
         out.failed = exc
     out.picked, out.cursor = memory_pick(list(topics), cursor, budget)
@@ -177,7 +185,7 @@ SLOWLOG_SAMPLE = 32  # newest slow-log entries read per probe
 MEMORY_SHARE_RISK = 0.9  # of maxmemory used at or above this: writes soon fail (or evict)
 
 
-def _num(info: dict[str, Any], key: str) -> float | None:
+def _num(info: Mapping[str, Any], key: str) -> float | None:
     value = info.get(key)
     return float(value) if isinstance(value, int | float) else None
 
@@ -190,12 +198,18 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         return {"cluster": True}
     with redis_errors("read Redis health"):
         info: dict[str, Any] = client.info("everything")
-        # the raw reply (redis-py's slowlog_get joins the arguments into one text)
-        slow = slowlog_entries(client.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE))
+        slow = client.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE)
         try:
-            fsync = decode_text(client.config_get("appendfsync").get("appendfsync")) or None
+            fsync = client.config_get("appendfsync").get("appendfsync")
         except redis.ResponseError:  # CONFIG renamed or refused (managed Redis)
             fsync = None
+    return _node_health(info, slow, fsync)
+
+
+def _node_health(info: Mapping[str, Any], slow: Any, fsync: Any) -> dict[str, Any]:
+    """One Redis's numbers of :func:`redis_health` from its ``INFO``, raw ``SLOWLOG GET``
+    reply (redis-py's ``slowlog_get`` joins the arguments into one text) and
+    ``appendfsync`` (None: unknown)."""
     policy = str(info.get("maxmemory_policy") or "")
     used, limit = _num(info, "used_memory"), _num(info, "maxmemory")
     return {
@@ -211,14 +225,69 @@ def redis_health(client: RedisClient) -> dict[str, Any]:
         "evicting_policy": bool(policy) and policy != "noeviction",
         "evicted_keys": info.get("evicted_keys"),
         "aof_enabled": bool(info.get("aof_enabled")),
-        "appendfsync": fsync,
+        "appendfsync": decode_text(fsync) or None,
         "aof_last_rewrite_ok": info.get("aof_last_bgrewrite_status") in (None, "ok"),
         "rdb_last_save_s": info.get("rdb_last_save_time"),
         "rdb_last_save_ok": info.get("rdb_last_bgsave_status") in (None, "ok"),
         "connected_clients": info.get("connected_clients"),
         "blocked_clients": info.get("blocked_clients"),
         "ops_per_s": info.get("instantaneous_ops_per_sec"),
-        "slowlog": slow,
+        "slowlog": slowlog_entries(slow),
+    }
+
+
+CLUSTER_SLOTS = 16384
+
+
+def cluster_health(
+    client: redis.RedisCluster, keys: KeySpace, topics: Sequence[tuple[str, int]]
+) -> dict[str, Any]:
+    """Redis Cluster's health: :func:`redis_health`'s numbers for every master and replica
+    (``nodes``, by ``host:port``, with the MQ partitions each holds), the slot coverage
+    (``CLUSTER INFO``), the node holding the most partitions and the hottest by ops/s.
+    One ``INFO``, ``SLOWLOG GET`` and ``CONFIG GET appendfsync`` per node; which node holds
+    a partition is the client's slot table's (no command)."""
+    every = redis.RedisCluster.ALL_NODES
+    nodes_of: Any = client  # redis-py's cluster client is untyped
+    with redis_errors("read Redis Cluster health"):
+        infos = client.info("everything", target_nodes=every)
+        slows = nodes_of.execute_command("SLOWLOG", "GET", SLOWLOG_SAMPLE, target_nodes=every)
+        try:
+            fsyncs = nodes_of.execute_command("CONFIG", "GET", "appendfsync", target_nodes=every)
+        except redis.ResponseError:  # CONFIG renamed or refused (managed Redis)
+            fsyncs = {}
+        state = client.cluster_info(target_nodes=redis.RedisCluster.RANDOM)
+    partitions: dict[str, int] = {}
+    for topic, count in topics:
+        for p in range(max(0, count)):
+            node = nodes_of.get_node_from_key(keys.partition(topic, p))
+            name = str(node.name) if node is not None else "?"
+            partitions[name] = partitions.get(name, 0) + 1
+    nodes = []
+    for name in sorted(infos if isinstance(infos, dict) else {}):
+        info = infos[name]
+        if not isinstance(info, dict):
+            continue
+        fsync = fsyncs.get(name) if isinstance(fsyncs, dict) else None
+        value = None
+        if isinstance(fsync, dict):
+            value = fsync.get("appendfsync", fsync.get(b"appendfsync"))
+        slow = slows.get(name) if isinstance(slows, dict) else None
+        node = _node_health(info, slow, value)
+        node.update(node=name, partitions=partitions.get(name, 0))
+        nodes.append(node)
+    ok = int((state or {}).get("cluster_slots_ok") or 0)
+    most = max(nodes, key=lambda n: (n["partitions"], n["node"]), default=None)
+    hottest = max(nodes, key=lambda n: (n["ops_per_s"] or 0, n["node"]), default=None)
+    return {
+        "cluster": True,
+        "state": str((state or {}).get("cluster_state") or ""),
+        "slots_assigned": int((state or {}).get("cluster_slots_assigned") or 0),
+        "slots_ok": ok,
+        "slot_coverage": ok / CLUSTER_SLOTS,
+        "nodes": nodes,
+        "most_partitions": most["node"] if most else None,
+        "hottest": hottest["node"] if hottest else None,
     }
 
 

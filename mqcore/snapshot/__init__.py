@@ -13,7 +13,14 @@ structs (:class:`mqcore.models.ClusterSnapshot`) directly. One module per part:
   (:func:`lease_of`, :func:`consumers_of`, :func:`retry_backlog_of`).
 """
 
-from mqcore.snapshot.plan import gc_paused, take_snapshot
+from mqcore.snapshot.plan import gc_paused, server_facts, take_snapshot
 from mqcore.snapshot.shapes import consumers_of, lease_of, retry_backlog_of
 
-__all__ = ["consumers_of", "gc_paused", "lease_of", "retry_backlog_of", "take_snapshot"]
+__all__ = [
+    "consumers_of",
+    "gc_paused",
+    "lease_of",
+    "retry_backlog_of",
+    "server_facts",
+    "take_snapshot",
+]

@@ -44,12 +44,13 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
+from msgspec import UNSET, UnsetType
 
 from mqcore import lag as lagmath
 from mqcore.checkpoints import pipeline_summary
 from mqcore.clock import now_ms
 from mqcore.codec import decode_text, partition_count_from_meta
-from mqcore.models import ClusterSnapshot, RetryBacklog, TopicSnapshot
+from mqcore.models import ClusterSnapshot, Replication, RetryBacklog, TopicSnapshot
 from mqcore.snapshot.replies import as_hash, entry_id, ok, parse_groups
 from mqcore.snapshot.topic import topic_snapshot
 from mqcore.wire import Command, Wire
@@ -69,7 +70,7 @@ class Admin(Protocol):
     def topics(self) -> list[str]: ...
 
 
-__all__ = ["Admin", "gc_paused", "take_snapshot"]
+__all__ = ["Admin", "gc_paused", "server_facts", "take_snapshot"]
 
 _Cmd = Command
 LEASE_KEYS_PER_MGET = 500  # lease and epoch keys of one topic per MGET
@@ -343,13 +344,15 @@ def _take_snapshot(
         summary = pipeline_summary(n, as_hash(ok(r2[meta_at + k], {}, -1, {})))
         if summary is not None:
             pipelines.append(summary)
+    run_id, replication = server_facts(client)
     return ClusterSnapshot(
         now,
         out,
-        _run_id(client),
+        run_id,
         (time.perf_counter() - started) * 1000,
         runner.commands + 1,
         pipelines,
+        replication=replication,
     )
 
 
@@ -375,15 +378,36 @@ def _lease_values(replies: list[Any], reads: list[tuple[int, int, int]], n: int)
     return out
 
 
-def _run_id(client: Any) -> str:
-    """Server run id (a restart changes it); on a cluster, the sorted node ids joined."""
-    try:
-        info = client.info("server")
-    except redis.RedisError:
-        return ""
-    if isinstance(info, dict) and "run_id" in info:
-        return str(info["run_id"])
-    if isinstance(info, dict):
+def server_facts(client: Any) -> tuple[str, Replication | UnsetType]:
+    """Server run id (a restart changes it; on a cluster, the sorted node ids joined) and,
+    off a cluster, the replication facts: one ``INFO server replication`` (the round trip
+    the run id took alone before)."""
+    if isinstance(client, redis.RedisCluster):
+        try:
+            info = client.info("server")
+        except redis.RedisError:
+            return "", UNSET
+        if not isinstance(info, dict):
+            return "", UNSET
         ids = sorted(str(v.get("run_id", "")) for v in info.values() if isinstance(v, dict))
-        return ",".join(i for i in ids if i)
-    return ""
+        return ",".join(i for i in ids if i), UNSET
+    try:
+        info = client.info("server", "replication")
+    except redis.RedisError:
+        return "", UNSET
+    if not isinstance(info, dict) or "run_id" not in info:
+        return "", UNSET
+    run_id = str(info["run_id"])
+    port, last_io = info.get("tcp_port"), info.get("master_last_io_seconds_ago")
+    replication = Replication(
+        role=str(info.get("role") or ""),
+        run_id=run_id,
+        replid=str(info.get("master_replid") or ""),
+        replid2=str(info.get("master_replid2") or ""),
+        offset=int(info.get("master_repl_offset") or 0),
+        port=port if isinstance(port, int) else None,
+        replicas=int(info.get("connected_slaves") or 0),
+        link=str(info.get("master_link_status") or ""),
+        last_io_s=last_io if isinstance(last_io, int) else None,
+    )
+    return run_id, replication

@@ -7,20 +7,24 @@ Celery worker with beat (the collector) whose MQ cluster, console store and brok
 ``SENTINEL FAILOVER`` while they run.
 
 The bound: producers, the consumer and the collector each make progress again within
-RECOVERY_S (10 s) of the failover; the test's own time is about 20 s.
+RECOVERY_S (10 s) of the failover; the test's own time is about 20 s. The console then
+shows the failover: the master change on the collectors page and its API (with the count
+of acked entries pending again), on the incident timeline, and as the ``master_change``
+alert (test_r20_failover_visible.py makes the lost acks and positions happen for sure).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 from django.core.cache.backends.redis import RedisCache
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from dashboard.clusters import console_store, reset_caches
 from mqcore.cli import main
@@ -36,6 +40,7 @@ from mqcore.wire_link import give_back, take_link
 from scripts.embedded import EmbeddedRedis
 from tests.harness.celery_procs import collector_env, start, stop, wait_for
 from tests.harness.sentinel import LocalSentinel
+from tests.integration.dlq_support import role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.faults]
 
@@ -94,6 +99,7 @@ class Producing(threading.Thread):
         return any(t > moment for t, _ in self.acked)
 
 
+@pytest.mark.django_db
 def test_failover_mid_traffic_loses_no_acknowledged_write(
     sentinel: LocalSentinel, tmp_path: Path
 ) -> None:
@@ -111,7 +117,7 @@ def test_failover_mid_traffic_loses_no_acknowledged_write(
     consumer = Consumer(config, TOPIC, handle, OPTIONS)
     producers = [Producing(config, f"p{i}") for i in range(2)]
     client = config.client()
-    with override_settings(CONSOLE_REDIS_URL=console_url):
+    with override_settings(CONSOLE_REDIS_URL=console_url, MQ_CLUSTERS={"main": {"url": mq_url}}):
         reset_caches()
         health = console_store().collector_health_get
 
@@ -146,6 +152,7 @@ def test_failover_mid_traffic_loses_no_acknowledged_write(
                 what="two collector passes after the failover",
             )
             assert health()["main"]["ok"] is True
+            _the_failover_is_shown(health)
             # the rate limits' counters (a Django cache in the console store) too
             options = {"pool_class": "mqcore.sentinel.UrlConnectionPool"}
             counters = RedisCache([console_url], {"OPTIONS": options})
@@ -174,6 +181,32 @@ def test_failover_mid_traffic_loses_no_acknowledged_write(
             stop(collector)
             client.close()
             reset_caches()
+
+
+def _the_failover_is_shown(health: Callable[[], dict[str, Any]]) -> None:
+    """The master change on the collectors page and its API, on the timeline and as an
+    alert, with its redelivery count (how many acks the new master lacked is the race's)."""
+    wait_for(
+        lambda: bool(health()["main"].get("master_change")),
+        timeout=RECOVERY_S,
+        what="the master change recorded",
+    )
+    change = health()["main"]["master_change"]
+    assert change["reason"] == "promoted"
+    client = Client()
+    client.force_login(role_user("sre", "Viewer"))
+    (row,) = client.get("/api/v1/collectors").json()["collectors"]
+    assert row["master_change"]["redelivered"] == change["redelivered"] >= 0
+    assert row["replication"]["role"] == "master"
+    page = client.get("/collectors/").content.decode()
+    assert "Redelivered after failover" in page
+    assert f"{change['redelivered']} acked entries pending again" in page
+    timeline = client.get("/api/v1/clusters/main/timeline?kind=redis").json()["events"]
+    assert any("master changed (promoted)" in e["text"] for e in timeline), timeline
+    assert "master changed (promoted)" in client.get("/clusters/main/timeline/").content.decode()
+    alerts = client.get("/api/v1/alerts").json()
+    assert "master_change:redis" in str(alerts)
+    assert "the MQ Redis master changed (promoted)" in client.get("/alerts/").content.decode()
 
 
 def _stop(producers: list[Producing]) -> None:

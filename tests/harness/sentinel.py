@@ -13,30 +13,9 @@ from pathlib import Path
 
 import redis
 
-from scripts.embedded import EmbeddedRedis
+from scripts.embedded import SENTINEL_SERVICE, EmbeddedRedis, SentinelProcess
 
-SERVICE = "mymaster"
-
-
-class SentinelProcess(EmbeddedRedis):
-    """``redis-server <conf> --sentinel``: the config file comes first, Sentinel rewrites it."""
-
-    def __init__(self, data_dir: Path, master: EmbeddedRedis) -> None:
-        super().__init__(data_dir)
-        self.master = master
-
-    def command(self) -> list[str]:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        conf = self.data_dir / "sentinel.conf"
-        where = f"{self.master.host} {self.master.port}"
-        conf.write_text(
-            f"sentinel monitor {SERVICE} {where} 2\n"
-            f"sentinel down-after-milliseconds {SERVICE} 1000\n"
-            f"sentinel failover-timeout {SERVICE} 5000\n"
-            f"sentinel parallel-syncs {SERVICE} 1\n"
-        )
-        binary, *options = super().command()
-        return [binary, str(conf), "--sentinel", *options]
+SERVICE = SENTINEL_SERVICE
 
 
 class LocalSentinel:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
+import msgspec
+
 from dashboard import charts
 from dashboard.clusters import console_store
 from dashboard.permissions import topic_visible, view_scopes
@@ -160,6 +162,7 @@ class OverviewPage:
     q: str = ""
     collector: dict[str, Any] = field(default_factory=dict)
     unreadable: str | None = None  # why the stored snapshot was refused
+    replica: dict[str, Any] | None = None  # the replica the snapshot was read from
 
     def json(self) -> dict[str, Any]:
         """The API's answer: the snapshot's age, the counts, one page of rows."""
@@ -170,6 +173,7 @@ class OverviewPage:
             "taken_at_ms": self.taken_at_ms,
             "age_ms": self.age_ms,
             "counts": self.counts,
+            "replica": self.replica,
             "topics_total": self.topics_total,
             "total": r.total,
             "page": r.page,
@@ -272,6 +276,7 @@ def overview_get(
         only_problems=problems,
         q=q,
         collector=health,
+        replica=msgspec.to_builtins(snap.replica) if snap.replica else None,
     )
 
 
