@@ -129,7 +129,8 @@ def _routing_key(entry: Mapping[str, Any], label: str) -> str:
 
 
 def _check_url(url: str, label: str) -> None:
-    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ImproperlyConfigured(f"{label} must be an http(s) URL")
 
 

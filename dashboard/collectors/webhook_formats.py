@@ -54,30 +54,46 @@ def json_body(event: Mapping[str, Any]) -> dict[str, Any]:
     return {"source": "opsdash", **event}
 
 
+SLACK_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
 def slack_escape(text: Any, limit: int) -> str:
-    """``text`` cut to ``limit`` and escaped for Slack mrkdwn (``&``, ``<``, ``>``)."""
-    value = cut(text, limit)
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` escaped for Slack mrkdwn (``&``, ``<``, ``>``) in at most ``limit``
+    characters, cut between characters, never inside an escape (an ellipsis marks a cut)."""
+    value = "" if text is None else str(text)
+    pieces: list[str] = []
+    size = 0
+    for index, char in enumerate(value):
+        piece = SLACK_ESCAPES.get(char, char)
+        last = index == len(value) - 1
+        if size + len(piece) > (limit if last else limit - 1):
+            pieces.append("…")
+            break
+        pieces.append(piece)
+        size += len(piece)
+    return "".join(pieces)
 
 
 def slack_body(event: Mapping[str, Any]) -> dict[str, Any]:
     alert = event.get("alert") or {}
     opened = event.get("event") == "opened"
     severity = str(alert.get("severity") or "warning")
+    shown_severity = slack_escape(severity, 20)
     rule = slack_escape(alert.get("rule"), SLACK_NAME_MAX)
     entity = slack_escape(alert.get("entity"), SLACK_NAME_MAX)
     cluster = slack_escape(alert.get("cluster"), SLACK_NAME_MAX)
     message = slack_escape(alert.get("message"), SLACK_SECTION_MAX - 2 * SLACK_NAME_MAX - 100)
-    icon = (
-        (":rotating_light:" if severity == "critical" else ":warning:")
-        if opened
-        else ":white_check_mark:"
-    )
+    if not opened:
+        icon = ":white_check_mark:"
+    elif severity == "critical":
+        icon = ":rotating_light:"
+    else:
+        icon = ":warning:"
     title = "opened" if opened else "resolved"
     at_ms = alert.get("opened_at_ms") if opened else alert.get("resolved_at_ms")
     when = iso_from_ms(int(at_ms)) if isinstance(at_ms, int) else ""
     fallback = slack_escape(
-        f"[{severity.upper()}] {title}: {alert.get('rule')} on {alert.get('entity')}: "
+        f"[{severity.upper()[:20]}] {title}: {alert.get('rule')} on {alert.get('entity')}: "
         f"{alert.get('message')}",
         SLACK_TEXT_MAX,
     )
@@ -88,7 +104,7 @@ def slack_body(event: Mapping[str, Any]) -> dict[str, Any]:
                 "type": "section",
                 "text": {
                     "type": "mrkdwn",
-                    "text": f"{icon} *Alert {title}: {rule}* ({severity[:20]})\n"
+                    "text": f"{icon} *Alert {title}: {rule}* ({shown_severity})\n"
                     f"*{entity}*\n{message}",
                 },
             },

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dashboard.collectors.notify import alert_notify, alert_webhooks, webhooks_check
-from dashboard.collectors.webhook_formats import PD_DEDUP_MAX, PD_SUMMARY_MAX
+from dashboard.collectors.webhook_formats import PD_DEDUP_MAX, PD_SUMMARY_MAX, slack_escape
 from tests.drills.harness import WebhookReceiver
 
 HOSTILE = "<!channel> & <https://evil.example|click>"
@@ -130,7 +130,7 @@ def test_pagerduty_severity_summary_and_dedup_key_fit(hooks: list[WebhookReceive
 
 def test_hostile_names_are_escaped_and_cut_for_slack(hooks: list[WebhookReceiver]) -> None:
     slack = hooks[1]
-    assert alert_notify(_opened(entity=HOSTILE * 100, message=f"group {HOSTILE}"))
+    assert alert_notify(_opened(entity=HOSTILE * 100, message=f"group {HOSTILE}" * 200))
     body = slack.events[0]
     texts = [body["text"], body["blocks"][0]["text"]["text"]]
     texts += [e["text"] for e in body["blocks"][1]["elements"]]
@@ -138,10 +138,19 @@ def test_hostile_names_are_escaped_and_cut_for_slack(hooks: list[WebhookReceiver
         assert "<" not in text
         assert ">" not in text
         assert len(text) <= 3000
+        partial = ("&", "&a", "&am", "&amp", "&l", "&lt", "&g", "&gt")
+        assert not text.removesuffix("…").endswith(partial)
     section = body["blocks"][0]["text"]["text"]
     assert "&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;" in section
     # & escaped once only (not "&amp;lt;")
     assert "&amp;lt;" not in section
+
+
+def test_slack_escape_cuts_between_characters_never_inside_an_escape() -> None:
+    assert slack_escape("<<", 8) == "&lt;&lt;"
+    assert slack_escape("<<", 7) == "&lt;…"
+    assert slack_escape("a<b", 4) == "a…"
+    assert slack_escape(None, 10) == ""
 
 
 def test_one_failing_webhook_does_not_stop_the_others(
