@@ -8,6 +8,7 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         from dashboard import checks, signals  # models are loaded only now
+        from dashboard.collectors import notify  # noqa: F401 (registers the webhooks check)
         from dashboard.sso import checks as sso_checks  # noqa: F401 (registers the SSO check)
 
         checks.register()

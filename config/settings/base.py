@@ -368,7 +368,11 @@ MEMORY_GROWTH_WINDOW_S = env_int("MEMORY_GROWTH_WINDOW_S", 3600)
 MEMORY_PROBE_STREAMS = env_int("MEMORY_PROBE_STREAMS", 256)
 MEMORY_PROBE_SAMPLES = env_int("MEMORY_PROBE_SAMPLES", 5)
 ALERT_HISTORY_MAX = env_int("ALERT_HISTORY_MAX", 200)
+# Alert webhooks (docs/operators.md, Alert webhooks): ALERT_WEBHOOK_URL is one generic JSON
+# webhook; ALERT_WEBHOOKS a JSON list of {"url", "format": "json|slack|pagerduty",
+# "routing_key_env" | "routing_key"}, checked at start (dashboard.collectors.notify).
 ALERT_WEBHOOK_URL = os.environ.get("ALERT_WEBHOOK_URL", "")
+ALERT_WEBHOOKS = os.environ.get("ALERT_WEBHOOKS", "")
 
 # --- Dead letters and pipelines ------------------------------------------------
 # A bulk replay job's worker lease: a job whose worker died resumes after it.

@@ -86,7 +86,7 @@ def alerts_page_get(cluster: str, *, user: Any) -> dict[str, Any]:
         "resolved_alerts": data["resolved"][:100],
         "rules": sorted(RULES.items()),
         "filter_cluster": one or "",
-        "webhook": bool(settings.ALERT_WEBHOOK_URL),
+        "webhook": bool(settings.ALERT_WEBHOOK_URL or settings.ALERT_WEBHOOKS),
         "durations": DURATION_CHOICES,
         "can_silence": has_action_somewhere(user, Action.SILENCE),
         "silenceable": [a for a in data["open"] if a["can_silence"]],

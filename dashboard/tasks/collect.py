@@ -31,5 +31,6 @@ def collect_cluster_task(self: Any, cluster: str) -> dict[str, Any]:
     ignore_result=True,
 )
 def alert_notify_task(event: dict[str, Any]) -> bool:
-    """POST an alert open/close to the webhook (retried inside and by Celery)."""
+    """POST an alert open/close to every webhook, each in its format (retried inside and
+    by Celery)."""
     return alert_notify(event)
