@@ -336,9 +336,13 @@ def _oldest_pending_holder(topic: TopicSnapshot) -> str:
 
 
 def _pipeline_idle(group: GroupLag) -> bool:
-    """A pipeline group that is STOP or STALL: no consumer holds it by design and the
-    pipeline's checkpoint rules (age, failures) judge whether it is stuck."""
-    return bool(group.pipeline) and group.status in _PIPELINE_IDLE
+    """A pipeline group that is STOP or STALL, or not moving while its window fills (WARN
+    with windows not yet full: the rules' STALL before it is certain): no consumer holds it
+    by design and the pipeline's checkpoint rules (age, failures) judge whether it is stuck."""
+    if not group.pipeline:
+        return False
+    filling = group.status is Status.WARN and group.complete < 1.0
+    return filling or group.status in _PIPELINE_IDLE
 
 
 def _rewind_condition(topic: str, group: GroupLag) -> Condition | None:
