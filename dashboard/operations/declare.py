@@ -33,7 +33,7 @@ from dashboard.permissions import (
     can_map,
     require_action_somewhere,
 )
-from dashboard.services.audit import Origin, origin_from_request
+from dashboard.services.audit import Actor, origin_from_request
 
 __all__ = [
     "FORM_TRUE",
@@ -114,8 +114,10 @@ class Call(Generic[In]):
         return str(self.url["topic"])
 
     @property
-    def origin(self) -> Origin:
-        return origin_from_request(self.request)
+    def actor(self) -> Actor:
+        """Who acts, from which request, on the URL's cluster and topic (a service's)."""
+        where = {k: str(self.url[k]) for k in ("cluster", "topic") if k in self.url}
+        return Actor(self.user, origin_from_request(self.request), **where)
 
     @property
     def form(self) -> QueryDict:
@@ -132,9 +134,9 @@ class Call(Generic[In]):
         return {"user": self.user, **self.url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
 
     def write(self) -> dict[str, Any]:
-        """A service's: the acting user, the URL's values, the input's fields, the origin."""
-        fields = msgspec.structs.asdict(self.input)  # type: ignore[arg-type]
-        return {"acting_user": self.user, **self.url, **fields, "origin": self.origin}
+        """A service's: the :attr:`actor`, the URL's other values, the input's fields."""
+        url = {k: v for k, v in self.url.items() if k not in ("cluster", "topic")}
+        return {"actor": self.actor, **url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
 
     def back(
         self, text: str, to: str, *keys: str, info: bool = False, query: str = "", **more: Any

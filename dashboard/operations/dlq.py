@@ -162,9 +162,7 @@ def _preview(c: Call[Bulk]) -> ReplayJob:
         raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
     chosen = bulk.BulkSelection(**i.read().kwargs()) if i.all else bulk.BulkSelection(tuple(i.ids))
     return bulk.dlq_bulk_preview(
-        acting_user=c.user,
-        cluster=c.cluster,
-        topic=c.topic,
+        c.actor,
         selection=chosen,
         force=i.force,
         target_topic=i.target_topic.strip() or None,
@@ -177,13 +175,10 @@ def _job(c: Call[Any]) -> ReplayJob:
 
 
 def _start(c: Call[Start]) -> ReplayJob:
+    i = c.input
+    job = _job(c)
     return bulk.dlq_bulk_start(
-        acting_user=c.user,
-        job=_job(c),
-        reason=c.input.reason,
-        ticket=c.input.ticket.strip(),
-        rate_limit=c.input.rate_limit,
-        origin=c.origin,
+        c.actor, job=job, reason=i.reason, ticket=i.ticket.strip(), rate_limit=i.rate_limit
     )
 
 
@@ -310,7 +305,7 @@ OPERATIONS = (
         "Cancel a job (stops at its next chunk)",
         "replay jobs",
         Action.REPLAY,
-        run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
+        run=lambda c: bulk.dlq_bulk_cancel(c.actor, job=_job(c)),
         page=Page("dlq-job-cancel", JOB + "cancel/", "POST", answer=_to_job),
         api=Api(answer=_json),
     ),

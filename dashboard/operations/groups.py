@@ -109,9 +109,8 @@ def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
         grouped.setdefault(int(part), []).append(entry_id)
     if not grouped:
         raise ValueError("select at least one pending entry")
-    args = {"acting_user": c.user, **c.url, "group": c.input.group.strip(), **extra}
-    args |= {"reason": c.input.reason, "origin": c.origin}
-    return sum(len(run(**args, partition=p, ids=ids)) for p, ids in grouped.items())
+    args = {"group": c.input.group.strip(), **extra, "reason": c.input.reason}
+    return sum(len(run(c.actor, **args, partition=p, ids=ids)) for p, ids in grouped.items())
 
 
 def _back(text: str) -> Any:
@@ -175,10 +174,23 @@ def _position_context(key: str) -> Any:
     return context
 
 
-def _flat(args: dict[str, Any]) -> dict[str, Any]:
-    """The input's target spread into ``kind`` and ``value``, as selector and service take it."""
-    target = args.pop("target")
-    return args | {"kind": target.kind, "value": target.value}
+def _move(c: Call[Any]) -> position_sel.GroupMove:
+    """The move the URL's group and the input name."""
+    target = c.input.target
+    return position_sel.GroupMove.of(c.url["group"], target.kind, target.value, c.input.partitions)
+
+
+def _plan(c: Call[Plan]) -> dict[str, Any]:
+    move = _move(c)
+    return position_sel.position_plan_get(user=c.user, cluster=c.cluster, topic=c.topic, move=move)
+
+
+def _moved(c: Call[Move]) -> dict[str, Any]:
+    i = c.input
+    move = _move(c)
+    return position_svc.set_group_position(
+        c.actor, move, reason=i.reason, confirm=i.confirm, force=i.force
+    )
 
 
 OPERATIONS = (
@@ -243,7 +255,7 @@ OPERATIONS = (
         "groups",
         Action.SET_POSITION,
         Plan,
-        lambda c: position_sel.position_plan_get(**_flat(c.read())),
+        _plan,
         page=Page(
             "group-position-plan",
             POSITION + "plan/",
@@ -258,7 +270,7 @@ OPERATIONS = (
         "groups",
         Action.SET_POSITION,
         Move,
-        lambda c: position_svc.set_group_position(**_flat(c.write())),
+        _moved,
         page=Page(
             "group-position-move",
             POSITION + "move/",

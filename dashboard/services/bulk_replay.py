@@ -20,8 +20,8 @@ from config.celery import app as current_app  # the app this process queues task
 from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
-from dashboard.permissions import Action, payload_visible, require_action
-from dashboard.services.audit import Origin, audit_filters, audited, require_reason
+from dashboard.permissions import Action, payload_visible
+from dashboard.services.audit import Actor, audit_filters, audited, require_reason
 from dashboard.services.dlq import require_replay
 from dashboard.services.replay_runner import complete_job_audit
 from mqcore.codec import validate_id
@@ -72,25 +72,17 @@ class BulkSelection:
 
 
 def dlq_bulk_preview(
+    actor: Actor,
     *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
     selection: BulkSelection,
     force: bool = False,
     target_topic: str | None = None,
     target_partition: int | None = None,
 ) -> ReplayJob:
     """Freeze the set into a draft job ("N letters, ids A..B"); nothing is replayed yet."""
-    require_replay(
-        acting_user,
-        cluster,
-        topic,
-        force=force,
-        target_topic=target_topic,
-        target_partition=target_partition,
-    )
-    check_text_filter(selection.text, visible=payload_visible(acting_user, cluster, topic))
+    require_replay(actor, force=force, target_topic=target_topic, target_partition=target_partition)
+    cluster, topic = actor.cluster, actor.topic
+    check_text_filter(selection.text, visible=payload_visible(actor.user, cluster, topic))
     if selection.ids:
         # one id per value, fully matched: a value carrying newline-separated ids would
         # otherwise freeze as many letters while the preview counted it as one
@@ -112,7 +104,7 @@ def dlq_bulk_preview(
     return ReplayJob.objects.create(
         cluster=cluster,
         topic=topic,
-        created_by=acting_user,
+        created_by=actor.user,
         reason="",
         filters=selection.filters(),
         frozen_ids=text,
@@ -132,24 +124,25 @@ def frozen_set_ref(job: ReplayJob) -> str:
     return f"job:{job.id} sha256:{job.frozen_hash[:16]} n={job.total} ids {ids}"
 
 
+def _on(actor: Actor, job: ReplayJob) -> Actor:
+    """The actor on ``job``'s cluster and topic."""
+    return actor.at(job.cluster, job.topic)
+
+
 def dlq_bulk_start(
+    actor: Actor,
     *,
-    acting_user: Any,
     job: ReplayJob,
     reason: str,
     ticket: str = "",
     rate_limit: int = 0,
-    origin: Origin | None = None,
     enqueue: bool = True,
 ) -> ReplayJob:
     """Start a previewed job (reason or ticket required); a second start is a no-op."""
+    actor = _on(actor, job)
+    target = job.target_topic or None
     require_replay(
-        acting_user,
-        job.cluster,
-        job.topic,
-        force=job.force,
-        target_topic=job.target_topic or None,
-        target_partition=job.target_partition,
+        actor, force=job.force, target_topic=target, target_partition=job.target_partition
     )
     reason = require_reason(reason, ticket)
     if not 0 <= rate_limit <= MAX_RATE_LIMIT:
@@ -160,11 +153,8 @@ def dlq_bulk_start(
         ttl_min = int(settings.DLQ_DRAFT_TTL_S) // 60
         raise ValueError(f"this preview expired (previews last {ttl_min} min): preview again")
     with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_BULK_REPLAY,
-        origin=origin,
-        cluster=job.cluster,
-        topic=job.topic,
+        actor,
+        AuditEventType.DLQ_BULK_REPLAY,
         frozen_set=frozen_set_ref(job),
         reason=reason,
         ticket=ticket,
@@ -203,18 +193,12 @@ def dlq_bulk_start(
     return job
 
 
-def dlq_bulk_cancel(*, acting_user: Any, job: ReplayJob, origin: Origin | None = None) -> ReplayJob:
+def dlq_bulk_cancel(actor: Actor, *, job: ReplayJob) -> ReplayJob:
     """Ask a running job to stop at its next chunk (a queued or draft one stops at once)."""
-    require_action(acting_user, Action.REPLAY, cluster=job.cluster, topic=job.topic)
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_BULK_CANCEL,
-        origin=origin,
-        cluster=job.cluster,
-        topic=job.topic,
-        frozen_set=frozen_set_ref(job),
-        detail={"job": str(job.id)},
-    ) as audit:
+    actor = _on(actor, job)
+    actor.require(Action.REPLAY)
+    ref, detail = frozen_set_ref(job), {"job": str(job.id)}
+    with audited(actor, AuditEventType.DLQ_BULK_CANCEL, frozen_set=ref, detail=detail) as audit:
         stopped = ReplayJob.objects.filter(
             pk=job.pk, status__in=[ReplayJobStatus.DRAFT, ReplayJobStatus.QUEUED], cursor=0
         ).update(status=ReplayJobStatus.CANCELLED, finished_at=timezone.now())

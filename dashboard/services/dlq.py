@@ -18,10 +18,10 @@ from typing import Any
 from dashboard.clusters import dead_letters, writer_dead_letters
 from dashboard.masking import MASK, mask_headers
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, payload_visible, require_action
+from dashboard.permissions import Action, payload_visible
 from dashboard.services.audit import (
+    Actor,
     ConfirmationError,
-    Origin,
     audited,
     require_confirmation,
     require_reason,
@@ -53,66 +53,44 @@ def _replay_event(force: bool, target: bool) -> AuditEventType:
 
 
 def require_replay(
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    *,
-    force: bool,
-    target_topic: str | None,
-    target_partition: int | None,
+    actor: Actor, *, force: bool, target_topic: str | None, target_partition: int | None
 ) -> None:
-    require_action(acting_user, Action.REPLAY, cluster=cluster, topic=topic)
+    actor.require(Action.REPLAY)
     if force:
-        require_action(acting_user, Action.FORCE, cluster=cluster, topic=topic)
+        actor.require(Action.FORCE)
     if target_topic or target_partition is not None:
-        require_action(acting_user, Action.REPLAY_TARGET, cluster=cluster, topic=topic)
+        actor.require(Action.REPLAY_TARGET)
         if target_topic:
-            require_action(acting_user, Action.REPLAY, cluster=cluster, topic=target_topic)
+            actor.require(Action.REPLAY, topic=target_topic)
 
 
 def dlq_replay(
+    actor: Actor,
     *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
     dlq_id: str,
     reason: str = "",
     force: bool = False,
     target_topic: str | None = None,
     target_partition: int | None = None,
-    origin: Origin | None = None,
 ) -> ReplayResult:
     """Replay one letter (to its original partition unless an admin names a target).
 
     Already replayed letters are a no-op (``replayed=False``, reason
     "already-replayed") unless ``force``; the audit outcome is the result's reason.
     """
-    require_replay(
-        acting_user,
-        cluster,
-        topic,
-        force=force,
-        target_topic=target_topic,
-        target_partition=target_partition,
-    )
+    where = {"target_topic": target_topic, "target_partition": target_partition}
+    require_replay(actor, force=force, target_topic=target_topic, target_partition=target_partition)
     target = bool(target_topic) or target_partition is not None
     if force or target:
         reason = require_reason(reason)
-    with audited(
-        acting_user=acting_user,
-        event_type=_replay_event(force, target),
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=[dlq_id],
-        reason=reason,
-        detail={"force": force, "target_topic": target_topic, "target_partition": target_partition},
-    ) as audit:
+    event = _replay_event(force, target)
+    detail = {"force": force, **where}
+    with audited(actor, event, letter_ids=[dlq_id], reason=reason, detail=detail) as audit:
         try:
-            result = writer_dead_letters(cluster).replay(
-                topic,
+            result = writer_dead_letters(actor.cluster).replay(
+                actor.topic,
                 dlq_id,
-                by=acting_user.get_username(),
+                by=actor.user.get_username(),
                 force=force,
                 target_topic=target_topic or None,
                 target_partition=target_partition,
@@ -127,54 +105,23 @@ def dlq_replay(
     return result
 
 
-def dlq_delete(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    dlq_id: str,
-    reason: str,
-    origin: Origin | None = None,
-) -> bool:
+def dlq_delete(actor: Actor, *, dlq_id: str, reason: str) -> bool:
     """Delete one letter (admin). Returns False when it was already gone."""
-    require_action(acting_user, Action.DELETE, cluster=cluster, topic=topic)
+    actor.require(Action.DELETE)
     reason = require_reason(reason)
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_DELETE,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=[dlq_id],
-        reason=reason,
-    ) as audit:
-        deleted = writer_dead_letters(cluster).delete(topic, dlq_id)
+    with audited(actor, AuditEventType.DLQ_DELETE, letter_ids=[dlq_id], reason=reason) as audit:
+        deleted = writer_dead_letters(actor.cluster).delete(actor.topic, dlq_id)
         audit.set("deleted" if deleted else "missing", counts={"deleted": int(deleted)})
     return bool(deleted)
 
 
-def dlq_purge(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    confirm: str,
-    reason: str,
-    origin: Origin | None = None,
-) -> int:
+def dlq_purge(actor: Actor, *, confirm: str, reason: str) -> int:
     """Purge a topic's whole DLQ (admin); ``confirm`` must be the topic name typed again."""
-    require_action(acting_user, Action.PURGE, cluster=cluster, topic=topic)
+    actor.require(Action.PURGE)
     reason = require_reason(reason)
-    require_confirmation(confirm, topic, "type the topic name exactly to confirm the purge")
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_PURGE,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        reason=reason,
-    ) as audit:
-        removed = writer_dead_letters(cluster).purge(topic)
+    require_confirmation(confirm, actor.topic, "type the topic name exactly to confirm the purge")
+    with audited(actor, AuditEventType.DLQ_PURGE, reason=reason) as audit:
+        removed = writer_dead_letters(actor.cluster).purge(actor.topic)
         audit.set("purged", counts={"deleted": int(removed)})
     return int(removed)
 
@@ -196,23 +143,15 @@ def export_ids(ids: list[str]) -> list[str]:
     return unique
 
 
-def dlq_export(
-    *, acting_user: Any, cluster: str, topic: str, ids: list[str], origin: Origin | None = None
-) -> list[dict[str, Any]]:
+def dlq_export(actor: Actor, *, ids: list[str]) -> list[dict[str, Any]]:
     """The selected letters as JSON-ready dicts (payloads masked for whom they must be)."""
-    require_action(acting_user, Action.VIEW, cluster=cluster, topic=topic)
+    actor.require(Action.VIEW)
+    cluster, topic = actor.cluster, actor.topic
     ids = export_ids(ids)
-    visible = payload_visible(acting_user, cluster, topic)
+    visible = payload_visible(actor.user, cluster, topic)
     out: list[dict[str, Any]] = []
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_EXPORT,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=ids,
-        detail={"masked": not visible},
-    ) as audit:
+    detail = {"masked": not visible}
+    with audited(actor, AuditEventType.DLQ_EXPORT, letter_ids=ids, detail=detail) as audit:
         dlq = dead_letters(cluster)
         budget = dlq.config.decode_budget()  # the export is one page: one budget
         for dlq_id in ids:
