@@ -45,6 +45,7 @@ __all__ = [
     "Reason",
     "Why",
     "api_path",
+    "back",
     "doc",
     "in_cluster",
     "read_form",
@@ -157,6 +158,19 @@ Run = Callable[[Call[Any]], Any]
 Answer = Callable[[Call[Any], Any], Any]
 
 
+def back(text: str, to: str, *keys: str) -> Callable[[Call[Any], Any], HttpResponse]:
+    """A write page's answer (:meth:`Call.back`): ``text`` formatted with the URL's values,
+    the input's fields and the result's (a dict's, else ``{result}``), then the page ``to``
+    with the URL's values ``keys``."""
+
+    def answer(call: Call[Any], result: Any) -> HttpResponse:
+        found = result if isinstance(result, dict) else {"result": result}
+        values = {**call.url, **msgspec.structs.asdict(call.input), **found}
+        return call.back(text.format(**values), to, *keys)
+
+    return answer
+
+
 def in_cluster(call: Call[Any], data: dict[str, Any]) -> dict[str, Any]:
     """An API answer: the URL's cluster, then the result's fields."""
     return {"cluster": call.cluster, **data}
@@ -170,7 +184,9 @@ class Page:
     (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
     redirect), as does a result that is a response (a file). A page whose query or form has
     a shape of its own (a page number, the checked rows) names its ``input`` and ``run``
-    (default: the operation's), and its ``early`` when the guard's differs."""
+    (default: the operation's), and its ``early`` when the guard's differs. A write's page
+    that answers with a message and another page says so in ``back``: ``(text, to, *keys)``
+    (see :func:`back`)."""
 
     name: str = ""
     path: str = ""
@@ -182,6 +198,11 @@ class Page:
     input: type[msgspec.Struct] | None = None
     run: Run | None = None
     early: bool | None = None  # None: the operation's
+    back: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.back:
+            object.__setattr__(self, "answer", back(*self.back))
 
 
 @dataclass(frozen=True)

@@ -113,10 +113,6 @@ def _deleted_page(c: Call[Reason], deleted: bool) -> HttpResponse:
     return c.back(f"Deleted {letter}." if deleted else f"{letter} was already gone.", "dlq")
 
 
-def _purged_page(c: Call[Purge], n: int) -> HttpResponse:
-    return c.back(f"Purged {n} letters from the DLQ of {c.topic}.", "dlq")
-
-
 def export_disposition(topic: str) -> str:
     """``attachment; filename="dlq-TOPIC.json"`` from the topic's safe characters only
     (topic names are ``[A-Za-z0-9._-]``; anything else becomes ``_``), properly quoted."""
@@ -260,7 +256,12 @@ OPERATIONS = (
         Action.PURGE,
         Purge,
         lambda c: svc.dlq_purge(**c.write()),
-        page=Page("dlq-purge", PAGE + "purge/$", "POST", answer=_purged_page),
+        page=Page(
+            "dlq-purge",
+            PAGE + "purge/$",
+            "POST",
+            back=("Purged {result} letters from the DLQ of {topic}.", "dlq"),
+        ),
         api=Api(answer=lambda c, n: {"topic": c.topic, "purged": n}),
         early=False,
     ),
