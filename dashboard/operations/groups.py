@@ -93,14 +93,9 @@ class Checked(Reason):
     consumer: Consumer = ""
 
 
-def _one(c: Call[Entries], run: Any, key: str) -> dict[str, Any]:
-    group = c.input.group.strip()
-    done = run(**c.write() | {"group": group})
-    return {"group": group, "partition": c.input.partition, key: done}
-
-
-def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
-    """The service once per partition of the checked rows: the entries done."""
+def _checked(c: Call[Checked], run: Any, kind: type[Entries]) -> int:
+    """``run`` once per partition of the checked rows (with the fields of ``kind`` the form
+    has): the entries done."""
     grouped: dict[int, list[str]] = {}
     for raw in c.input.entry:
         part, _, entry_id = raw.partition(":")
@@ -109,20 +104,36 @@ def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
         grouped.setdefault(int(part), []).append(entry_id)
     if not grouped:
         raise ValueError("select at least one pending entry")
-    args = {"group": c.input.group.strip(), **extra, "reason": c.input.reason}
-    return sum(len(run(c.actor, **args, partition=p, ids=ids)) for p, ids in grouped.items())
+    args = {k: v for k, v in c.write().items() if k == "actor" or k in kind.__struct_fields__}
+    args["group"] = c.input.group.strip()
+    return sum(len(run(**args, partition=p, ids=ids)) for p, ids in grouped.items())
 
 
-def _back(text: str) -> Any:
+def _pending(
+    summary: str, action: Action, kind: type[Entries], run: Any, what: str, done: str, text: str
+) -> Operation:
+    """A write on pending entries (``run``) at ``pending/<what>/``: the JSON's on one
+    partition (its ids ``done``), the page's on the checked rows of any partitions, then
+    the group's pending page with ``text`` (``{n}``: the entries done)."""
+
+    def one(c: Call[Entries]) -> dict[str, Any]:
+        group = c.input.group.strip()
+        ids = run(**c.write() | {"group": group})
+        return {"group": group, "partition": c.input.partition, done: ids}
+
     def answer(c: Call[Checked], n: int) -> HttpResponse:
         group = c.input.group.strip()
-        return c.back(
-            text.format(n=n, consumer=c.input.consumer),
-            "pending",
-            query=f"group={group}" if group else "",
-        )
+        query = f"group={group}" if group else ""
+        return c.back(text.format(n=n, consumer=c.input.consumer), "pending", query=query)
 
-    return answer
+    def page_run(c: Call[Checked]) -> int:
+        return _checked(c, run, kind)
+
+    path = f"{PENDING}{what}/"
+    page = Page(
+        f"pending-{what}", path, "POST", answer=answer, input=Checked, run=page_run, early=False
+    )
+    return Operation(summary, "pending", action, kind, one, page=page)
 
 
 class Target(msgspec.Struct):
@@ -209,37 +220,23 @@ OPERATIONS = (
             run=lambda c: pending_sel.pending_page_get(**c.read()),
         ),
     ),
-    Operation(
+    _pending(
         "Claim pending entries of one partition to a consumer",
-        "pending",
         Action.CLAIM,
         Claim,
-        lambda c: _one(c, svc.pending_claim, "claimed"),
-        page=Page(
-            "pending-claim",
-            PENDING + "claim/",
-            "POST",
-            answer=_back("Claimed {n} entries to {consumer}."),
-            input=Checked,
-            run=lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
-            early=False,
-        ),
+        svc.pending_claim,
+        "claim",
+        "claimed",
+        "Claimed {n} entries to {consumer}.",
     ),
-    Operation(
+    _pending(
         "Dead-letter pending entries of one partition",
-        "pending",
         Action.MOVE_TO_DLQ,
         Entries,
-        lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
-        page=Page(
-            "pending-move-to-dlq",
-            PENDING + "move-to-dlq/",
-            "POST",
-            answer=_back("Moved {n} entries to the DLQ."),
-            input=Checked,
-            run=lambda c: _checked(c, svc.pending_move_to_dlq),
-            early=False,
-        ),
+        svc.pending_move_to_dlq,
+        "move-to-dlq",
+        "moved",
+        "Moved {n} entries to the DLQ.",
     ),
     Operation(
         "The position form",
