@@ -64,8 +64,12 @@ class BulkSelection:
     since_ms: int | None = None
     until_ms: int | None = None
 
+    def matching(self) -> dict[str, Any]:
+        """The filter's fields (all but the ids), as ``DeadLetters.ids_matching`` takes them."""
+        return {k: v for k, v in asdict(self).items() if k != "ids"}
+
     def filters(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k != "ids" and v not in (None, "")}
+        data = {k: v for k, v in self.matching().items() if v not in (None, "")}
         if self.ids:
             data["selected"] = len(self.ids)
         return data
@@ -88,15 +92,7 @@ def dlq_bulk_preview(
         # otherwise freeze as many letters while the preview counted it as one
         ids = list(dict.fromkeys(validate_id(i) for i in selection.ids if i))[:MAX_BULK]
     else:
-        ids = dead_letters(cluster).ids_matching(
-            topic,
-            partition=selection.partition,
-            key=selection.key,
-            text=selection.text,
-            since_ms=selection.since_ms,
-            until_ms=selection.until_ms,
-            max_ids=MAX_BULK,
-        )
+        ids = dead_letters(cluster).ids_matching(topic, **selection.matching(), max_ids=MAX_BULK)
     if not ids:
         raise ValueError("no letters match: nothing to replay")
     drafts_expire()
