@@ -45,7 +45,6 @@ __all__ = [
     "Reason",
     "Why",
     "api_path",
-    "back",
     "doc",
     "in_cluster",
     "read_form",
@@ -158,19 +157,6 @@ Run = Callable[[Call[Any]], Any]
 Answer = Callable[[Call[Any], Any], Any]
 
 
-def back(text: str, to: str, *keys: str) -> Callable[[Call[Any], Any], HttpResponse]:
-    """A write page's answer (:meth:`Call.back`): ``text`` formatted with the URL's values,
-    the input's fields and the result's (a dict's, else ``{result}``), then the page ``to``
-    with the URL's values ``keys``."""
-
-    def answer(call: Call[Any], result: Any) -> HttpResponse:
-        found = result if isinstance(result, dict) else {"result": result}
-        values = {**call.url, **msgspec.structs.asdict(call.input), **found}
-        return call.back(text.format(**values), to, *keys)
-
-    return answer
-
-
 def in_cluster(call: Call[Any], data: dict[str, Any]) -> dict[str, Any]:
     """An API answer: the URL's cluster, then the result's fields."""
     return {"cluster": call.cluster, **data}
@@ -186,7 +172,8 @@ class Page:
     a shape of its own (a page number, the checked rows) names its ``input`` and ``run``
     (default: the operation's), and its ``early`` when the guard's differs. A write's page
     that answers with a message and another page says so in ``back``: ``(text, to, *keys)``
-    (see :func:`back`)."""
+    (``text`` formatted with the URL's values, the input's fields and the result's; the
+    page ``to`` with the URL's values ``keys``, by default its cluster and topic)."""
 
     name: str = ""
     path: str = ""
@@ -202,7 +189,14 @@ class Page:
 
     def __post_init__(self) -> None:
         if self.back:
-            object.__setattr__(self, "answer", back(*self.back))
+            object.__setattr__(self, "answer", self._back)
+
+    def _back(self, call: Call[Any], result: Any) -> HttpResponse:
+        """The answer ``back`` declares (a result that is not a dict is ``{result}``)."""
+        text, to, *keys = self.back
+        found = result if isinstance(result, dict) else {"result": result}
+        values = {**call.url, **msgspec.structs.asdict(call.input), **found}
+        return call.back(text.format(**values), to, *keys)
 
 
 @dataclass(frozen=True)
