@@ -94,8 +94,13 @@ def _letter(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
     return {"cluster": c.cluster, "topic": c.topic, **d, "letter": sel.letter_json(d["letter"])}
 
 
+def _target(i: Replay | Bulk) -> svc.ReplayTarget:
+    return svc.ReplayTarget(i.force, i.target_topic.strip() or None, i.target_partition)
+
+
 def _replay(c: Call[Replay]) -> Any:
-    return svc.dlq_replay(**c.write() | {"target_topic": c.input.target_topic.strip() or None})
+    dlq_id, why = c.url["dlq_id"], c.input.reason
+    return svc.dlq_replay(c.actor, dlq_id=dlq_id, reason=why, target=_target(c.input))
 
 
 def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
@@ -157,13 +162,7 @@ def _preview(c: Call[Bulk]) -> ReplayJob:
     if not i.all and not i.ids:
         raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
     chosen = bulk.BulkSelection(**i.read().kwargs()) if i.all else bulk.BulkSelection(tuple(i.ids))
-    return bulk.dlq_bulk_preview(
-        c.actor,
-        selection=chosen,
-        force=i.force,
-        target_topic=i.target_topic.strip() or None,
-        target_partition=i.target_partition,
-    )
+    return bulk.dlq_bulk_preview(c.actor, selection=chosen, target=_target(i))
 
 
 def _job(c: Call[Any]) -> ReplayJob:

@@ -22,7 +22,7 @@ from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, payload_visible
 from dashboard.services.audit import Actor, audit_filters, audited, require_reason
-from dashboard.services.dlq import require_replay
+from dashboard.services.dlq import AS_DEAD_LETTERED, ReplayTarget
 from dashboard.services.replay_runner import complete_job_audit
 from mqcore.codec import validate_id
 
@@ -76,15 +76,10 @@ class BulkSelection:
 
 
 def dlq_bulk_preview(
-    actor: Actor,
-    *,
-    selection: BulkSelection,
-    force: bool = False,
-    target_topic: str | None = None,
-    target_partition: int | None = None,
+    actor: Actor, *, selection: BulkSelection, target: ReplayTarget = AS_DEAD_LETTERED
 ) -> ReplayJob:
     """Freeze the set into a draft job ("N letters, ids A..B"); nothing is replayed yet."""
-    require_replay(actor, force=force, target_topic=target_topic, target_partition=target_partition)
+    target.require(actor)
     cluster, topic = actor.cluster, actor.topic
     check_text_filter(selection.text, visible=payload_visible(actor.user, cluster, topic))
     if selection.ids:
@@ -108,9 +103,9 @@ def dlq_bulk_preview(
         total=len(ids),
         first_id=ids[0],
         last_id=ids[-1],
-        force=force,
-        target_topic=target_topic or "",
-        target_partition=target_partition,
+        force=target.force,
+        target_topic=target.topic or "",
+        target_partition=target.partition,
         status=ReplayJobStatus.DRAFT,
     )
 
@@ -136,10 +131,7 @@ def dlq_bulk_start(
 ) -> ReplayJob:
     """Start a previewed job (reason or ticket required); a second start is a no-op."""
     actor = _on(actor, job)
-    target = job.target_topic or None
-    require_replay(
-        actor, force=job.force, target_topic=target, target_partition=job.target_partition
-    )
+    ReplayTarget(job.force, job.target_topic or None, job.target_partition).require(actor)
     reason = require_reason(reason, ticket)
     if not 0 <= rate_limit <= MAX_RATE_LIMIT:
         raise ValueError(f"rate limit: 0..{MAX_RATE_LIMIT} letters per second (0 = none)")

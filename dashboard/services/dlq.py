@@ -12,7 +12,7 @@ an admin forces it.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dashboard.clusters import dead_letters, writer_dead_letters
@@ -32,13 +32,13 @@ from mqcore.models import ReplayResult
 
 __all__ = [
     "ConfirmationError",
+    "ReplayTarget",
     "TargetError",
     "dlq_delete",
     "dlq_export",
     "dlq_purge",
     "dlq_replay",
     "export_ids",
-    "require_replay",
 ]
 
 
@@ -46,54 +46,62 @@ class TargetError(ValueError):
     """A replay target (topic or partition) the cluster does not have; nothing was written."""
 
 
-def _replay_event(force: bool, target: bool) -> AuditEventType:
-    if target:
-        return AuditEventType.DLQ_REPLAY_TARGET
-    return AuditEventType.DLQ_REPLAY_FORCED if force else AuditEventType.DLQ_REPLAY
+@dataclass(frozen=True, slots=True)
+class ReplayTarget:
+    """Where a replay goes: each letter to its own partition, unless an Admin names another
+    ``topic`` or ``partition``; ``force`` replays a letter already replayed."""
+
+    force: bool = False
+    topic: str | None = None
+    partition: int | None = None
+
+    @property
+    def named(self) -> bool:
+        """Whether it names another topic or partition."""
+        return bool(self.topic) or self.partition is not None
+
+    def require(self, actor: Actor) -> None:
+        """PermissionDenied unless ``actor`` may replay so: replay, force, a target (and
+        replay on the target topic)."""
+        actor.require(Action.REPLAY)
+        if self.force:
+            actor.require(Action.FORCE)
+        if self.named:
+            actor.require(Action.REPLAY_TARGET)
+            if self.topic:
+                actor.require(Action.REPLAY, topic=self.topic)
+
+    def event(self) -> AuditEventType:
+        if self.named:
+            return AuditEventType.DLQ_REPLAY_TARGET
+        return AuditEventType.DLQ_REPLAY_FORCED if self.force else AuditEventType.DLQ_REPLAY
 
 
-def require_replay(
-    actor: Actor, *, force: bool, target_topic: str | None, target_partition: int | None
-) -> None:
-    actor.require(Action.REPLAY)
-    if force:
-        actor.require(Action.FORCE)
-    if target_topic or target_partition is not None:
-        actor.require(Action.REPLAY_TARGET)
-        if target_topic:
-            actor.require(Action.REPLAY, topic=target_topic)
+AS_DEAD_LETTERED = ReplayTarget()  # each letter to its own partition, once
 
 
 def dlq_replay(
-    actor: Actor,
-    *,
-    dlq_id: str,
-    reason: str = "",
-    force: bool = False,
-    target_topic: str | None = None,
-    target_partition: int | None = None,
+    actor: Actor, *, dlq_id: str, reason: str = "", target: ReplayTarget = AS_DEAD_LETTERED
 ) -> ReplayResult:
     """Replay one letter (to its original partition unless an admin names a target).
 
     Already replayed letters are a no-op (``replayed=False``, reason
     "already-replayed") unless ``force``; the audit outcome is the result's reason.
     """
-    where = {"target_topic": target_topic, "target_partition": target_partition}
-    require_replay(actor, force=force, target_topic=target_topic, target_partition=target_partition)
-    target = bool(target_topic) or target_partition is not None
-    if force or target:
+    target.require(actor)
+    if target.force or target.named:
         reason = require_reason(reason)
-    event = _replay_event(force, target)
-    detail = {"force": force, **where}
-    with audited(actor, event, letter_ids=[dlq_id], reason=reason, detail=detail) as audit:
+    to_topic = target.topic or None
+    detail = {"force": target.force, "target_topic": to_topic, "target_partition": target.partition}
+    with audited(actor, target.event(), letter_ids=[dlq_id], reason=reason, detail=detail) as audit:
         try:
             result = writer_dead_letters(actor.cluster).replay(
                 actor.topic,
                 dlq_id,
                 by=actor.user.get_username(),
-                force=force,
-                target_topic=target_topic or None,
-                target_partition=target_partition,
+                force=target.force,
+                target_topic=to_topic,
+                target_partition=target.partition,
             )
         except UnknownPartitionError as exc:  # a target in the request, not a page: bad input
             raise TargetError(str(exc)) from exc

@@ -10,7 +10,7 @@ from django.test import Client
 from dashboard.models import GroupTopicScope
 from dashboard.permissions import Action, has_action
 from dashboard.services.audit import Actor, audit_begin, audit_complete
-from dashboard.services.dlq import dlq_replay
+from dashboard.services.dlq import ReplayTarget, dlq_replay
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -68,8 +68,7 @@ def test_after_replay_hides_a_target_topic_out_of_scope(r, mq_config) -> None:
         Actor(admin, cluster="default", topic="orders-eu"),
         dlq_id=letter,
         reason="move",
-        target_topic="payments",
-        target_partition=0,
+        target=ReplayTarget(topic="payments", partition=0),
     )
     client = _scoped("f", "default", "orders-*")
     page = client.get(f"/clusters/default/topics/orders-eu/dlq/{letter}/").content.decode()
