@@ -34,7 +34,7 @@ from dashboard.models import AuditEventType
 from dashboard.permissions import Action
 from dashboard.selectors.exports import EXPORT_FORMATS, ExportSource, export_source
 from dashboard.selectors.pages.params import parse_choice
-from dashboard.services.audit import Actor, Audited, audit_filters, audited, origin_from_request
+from dashboard.services.audit import Actor, Audited, audit_filters, audited
 from mqcore.export_rows import csv_row_lines
 
 __all__ = [
@@ -179,13 +179,9 @@ def check_same_origin(request: HttpRequest) -> None:
         )
 
 
-def export_download(
-    request: HttpRequest, kind: str, cluster: str, topic: str
-) -> StreamingHttpResponse:
-    """The page's and the API's export: ``request``'s user, query and origin, one download
+def export_download(request: HttpRequest, actor: Actor, kind: str) -> StreamingHttpResponse:
+    """The page's and the API's export by ``actor``: ``request``'s query, one download
     (refused before any read or audit row when it came from another origin)."""
     check_same_origin(request)
-    cluster_config(cluster)
-    actor = Actor(request.user, origin_from_request(request), cluster, topic)
-    export = export_start(actor, kind=kind, query=request.GET)
-    return export_response(export)
+    cluster_config(actor.cluster)
+    return export_response(export_start(actor, kind=kind, query=request.GET))

@@ -64,8 +64,14 @@ def audit_denied(request: HttpRequest, exc: BaseException, *, cluster: str, topi
     view = (match.url_name if match else "") or ""
     try:
         if _minute_count(name) > limit:
-            log.warning("refused %s %s for %s (over %d denied rows a minute)", request.method,
-                        view or request.path[:200], name, limit)  # fmt: skip
+            what = view or request.path[:200]
+            log.warning(
+                "refused %s %s for %s (over %d denied rows a minute)",
+                request.method,
+                what,
+                name,
+                limit,
+            )
             return
         _record(request, exc, user, view, cluster, topic)
     except Exception:  # the refusal is answered (403) whatever happens to its row
