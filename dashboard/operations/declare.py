@@ -167,7 +167,8 @@ class Page:
     """A page of an operation. ``path`` is a Django route (a regex when it starts with ``^``);
     ``template`` is rendered, only its region for an htmx request when it names one
     (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
-    (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
+    (default ``{shown: result}``, ``shown`` being ``"result"`` unless the page names it);
+    ``answer(call, result)`` replaces the render (a
     redirect), as does a result that is a response (a file). A page whose query or form has
     a shape of its own (a page number, the checked rows) names its ``input`` and ``run``
     (default: the operation's), and its ``early`` when the guard's differs. A write's page
@@ -186,6 +187,7 @@ class Page:
     run: Run | None = None
     early: bool | None = None  # None: the operation's
     back: tuple[str, ...] = ()
+    shown: str = "result"
 
     def __post_init__(self) -> None:
         if self.back:
@@ -344,7 +346,7 @@ def _page_view(op: Operation, page: Page) -> View:
             return page.answer(call, result)
         if isinstance(result, HttpResponseBase):  # a file, a stream
             return result
-        extra = page.context(call, result) if page.context else {"result": result}
+        extra = page.context(call, result) if page.context else {page.shown: result}
         return render(request, _template(page.template, request), {**url, **extra})
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")
