@@ -10,6 +10,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
@@ -113,9 +114,10 @@ class Call(Generic[In]):
     def topic(self) -> str:
         return str(self.url["topic"])
 
-    @property
+    @cached_property
     def actor(self) -> Actor:
-        """Who acts, from which request, on the URL's cluster and topic (a service's)."""
+        """Who acts, from which request, on the URL's cluster and topic (a service's; one
+        per request: one request id when the client sent none)."""
         where = {k: str(self.url[k]) for k in ("cluster", "topic") if k in self.url}
         return Actor(self.user, origin_from_request(self.request), **where)
 
