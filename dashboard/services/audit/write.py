@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 _append_lock = threading.Lock()
+SYSTEM = {"actor": "system", "actor_id": None}  # the audit row's who of a job or command
 MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not copied
 # what an outcome row repeats of its intent row: who, where, what, from which request
 _CARRIED = (
@@ -107,6 +108,14 @@ class Actor:
         (``topic``: another one, such as a replay's target); with neither, a global action."""
         where = (self.topic if topic is None else topic) or None
         require_action(self.user, action, cluster=self.cluster or None, topic=where)
+
+    def columns(self) -> dict[str, Any]:
+        """The audit row's who and where: the user's name and id (``system`` for none or
+        an anonymous user), the cluster, the topic and the origin."""
+        user = self.user
+        known = user is not None and getattr(user, "is_authenticated", False)
+        who = {"actor": user.get_username(), "actor_id": user.pk} if known else SYSTEM
+        return who | {"cluster": self.cluster, "topic": self.topic, **asdict(self.origin)}
 
 
 def origin_from_request(request: HttpRequest) -> Origin:
@@ -169,12 +178,6 @@ def hmac_key() -> bytes:
     return str(getattr(settings, "AUDIT_HMAC_KEY", "") or "").encode()
 
 
-def _actor(user: Any) -> tuple[str, int | None]:
-    if user is None or not getattr(user, "is_authenticated", False):
-        return ("system", None)
-    return (user.get_username(), user.pk)
-
-
 def audited(
     actor: Actor,
     event_type: AuditEventType,
@@ -190,7 +193,6 @@ def audited(
     handle: run the action in ``with`` it, and it writes the outcome row when the block
     ends (see :class:`Audited`). ``failure_detail`` adds to a failed outcome's
     ``{"error"}``."""
-    name, actor_id = _actor(actor.user)
     ids = list(letter_ids)
     extra = dict(detail or {})
     if len(ids) > MAX_LETTER_IDS:
@@ -200,18 +202,13 @@ def audited(
         AuditEvent(
             phase=AuditPhase.INTENT,
             event_type=event_type,
-            actor=name,
-            actor_id=actor_id,
-            cluster=actor.cluster,
-            topic=actor.topic,
+            **actor.columns(),
             letter_ids=ids,
             frozen_set=frozen_set[:300],
             reason=reason,
             ticket=ticket[:100],
             outcome="unknown",
             detail=extra,
-            request_id=actor.origin.request_id,
-            client_addr=actor.origin.client_addr,
         )
     )
     return Audited(intent, failure_detail)
