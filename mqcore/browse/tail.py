@@ -26,8 +26,8 @@ start. A cursor that is not one of ours raises InvalidArgumentError before any r
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from mqcore.admin.calls import pipeline_lenient
@@ -213,23 +213,22 @@ def tail_topic(
     replies = pipeline_lenient(admin.client, calls)
     step = 2 if count else 1
     now_at: dict[int, tuple[str, int, int]] = {}
-    runs: list[list[tuple[tuple[int, int, int], str, int, Any]]] = []
+    merged: list[tuple[tuple[int, int, int], str, int, Any]] = []
     for i, p in enumerate(chosen):
         now_at[p] = _counters(replies[i * step], held[p])
         top_ms, top_seq = id_tuple(now_at[p][0])
         newest = (-top_ms, -top_seq, -p)  # merge keys from here on: ids up to ``last``
-        run = []
         for raw_id, fields in (replies[i * step + 1] or []) if count else ():
             entry_id = decode_text(raw_id)
             key = merge_key(entry_id, p, -1)
             if key >= newest:  # else added after the counters: the next poll's
-                run.append((key, entry_id, p, fields))
-        runs.append(run)
+                merged.append((key, entry_id, p, fields))
+    merged.sort(key=itemgetter(0))  # runs already in order: a merge at C speed
     messages: list[Message] = []
     examined = dict.fromkeys(chosen, 0)
     budget_of = admin.config.decode_budget()
     cap = budget_of.max_value_bytes
-    for _key, entry_id, p, fields in heapq.merge(*runs):
+    for _key, entry_id, p, fields in merged:
         if len(messages) >= budget:
             break
         examined[p] += 1
