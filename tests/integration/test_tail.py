@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 from django.contrib.auth.models import Group
-from django.test import Client
+from django.test import Client, override_settings
 
 from dashboard.masking import MASK
 from dashboard.models import GroupTopicScope, SensitiveTopic
@@ -241,3 +241,28 @@ def test_the_browser_links_to_the_tail_with_its_filters(orders: MQConfig) -> Non
     body = client("Viewer").get("/clusters/default/topics/orders/messages/", {"key": "k1"})
     assert b'id="tail-link"' in body.content
     assert b"/clusters/default/topics/orders/tail/?key=k1" in body.content
+
+
+@override_settings(RATELIMIT_TAIL="3/m", RATELIMIT_BROWSE="1/m", RATELIMIT_FILTER="1/m")
+def test_polls_count_in_their_own_rate_limit(orders: MQConfig, console_r: redis.Redis) -> None:
+    viewer = client("Viewer")
+    cursor = viewer.get(API, {"key": "k1"}).json()["cursor"]  # not the browser's limits
+    assert viewer.get(API, {"key": "k1", "cursor": cursor}).status_code == 200
+    assert viewer.get(PAGE, {"cursor": cursor}).status_code == 200
+    refused = viewer.get(API, {"cursor": cursor})
+    assert refused.status_code == 429
+    assert "RATELIMIT_TAIL" in refused.json()["error"]
+
+
+def test_a_payload_over_the_decode_cap_is_not_decoded(r: redis.Redis, orders: MQConfig) -> None:
+    operator = client("Operator")
+    cursor = operator.get(API).json()["cursor"]
+    body = json.dumps({"items": ["y" * 100] * 20_000})  # 2 MB, over the 1 MiB decode cap
+    r.xadd(orders.keys.partition("orders", 0), {"payload": body, "key": "big"})
+    row = operator.get(API, {"cursor": cursor}).json()["messages"][0]
+    assert row["payload"] == ""
+    assert row["payload_undecoded"]["reason"] == "too_large"
+    assert row["payload_undecoded"]["size"] == len(body)
+    polled = operator.get(PAGE, {"cursor": cursor}, HTTP_HX_REQUEST="true")
+    assert b"too large" in polled.content
+    assert len(polled.content) < 20_000
