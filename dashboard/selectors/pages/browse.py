@@ -80,9 +80,12 @@ def _filters(params: Mapping[str, Any]) -> Filters | None:
 
 def _max_bytes(params: Mapping[str, Any]) -> int:
     value = parse_int(
-        params.get("max_bytes"), "max_bytes", default=ROW_PREVIEW_BYTES, minimum=1,
+        params.get("max_bytes"),
+        "max_bytes",
+        default=ROW_PREVIEW_BYTES,
+        minimum=1,
         maximum=MAX_ROW_BYTES,
-    )  # fmt: skip
+    )
     return value or ROW_PREVIEW_BYTES
 
 
