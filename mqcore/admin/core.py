@@ -278,7 +278,7 @@ class Admin:
         Ids not pending in the group are skipped; an id trimmed while pending is
         acked (it cannot be delivered any more) but not reported as moved.
         """
-        from mqcore.acks import dead_letter
+        from mqcore.acks import PendingEntry, dead_letter
 
         validate_name("group", group)
         ids = [validate_id(i) for i in ids]
@@ -286,16 +286,9 @@ class Admin:
         moved: list[str] = []
         for entry_id in ids:
             try:
+                entry = PendingEntry(topic, group, partition, entry_id, epoch=None)
                 result = dead_letter(
-                    self.client,
-                    self.keys,
-                    topic=topic,
-                    group=group,
-                    partition=partition,
-                    entry_id=entry_id,
-                    reason=reason,
-                    epoch=None,
-                    encoding=self.config.encoding,
+                    self.client, self.keys, entry, reason=reason, encoding=self.config.encoding
                 )
             except UnknownMessageError:
                 continue  # not pending in this group: nothing to move
