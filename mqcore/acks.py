@@ -257,14 +257,14 @@ def schedule_retry(
     on a stale epoch and :class:`UnknownMessageError` when the entry is no longer pending
     (nothing is written in either case).
     """
-    topic = entry.topic
-    validate_id(entry.entry_id)
+    topic, _, partition, entry_id, _, _ = entry
+    validate_id(entry_id)
     check_ack_policy(policy)
     item = retry_item_fields(
         fields,
         topic=topic,
-        partition=entry.partition,
-        entry_id=entry.entry_id,
+        partition=partition,
+        entry_id=entry_id,
         default_max_retries=default_max_retries,
     )
     item_id = uuid.uuid4().hex
