@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.http import QueryDict
@@ -23,10 +23,12 @@ from dashboard.permissions import payload_visible, topic_visible
 __all__ = [
     "DlqFilterError",
     "DlqFilters",
+    "LetterFilter",
     "LetterView",
     "dlq_depth_get",
     "dlq_letter_get",
     "dlq_page_get",
+    "letter_filter",
     "letter_json",
     "replay_jobs_recent",
 ]
@@ -89,13 +91,33 @@ class DlqFilters:
         return bool(self.raw)
 
     def kwargs(self) -> dict[str, Any]:
-        return {
-            "partition": self.partition,
-            "key": self.key,
-            "text": self.text,
-            "since_ms": self.since_ms,
-            "until_ms": self.until_ms,
-        }
+        return letter_filter(self)
+
+
+class LetterFilter(Protocol):
+    """A filter of dead letters (:class:`DlqFilters`, a bulk replay's selection)."""
+
+    @property
+    def partition(self) -> int | None: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def since_ms(self) -> int | None: ...
+    @property
+    def until_ms(self) -> int | None: ...
+
+
+def letter_filter(f: LetterFilter) -> dict[str, Any]:
+    """``f`` as the keywords of mqcore's letter reads (``DeadLetters.page``, ``ids_matching``)."""
+    return {
+        "partition": f.partition,
+        "key": f.key,
+        "text": f.text,
+        "since_ms": f.since_ms,
+        "until_ms": f.until_ms,
+    }
 
 
 @dataclass(frozen=True, slots=True)
