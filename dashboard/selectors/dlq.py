@@ -94,6 +94,9 @@ class DlqFilters:
         return letter_filter(self)
 
 
+LETTER_FILTER_FIELDS = ("partition", "key", "text", "since_ms", "until_ms")
+
+
 class LetterFilter(Protocol):
     """A filter of dead letters (:class:`DlqFilters`, a bulk replay's selection)."""
 
@@ -110,14 +113,9 @@ class LetterFilter(Protocol):
 
 
 def letter_filter(f: LetterFilter) -> dict[str, Any]:
-    """``f`` as the keywords of mqcore's letter reads (``DeadLetters.page``, ``ids_matching``)."""
-    return {
-        "partition": f.partition,
-        "key": f.key,
-        "text": f.text,
-        "since_ms": f.since_ms,
-        "until_ms": f.until_ms,
-    }
+    """``f`` as the keywords of mqcore's letter reads (``DeadLetters.page``, ``ids_matching``),
+    which are named as the filter's fields."""
+    return {name: getattr(f, name) for name in LETTER_FILTER_FIELDS}
 
 
 @dataclass(frozen=True, slots=True)
