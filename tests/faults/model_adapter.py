@@ -18,7 +18,7 @@ from typing import Any
 from mqcore import acks
 from mqcore.admin import Admin
 from mqcore.admin.position_target import PositionTarget
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.codec import decode_text, id_tuple
 from mqcore.config import MQConfig
 from mqcore.consumer.entries import decode_message, stored_fields
@@ -239,9 +239,9 @@ class MQ:
         """The sink's exactly-once commit of a batch: the checkpoint record and the group's
         position in one script (no lease is held)."""
         kw: dict[str, Any] = {"topic": TOPIC, "sink": "model", "group": PIPELINE, "run_id": "run-1"}
-        self.store.record_planned(PIPELINE, self.batch, **kw)
+        self.store.record_planned(PIPELINE, self.batch, Writer(**kw))
         self.store.record_committed(
-            PIPELINE, self.batch, records=records, acked_ids={str(p): upto}, **kw
+            PIPELINE, self.batch, Writer(**kw), records=records, acked_ids={str(p): upto}
         )
         self.batch += 1
 
