@@ -87,7 +87,7 @@ def test_the_read_is_bounded(
 
     monkeypatch.setattr(OutsideEvents, "recent", spy)
     monkeypatch.setattr(outside_sel, "MAX_READ", 4)
-    read = outside_sel.outside_read("default", limit=2, topic="orders-a")
+    read = outside_sel.outside_read("default", TimelineFilter(topic="orders-a"), limit=2)
     assert counts == [4]
     assert read.events == []  # the move is older than the 4 newest entries
     assert read.more

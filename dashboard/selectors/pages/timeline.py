@@ -31,6 +31,7 @@ from dashboard.permissions import topic_visible
 from dashboard.selectors.outside import outside_read, outside_timeline_event
 from dashboard.selectors.pages.params import ParamError
 from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
+from dashboard.selectors.timeline_filter import EVERY_EVENT, TimelineFilter
 from dashboard.store.incidents import event_key
 
 __all__ = [
@@ -155,20 +156,6 @@ def _audit_event(row: AuditEvent, kind: str) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineFilter:
-    """Which events a timeline read keeps, the same for each of its sources (the console
-    store's collector events, the audit log, mqcore's outside events): one topic (None: the
-    whole cluster), kinds (none: every kind), one group, and ``since_ms`` .. ``until_ms``
-    (epoch ms, both ends included; None: open)."""
-
-    topic: str | None = None
-    kinds: tuple[str, ...] = ()
-    group: str | None = None
-    since_ms: int | None = None
-    until_ms: int | None = None
-
-
 def _audit_events(cluster: str, where: TimelineFilter, limit: int) -> list[dict[str, Any]]:
     kind_of = {t: k for k in where.kinds if k in AUDIT_KINDS for t in AUDIT_KINDS[k]}
     if not kind_of:
@@ -196,15 +183,7 @@ def _outside_events(
     wanted = [k for k in where.kinds if k in AUDIT_KINDS]
     if not wanted:
         return [], False
-    read = outside_read(
-        cluster,
-        limit=limit,
-        topic=where.topic,
-        group=where.group,
-        kinds=wanted,
-        since_ms=where.since_ms,
-        until_ms=where.until_ms,
-    )
+    read = outside_read(cluster, replace(where, kinds=tuple(wanted)), limit=limit)
     return [outside_timeline_event(e) for e in read.events], read.more
 
 
@@ -214,7 +193,7 @@ def _key(e: Mapping[str, Any]) -> tuple[int, str]:
 
 def timeline_events(
     cluster: str,
-    where: TimelineFilter = TimelineFilter(),
+    where: TimelineFilter = EVERY_EVENT,
     *,
     limit: int = 100,
     before: str | None = None,
@@ -269,7 +248,7 @@ def timeline_get(
     cluster: str,
     *,
     user: Any,
-    where: TimelineFilter = TimelineFilter(),
+    where: TimelineFilter = EVERY_EVENT,
     limit: int = 100,
     before: str | None = None,
 ) -> dict[str, Any]:
