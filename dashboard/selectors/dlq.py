@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -19,6 +18,7 @@ from dashboard.clusters import dead_letters
 from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import payload_visible, topic_visible
+from mqcore.clock import ms_from_text
 
 __all__ = [
     "DlqFilterError",
@@ -44,18 +44,12 @@ class DlqFilterError(ValueError):
 
 
 def _parse_time(name: str, raw: str) -> int | None:
-    raw = raw.strip()
-    if not raw:
+    if not raw.strip():
         return None
-    if raw.isdigit():
-        return int(raw)
     try:
-        when = datetime.fromisoformat(raw)
+        return ms_from_text(raw)
     except ValueError:
         raise DlqFilterError(f"{name}: use ISO time (2026-01-31T12:00) or epoch ms") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from dashboard.selectors.pages.params import ParamError
 from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
 from dashboard.selectors.timeline_filter import EVERY_EVENT, TimelineFilter
 from dashboard.store.incidents import event_key
+from mqcore.clock import ms_from_text
 
 __all__ = [
     "AUDIT_KINDS",
@@ -83,17 +84,12 @@ def parse_kinds(raw: Iterable[str]) -> list[str]:
 
 def parse_time(raw: str | None, name: str) -> int | None:
     """Epoch ms from epoch milliseconds or an ISO time (UTC when no zone); None when empty."""
-    text = (raw or "").strip()
-    if not text:
+    if not (raw or "").strip():
         return None
-    if text.isdigit():
-        return int(text)
     try:
-        when = datetime.fromisoformat(text)
+        return ms_from_text(raw or "")
     except ValueError:
         raise ParamError(f"{name}: use epoch ms or ISO time, e.g. 2026-01-31T12:00") from None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
 
 
 def _ms(when: datetime) -> int:
