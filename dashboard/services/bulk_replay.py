@@ -21,6 +21,7 @@ from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, payload_visible, require_action
+from dashboard.selectors.dlq import letter_filter
 from dashboard.services.audit import Origin, audit_filters, audited, require_reason
 from dashboard.services.dlq import require_replay
 from dashboard.services.replay_runner import complete_job_audit
@@ -97,13 +98,7 @@ def dlq_bulk_preview(
         ids = list(dict.fromkeys(validate_id(i) for i in selection.ids if i))[:MAX_BULK]
     else:
         ids = dead_letters(cluster).ids_matching(
-            topic,
-            partition=selection.partition,
-            key=selection.key,
-            text=selection.text,
-            since_ms=selection.since_ms,
-            until_ms=selection.until_ms,
-            max_ids=MAX_BULK,
+            topic, max_ids=MAX_BULK, **letter_filter(selection)
         )
     if not ids:
         raise ValueError("no letters match: nothing to replay")
