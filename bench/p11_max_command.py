@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.common import WATCH_US, BenchContext, Result, elapsed_ms, slowlog_max_us
 from mqcore.admin import Admin
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.commit_journal import DEFAULT_CHUNK
 from mqcore.config import MQConfig
 from mqcore.dlq import DeadLetters
@@ -73,11 +73,17 @@ def _committer(config: MQConfig, keys_n: int, acked: str) -> Callable[[int, int]
 
     def commit(batch: int, chunk: int) -> None:
         common: dict[str, Any] = {"run_id": "bench", "topic": "big", "sink": "redis", "group": PIPE}
-        store.record_planned(PIPE, batch, **common)
+        store.record_planned(PIPE, batch, Writer(**common))
         store.record_committed(
-            PIPE, batch, **common, records=keys_n, acked_ids={"0": acked}, outputs=outputs,
-            increments=increments, chunk=chunk,
-        )  # fmt: skip
+            PIPE,
+            batch,
+            Writer(**common),
+            records=keys_n,
+            acked_ids={"0": acked},
+            outputs=outputs,
+            increments=increments,
+            chunk=chunk,
+        )
 
     return commit
 

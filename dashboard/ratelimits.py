@@ -1,6 +1,6 @@
 """Per-user rate limits on the console's costly reads, counted by django-ratelimit.
 
-Three groups, each a setting holding a django-ratelimit rate (``"60/m"``; empty: no limit):
+Four groups, each a setting holding a django-ratelimit rate (``"60/m"``; empty: no limit):
 
 - ``browse`` (``RATELIMIT_BROWSE``): the topic message browser, the DLQ list and the
   retry browser, pages and API; every request counts.
@@ -9,6 +9,8 @@ Three groups, each a setting holding a django-ratelimit rate (``"60/m"``; empty:
   browser's key and text), which scan far more than they show.
 - ``export`` (``RATELIMIT_EXPORT``): "export all matching" of lag, pending and DLQ, the
   export of selected dead letters and the raw payload downloads, pages and API.
+- ``tail`` (``RATELIMIT_TAIL``): the live tail's polls, page and API (its filters are not
+  counted again: each poll reads a bounded few entries per partition).
 
 Counts are per user (the page and the API share them; a request without a user counts
 by address) in the cache ``RATELIMIT_USE_CACHE``: the console store, so every web worker
@@ -48,6 +50,7 @@ GROUPS = {
     "browse": ("RATELIMIT_BROWSE", "browse requests"),
     "filter": ("RATELIMIT_FILTER", "filtered requests"),
     "export": ("RATELIMIT_EXPORT", "exports"),
+    "tail": ("RATELIMIT_TAIL", "live tail polls"),
 }
 # the query parameters of a filter that reads entries, per endpoint (the "filter" group)
 BROWSE_FILTERS = ("key", "header", "text", "where")

@@ -33,6 +33,7 @@ from mqcore.scripts import call_script, lua_source
 
 __all__ = [
     "ACK_POLICIES",
+    "PendingEntry",
     "ack",
     "ack_reply_count",
     "check_ack_policy",
@@ -70,15 +71,18 @@ def _delete_flag(policy: str, encoding: str) -> str:
     return "1" if unlinks_owned_payloads(encoding) else "2"
 
 
-class _Pending(NamedTuple):
-    """The pending entry a one-entry script settles, and the lease it is settled under."""
+class PendingEntry(NamedTuple):
+    """An entry pending in ``group`` that a one-entry write (:func:`schedule_retry`,
+    :func:`dead_letter`) settles, and the lease it is settled under: ``epoch`` the fencing
+    token (None: an operator action, nothing checked), ``owner`` the consumer holding the
+    lease (a take-over without a new epoch fences it too)."""
 
     topic: str
     group: str
     partition: int
     entry_id: str
     epoch: int | None
-    owner: str | None
+    owner: str | None = None
 
 
 def _fence(
@@ -117,7 +121,7 @@ def _settle_entry(
     client: RedisClient,
     keys: KeySpace,
     script: str,
-    entry: _Pending,
+    entry: PendingEntry,
     own: tuple[list[str], list[str]],
     delete: str,
     fields: Mapping[str, str | bytes] | None,
@@ -231,21 +235,16 @@ def ack(
 def schedule_retry(
     client: RedisClient,
     keys: KeySpace,
+    entry: PendingEntry,
     *,
-    topic: str,
-    group: str,
-    partition: int,
-    entry_id: str,
     fields: Mapping[str, str | bytes],
     due_ms: int,
-    epoch: int | None,
     direct: bool = False,
     default_max_retries: int = 3,
-    owner: str | None = None,
     policy: str = "none",
     encoding: str = "plain",
 ) -> str:
-    """Ack ``entry_id`` and schedule its next attempt, in one script.
+    """Ack ``entry`` and schedule its next attempt, in one script.
 
     The retry item hash gets the fields Java's retry item has (``retryCount`` + 1,
     ``x-original-message-id`` set if absent) and joins the retry zset at
@@ -258,6 +257,7 @@ def schedule_retry(
     on a stale epoch and :class:`UnknownMessageError` when the entry is no longer pending
     (nothing is written in either case).
     """
+    topic, _, partition, entry_id, _, _ = entry
     validate_id(entry_id)
     check_ack_policy(policy)
     item = retry_item_fields(
@@ -276,7 +276,6 @@ def schedule_retry(
         [keys.retry_zset(topic), keys.retry_item(topic, item_id)],
         [str(int(due_ms)), "direct" if direct else "zset"],
     )
-    entry = _Pending(topic, group, partition, entry_id, epoch, owner)
     delete = _delete_flag(policy, encoding)
     reply = _settle_entry(client, keys, "schedule_retry", entry, own, delete, item)
     return item_id if not direct else str(decode_text(reply[1]))
@@ -285,16 +284,11 @@ def schedule_retry(
 def dead_letter(
     client: RedisClient,
     keys: KeySpace,
+    entry: PendingEntry,
     *,
-    topic: str,
-    group: str,
-    partition: int,
-    entry_id: str,
     reason: str,
     error_type: str = "",
-    epoch: int | None = None,
     fields: Mapping[str, str | bytes] | None = None,
-    owner: str | None = None,
     encoding: str = "plain",
     policy: str = "none",
 ) -> str | None:
@@ -312,13 +306,13 @@ def dead_letter(
     still needs it. Raises :class:`FencedError` on a stale epoch and
     :class:`UnknownMessageError` when the entry is not pending in ``group``.
     """
-    validate_id(entry_id)
+    validate_id(entry.entry_id)
     check_ack_policy(policy)
     mode = "given" if fields is not None else "read"  # where the script finds the fields
     if encoding == "java-kryo":
         mode += "-kryo"
-    own = ([keys.dlq(topic)], [topic, str(partition), iso_now(), reason, error_type, mode])
-    entry = _Pending(topic, group, partition, entry_id, epoch, owner)
+    topic, partition = entry.topic, str(entry.partition)
+    own = ([keys.dlq(topic)], [topic, partition, iso_now(), reason, error_type, mode])
     delete = _delete_flag(policy, encoding)
     reply = _settle_entry(client, keys, "dead_letter", entry, own, delete, fields)
     if int(reply[0]) == 2:

@@ -19,7 +19,7 @@ import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -38,11 +38,24 @@ __all__ = [
     "CheckpointStatus",
     "CheckpointStore",
     "PlanOutcome",
+    "Writer",
     "new_run_id",
     "pipeline_summary",
 ]
 
 DEFAULT_RETAINED_BATCHES = 1000
+
+
+class Writer(NamedTuple):
+    """The run, topic, sink and group each checkpoint record of a pipeline names (``group``
+    "": a sink that moves no group; a commit needs one)."""
+
+    run_id: str
+    topic: str
+    sink: str
+    group: str = ""
+
+
 _TRIM_STEP = 200  # records deleted per trim call (bounded work per batch)
 _INT_FIELDS = (
     "batch_id",
@@ -176,11 +189,8 @@ class CheckpointStore:
         self,
         pipeline: str,
         batch_id: int,
+        writer: Writer,
         *,
-        run_id: str,
-        topic: str,
-        sink: str,
-        group: str = "",
         start_offsets: Mapping[str, str] | None = None,
         now_ms: int | None = None,
     ) -> PlanOutcome:
@@ -193,33 +203,26 @@ class CheckpointStore:
         args: list[Any] = [
             pipeline,
             int(batch_id),
-            run_id,
+            writer.run_id,
             now_ms or clock.now_ms(),
-            topic,
-            sink,
-            group,
+            writer.topic,
+            writer.sink,
+            writer.group,
             json.dumps(dict(start_offsets or {})),
         ]
         reply = call_script(self.client, "checkpoint_plan", keys, args)
         return PlanOutcome(decode_text(reply))
 
-    def record_restore(
-        self, pipeline: str, batch_id: int, *, run_id: str, topic: str, sink: str, group: str = ""
-    ) -> PlanOutcome:
+    def record_restore(self, pipeline: str, batch_id: int, writer: Writer) -> PlanOutcome:
         """Explicitly re-plan a batch in a new run (records a restore when it was uncommitted)."""
-        return self.record_planned(
-            pipeline, batch_id, run_id=run_id, topic=topic, sink=sink, group=group
-        )
+        return self.record_planned(pipeline, batch_id, writer)
 
     def record_committed(
         self,
         pipeline: str,
         batch_id: int,
+        writer: Writer,
         *,
-        run_id: str,
-        topic: str,
-        sink: str,
-        group: str,
         records: int,
         acked_ids: Mapping[str, str],
         end_offsets: Mapping[str, str] | None = None,
@@ -244,6 +247,7 @@ class CheckpointStore:
         called after each applied group). A stage hash that is gone (evicted or expired)
         raises :class:`~mqcore.commit_journal.StageLostError` with nothing written.
         """
+        run_id, topic, sink, group = writer
         if not group:
             raise InvalidArgumentError("a pipeline group is required to record acks")
         validate_name("group", group)

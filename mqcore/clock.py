@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 import time
 
-__all__ = ["duration_s", "iso_from_ms", "iso_now", "iso_seconds", "ms_from_iso", "now_ms"]
+__all__ = [
+    "duration_s",
+    "iso_from_ms",
+    "iso_now",
+    "iso_seconds",
+    "ms_from_iso",
+    "ms_from_text",
+    "now_ms",
+]
 
 
 def now_ms() -> int:
@@ -69,6 +77,13 @@ def ms_from_iso(text: str) -> int:
         return int(parsed.astimezone(UTC).timestamp() * 1000)
     except (OverflowError, OSError):
         raise ValueError(f"instant out of range: {text!r}") from None
+
+
+def ms_from_text(text: str) -> int:
+    """Epoch ms of a time a person writes: epoch milliseconds (digits) or an ISO-8601 instant
+    (:func:`ms_from_iso`: no zone means UTC). Raises ValueError on anything else."""
+    value = text.strip()
+    return int(value) if value.isdigit() else ms_from_iso(value)
 
 
 def iso_seconds(ms: float) -> str | None:

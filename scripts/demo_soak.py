@@ -33,7 +33,6 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from pipelines import pipeline_id
 from scripts.demo_settings import PROJECT_ROOT, PYTHON, DemoSettings
 from scripts.demo_workload import TOPICS
 from scripts.embedded import find_free_port
+from scripts.webhook_server import WebhookServer
 
 BOUNCE = "orders-bounce"
 PIPELINE = pipeline_id("order_totals", "redis")  # the demo's Spark pipeline, also its group
@@ -129,25 +129,10 @@ class Receiver:
         self.alerts: dict[str, Alert] = {}
         self.order: list[str] = []
         self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    event = json.loads(self.rfile.read(length))
-                except ValueError:
-                    event = {}
-                receiver.record(event, time.monotonic() - started)
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/soak"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = WebhookServer(
+            lambda event: self.record(event, time.monotonic() - started), path="/soak"
+        )
+        self.url = self.server.url
 
     def record(self, event: Mapping[str, Any], at_s: float) -> None:
         alert = event.get("alert") if isinstance(event, Mapping) else None
@@ -178,8 +163,7 @@ class Receiver:
             return [self.alerts[k] for k in self.order]
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
 
 
 def _pump(

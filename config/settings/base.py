@@ -290,6 +290,8 @@ BROWSE_EXPRESSION_BUDGET = env_int("BROWSE_EXPRESSION_BUDGET", 1_000_000)
 RATELIMIT_BROWSE = env_rate("RATELIMIT_BROWSE", "60/m")
 RATELIMIT_FILTER = env_rate("RATELIMIT_FILTER", "20/m")
 RATELIMIT_EXPORT = env_rate("RATELIMIT_EXPORT", "10/m")
+# The live tail's polls (one a second while a tail is open; each poll a bounded read).
+RATELIMIT_TAIL = env_rate("RATELIMIT_TAIL", "120/m")
 # The counters live in the console store, under their own key prefix; "default" stays the
 # per-process memory cache it always was (the audit chain check's result).
 CACHES = {

@@ -1,17 +1,17 @@
 """One topic's pages and their JSON (``mqcore`` CLI ``--json`` field names where they
 overlap): the topic (snapshot, charts), its series and live lag, the partition panel
 (per-partition rate, length, memory and their skew; one partition's hot-key sample, an
-htmx partial), the leases, the message browser with "produce a test message", and one
-message (masked without the right to see its payload). A bad browser filter or produce
-form shows the browser's form again with the error (400); the form's headers are
-``NAME=VALUE`` lines."""
+htmx partial), the leases, the message browser with "produce a test message" and its live
+tail (polled by htmx with the tail's cursor), and one message (masked without the right to
+see its payload). A bad browser filter or produce form shows the browser's form again with
+the error (400); the form's headers are ``NAME=VALUE`` lines."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 import msgspec
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import render
 
 from dashboard.charts import WINDOWS
@@ -30,7 +30,7 @@ from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages import consumer_metrics, leases, messages, series
 from dashboard.selectors.pages import topic as sel
-from dashboard.selectors.pages.browse import BROWSE_PARAMS, browse_get
+from dashboard.selectors.pages.browse import BROWSE_PARAMS, TAIL_PARAMS, browse_get, tail_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
 from dashboard.selectors.pages.snapshot import now_ms
@@ -44,6 +44,7 @@ MESSAGES = route("messages")
 MESSAGE = PAGE + "messages/<int:partition>/<str:entry_id>/"
 PARTITIONS = route("partitions")
 BROWSE = "dashboard/browse.html"
+TAIL = "dashboard/tail.html"
 ROW_PAYLOAD_CHARS = 300
 
 
@@ -105,6 +106,16 @@ QUERY = {
     "max_bytes": "payload bytes per message (default 1024, at most 65536)",
 }  # BROWSE_PARAMS, as the document describes them (the selector reads the query)
 Browse = msgspec.defstruct("Browse", [(n, Annotated[str, doc(d)], "") for n, d in QUERY.items()])
+TAIL_QUERY = {
+    **{n: QUERY[n] for n in TAIL_PARAMS if n in QUERY},
+    "rate": "messages a second shown (default 50, at most 1000); the rest skipped and counted",
+    "cursor": "the cursor of the previous poll (none: the tail opens at the newest entries)",
+}
+Tail = msgspec.defstruct(
+    "Tail",
+    [(n, Annotated[str, doc(d)], "") for n, d in TAIL_QUERY.items()]
+    + [("paused", Annotated[bool, doc("hand the cursor back unread (a paused tail)")], False)],
+)
 
 
 class ProduceForm(msgspec.Struct):
@@ -147,8 +158,36 @@ def _browse_page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpRes
         following["cursor"] = d["next_cursor"] or ""
         next_query = following.urlencode() if d["next_cursor"] else ""
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
+    context["tail_query"] = _query_of({k: form[k] for k in TAIL_PARAMS if k in form})
     status = 400 if produce or "error" in context else 200
     return render(c.request, BROWSE, context, status=status)
+
+
+def _query_of(values: dict[str, str]) -> str:
+    query = QueryDict(mutable=True)
+    query.update({k: v for k, v in values.items() if v})
+    return query.urlencode()
+
+
+def _tail(c: Call[Any]) -> dict[str, Any]:
+    return tail_get(c.cluster, c.topic, c.request.GET, user=c.user, paused=c.input.paused)
+
+
+def _tail_page(c: Call[Any], _: None) -> HttpResponse:
+    """The tail: the whole page (opened at now), or for htmx one poll's rows and the poller
+    with the next cursor (an error stops the poller and says why)."""
+    form = {name: (c.request.GET.get(name) or "").strip() for name in TAIL_PARAMS}
+    context: dict[str, Any] = {**c.url, "form": form, "payload_chars": ROW_PAYLOAD_CHARS}
+    context["browse_query"] = _query_of(form | {"rate": "", "max_bytes": ""})
+    try:
+        d = _tail(c)
+    except ValueError as exc:  # a bad filter, parameter or cursor
+        context["error"] = str(exc)
+    else:
+        context |= {"d": d, "poll_query": _query_of(form | {"cursor": d["cursor"]})}
+    polled = getattr(c.request, "htmx", False)
+    status = 400 if "error" in context and not polled else 200  # htmx swaps a 200 only
+    return render(c.request, TAIL + "#poll" if polled else TAIL, context, status=status)
 
 
 def _produced(c: Call[ProduceForm], _: None) -> HttpResponse:
@@ -260,6 +299,17 @@ OPERATIONS: tuple[Operation, ...] = (
         page=Page("topic-browse", MESSAGES, answer=lambda c, _: _browse_page(c)),
         api=Api(answer=lambda c, _: in_cluster(c, _browse(c)), loose=True),
         decorators=(rate_limited("browse", filters=BROWSE_FILTERS),),
+    ),
+    Operation(
+        "Live tail: the messages that arrived since `cursor` (none: the tail opens at the "
+        "newest entries), newest first, filtered and masked as the browser's; at most `rate` "
+        "a second are shown, the others passed over and counted (skipped, skipped_total)",
+        "topics",
+        Action.VIEW,
+        Tail,
+        page=Page("topic-tail", route("tail"), answer=_tail_page),
+        api=Api(answer=lambda c, _: in_cluster(c, _tail(c)), loose=True),
+        decorators=(rate_limited("tail"),),
     ),
     Operation(
         "The produce form",

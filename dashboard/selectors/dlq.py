@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.http import QueryDict
@@ -19,14 +18,17 @@ from dashboard.clusters import dead_letters
 from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import payload_visible, topic_visible
+from mqcore.clock import ms_from_text
 
 __all__ = [
     "DlqFilterError",
     "DlqFilters",
+    "LetterFilter",
     "LetterView",
     "dlq_depth_get",
     "dlq_letter_get",
     "dlq_page_get",
+    "letter_filter",
     "letter_json",
     "replay_jobs_recent",
 ]
@@ -42,18 +44,12 @@ class DlqFilterError(ValueError):
 
 
 def _parse_time(name: str, raw: str) -> int | None:
-    raw = raw.strip()
-    if not raw:
+    if not raw.strip():
         return None
-    if raw.isdigit():
-        return int(raw)
     try:
-        when = datetime.fromisoformat(raw)
+        return ms_from_text(raw)
     except ValueError:
         raise DlqFilterError(f"{name}: use ISO time (2026-01-31T12:00) or epoch ms") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +85,31 @@ class DlqFilters:
         return bool(self.raw)
 
     def kwargs(self) -> dict[str, Any]:
-        return {
-            "partition": self.partition,
-            "key": self.key,
-            "text": self.text,
-            "since_ms": self.since_ms,
-            "until_ms": self.until_ms,
-        }
+        return letter_filter(self)
+
+
+LETTER_FILTER_FIELDS = ("partition", "key", "text", "since_ms", "until_ms")
+
+
+class LetterFilter(Protocol):
+    """A filter of dead letters (:class:`DlqFilters`, a bulk replay's selection)."""
+
+    @property
+    def partition(self) -> int | None: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def since_ms(self) -> int | None: ...
+    @property
+    def until_ms(self) -> int | None: ...
+
+
+def letter_filter(f: LetterFilter) -> dict[str, Any]:
+    """``f`` as the keywords of mqcore's letter reads (``DeadLetters.page``, ``ids_matching``),
+    which are named as the filter's fields."""
+    return {name: getattr(f, name) for name in LETTER_FILTER_FIELDS}
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,13 @@ recorded by whoever ran the command (untrusted text): pages escape them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dashboard.clusters import cluster_names, outside_events
 from dashboard.permissions import topic_visible
+from dashboard.selectors.timeline_filter import EVERY_EVENT, TimelineFilter
 from mqcore.clock import iso_from_ms
 from mqcore.errors import MQError
 from mqcore.outside_events import ACTIONS, OutsideEvent
@@ -69,20 +70,17 @@ def _entry_ms(event: OutsideEvent) -> int:
 
 def outside_read(
     cluster: str,
+    where: TimelineFilter = EVERY_EVENT,
     *,
     limit: int,
-    topic: str | None = None,
-    group: str | None = None,
     who: str | None = None,
-    kinds: Sequence[str] = (),
-    since_ms: int | None = None,
-    until_ms: int | None = None,
 ) -> OutsideRead:
-    """At most ``limit`` events of ``cluster`` matching the filters, newest first, from one
-    bounded read (``limit + 1`` entries without filters, :data:`MAX_READ` with them)."""
+    """At most ``limit`` events of ``cluster`` that ``where`` keeps (its kinds: the timeline
+    kinds of the actions) and ``who`` did, newest first, from one bounded read (``limit + 1``
+    entries without filters, :data:`MAX_READ` with them)."""
     limit = max(1, min(int(limit), MAX_READ - 1))
-    filtered = bool(topic or group or who or kinds)
-    count = MAX_READ if filtered else limit + 1
+    count = MAX_READ if where.narrows or who else limit + 1
+    until_ms, since_ms = where.until_ms, where.since_ms
     before = f"{until_ms + 1}-0" if until_ms is not None and until_ms >= 0 else None
     try:
         rows = outside_events(cluster).recent(count, before=before)
@@ -93,15 +91,8 @@ def outside_read(
     for e in rows:
         if since_ms is not None and _entry_ms(e) < since_ms:
             return OutsideRead(found[:limit], more=len(found) > limit)
-        if topic and e.topic != topic:
-            continue
-        if group and e.group != group:
-            continue
-        if who and e.who != who:
-            continue
-        if kinds and timeline_kind(e.action) not in kinds:
-            continue
-        found.append(e)
+        if where.keeps(timeline_kind(e.action), e.topic, e.group) and (not who or e.who == who):
+            found.append(e)
     return OutsideRead(found[:limit], more=len(found) > limit or len(rows) == count)
 
 
@@ -170,15 +161,9 @@ def outside_audit(
     could not be read (``errors``: cluster -> error)."""
     rows: list[dict[str, Any]] = []
     errors: dict[str, str] = {}
+    during = TimelineFilter(topic=topic or None, since_ms=since_ms, until_ms=until_ms)
     for cluster in cluster_names():
-        read = outside_read(
-            cluster,
-            limit=limit,
-            topic=topic or None,
-            who=actor or None,
-            since_ms=since_ms,
-            until_ms=until_ms,
-        )
+        read = outside_read(cluster, during, limit=limit, who=actor or None)
         if read.error:
             errors[cluster] = read.error
         for e in read.events:

@@ -21,6 +21,7 @@ from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
 from dashboard.permissions import Action, payload_visible
+from dashboard.selectors.dlq import letter_filter
 from dashboard.services.audit import Actor, audit_filters, audited, require_reason
 from dashboard.services.dlq import AS_DEAD_LETTERED, ReplayTarget
 from dashboard.services.replay_runner import complete_job_audit
@@ -64,12 +65,8 @@ class BulkSelection:
     since_ms: int | None = None
     until_ms: int | None = None
 
-    def matching(self) -> dict[str, Any]:
-        """The filter's fields (all but the ids), as ``DeadLetters.ids_matching`` takes them."""
-        return {k: v for k, v in asdict(self).items() if k != "ids"}
-
     def filters(self) -> dict[str, Any]:
-        data = {k: v for k, v in self.matching().items() if v not in (None, "")}
+        data = {k: v for k, v in asdict(self).items() if k != "ids" and v not in (None, "")}
         if self.ids:
             data["selected"] = len(self.ids)
         return data
@@ -87,7 +84,9 @@ def dlq_bulk_preview(
         # otherwise freeze as many letters while the preview counted it as one
         ids = list(dict.fromkeys(validate_id(i) for i in selection.ids if i))[:MAX_BULK]
     else:
-        ids = dead_letters(cluster).ids_matching(topic, **selection.matching(), max_ids=MAX_BULK)
+        ids = dead_letters(cluster).ids_matching(
+            topic, max_ids=MAX_BULK, **letter_filter(selection)
+        )
     if not ids:
         raise ValueError("no letters match: nothing to replay")
     drafts_expire()

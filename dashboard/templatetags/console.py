@@ -1,4 +1,5 @@
-"""Template filters of the console: times, durations, numbers, statuses, payloads.
+"""Template filters of the console: times, durations, numbers, statuses, payloads; and
+``table_card``, the card that holds one data table.
 
 Every filter that returns markup builds it with ``format_html`` (arguments are
 escaped); filters that return text leave escaping to the template. Nothing here
@@ -13,6 +14,7 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
+from django.template.base import FilterExpression, NodeList, Parser, Token
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -298,3 +300,36 @@ def entry_age(entry_id: Any, now_ms: Any = None) -> str:
     if now is None:
         now = datetime.now(tz=UTC).timestamp() * 1000
     return format_duration_ms(max(0.0, now - ms))
+
+
+class _TableCard(template.Node):
+    def __init__(
+        self, title: FilterExpression, table_id: FilterExpression, head: NodeList, rows: NodeList
+    ) -> None:
+        self.title, self.table_id, self.head, self.rows = title, table_id, head, rows
+
+    def render(self, context: template.Context) -> SafeString:
+        return format_html(
+            '<section class="card">\n<h2>{}</h2>\n<div class="table-wrap">\n'
+            '<table class="data" id="{}">{}<tbody>{}</tbody></table>\n</div>\n</section>',
+            self.title.resolve(context),
+            self.table_id.resolve(context),
+            self.head.render(context),
+            self.rows.render(context),
+        )
+
+
+@register.tag
+def table_card(parser: Parser, token: Token) -> _TableCard:
+    """``{% table_card title table_id %}<thead>…</thead>{% rows %}<tr>…{% endtable_card %}``:
+    a card titled ``title`` (text, escaped) holding the data table ``table_id``, its head
+    and its body's rows."""
+    bits = token.split_contents()
+    if len(bits) != 3:
+        raise template.TemplateSyntaxError("table_card takes a title and a table id")
+    title, table_id = (parser.compile_filter(bit) for bit in bits[1:])
+    head = parser.parse(("rows",))
+    parser.delete_first_token()
+    rows = parser.parse(("endtable_card",))
+    parser.delete_first_token()
+    return _TableCard(title, table_id, head, rows)

@@ -16,7 +16,7 @@ from mqcore.admin.calls import Calls, pipeline_consumers, pipeline_lenient
 from mqcore.admin.lag import group_lags
 from mqcore.admin.pending import scan_pending
 from mqcore.admin.position import check_partitions
-from mqcore.admin.position_target import PositionMove, PositionPlan, PositionTarget
+from mqcore.admin.position_target import PositionPlan, PositionTarget
 from mqcore.admin.shapes import message_of
 from mqcore.boundary import redis_errors, translate
 from mqcore.clock import now_ms
@@ -278,7 +278,7 @@ class Admin:
         Ids not pending in the group are skipped; an id trimmed while pending is
         acked (it cannot be delivered any more) but not reported as moved.
         """
-        from mqcore.acks import dead_letter
+        from mqcore.acks import PendingEntry, dead_letter
 
         validate_name("group", group)
         ids = [validate_id(i) for i in ids]
@@ -286,16 +286,9 @@ class Admin:
         moved: list[str] = []
         for entry_id in ids:
             try:
+                entry = PendingEntry(topic, group, partition, entry_id, epoch=None)
                 result = dead_letter(
-                    self.client,
-                    self.keys,
-                    topic=topic,
-                    group=group,
-                    partition=partition,
-                    entry_id=entry_id,
-                    reason=reason,
-                    epoch=None,
-                    encoding=self.config.encoding,
+                    self.client, self.keys, entry, reason=reason, encoding=self.config.encoding
                 )
             except UnknownMessageError:
                 continue  # not pending in this group: nothing to move
@@ -309,11 +302,7 @@ class Admin:
     ) -> PositionPlan:
         """Dry run of a group position move on ``partitions`` (all when None): nothing written.
         ``pipelines`` names the pipelines that move the group (a move needs ``force``)."""
-        validate_name("group", group)
-        parts = check_partitions(topic, self.partition_count(topic), partitions)
-        how = position.MoveHow(target, "", skip_missing=partitions is None)
-        moves = position.plan_moves(self.client, self.keys, topic, group, parts, how)
-        return self._plan(topic, group, target, moves, applied=False)
+        return self._position(topic, group, target, partitions, apply=False)
 
     def set_position(
         self,
@@ -328,29 +317,37 @@ class Admin:
         an exact ENTRIESREAD, lowering each commit frontier to the group's new floor; see
         :mod:`mqcore.admin.position`. Pending entries are not touched. A group a pipeline
         moves is refused (:class:`~mqcore.errors.PipelineGroupError`) unless ``force``."""
-        validate_name("group", group)
-        parts = check_partitions(topic, self.partition_count(topic), partitions)
-        position.check_pipelines(
-            position.pipelines_of(self.config, self.client, topic, group), group, force=force
-        )
-        how = position.MoveHow(target, self.config.frontier_mode, skip_missing=partitions is None)
-        moves = position.move_partitions(self.client, self.keys, topic, group, parts, how)
-        return self._plan(topic, group, target, moves, applied=True)
+        return self._position(topic, group, target, partitions, apply=True, force=force)
 
-    def _plan(
+    def _position(
         self,
         topic: str,
         group: str,
         target: PositionTarget,
-        moves: list[PositionMove],
+        partitions: list[int] | None,
         *,
-        applied: bool,
+        apply: bool,
+        force: bool = False,
     ) -> PositionPlan:
+        """The group's moves on the checked ``partitions`` (all when None: a partition the
+        group is not on is skipped), planned or, with ``apply``, made."""
+        validate_name("group", group)
+        parts = check_partitions(topic, self.partition_count(topic), partitions)
+        skip_missing = partitions is None
+        if apply:
+            position.check_pipelines(
+                position.pipelines_of(self.config, self.client, topic, group), group, force=force
+            )
+            how = position.MoveHow(target, self.config.frontier_mode, skip_missing=skip_missing)
+            moves = position.move_partitions(self.client, self.keys, topic, group, parts, how)
+        else:
+            how = position.MoveHow(target, "", skip_missing=skip_missing)
+            moves = position.plan_moves(self.client, self.keys, topic, group, parts, how)
         if not moves:
             raise UnknownGroupError(f"group {group!r} does not exist on topic {topic!r}")
         pipelines = tuple(position.pipelines_of(self.config, self.client, topic, group))
         return PositionPlan(
-            topic, group, target.as_dict(), moves, pipelines=pipelines, applied=applied
+            topic, group, target.as_dict(), moves, pipelines=pipelines, applied=apply
         )
 
     # --- snapshot ---------------------------------------------------------------------------

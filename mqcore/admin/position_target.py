@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mqcore.clock import ms_from_iso
+from mqcore.clock import ms_from_text
 from mqcore.codec import id_tuple, validate_id
 from mqcore.errors import InvalidArgumentError
 
@@ -69,16 +69,13 @@ class PositionTarget:
 
 def _time_ms(value: Any) -> int:
     text = str(value if value is not None else "").strip()
-    if text.isdigit():
-        ms = int(text)
-    else:
-        try:
-            ms = ms_from_iso(text)
-        except ValueError:
-            raise InvalidArgumentError(
-                f"invalid time {text!r}: expected epoch milliseconds or ISO-8601, "
-                "e.g. 2024-05-01T12:00:00Z"
-            ) from None
+    try:
+        ms = ms_from_text(text)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"invalid time {text!r}: expected epoch milliseconds or ISO-8601, "
+            "e.g. 2024-05-01T12:00:00Z"
+        ) from None
     if not 0 <= ms < 2**63:
         raise InvalidArgumentError(f"time {text!r} is out of range")
     return ms

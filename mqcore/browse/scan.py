@@ -32,6 +32,7 @@ from mqcore.range_reader import MAX_COUNT, READ_BYTES, SCAN_BYTES, next_count, s
 if TYPE_CHECKING:
     from mqcore.admin import Admin
     from mqcore.browse.filters import Filters
+    from mqcore.codec import DecodeBudget
 
 __all__ = [
     "DEFAULT_MAX_SCAN",
@@ -42,8 +43,11 @@ __all__ = [
     "BrowsePage",
     "BrowseQuery",
     "browse_topic",
+    "chosen_partitions",
     "decode_cursor",
     "encode_cursor",
+    "entry_message",
+    "merge_key",
 ]
 
 MAX_LIMIT = 500  # messages per page
@@ -147,6 +151,38 @@ class _Part:
         return next_count(self.read_entries, self.read_bytes)
 
 
+def chosen_partitions(topic: str, count: int, partitions: list[int] | None) -> list[int]:
+    """The partitions asked for (None: all ``count``), sorted; UnknownPartitionError for one
+    the topic does not have."""
+    if partitions is None:
+        return list(range(count))
+    chosen = sorted(set(partitions))
+    for p in chosen:
+        if not isinstance(p, int) or not 0 <= p < count:
+            raise UnknownPartitionError(f"topic {topic!r} has partitions 0..{count - 1}, not {p!r}")
+    return chosen
+
+
+def merge_key(entry_id: str, partition: int, sign: int) -> tuple[int, int, int]:
+    """The key that orders entries of several partitions: ids, then partitions; ``sign``
+    -1 for newest first (the smallest key is always next)."""
+    ms, _, seq = entry_id.partition("-")
+    return sign * int(ms), sign * int(seq or 0), sign * partition
+
+
+def entry_message(
+    topic: str, partition: int, entry_id: str, raw: Any, budget: DecodeBudget
+) -> Message:
+    """One raw entry as the browser shows it (no raw fields; a payload over ``budget``
+    kept undecoded): the browser's pages and the live tail."""
+    fields = decode_fields(raw)
+    headers = parse_headers(fields.get("headers"))
+    payload = fields.get("payload")
+    return message_of(
+        topic, partition, entry_id, fields, headers, payload, with_fields=False, budget=budget
+    )
+
+
 def _start_bound(query: BrowseQuery) -> str:
     newest = query.order == "newest"
     if query.from_id is not None:
@@ -182,11 +218,9 @@ def _refill(admin: Admin, topic: str, parts: list[_Part], newest: bool) -> None:
         if entries:
             part.read_entries += len(entries)
             part.read_bytes += sample_bytes(entries)
-        p = sign * part.partition
         for raw_id, fields in entries:
             entry_id = raw_id.decode() if raw_id.__class__ is bytes else str(raw_id)
-            ms, _, seq = entry_id.partition("-")
-            part.buffer.append(((sign * int(ms), sign * int(seq or 0), p), entry_id, fields))
+            part.buffer.append((merge_key(entry_id, part.partition, sign), entry_id, fields))
         if len(entries) < count:
             part.last_read = True
         if entries:
@@ -200,15 +234,7 @@ def browse_topic(
     UnknownPartitionError and InvalidArgumentError on bad input (nothing is read)."""
     query.check()
     count = admin.partition_count(topic)
-    if query.partitions is None:
-        chosen = list(range(count))
-    else:
-        chosen = sorted(set(query.partitions))
-        for p in chosen:
-            if not isinstance(p, int) or not 0 <= p < count:
-                raise UnknownPartitionError(
-                    f"topic {topic!r} has partitions 0..{count - 1}, not {p!r}"
-                )
+    chosen = chosen_partitions(topic, count, query.partitions)
     newest = query.order == "newest"
     positions = decode_cursor(query.cursor, query.order, chosen) if query.cursor else {}
     start = _start_bound(query)
@@ -251,14 +277,7 @@ def browse_topic(
         elif not head.last_read:
             dry.append(i)
         if filters is None or filters.matches((entry_id, head.partition, raw), cap):
-            fields = decode_fields(raw)
-            headers = parse_headers(fields.get("headers"))
-            payload = fields.get("payload")
-            message = message_of(
-                topic, head.partition, entry_id, fields, headers, payload, with_fields=False,
-                budget=budget,
-            )  # fmt: skip
-            messages.append(message)
+            messages.append(entry_message(topic, head.partition, entry_id, raw, budget))
     out_positions: dict[int, str | None] = {}
     for part in parts:
         if part.done:

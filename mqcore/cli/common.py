@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,6 +21,7 @@ __all__ = [
     "Parser",
     "UsageError",
     "add_format",
+    "add_group",
     "add_who_why",
     "config",
     "csv_out",
@@ -53,6 +55,14 @@ class Parser(argparse.ArgumentParser):
 
 
 AddParser = Callable[..., Parser]  # ``add_parser`` of a subcommand group
+
+
+def add_group(add: AddParser, common: Parser, name: str, *, help: str) -> AddParser:
+    """A command of subcommands (``mqcore dlq list``): the ``add_parser`` of its subcommands,
+    each of which takes the ``common`` options; the one chosen is ``args.<name>_cmd``."""
+    group = add(name, help=help)
+    sub = group.add_subparsers(dest=f"{name}_cmd", required=True, parser_class=Parser)
+    return functools.partial(sub.add_parser, parents=[common])
 
 
 def config(args: argparse.Namespace) -> MQConfig:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqcore.cli.common import (
     AddParser,
@@ -12,6 +12,7 @@ from mqcore.cli.common import (
     Parser,
     UsageError,
     add_format,
+    add_group,
     add_who_why,
     config,
     csv_out,
@@ -23,15 +24,17 @@ from mqcore.cli.common import (
     table,
 )
 from mqcore.export_rows import DLQ_COLUMNS, letter_row
-from mqcore.models import DlqLetter
+from mqcore.models import DlqLetter, DlqPage
+
+if TYPE_CHECKING:
+    from mqcore.dlq import DeadLetters
 
 __all__ = ["add_parsers", "cmd_dlq"]
 
 
 def add_parsers(add: AddParser, common: Parser) -> None:
-    dlq = add("dlq", help="dead letters: list, get, replay, delete, purge")
-    dsub = dlq.add_subparsers(dest="dlq_cmd", required=True, parser_class=Parser)
-    p = dsub.add_parser("list", parents=[common])
+    dsub = add_group(add, common, "dlq", help="dead letters: list, get, replay, delete, purge")
+    p = dsub("list")
     p.add_argument("topic")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--before", help="cursor: list letters older than this id")
@@ -39,10 +42,10 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--key")
     p.add_argument("--text", help="substring of payload or headers (case-insensitive)")
     add_format(p, every="every matching letter, newest first, page by page")
-    p = dsub.add_parser("get", parents=[common])
+    p = dsub("get")
     p.add_argument("topic")
     p.add_argument("id")
-    p = dsub.add_parser("replay", parents=[common])
+    p = dsub("replay")
     p.add_argument("topic")
     p.add_argument("id")
     p.add_argument("--force", action="store_true", help="replay even if already replayed")
@@ -50,10 +53,10 @@ def add_parsers(add: AddParser, common: Parser) -> None:
     p.add_argument("--target-topic")
     p.add_argument("--target-partition", type=int)
     add_who_why(p, by=False)
-    p = dsub.add_parser("delete", parents=[common])
+    p = dsub("delete")
     p.add_argument("topic")
     p.add_argument("id")
-    p = dsub.add_parser("purge", parents=[common])
+    p = dsub("purge")
     p.add_argument("topic")
     p.add_argument("--yes", action="store_true", help="really remove every letter")
     add_who_why(p)
@@ -75,6 +78,19 @@ def _letter_row(letter: DlqLetter) -> dict[str, Any]:
     }
 
 
+def _page(dlq: DeadLetters, args: argparse.Namespace, *, limit: int, before: str | None) -> DlqPage:
+    """A page of ``args.topic``'s letters, newest first, under the command's filters
+    (``--partition``, ``--key``, ``--text``)."""
+    return dlq.page(
+        args.topic,
+        limit=limit,
+        before=before,
+        partition=args.partition,
+        key=args.key,
+        text=args.text,
+    )
+
+
 def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
     from mqcore.dlq import DeadLetters
 
@@ -82,14 +98,7 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
     if args.dlq_cmd == "list" and (csv_wanted(args) or args.all):
         return _dlq_rows(dlq, args, out)
     if args.dlq_cmd == "list":
-        page = dlq.page(
-            args.topic,
-            limit=args.limit,
-            before=args.before,
-            partition=args.partition,
-            key=args.key,
-            text=args.text,
-        )
+        page = _page(dlq, args, limit=args.limit, before=args.before)
         data = {
             "letters": [_letter_row(x) for x in page.letters],
             "next_cursor": page.next_cursor,
@@ -141,7 +150,7 @@ def cmd_dlq(args: argparse.Namespace, out: Out) -> int:
     return 0
 
 
-def _dlq_rows(dlq: Any, args: argparse.Namespace, out: Out) -> int:
+def _dlq_rows(dlq: DeadLetters, args: argparse.Namespace, out: Out) -> int:
     """``dlq list --format csv`` (one page) or ``--all`` (every matching letter, pages of
     200, at most ``--max-rows``): the console's DLQ export rows."""
     limit = args.max_rows if args.all else args.limit
@@ -149,14 +158,7 @@ def _dlq_rows(dlq: Any, args: argparse.Namespace, out: Out) -> int:
     def letters() -> Any:
         before, left = args.before, limit
         while left > 0:
-            page = dlq.page(
-                args.topic,
-                limit=min(200, left) if args.all else left,
-                before=before,
-                partition=args.partition,
-                key=args.key,
-                text=args.text,
-            )
+            page = _page(dlq, args, limit=min(200, left) if args.all else left, before=before)
             for letter in page.letters[:left]:
                 yield letter_row(letter)
             left -= len(page.letters)

@@ -11,6 +11,7 @@ from mqcore.cli.common import (
     Out,
     Parser,
     UsageError,
+    add_group,
     add_who_why,
     config,
     jsonable,
@@ -35,11 +36,8 @@ COLUMNS = [
 
 
 def add_parsers(add: AddParser, common: Parser) -> None:
-    group = add("group", help="consumer group operations: set-position")
-    gsub = group.add_subparsers(dest="group_cmd", required=True, parser_class=Parser)
-    p = gsub.add_parser(
-        "set-position", parents=[common], help="move a group's position (skip or reprocess)"
-    )
+    gsub = add_group(add, common, "group", help="consumer group operations: set-position")
+    p = gsub("set-position", help="move a group's position (skip or reprocess)")
     p.add_argument("topic")
     p.add_argument("--group", required=True)
     p.add_argument(

@@ -17,6 +17,7 @@ from mqcore.cli.common import (
     Out,
     Parser,
     UsageError,
+    add_group,
     config,
     human_json,
     jsonable,
@@ -39,19 +40,18 @@ def _filters(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(add: AddParser, common: Parser) -> None:
-    retries = add("retries", help="the retry set: list, get, retry now, delete")
-    sub = retries.add_subparsers(dest="retries_cmd", required=True, parser_class=Parser)
-    p = sub.add_parser("list", parents=[common])
+    sub = add_group(add, common, "retries", help="the retry set: list, get, retry now, delete")
+    p = sub("list")
     p.add_argument("topic")
     _filters(p)
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--cursor", help="continue after a page: its next_cursor")
     p.add_argument("--offset", type=int, default=0, help="skip N items (unfiltered lists)")
-    p = sub.add_parser("get", parents=[common])
+    p = sub("get")
     p.add_argument("topic")
     p.add_argument("id")
     for name, what in (("retry", "put items back on their partition now"), ("delete", "delete")):
-        p = sub.add_parser(name, parents=[common], help=what)
+        p = sub(name, help=what)
         p.add_argument("topic")
         p.add_argument("ids", nargs="*", metavar="ID")
         p.add_argument("--all-matching", action="store_true", help="every item the filters match")

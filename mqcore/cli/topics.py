@@ -11,6 +11,7 @@ from mqcore.cli.common import (
     Out,
     Parser,
     UsageError,
+    add_group,
     add_who_why,
     config,
     outside_check,
@@ -23,32 +24,29 @@ __all__ = ["add_parsers", "cmd_topic"]
 
 
 def add_parsers(add: AddParser, common: Parser) -> None:
-    topic = add("topic", help="create, list, describe, grow, delete, trim topics; partitions")
-    tsub = topic.add_subparsers(dest="topic_cmd", required=True, parser_class=Parser)
-    p = tsub.add_parser("create", parents=[common])
+    tsub = add_group(
+        add, common, "topic", help="create, list, describe, grow, delete, trim topics; partitions"
+    )
+    p = tsub("create")
     p.add_argument("name")
     p.add_argument("--partitions", type=int, default=1)
     p.add_argument("--group", action="append", help="consumer group (repeatable)")
-    tsub.add_parser("list", parents=[common])
-    p = tsub.add_parser("describe", parents=[common])
+    tsub("list")
+    p = tsub("describe")
     p.add_argument("name")
-    p = tsub.add_parser("grow", parents=[common])
+    p = tsub("grow")
     p.add_argument("name")
     p.add_argument("--partitions", type=int, required=True)
-    p = tsub.add_parser("delete", parents=[common])
+    p = tsub("delete")
     p.add_argument("name")
     p.add_argument("--yes", action="store_true", help="really delete all keys of the topic")
-    p = tsub.add_parser(
-        "trim", parents=[common], help="trim by length or age, never past a group's unread entries"
-    )
+    p = tsub("trim", help="trim by length or age, never past a group's unread entries")
     p.add_argument("name")
     p.add_argument("--maxlen", type=int)
     p.add_argument("--min-age-ms", type=int)
     p.add_argument("--dlq", action="store_true", help="trim the DLQ instead of the partitions")
     add_who_why(p)
-    p = tsub.add_parser(
-        "partitions", parents=[common], help="length, last id, memory and skew per partition"
-    )
+    p = tsub("partitions", help="length, last id, memory and skew per partition")
     p.add_argument("name")
     p.add_argument("--samples", type=int, help="MEMORY USAGE SAMPLES (default 5, at most 50)")
     p.add_argument(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from mqcore.acks import dead_letter, schedule_retry
+from mqcore.acks import PendingEntry, dead_letter, schedule_retry
 from mqcore.clock import now_ms
 from mqcore.consumer.entries import decode_message, stored_fields
 from mqcore.consumer.host import WorkerHost, report_count, report_latency
@@ -198,15 +198,13 @@ def _settle(
     a message no longer pending is skipped (logged, not counted)."""
     message, epoch, tally = work
     try:
+        entry = PendingEntry(
+            host.topic, host.group, message.partition, message.id, epoch, host.name
+        )
         script(
             host.client,
             host.keys,
-            topic=host.topic,
-            group=host.group,
-            partition=message.partition,
-            entry_id=message.id,
-            epoch=epoch,
-            owner=host.name,
+            entry,
             policy=host.options.ack_policy,
             encoding=host.encoding,
             **args,

@@ -42,7 +42,12 @@
     const form = e.target.closest && e.target.closest("form[data-autosubmit]");
     if (form && (e.target.type === "checkbox" || e.target.tagName === "SELECT")) form.submit();
   });
-  document.addEventListener("htmx:afterSwap", function (e) { refreshTimes(e.target); });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    refreshTimes(e.target);
+    // Lists marked data-keep="N" (the live tail, newest first) keep their first N items.
+    const keep = parseInt(e.target.getAttribute && e.target.getAttribute("data-keep"), 10);
+    while (keep >= 0 && e.target.children.length > keep) e.target.lastElementChild.remove();
+  });
   // Live regions (hx-trigger="every Ns" plus data-live) skip their polls while paused;
   // no trigger filters, because the CSP forbids eval.
   document.addEventListener("htmx:beforeRequest", function (e) {

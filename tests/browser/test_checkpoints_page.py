@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from dashboard.permissions import VIEWER, roles_sync
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.config import MQConfig
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
@@ -28,11 +28,15 @@ def _pipeline_with_restore(config: MQConfig) -> None:
     )
     store = CheckpointStore(config)
     kw = {"topic": "orders", "sink": "redis", "group": PIPE}
-    store.record_planned(PIPE, 0, run_id="run-a", **kw)
-    store.record_committed(PIPE, 0, run_id="run-a", records=2, acked_ids={"0": sent[1].id}, **kw)
-    store.record_planned(PIPE, 1, run_id="run-a", **kw)  # then the driver dies
-    assert store.record_planned(PIPE, 1, run_id="run-b", **kw) == "restored"
-    store.record_committed(PIPE, 1, run_id="run-b", records=2, acked_ids={"0": sent[3].id}, **kw)
+    store.record_planned(PIPE, 0, Writer(run_id="run-a", **kw))
+    store.record_committed(
+        PIPE, 0, Writer(run_id="run-a", **kw), records=2, acked_ids={"0": sent[1].id}
+    )
+    store.record_planned(PIPE, 1, Writer(run_id="run-a", **kw))  # then the driver dies
+    assert store.record_planned(PIPE, 1, Writer(run_id="run-b", **kw)) == "restored"
+    store.record_committed(
+        PIPE, 1, Writer(run_id="run-b", **kw), records=2, acked_ids={"0": sent[3].id}
+    )
 
 
 def test_checkpoints_page_shows_completed_and_restore(

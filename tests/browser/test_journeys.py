@@ -33,7 +33,7 @@ from dashboard.services import dlq as dlq_svc
 from dashboard.services.audit import Actor
 from dashboard.services.replay_runner import replay_job_run
 from mqcore.admin import Admin
-from mqcore.checkpoints import CheckpointStore, PlanOutcome, new_run_id
+from mqcore.checkpoints import CheckpointStore, PlanOutcome, Writer, new_run_id
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
 from mqcore.dlq import DeadLetters
@@ -578,26 +578,33 @@ def test_journey_checkpoints_completed_failed_and_restore(
 
     # Run 1 commits batch 0 (two orders per partition), plans batch 1 and dies.
     run1, run2 = new_run_id(), new_run_id()
-    store.record_planned("order_totals", 0, run_id=run1, now_ms=t0, **common)
+    store.record_planned("order_totals", 0, Writer(run_id=run1, **common), now_ms=t0)
     assert store.record_committed(
-        "order_totals", 0, run_id=run1, records=4,
-        acked_ids={"0": by_part[0][1], "1": by_part[1][1]}, now_ms=t0 + 900, **common,
-    )  # fmt: skip
+        "order_totals",
+        0,
+        Writer(run_id=run1, **common),
+        records=4,
+        acked_ids={"0": by_part[0][1], "1": by_part[1][1]},
+        now_ms=t0 + 900,
+    )
     store.record_progress(
         "order_totals", 0, durations={"addBatch": 610, "triggerExecution": 850}, trigger_at_ms=t0
     )
-    store.record_planned("order_totals", 1, run_id=run1, now_ms=t0 + 10_000, **common)
+    store.record_planned("order_totals", 1, Writer(run_id=run1, **common), now_ms=t0 + 10_000)
     # Run 2 finds batch 1 planned but uncommitted: a restore, replayed and committed.
-    outcome = store.record_restore("order_totals", 1, run_id=run2, **common)
+    outcome = store.record_restore("order_totals", 1, Writer(run_id=run2, **common))
     assert outcome == PlanOutcome.RESTORED
     assert store.record_committed(
-        "order_totals", 1, run_id=run2, records=2,
-        acked_ids={"0": by_part[0][2], "1": by_part[1][2]}, **common,
-    )  # fmt: skip
+        "order_totals",
+        1,
+        Writer(run_id=run2, **common),
+        records=2,
+        acked_ids={"0": by_part[0][2], "1": by_part[1][2]},
+    )
     store.record_progress(
         "order_totals", 1, durations={"addBatch": 240, "triggerExecution": 420}, trigger_at_ms=t0
     )
-    store.record_planned("order_totals", 2, run_id=run2, **common)
+    store.record_planned("order_totals", 2, Writer(run_id=run2, **common))
     store.record_failed("order_totals", 2, run_id=run2, reason="sink timeout: HSET took > 5 s")
     collect()
 

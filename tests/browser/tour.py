@@ -19,7 +19,7 @@ from playwright.sync_api import Page
 from dashboard.collectors.passes import collect_cluster
 from dashboard.permissions import roles_sync
 from mqcore.admin import Admin
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
 from mqcore.topics import Topics
@@ -69,9 +69,9 @@ def seed(settings: Any, r: redis.Redis, cfg: MQConfig) -> dict[str, str]:
         )  # fmt: skip
     store = CheckpointStore(cfg)
     kw = {"topic": "events", "sink": "redis", "group": PIPE}
-    store.record_planned(PIPE, 0, run_id="run-a", **kw)
-    store.record_committed(PIPE, 0, run_id="run-a", records=0, acked_ids={}, **kw)
-    store.record_planned(PIPE, 1, run_id="run-a", **kw)
+    store.record_planned(PIPE, 0, Writer(run_id="run-a", **kw))
+    store.record_committed(PIPE, 0, Writer(run_id="run-a", **kw), records=0, acked_ids={})
+    store.record_planned(PIPE, 1, Writer(run_id="run-a", **kw))
     store.record_failed(PIPE, 1, run_id="run-a", reason="sink timeout")
     time.sleep(1.1)  # a second sample one second later: rates and trends have a span
     collect()

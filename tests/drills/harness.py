@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
+from scripts.webhook_server import WebhookServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = "default"  # the harness's one cluster (tests/conftest.py)
@@ -67,26 +67,13 @@ DRILL_SETTINGS: dict[str, Any] = {
 
 
 class WebhookReceiver:
-    """A local HTTP server that records every alert webhook POSTed to it."""
+    """Every alert webhook POSTed to a local :class:`~scripts.webhook_server.WebhookServer`,
+    in order."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                receiver.events.append(json.loads(self.rfile.read(length)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = WebhookServer(self.events.append)
+        self.url = self.server.url
 
     def ids(self, event: str) -> list[str]:
         """The alert ids of every ``event`` ("opened" or "resolved") received, in order."""
@@ -101,8 +88,7 @@ class WebhookReceiver:
         )
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
 
 
 class ProducerLoop(threading.Thread):

@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.commit_journal import Stage, write_stage
 from mqcore.config import MQConfig
 
@@ -36,7 +36,7 @@ def main() -> None:
     config = MQConfig.from_url(url)
     store = CheckpointStore(config)
     who = {"run_id": run, "topic": "orders", "sink": "redis", "group": PIPE}
-    store.record_planned(PIPE, 0, **who)
+    store.record_planned(PIPE, 0, Writer(**who))
 
     def on_group(group: int) -> None:
         if die_at == f"group{group}":
@@ -55,9 +55,17 @@ def main() -> None:
             _die()
         staged["stages"] = stages
     done = store.record_committed(
-        PIPE, 0, **who, records=KEYS_N, acked_ids={}, outputs=outputs(config), chunk=CHUNK,
-        on_group=on_group, increments=increments() if mode == "driver" else (), **staged,
-    )  # fmt: skip
+        PIPE,
+        0,
+        Writer(**who),
+        records=KEYS_N,
+        acked_ids={},
+        outputs=outputs(config),
+        chunk=CHUNK,
+        on_group=on_group,
+        increments=increments() if mode == "driver" else (),
+        **staged,
+    )
     print("committed" if done else "skipped")
 
 

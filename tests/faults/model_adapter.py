@@ -18,7 +18,7 @@ from typing import Any
 from mqcore import acks
 from mqcore.admin import Admin
 from mqcore.admin.position_target import PositionTarget
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.codec import decode_text, id_tuple
 from mqcore.config import MQConfig
 from mqcore.consumer.entries import decode_message, stored_fields
@@ -154,10 +154,17 @@ class MQ:
         retry item's key, or with ``direct`` the id of the entry added back at once."""
         fields = stored_fields(decode_message(TOPIC, lease.partition, entry_id, raw))
         result = acks.schedule_retry(
-            self.r, self.keys, topic=TOPIC, group=holder.group, partition=lease.partition,
-            entry_id=entry_id, fields=fields, due_ms=0, epoch=lease.epoch, direct=direct,
-            owner=lease.owner, policy=policy, encoding=self.config.encoding,
-        )  # fmt: skip
+            self.r,
+            self.keys,
+            acks.PendingEntry(
+                TOPIC, holder.group, lease.partition, entry_id, lease.epoch, lease.owner
+            ),
+            fields=fields,
+            due_ms=0,
+            direct=direct,
+            policy=policy,
+            encoding=self.config.encoding,
+        )
         return result if direct else self.keys.retry_item(TOPIC, result)
 
     def dead_letter(
@@ -165,10 +172,16 @@ class MQ:
     ) -> str | None:
         fields = stored_fields(decode_message(TOPIC, lease.partition, entry_id, raw))
         return acks.dead_letter(
-            self.r, self.keys, topic=TOPIC, group=holder.group, partition=lease.partition,
-            entry_id=entry_id, reason="model: handler gave up", epoch=lease.epoch,
-            fields=fields, owner=lease.owner, encoding=self.config.encoding, policy=policy,
-        )  # fmt: skip
+            self.r,
+            self.keys,
+            acks.PendingEntry(
+                TOPIC, holder.group, lease.partition, entry_id, lease.epoch, lease.owner
+            ),
+            reason="model: handler gave up",
+            fields=fields,
+            encoding=self.config.encoding,
+            policy=policy,
+        )
 
     # --- retries, letters --------------------------------------------------------------------
     def move_retries(self) -> int:
@@ -226,9 +239,9 @@ class MQ:
         """The sink's exactly-once commit of a batch: the checkpoint record and the group's
         position in one script (no lease is held)."""
         kw: dict[str, Any] = {"topic": TOPIC, "sink": "model", "group": PIPELINE, "run_id": "run-1"}
-        self.store.record_planned(PIPELINE, self.batch, **kw)
+        self.store.record_planned(PIPELINE, self.batch, Writer(**kw))
         self.store.record_committed(
-            PIPELINE, self.batch, records=records, acked_ids={str(p): upto}, **kw
+            PIPELINE, self.batch, Writer(**kw), records=records, acked_ids={str(p): upto}
         )
         self.batch += 1
 

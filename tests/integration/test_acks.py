@@ -7,7 +7,7 @@ import json
 import pytest
 import redis
 
-from mqcore.acks import ack, dead_letter, schedule_retry
+from mqcore.acks import PendingEntry, ack, dead_letter, schedule_retry
 from mqcore.config import MQConfig
 from mqcore.errors import FencedError, InvalidArgumentError, UnknownMessageError
 
@@ -92,9 +92,8 @@ def test_schedule_retry_writes_schema_item_and_acks(r: redis.Redis, mq_config: M
     }
     client = mq_config.client()
     item_id = schedule_retry(
-        client, keys, topic=TOPIC, group=GROUP, partition=1, entry_id=ids[0], fields=fields,
-        due_ms=123456, epoch=2,
-    )  # fmt: skip
+        client, keys, PendingEntry(TOPIC, GROUP, 1, ids[0], 2), fields=fields, due_ms=123456
+    )
     item_key = keys.retry_item(TOPIC, item_id)
     assert r.zscore(keys.retry_zset(TOPIC), item_key) == 123456
     item = {k.decode(): v.decode() for k, v in r.hgetall(item_key).items()}
@@ -113,16 +112,14 @@ def test_schedule_retry_writes_schema_item_and_acks(r: redis.Redis, mq_config: M
     # a second attempt on an entry that is no longer pending writes nothing
     with pytest.raises(UnknownMessageError):
         schedule_retry(
-            client, keys, topic=TOPIC, group=GROUP, partition=1, entry_id=ids[0], fields=fields,
-            due_ms=1, epoch=2,
-        )  # fmt: skip
+            client, keys, PendingEntry(TOPIC, GROUP, 1, ids[0], 2), fields=fields, due_ms=1
+        )
     assert r.zcard(keys.retry_zset(TOPIC)) == 1
     # stale epoch: nothing written, still pending
     with pytest.raises(FencedError):
         schedule_retry(
-            client, keys, topic=TOPIC, group=GROUP, partition=1, entry_id=ids[1], fields=fields,
-            due_ms=1, epoch=1,
-        )  # fmt: skip
+            client, keys, PendingEntry(TOPIC, GROUP, 1, ids[1], 1), fields=fields, due_ms=1
+        )
     assert r.zcard(keys.retry_zset(TOPIC)) == 1
     assert r.xpending(keys.partition(TOPIC, 1), GROUP)["pending"] == 2
 
@@ -132,9 +129,13 @@ def test_schedule_retry_direct_readds_to_partition(r: redis.Redis, mq_config: MQ
     ids = _setup(r, mq_config, entries=1)
     fields = {k.decode(): v for k, v in r.xrange(keys.partition(TOPIC, 1))[0][1].items()}
     new_id = schedule_retry(
-        mq_config.client(), keys, topic=TOPIC, group=GROUP, partition=1, entry_id=ids[0],
-        fields=fields, due_ms=0, epoch=None, direct=True,
-    )  # fmt: skip
+        mq_config.client(),
+        keys,
+        PendingEntry(TOPIC, GROUP, 1, ids[0], None),
+        fields=fields,
+        due_ms=0,
+        direct=True,
+    )
     entry = {
         k.decode(): v.decode()
         for k, v in r.xrange(keys.partition(TOPIC, 1), new_id, new_id)[0][1].items()
@@ -154,13 +155,15 @@ def test_dead_letter_writes_exact_schema_fields_with_real_partition(
     r.set(keys.lease_epoch(TOPIC, GROUP, 2), 7)
     client = mq_config.client()
     with pytest.raises(FencedError):
-        dead_letter(client, keys, topic=TOPIC, group=GROUP, partition=2, entry_id=ids[0],
-                    reason="boom", epoch=6)  # fmt: skip
+        dead_letter(client, keys, PendingEntry(TOPIC, GROUP, 2, ids[0], 6), reason="boom")
     assert r.xlen(keys.dlq(TOPIC)) == 0
     dlq_id = dead_letter(
-        client, keys, topic=TOPIC, group=GROUP, partition=2, entry_id=ids[0],
-        reason="boom <script>", error_type="ValueError", epoch=7,
-    )  # fmt: skip
+        client,
+        keys,
+        PendingEntry(TOPIC, GROUP, 2, ids[0], 7),
+        reason="boom <script>",
+        error_type="ValueError",
+    )
     assert dlq_id is not None
     ((got_id, raw),) = r.xrange(keys.dlq(TOPIC))
     assert got_id.decode() == dlq_id
@@ -182,9 +185,7 @@ def test_dead_letter_writes_exact_schema_fields_with_real_partition(
     assert headers["x-runtime-error-type"] == "ValueError"
     assert r.xpending(keys.partition(TOPIC, 2), GROUP)["pending"] == 2
     with pytest.raises(UnknownMessageError):
-        dead_letter(
-            client, keys, topic=TOPIC, group=GROUP, partition=2, entry_id=ids[0], reason="x"
-        )
+        dead_letter(client, keys, PendingEntry(TOPIC, GROUP, 2, ids[0], None), reason="x")
 
 
 def test_dead_letter_of_trimmed_entry_acks_and_returns_none(
@@ -195,18 +196,18 @@ def test_dead_letter_of_trimmed_entry_acks_and_returns_none(
     r.xdel(keys.partition(TOPIC, 0), ids[1])
     client = mq_config.client()
     assert (
-        dead_letter(
-            client, keys, topic=TOPIC, group=GROUP, partition=0, entry_id=ids[1], reason="x"
-        )
-        is None
+        dead_letter(client, keys, PendingEntry(TOPIC, GROUP, 0, ids[1], None), reason="x") is None
     )
     assert r.xlen(keys.dlq(TOPIC)) == 0
     assert r.xpending(keys.partition(TOPIC, 0), GROUP)["pending"] == 2
     # with the fields given (binary payload), the letter is written from them
     dlq_id = dead_letter(
-        client, keys, topic=TOPIC, group=GROUP, partition=0, entry_id=ids[2], reason="bad",
+        client,
+        keys,
+        PendingEntry(TOPIC, GROUP, 0, ids[2], None),
+        reason="bad",
         fields={"payload": b"\xff\x00bin", "retryCount": "3", "maxRetries": "3"},
-    )  # fmt: skip
+    )
     raw = r.xrange(keys.dlq(TOPIC), dlq_id, dlq_id)[0][1]
     assert raw[b"payload"] == b"\xff\x00bin"
     assert raw[b"retryCount"] == b"3"

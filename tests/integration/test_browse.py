@@ -240,7 +240,7 @@ def test_trace_groups_pending_acked_and_not_delivered(r: redis.Redis, mq_config:
 
 
 def test_trace_retries_and_dead_letter(r: redis.Redis, mq_config: MQConfig) -> None:
-    from mqcore.acks import dead_letter, schedule_retry
+    from mqcore.acks import PendingEntry, dead_letter, schedule_retry
     from mqcore.retry import RetryMover
 
     keys = mq_config.keys
@@ -253,11 +253,11 @@ def test_trace_retries_and_dead_letter(r: redis.Redis, mq_config: MQConfig) -> N
     def fail_next(entry_id: str, *, to_dlq: bool = False) -> None:
         fields = {k.decode(): v for k, v in r.xrange(key, entry_id, entry_id)[0][1].items()}
         if to_dlq:
-            dead_letter(r, keys, topic="t", group="g", partition=0, entry_id=entry_id,
-                        reason="boom", epoch=None)  # fmt: skip
+            dead_letter(r, keys, PendingEntry("t", "g", 0, entry_id, None), reason="boom")
         else:
-            schedule_retry(r, keys, topic="t", group="g", partition=0, entry_id=entry_id,
-                           fields=fields, due_ms=0, epoch=None)  # fmt: skip
+            schedule_retry(
+                r, keys, PendingEntry("t", "g", 0, entry_id, None), fields=fields, due_ms=0
+            )
 
     r.xreadgroup("g", "w", {key: ">"})
     fail_next(first)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mqcore.admin import Admin
-from mqcore.checkpoints import CheckpointStore, PlanOutcome
+from mqcore.checkpoints import CheckpointStore, PlanOutcome, Writer
 from mqcore.config import MQConfig
 from mqcore.errors import InvalidArgumentError
 from mqcore.producer import OutgoingMessage, Producer
@@ -37,10 +37,7 @@ def _commit(
     return store.record_committed(
         PIPE,
         batch,
-        run_id=run,
-        topic="orders",
-        sink="redis",
-        group=GROUP,
+        Writer(run_id=run, topic="orders", sink="redis", group=GROUP),
         records=kw.pop("records", 3),
         acked_ids=acked,
         **kw,  # type: ignore[arg-type]
@@ -54,14 +51,14 @@ def test_commit_is_atomic_and_a_replay_is_skipped(
     last = {str(p): i for p, i in sent}
     out = mq_config.keys.sink_output(PIPE, "totals")
     assert (
-        store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis", group=GROUP)
+        store.record_planned(PIPE, 0, Writer(run_id="a", topic="orders", sink="redis", group=GROUP))
         == PlanOutcome.PLANNED
     )
     assert _commit(store, 0, "a", last, records=6, outputs=[out], increments=[(1, "c1", 5)])
     assert r.hget(out, "c1") == b"5"
     # The same batch again (Spark replays it after a crash before its commit log): no effect.
     assert (
-        store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis", group=GROUP)
+        store.record_planned(PIPE, 0, Writer(run_id="b", topic="orders", sink="redis", group=GROUP))
         == PlanOutcome.COMMITTED
     )
     assert not _commit(store, 0, "b", last, outputs=[out], increments=[(1, "c1", 5)])
@@ -82,13 +79,13 @@ def test_uncommitted_batch_replayed_by_a_new_run_is_a_restore(
     store: CheckpointStore, mq_config: MQConfig
 ) -> None:
     sent = _produce(mq_config, 2)
-    store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis", group=GROUP)
+    store.record_planned(PIPE, 0, Writer(run_id="a", topic="orders", sink="redis", group=GROUP))
     assert (
-        store.record_planned(PIPE, 0, run_id="a", topic="orders", sink="redis")
+        store.record_planned(PIPE, 0, Writer(run_id="a", topic="orders", sink="redis"))
         == PlanOutcome.PLANNED
     )
     assert (
-        store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis")
+        store.record_planned(PIPE, 0, Writer(run_id="b", topic="orders", sink="redis"))
         == PlanOutcome.RESTORED
     )
     assert store.history(PIPE)[0]["status"] == "restored"
@@ -109,7 +106,7 @@ def test_uncommitted_batch_replayed_by_a_new_run_is_a_restore(
 
 
 def test_failure_is_recorded_with_reason_then_retried(store: CheckpointStore) -> None:
-    store.record_planned(PIPE, 3, run_id="a", topic="orders", sink="redis", group=GROUP)
+    store.record_planned(PIPE, 3, Writer(run_id="a", topic="orders", sink="redis", group=GROUP))
     assert store.record_failed(PIPE, 3, run_id="a", reason="boom\n in sink")
     summary = store.summary(PIPE)
     assert summary is not None
@@ -119,7 +116,7 @@ def test_failure_is_recorded_with_reason_then_retried(store: CheckpointStore) ->
         "boom in sink",
     )
     assert (
-        store.record_planned(PIPE, 3, run_id="b", topic="orders", sink="redis")
+        store.record_planned(PIPE, 3, Writer(run_id="b", topic="orders", sink="redis"))
         == PlanOutcome.RESTORED
     )
     assert store.summary(PIPE)["in_progress"] == 1  # type: ignore[index]
@@ -129,7 +126,9 @@ def test_history_pages_newest_first_and_retention_is_capped(mq_config: MQConfig)
     Topics(mq_config).create("orders", 1, groups=())
     store = CheckpointStore(mq_config, retained=5)
     for batch in range(8):
-        store.record_planned(PIPE, batch, run_id="a", topic="orders", sink="redis", group=GROUP)
+        store.record_planned(
+            PIPE, batch, Writer(run_id="a", topic="orders", sink="redis", group=GROUP)
+        )
         _commit(store, batch, "a", {}, records=batch)
     assert [r["batch_id"] for r in store.history(PIPE, limit=3)] == [7, 6, 5]
     assert [r["batch_id"] for r in store.history(PIPE, limit=3, before=5)] == [4, 3]
@@ -141,10 +140,14 @@ def test_history_pages_newest_first_and_retention_is_capped(mq_config: MQConfig)
 def test_bad_arguments_write_nothing(store: CheckpointStore, r) -> None:
     with pytest.raises(InvalidArgumentError):
         store.record_committed(
-            PIPE, 0, run_id="a", topic="orders", sink="redis", group="", records=0, acked_ids={}
+            PIPE,
+            0,
+            Writer(run_id="a", topic="orders", sink="redis", group=""),
+            records=0,
+            acked_ids={},
         )
     with pytest.raises(ValueError, match="invalid pipeline"):
-        store.record_planned("bad name", 0, run_id="a", topic="orders", sink="redis")
+        store.record_planned("bad name", 0, Writer(run_id="a", topic="orders", sink="redis"))
     assert store.pipelines() == []
 
 
@@ -171,13 +174,17 @@ def test_commit_counts_entries_to_the_end_within_bounds(mq_config: MQConfig, r) 
     ids = {p: [r.xadd(keys.partition("wide", p), {"payload": str(i)}) for i in range(300)]
            for p in range(12)}  # fmt: skip
     store = CheckpointStore(mq_config)
-    store.record_planned(PIPE, 0, run_id="a", topic="wide", sink="redis", group=GROUP)
+    store.record_planned(PIPE, 0, Writer(run_id="a", topic="wide", sink="redis", group=GROUP))
     # each partition is 61 behind its end: p0..p3 fit the 250 (244), p4 is counted to
     # the 6 left (too few), p5..p11 not at all
     acked = {str(p): ids[p][238].decode() for p in range(12)}
     r.config_resetstat()
     assert store.record_committed(
-        PIPE, 0, run_id="a", topic="wide", sink="redis", group=GROUP, records=1, acked_ids=acked
+        PIPE,
+        0,
+        Writer(run_id="a", topic="wide", sink="redis", group=GROUP),
+        records=1,
+        acked_ids=acked,
     )
     assert int(r.info("commandstats")["cmdstat_xrange"]["calls"]) == 5
     parts = {x.partition: x for x in Admin(mq_config).lag("wide", GROUP)[0].partitions}

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from mqcore.acks import ack
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.codec import kryo
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, ConsumerOptions, Outcome
@@ -166,12 +166,17 @@ def test_a_pipeline_commit_writes_the_frontier_java_reads(
     if path == "cluster":  # Redis Cluster: the position moves after the commit, per partition
         store.set_group_position(TOPIC, PIPE, {"0": "1004-0"})
     else:
-        store.record_planned(PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE)
+        store.record_planned(PIPE, 0, Writer(run_id="a", topic=TOPIC, sink="redis", group=PIPE))
         assert store.record_committed(
-            PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE, records=5,
-            acked_ids={"0": "1004-0"}, outputs=[cfg.keys.sink_output(PIPE, "totals")],
-            increments=[(1, "a", 1), (1, "b", 2)], chunk=1 if path == "journaled" else 250,
-        )  # fmt: skip
+            PIPE,
+            0,
+            Writer(run_id="a", topic=TOPIC, sink="redis", group=PIPE),
+            records=5,
+            acked_ids={"0": "1004-0"},
+            outputs=[cfg.keys.sink_output(PIPE, "totals")],
+            increments=[(1, "a", 1), (1, "b", 2)],
+            chunk=1 if path == "journaled" else 250,
+        )
     assert r.hgetall(front) == {kryo.encode(PIPE): kryo.encode("1004-0")}
     assert java_frontiers(r, cfg, 0) == {PIPE: "1004-0"}
     assert r.xinfo_groups(key)[0]["last-delivered-id"] == b"1004-0"
@@ -208,11 +213,14 @@ def test_java_trims_nothing_a_running_pipeline_has_not_committed(
         java_housekeeper(r, cfg, 0)  # before the first commit: the seeded frontier, 0-0
         assert r.xlen(key) == 1000
         store = CheckpointStore(cfg)
-        store.record_planned(PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE)
+        store.record_planned(PIPE, 0, Writer(run_id="a", topic=TOPIC, sink="redis", group=PIPE))
         store.record_committed(
-            PIPE, 0, run_id="a", topic=TOPIC, sink="redis", group=PIPE, records=300,
+            PIPE,
+            0,
+            Writer(run_id="a", topic=TOPIC, sink="redis", group=PIPE),
+            records=300,
             acked_ids={"0": "1299-0"},
-        )  # fmt: skip
+        )
         java_housekeeper(r, cfg, 0)
         assert len(r.xrange(key, "(1299-0", "+")) == 700  # everything not committed is kept
     finally:

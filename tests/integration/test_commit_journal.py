@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from mqcore.checkpoints import CheckpointStore, PlanOutcome
+from mqcore.checkpoints import CheckpointStore, PlanOutcome, Writer
 from mqcore.commit_journal import CommitJournal, StageLostError, write_stage
 from mqcore.config import MQConfig
 from mqcore.producer import OutgoingMessage, Producer
@@ -48,14 +48,11 @@ def _increments(scale: int = 1) -> list[tuple[int, str, int]]:
 
 def _commit(store: CheckpointStore, batch: int, run: str, acked: dict[str, str], **kw: Any) -> bool:
     outputs = [store.keys.sink_output(PIPE, "totals"), store.keys.sink_output(PIPE, "counts")]
-    store.record_planned(PIPE, batch, run_id=run, topic="orders", sink="redis", group=PIPE)
+    store.record_planned(PIPE, batch, Writer(run_id=run, topic="orders", sink="redis", group=PIPE))
     return store.record_committed(
         PIPE,
         batch,
-        run_id=run,
-        topic="orders",
-        sink="redis",
-        group=PIPE,
+        Writer(run_id=run, topic="orders", sink="redis", group=PIPE),
         records=8,
         acked_ids=acked,
         outputs=outputs,
@@ -146,7 +143,9 @@ def test_a_crash_mid_apply_is_finished_by_the_replay(
     assert sorted(k.decode() for k in _stage_keys(r)) == sorted(held)
     # Spark replays the batch (a new run stages it again): the journal's commit is finished,
     # the replay's own stages discarded; every increment counted once
-    assert store.record_planned(PIPE, 0, run_id="b", topic="orders", sink="redis", group=PIPE) in (
+    assert store.record_planned(
+        PIPE, 0, Writer(run_id="b", topic="orders", sink="redis", group=PIPE)
+    ) in (
         PlanOutcome.RESTORED,
         PlanOutcome.PLANNED,
     )

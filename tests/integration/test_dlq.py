@@ -182,7 +182,7 @@ def test_followups_match_each_failure_to_its_own_replay(
     r: redis.Redis, mq_config: MQConfig, letters: list[str]
 ) -> None:
     """A letter replayed twice: only the second replay failed again, through a retry."""
-    from mqcore.acks import dead_letter, schedule_retry
+    from mqcore.acks import PendingEntry, dead_letter, schedule_retry
 
     keys = mq_config.keys
     dlq = DeadLetters(mq_config, r)
@@ -197,19 +197,13 @@ def test_followups_match_each_failure_to_its_own_replay(
     retried = schedule_retry(
         r,
         keys,
-        topic="orders",
-        group="g",
-        partition=1,
-        entry_id=second.new_id,
+        PendingEntry("orders", "g", 1, second.new_id, None),
         fields=fields,
         due_ms=0,
-        epoch=None,
         direct=True,
     )
     r.xreadgroup("g", "c", {stream: ">"})
-    again = dead_letter(
-        r, keys, topic="orders", group="g", partition=1, entry_id=retried, reason="boom"
-    )
+    again = dead_letter(r, keys, PendingEntry("orders", "g", 1, retried, None), reason="boom")
     one, two = dlq.followups("orders", letters[1])
     assert (one["seq"], one["new_id"], one["failed_again"]) == (1, first.new_id, [])
     assert one["consumed"]

@@ -18,7 +18,7 @@ from importlib import resources
 import pytest
 import redis
 
-from mqcore.acks import ack, dead_letter, schedule_retry
+from mqcore.acks import PendingEntry, ack, dead_letter, schedule_retry
 from mqcore.admin import Admin
 from mqcore.codec import HEADERS_MAX_BYTES, parse_headers
 from mqcore.config import MQConfig
@@ -158,10 +158,10 @@ def _every_header_script(r: redis.Redis, cfg: MQConfig, headers: str) -> None:
     # ... and given the consumer's fields (no ack-delete: deleting reads the 1 MB entry once
     # more, about 2 ms on a slow machine whatever its headers; ack_entries deletes below)
     given, fields = _entry(r, cfg, headers)
-    assert dead_letter(r, keys, entry_id=given, reason="x", fields=fields, **op)
+    assert dead_letter(r, keys, PendingEntry(entry_id=given, **op), reason="x", fields=fields)
     # schedule_retry.lua, then ack_entries.lua deleting an entry (its payload key looked up)
     retried, fields = _entry(r, cfg, headers)
-    schedule_retry(r, keys, entry_id=retried, fields=fields, due_ms=0, **op)
+    schedule_retry(r, keys, PendingEntry(entry_id=retried, **op), fields=fields, due_ms=0)
     acked, _ = _entry(r, cfg, headers)
     assert ack(r, keys, ids=[acked], policy="immediate", frontier="plain", **op) == 1
     assert not r.xrange(keys.partition("orders", 0), acked, acked)  # deleted

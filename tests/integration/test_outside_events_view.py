@@ -10,7 +10,7 @@ from django.test import Client
 
 from dashboard.models import GroupTopicScope
 from dashboard.selectors import outside as outside_sel
-from dashboard.selectors.pages.timeline import timeline_events
+from dashboard.selectors.pages.timeline import TimelineFilter, timeline_events
 from mqcore.config import MQConfig
 from mqcore.outside_events import OutsideEvents
 from tests.integration.pages_support import make_user
@@ -49,7 +49,7 @@ def test_cli_move_is_on_the_timeline_marked_outside(
     r: redis.Redis, mq_config: MQConfig, console_r: redis.Redis
 ) -> None:
     _record(mq_config)
-    events, _ = timeline_events("default", topic="orders-a")
+    events, _ = timeline_events("default", TimelineFilter(topic="orders-a"))
     (moved,) = events
     assert (moved["kind"], moved["group"], moved["severity"]) == ("position", "billing", "warning")
     assert moved["text"].startswith("outside the console: sre-on-call moved a group's position")
@@ -57,14 +57,18 @@ def test_cli_move_is_on_the_timeline_marked_outside(
     assert "why: redo the last hour" in moved["text"]
     assert moved["data"]["outside"] is True
     assert moved["data"]["who"] == "sre-on-call"
-    assert timeline_events("default", topic="orders-a", kinds=["replay"])[0] == []
-    assert timeline_events("default", topic="orders-a", kinds=["dlq"])[0] == []
-    both, _ = timeline_events("default", kinds=["position", "operator"])
+    assert timeline_events("default", TimelineFilter(topic="orders-a", kinds=("replay",)))[0] == []
+    assert timeline_events("default", TimelineFilter(topic="orders-a", kinds=("dlq",)))[0] == []
+    both, _ = timeline_events("default", TimelineFilter(kinds=("position", "operator")))
     assert [e["data"]["action"] for e in both] == ["position.set", "dlq.purge"]
-    page, cursor = timeline_events("default", kinds=["position", "operator"], limit=1)
+    page, cursor = timeline_events(
+        "default", TimelineFilter(kinds=("position", "operator")), limit=1
+    )
     assert [e["data"]["action"] for e in page] == ["position.set"]
     assert cursor is not None
-    rest, _ = timeline_events("default", kinds=["position", "operator"], before=cursor)
+    rest, _ = timeline_events(
+        "default", TimelineFilter(kinds=("position", "operator")), before=cursor
+    )
     assert [e["data"]["action"] for e in rest] == ["dlq.purge"]
 
 
@@ -83,7 +87,7 @@ def test_the_read_is_bounded(
 
     monkeypatch.setattr(OutsideEvents, "recent", spy)
     monkeypatch.setattr(outside_sel, "MAX_READ", 4)
-    read = outside_sel.outside_read("default", limit=2, topic="orders-a")
+    read = outside_sel.outside_read("default", TimelineFilter(topic="orders-a"), limit=2)
     assert counts == [4]
     assert read.events == []  # the move is older than the 4 newest entries
     assert read.more

@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 import redis
 
-from mqcore.acks import dead_letter, schedule_retry
+from mqcore.acks import PendingEntry, dead_letter, schedule_retry
 from mqcore.config import MQConfig
 from mqcore.consumer import Consumer, Outcome
 from mqcore.dlq import DeadLetters
@@ -65,9 +65,12 @@ def _schedule(r: redis.Redis, mq_config: MQConfig, entry_id: str) -> str:
     """Schedule a retry of a pending entry of partition 0, as a failing handler would."""
     [(_, fields)] = r.xrange(mq_config.keys.partition(T, 0), entry_id, entry_id)
     return schedule_retry(
-        r, mq_config.keys, topic=T, group=G, partition=0, entry_id=entry_id, epoch=None,
-        due_ms=1, fields={k.decode(): v for k, v in fields.items()},
-    )  # fmt: skip
+        r,
+        mq_config.keys,
+        PendingEntry(T, G, 0, entry_id, None),
+        due_ms=1,
+        fields={k.decode(): v for k, v in fields.items()},
+    )
 
 
 def _trim_everything(r: redis.Redis, mq_config: MQConfig, entry_id: str, ref: str) -> None:
@@ -145,9 +148,7 @@ def test_replay_stores_the_payload_under_the_target_partition(
     topics.create("audit", 1)
     sent = _produce(mq_config)
     _read(r, mq_config)
-    letter_id = dead_letter(
-        r, mq_config.keys, topic=T, group=G, partition=0, entry_id=sent, reason="bad"
-    )
+    letter_id = dead_letter(r, mq_config.keys, PendingEntry(T, G, 0, sent, None), reason="bad")
     assert letter_id is not None
     if target == "grown":
         topics.grow(T, 4)
@@ -200,18 +201,26 @@ def test_retry_and_dead_letter_scripts_honour_the_ack_delete_policy(
     ids = [_produce(mq_config) for _ in range(3)]
     refs = [_entry_ref(r, mq_config, i) for i in ids]
     assert _read(r, mq_config) == ids
-    common = {"topic": T, "group": G, "partition": 0, "epoch": None, "policy": policy}
     [(_, fields)] = r.xrange(keys.partition(T, 0), ids[0], ids[0])
     item = schedule_retry(
-        r, keys, **common, entry_id=ids[0], fields={k.decode(): v for k, v in fields.items()},
+        r,
+        keys,
+        PendingEntry(T, G, 0, ids[0], None),
+        policy=policy,
+        fields={k.decode(): v for k, v in fields.items()},
         due_ms=2**40,
-    )  # fmt: skip
-    letter = dead_letter(r, keys, **common, entry_id=ids[1], reason="bad")
+    )
+    letter = dead_letter(r, keys, PendingEntry(T, G, 0, ids[1], None), policy=policy, reason="bad")
     [(_, fields)] = r.xrange(keys.partition(T, 0), ids[2], ids[2])
     new_id = schedule_retry(
-        r, keys, **common, entry_id=ids[2], fields={k.decode(): v for k, v in fields.items()},
-        due_ms=0, direct=True,
-    )  # fmt: skip
+        r,
+        keys,
+        PendingEntry(T, G, 0, ids[2], None),
+        policy=policy,
+        fields={k.decode(): v for k, v in fields.items()},
+        due_ms=0,
+        direct=True,
+    )
     stream = keys.partition(T, 0)
     left = [e[0].decode() for e in r.xrange(stream)]
     if second_group:  # "audit" has read nothing: every entry stays, with its payload key
@@ -238,13 +247,13 @@ def test_deleting_items_and_letters_unlinks_the_keys_they_own(
     topics.create(T, 1)
     ids = [_produce(mq_config) for _ in range(6)]
     _read(r, mq_config)
-    common = {"topic": T, "group": G, "partition": 0, "epoch": None}
     items = []
     for entry_id in ids[:2]:
         [(_, fields)] = r.xrange(keys.partition(T, 0), entry_id, entry_id)
         raw = {k.decode(): v for k, v in fields.items()}
-        items.append(schedule_retry(r, keys, **common, entry_id=entry_id, fields=raw, due_ms=1))
-    letters = [dead_letter(r, keys, **common, entry_id=i, reason="x") for i in ids[2:]]
+        pending = PendingEntry(T, G, 0, entry_id, None)
+        items.append(schedule_retry(r, keys, pending, fields=raw, due_ms=1))
+    letters = [dead_letter(r, keys, PendingEntry(T, G, 0, i, None), reason="x") for i in ids[2:]]
     owned = set(r.smembers(keys.payload_index(T))) - {
         _entry_ref(r, mq_config, i).encode() for i in ids
     }
@@ -292,7 +301,7 @@ def test_a_java_kryo_letter_owns_its_copy_and_replays_it(
     ref = _entry_ref(r, cfg, sent)
     _read(r, cfg)
     letter = dead_letter(
-        r, keys, topic=T, group=G, partition=0, entry_id=sent, reason="x", encoding="java-kryo"
+        r, keys, PendingEntry(T, G, 0, sent, None), reason="x", encoding="java-kryo"
     )
     assert letter is not None
     [(_, raw)] = r.xrange(keys.dlq(T), letter, letter)
@@ -372,9 +381,13 @@ def test_on_java_kryo_the_deleted_entrys_payload_key_stays(
     ref = _entry_ref(r, cfg, sent)
     _read(r, cfg)
     letter = dead_letter(
-        r, cfg.keys, topic=T, group=G, partition=0, entry_id=sent, reason="x",
-        encoding="java-kryo", policy="immediate",
-    )  # fmt: skip
+        r,
+        cfg.keys,
+        PendingEntry(T, G, 0, sent, None),
+        reason="x",
+        encoding="java-kryo",
+        policy="immediate",
+    )
     assert letter is not None
     assert r.xlen(cfg.keys.partition(T, 0)) == 0  # the entry goes under the policy
     assert r.exists(ref)  # its key stays: a Java service's retries may share it

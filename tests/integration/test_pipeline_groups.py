@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from dashboard.clusters import console_store
 from dashboard.collectors.passes import collect_cluster
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.config import MQConfig
 from mqcore.models import PipelineMark
 from mqcore.producer import OutgoingMessage, Producer
@@ -36,8 +36,8 @@ def pipeline(mq_config: MQConfig) -> CheckpointStore:
         half[str(msg.partition)] = msg.id
     ckpt = CheckpointStore(mq_config)
     kw = {"topic": "orders", "sink": "redis", "group": GROUP}
-    ckpt.record_planned(PIPE, 0, run_id="a", **kw)
-    ckpt.record_committed(PIPE, 0, run_id="a", records=8, acked_ids=half, **kw)
+    ckpt.record_planned(PIPE, 0, Writer(run_id="a", **kw))
+    ckpt.record_committed(PIPE, 0, Writer(run_id="a", **kw), records=8, acked_ids=half)
     return ckpt
 
 
@@ -115,9 +115,11 @@ def test_failed_and_old_checkpoints_alert(
     settings.ALERT_CHECKPOINT_AGE_S = 60
     kw = {"topic": "orders", "sink": "redis", "group": GROUP}
     old = 1_000_000  # epoch ms long ago
-    pipeline.record_planned(PIPE, 1, run_id="a", now_ms=old, **kw)
-    pipeline.record_committed(PIPE, 1, run_id="a", records=0, acked_ids={}, now_ms=old, **kw)
-    pipeline.record_planned(PIPE, 2, run_id="a", **kw)
+    pipeline.record_planned(PIPE, 1, Writer(run_id="a", **kw), now_ms=old)
+    pipeline.record_committed(
+        PIPE, 1, Writer(run_id="a", **kw), records=0, acked_ids={}, now_ms=old
+    )
+    pipeline.record_planned(PIPE, 2, Writer(run_id="a", **kw))
     pipeline.record_failed(PIPE, 2, run_id="a", reason="sink <b>down</b>")
     assert collect_cluster("default", claim=False).stored
     alerts = {a["id"]: a for a in console_store().alerts_list(["default"])}
@@ -133,8 +135,8 @@ def test_failed_and_old_checkpoints_alert(
     assert 'data-pipeline-health="failing"' in html
     assert "<b>down</b>" not in html
     # the failed batch is replayed and commits: the failed-checkpoint alert resolves
-    pipeline.record_planned(PIPE, 2, run_id="b", **kw)
-    pipeline.record_committed(PIPE, 2, run_id="b", records=0, acked_ids={}, **kw)
+    pipeline.record_planned(PIPE, 2, Writer(run_id="b", **kw))
+    pipeline.record_committed(PIPE, 2, Writer(run_id="b", **kw), records=0, acked_ids={})
     assert collect_cluster("default", claim=False).stored
     ids = {a["id"] for a in console_store().alerts_list(["default"])}
     assert f"checkpoint_failed:{PIPE}" not in ids

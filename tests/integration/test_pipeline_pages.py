@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
-from mqcore.checkpoints import CheckpointStore
+from mqcore.checkpoints import CheckpointStore, Writer
 from mqcore.config import MQConfig
 from mqcore.producer import OutgoingMessage, Producer
 from mqcore.topics import Topics
@@ -28,11 +28,11 @@ def records(mq_config: MQConfig) -> CheckpointStore:
     first = {str(r.partition): r.id for r in sent[:3]}
     store = CheckpointStore(mq_config)
     kw = {"topic": "orders", "sink": "redis", "group": PIPE}
-    store.record_planned(PIPE, 0, run_id="a", **kw)
-    store.record_committed(PIPE, 0, run_id="a", records=3, acked_ids=first, **kw)
-    store.record_planned(PIPE, 1, run_id="a", **kw)
+    store.record_planned(PIPE, 0, Writer(run_id="a", **kw))
+    store.record_committed(PIPE, 0, Writer(run_id="a", **kw), records=3, acked_ids=first)
+    store.record_planned(PIPE, 1, Writer(run_id="a", **kw))
     store.record_failed(PIPE, 1, run_id="a", reason="<script>alert(1)</script> sink down")
-    store.record_planned(PIPE, 1, run_id="b", **kw)  # a restart replays it: a restore
+    store.record_planned(PIPE, 1, Writer(run_id="b", **kw))  # a restart replays it: a restore
     return store
 
 
@@ -108,12 +108,19 @@ def test_a_commit_left_mid_way_is_shown_until_the_next_commit_finishes_it(
     def die(group: int) -> None:
         raise RuntimeError("driver killed")
 
-    records.record_planned(PIPE, 1, run_id="c", **kw)
+    records.record_planned(PIPE, 1, Writer(run_id="c", **kw))
     with pytest.raises(RuntimeError):
         records.record_committed(
-            PIPE, 1, run_id="c", records=10, acked_ids={}, outputs=outputs,
-            increments=increments, chunk=3, on_group=die, **kw,
-        )  # fmt: skip
+            PIPE,
+            1,
+            Writer(run_id="c", **kw),
+            records=10,
+            acked_ids={},
+            outputs=outputs,
+            increments=increments,
+            chunk=3,
+            on_group=die,
+        )
     html = client.get(f"/clusters/default/pipelines/{PIPE}/").content.decode()
     assert 'id="commit-under-way"' in html
     assert "Batch <strong>1</strong> is being committed in steps" in html
@@ -122,9 +129,15 @@ def test_a_commit_left_mid_way_is_shown_until_the_next_commit_finishes_it(
     assert data["commit_under_way"]["batch"] == 1
     assert data["commit_under_way"]["applied"] == 1
     assert records.record_committed(
-        PIPE, 1, run_id="d", records=10, acked_ids={}, outputs=outputs,
-        increments=increments, chunk=3, **kw,
-    )  # fmt: skip
+        PIPE,
+        1,
+        Writer(run_id="d", **kw),
+        records=10,
+        acked_ids={},
+        outputs=outputs,
+        increments=increments,
+        chunk=3,
+    )
     assert (
         'id="commit-under-way"'
         not in client.get(f"/clusters/default/pipelines/{PIPE}/").content.decode()

@@ -100,6 +100,8 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
     # the message browser (read) and produce a test message (Operator)
     "topic-browse": ("GET", R, None),
     "api-topic-browse": ("GET", API_R, None),
+    "topic-tail": ("GET", R, None),
+    "api-topic-tail": ("GET", API_R, None),
     "topic-produce": ("POST", OP_WRITE, lambda ctx, role: {"payload": "matrix"}),
     "api-topic-produce": (
         "POST",

@@ -15,7 +15,7 @@ from django.conf import settings
 
 from dashboard.clusters import console_keys, reset_caches
 from dashboard.collectors.passes import collect_cluster
-from mqcore.checkpoints import CheckpointStore, pipeline_summary
+from mqcore.checkpoints import CheckpointStore, Writer, pipeline_summary
 from mqcore.config import MQConfig
 from mqcore.models import (
     ClusterSnapshot,
@@ -54,8 +54,8 @@ def _world(r: redis.Redis, mq_config: MQConfig) -> None:
         r.xgroup_create(mq_config.keys.partition("orders", p), "sink", id="$")
     ckpt = CheckpointStore(mq_config)
     kw = {"topic": "orders", "sink": "redis", "group": "sink"}
-    ckpt.record_planned("totals", 0, run_id="a", **kw)
-    ckpt.record_committed("totals", 0, run_id="a", records=1, acked_ids={}, **kw)
+    ckpt.record_planned("totals", 0, Writer(run_id="a", **kw))
+    ckpt.record_committed("totals", 0, Writer(run_id="a", **kw), records=1, acked_ids={})
 
 
 def _stored(console_r: redis.Redis) -> bytes:

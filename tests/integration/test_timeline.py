@@ -12,7 +12,7 @@ from django.test import Client, override_settings
 from dashboard.collectors.incidents import event
 from dashboard.collectors.passes import collect_cluster
 from dashboard.models import AuditEventType
-from dashboard.selectors.pages.timeline import timeline_get
+from dashboard.selectors.pages.timeline import TimelineFilter, timeline_get
 from dashboard.services.audit import Actor, audit_begin, audit_complete
 from mqcore.config import MQConfig
 from mqcore.leases import LeaseManager
@@ -64,7 +64,7 @@ def test_lease_expiry_dlq_burst_and_status_change_reach_selector_page_and_api(
     _incident_passes(r, mq_config)
     user = make_user("sre", "Operator")
     _position_row(user)
-    data = timeline_get("default", user=user, topic="orders")
+    data = timeline_get("default", user=user, where=TimelineFilter(topic="orders"))
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for e in data["events"]:
         by_kind.setdefault(e["kind"], []).append(e)

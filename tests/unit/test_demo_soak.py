@@ -1,12 +1,24 @@
 """The demo soak's judgement (pure): durations, the incidents in the supervisor's output,
-and which scheduled incident explains an alert."""
+and which scheduled incident explains an alert; its webhook receiver (a local server)."""
 
 from __future__ import annotations
+
+import json
+import time
+import urllib.request
 
 import pytest
 
 from scripts.demo_settings import DemoSettings
-from scripts.demo_soak import PIPELINE, Alert, Incident, cause_of, incident_of, parse_duration
+from scripts.demo_soak import (
+    PIPELINE,
+    Alert,
+    Incident,
+    Receiver,
+    cause_of,
+    incident_of,
+    parse_duration,
+)
 
 SETTINGS = DemoSettings()
 
@@ -50,3 +62,22 @@ def test_causes() -> None:
     assert "pipeline" in cause_of(_alert("checkpoint_age", PIPELINE, 900.0), seen, SETTINGS)
     assert cause_of(_alert("checkpoint_age", PIPELINE, 200.0), [kill], SETTINGS) == ""
     assert cause_of(_alert("redis_memory", "redis", 300.0), seen, SETTINGS) == ""
+
+
+def test_receiver_pairs_each_resolve_with_its_open_and_drops_bodies_that_are_not_json() -> None:
+    receiver = Receiver(time.monotonic())
+    alert = {"id": "lag:orders/g", "rule": "lag", "entity": "orders/g", "severity": "warning"}
+    try:
+        for body in (
+            json.dumps({"event": "opened", "alert": {**alert, "message": "<b>grew</b>"}}),
+            "not json",
+            json.dumps({"event": "resolved", "alert": alert}),
+        ):
+            request = urllib.request.Request(receiver.url, data=body.encode(), method="POST")
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                assert answer.status == 204
+    finally:
+        receiver.close()
+    (opened,) = receiver.opened()
+    assert (opened.id, opened.rule, opened.message) == ("lag:orders/g", "lag", "<b>grew</b>")
+    assert opened.resolved_s is not None

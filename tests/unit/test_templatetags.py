@@ -84,3 +84,13 @@ def test_job_badge_colors_every_state_and_escapes_the_label() -> None:
                          ("failed", "failed")]:  # fmt: skip
         assert f'class="status job-state job-{kind}"' in console.job_badge(status, status)
     assert "&lt;b&gt;" in console.job_badge("completed", "<b>")
+
+
+def test_table_card_wraps_head_and_rows_and_escapes_the_title() -> None:
+    html = Template(
+        '{% load console %}{% table_card title "t-id" %}<thead><tr><th>A</th></tr></thead>'
+        "{% rows %}{% for r in rows %}<tr><td>{{ r }}</td></tr>{% endfor %}{% endtable_card %}"
+    ).render(Context({"title": "<b>x</b>", "rows": ["<i>"]}))
+    assert '<section class="card">\n<h2>&lt;b&gt;x&lt;/b&gt;</h2>' in html
+    assert '<div class="table-wrap">\n<table class="data" id="t-id"><thead>' in html
+    assert "</thead><tbody><tr><td>&lt;i&gt;</td></tr></tbody></table>\n</div>\n</section>" in html

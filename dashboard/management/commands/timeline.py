@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from dashboard.clusters import cluster_names
 from dashboard.selectors.pages.timeline import (
     KINDS,
+    TimelineFilter,
     parse_kinds,
     parse_time,
     timeline_events,
@@ -46,15 +47,15 @@ class Command(BaseCommand):
         if not 1 <= options["limit"] <= 500:
             raise CommandError("--limit must be between 1 and 500")
         try:
-            events, next_before = timeline_events(
-                cluster,
+            wanted = TimelineFilter(
                 topic=options["topic"],
-                kinds=parse_kinds(options["kind"]),
+                kinds=tuple(parse_kinds(options["kind"])),
                 group=options["group"],
                 since_ms=parse_time(options["since"], "since"),
                 until_ms=parse_time(options["until"], "until"),
-                limit=options["limit"],
-                before=options["before"],
+            )
+            events, next_before = timeline_events(
+                cluster, wanted, limit=options["limit"], before=options["before"]
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None

@@ -18,7 +18,7 @@ Every event has an ``id`` ``"<at_ms>:<tag>"``; the page's last id is the cursor
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,11 +31,14 @@ from dashboard.permissions import topic_visible
 from dashboard.selectors.outside import outside_read, outside_timeline_event
 from dashboard.selectors.pages.params import ParamError
 from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
+from dashboard.selectors.timeline_filter import EVERY_EVENT, TimelineFilter
 from dashboard.store.incidents import event_key
+from mqcore.clock import ms_from_text
 
 __all__ = [
     "AUDIT_KINDS",
     "KINDS",
+    "TimelineFilter",
     "TimelineView",
     "parse_kinds",
     "parse_time",
@@ -81,17 +84,12 @@ def parse_kinds(raw: Iterable[str]) -> list[str]:
 
 def parse_time(raw: str | None, name: str) -> int | None:
     """Epoch ms from epoch milliseconds or an ISO time (UTC when no zone); None when empty."""
-    text = (raw or "").strip()
-    if not text:
+    if not (raw or "").strip():
         return None
-    if text.isdigit():
-        return int(text)
     try:
-        when = datetime.fromisoformat(text)
+        return ms_from_text(raw or "")
     except ValueError:
         raise ParamError(f"{name}: use epoch ms or ISO time, e.g. 2026-01-31T12:00") from None
-    when = when if when.tzinfo else when.replace(tzinfo=UTC)
-    return int(when.timestamp() * 1000)
 
 
 def _ms(when: datetime) -> int:
@@ -154,57 +152,34 @@ def _audit_event(row: AuditEvent, kind: str) -> dict[str, Any]:
     }
 
 
-def _audit_events(
-    cluster: str,
-    *,
-    topic: str | None,
-    kinds: Sequence[str],
-    group: str | None,
-    since_ms: int | None,
-    until_ms: int | None,
-    limit: int,
-) -> list[dict[str, Any]]:
-    kind_of = {t: k for k in kinds if k in AUDIT_KINDS for t in AUDIT_KINDS[k]}
+def _audit_events(cluster: str, where: TimelineFilter, limit: int) -> list[dict[str, Any]]:
+    kind_of = {t: k for k in where.kinds if k in AUDIT_KINDS for t in AUDIT_KINDS[k]}
     if not kind_of:
         return []
     rows = AuditEvent.objects.select_related("completes").filter(
         phase=AuditPhase.OUTCOME, cluster=cluster, event_type__in=list(kind_of)
     )
-    if topic:
-        rows = rows.filter(topic=topic)
-    if group:
-        rows = rows.filter(Q(detail__group=group) | Q(completes__detail__group=group))
-    if since_ms is not None:
-        rows = rows.filter(created_at__gte=datetime.fromtimestamp(since_ms / 1000, UTC))
-    if until_ms is not None:
-        rows = rows.filter(created_at__lt=datetime.fromtimestamp((until_ms + 1) / 1000, UTC))
+    if where.topic:
+        rows = rows.filter(topic=where.topic)
+    if where.group:
+        rows = rows.filter(Q(detail__group=where.group) | Q(completes__detail__group=where.group))
+    if where.since_ms is not None:
+        rows = rows.filter(created_at__gte=datetime.fromtimestamp(where.since_ms / 1000, UTC))
+    if where.until_ms is not None:
+        until = datetime.fromtimestamp((where.until_ms + 1) / 1000, UTC)
+        rows = rows.filter(created_at__lt=until)
     return [_audit_event(r, kind_of[r.event_type]) for r in rows.order_by("-created_at")[:limit]]
 
 
 def _outside_events(
-    cluster: str,
-    *,
-    topic: str | None,
-    kinds: Sequence[str],
-    group: str | None,
-    since_ms: int | None,
-    until_ms: int | None,
-    limit: int,
+    cluster: str, where: TimelineFilter, limit: int
 ) -> tuple[list[dict[str, Any]], bool]:
     """The actions taken outside the console (mqcore's event stream) of the audit kinds in
-    ``kinds``, newest first, and whether older ones were left unread."""
-    wanted = [k for k in kinds if k in AUDIT_KINDS]
+    ``where.kinds``, newest first, and whether older ones were left unread."""
+    wanted = [k for k in where.kinds if k in AUDIT_KINDS]
     if not wanted:
         return [], False
-    read = outside_read(
-        cluster,
-        limit=limit,
-        topic=topic,
-        group=group,
-        kinds=wanted,
-        since_ms=since_ms,
-        until_ms=until_ms,
-    )
+    read = outside_read(cluster, replace(where, kinds=tuple(wanted)), limit=limit)
     return [outside_timeline_event(e) for e in read.events], read.more
 
 
@@ -214,58 +189,41 @@ def _key(e: Mapping[str, Any]) -> tuple[int, str]:
 
 def timeline_events(
     cluster: str,
+    where: TimelineFilter = EVERY_EVENT,
     *,
-    topic: str | None = None,
-    kinds: Sequence[str] = (),
-    group: str | None = None,
-    since_ms: int | None = None,
-    until_ms: int | None = None,
     limit: int = 100,
     before: str | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Events newest first (at most ``limit``) and the cursor of the next page (None: end).
+    """Events ``where`` keeps, newest first (at most ``limit``), and the cursor of the next
+    page (None: end).
 
     No permission check: callers check the topic (:func:`timeline_get`, the topic page).
     """
     limit = max(1, min(int(limit), MAX_LIMIT))
-    chosen = list(kinds) or list(KINDS)
+    chosen = where.kinds or KINDS
     cursor = event_key(before) if before else None
-    top = until_ms
+    top = where.until_ms
     if cursor is not None:
         top = cursor[0] if top is None else min(top, cursor[0])
-    wanted = set(chosen)
     stored = [k for k in chosen if k in COLLECTOR_KINDS]
     page = None
     found: list[dict[str, Any]] = []
     if stored:
+        group = where.group
         page = console_store().incidents_get(
             cluster,
-            topic=topic,
-            since_ms=since_ms,
-            until_ms=until_ms,
+            topic=where.topic,
+            since_ms=where.since_ms,
+            until_ms=where.until_ms,
             before=before,
             limit=limit,
-            match=lambda e: e.get("kind") in wanted and (not group or e.get("group") == group),
+            match=lambda e: e.get("kind") in chosen and (not group or e.get("group") == group),
         )
         found.extend(page.events)
-    audit = _audit_events(
-        cluster,
-        topic=topic,
-        kinds=chosen,
-        group=group,
-        since_ms=since_ms,
-        until_ms=top,
-        limit=limit + 1,
-    )
-    outside, outside_more = _outside_events(
-        cluster,
-        topic=topic,
-        kinds=chosen,
-        group=group,
-        since_ms=since_ms,
-        until_ms=top,
-        limit=limit,
-    )
+    # the logged sources read below the cursor themselves
+    logged = replace(where, kinds=chosen, until_ms=top)
+    audit = _audit_events(cluster, logged, limit + 1)
+    outside, outside_more = _outside_events(cluster, logged, limit)
     more = len(audit) > limit or outside_more
     audit = [e for e in [*audit, *outside] if cursor is None or _key(e) < cursor]
     if page is not None and page.next_before is not None:
@@ -286,35 +244,23 @@ def timeline_get(
     cluster: str,
     *,
     user: Any,
-    topic: str | None = None,
-    kinds: Sequence[str] = (),
-    group: str | None = None,
-    since_ms: int | None = None,
-    until_ms: int | None = None,
+    where: TimelineFilter = EVERY_EVENT,
     limit: int = 100,
     before: str | None = None,
 ) -> dict[str, Any]:
     """The timeline a user may see: one topic (checked), or the cluster without the events
     of topics the user may not see."""
-    if topic:
-        topic_visible_require(user, cluster, topic)
+    if where.topic:
+        topic_visible_require(user, cluster, where.topic)
     if before:
         try:
             event_key(before)
         except ValueError as exc:
             raise ParamError(f"before: {exc}") from None
+    since_ms, until_ms = where.since_ms, where.until_ms
     if since_ms is not None and until_ms is not None and since_ms > until_ms:
         raise ParamError("since must not be after until")
-    events, next_before = timeline_events(
-        cluster,
-        topic=topic or None,
-        kinds=kinds,
-        group=group or None,
-        since_ms=since_ms,
-        until_ms=until_ms,
-        limit=limit,
-        before=before,
-    )
+    events, next_before = timeline_events(cluster, where, limit=limit, before=before)
     seen: dict[str, bool] = {}
     visible = []
     for e in events:
@@ -382,15 +328,12 @@ def timeline_view(
     ``since`` / ``until`` (epoch ms or ISO time), a page (``limit``, ``before``)."""
     chosen = topic or picked.strip() or None
     kinds, only_group = parse_kinds(kind), group.strip() or None
-    data = timeline_get(
-        cluster,
-        user=user,
+    where = TimelineFilter(
         topic=chosen,
-        kinds=kinds,
+        kinds=tuple(kinds),
         group=only_group,
         since_ms=parse_time(since, "since"),
         until_ms=parse_time(until, "until"),
-        limit=limit,
-        before=before.strip() or None,
     )
+    data = timeline_get(cluster, user=user, where=where, limit=limit, before=before.strip() or None)
     return TimelineView(cluster, topic, chosen, kinds, only_group, since, until, data)

@@ -25,7 +25,7 @@ from dashboard.selectors.pages.snapshot import (
     snapshot_topic_get,
     topic_visible_require,
 )
-from dashboard.selectors.pages.timeline import timeline_events
+from dashboard.selectors.pages.timeline import TimelineFilter, timeline_events
 from dashboard.status.drain import Drain, drain_estimate
 from mqcore.admin.partitions import last_ids
 from mqcore.errors import InvalidArgumentError, MQError, UnknownTopicError
@@ -349,9 +349,8 @@ def topic_charts_get(
     if more:
         partition_title += f": the {len(per_partition)} most lagging of {len(per_partition) + more}"
     window_args: dict[str, Any] = {"since_ms": since, "until_ms": until}
-    events, _ = timeline_events(
-        cluster, topic=topic, since_ms=since, until_ms=until, limit=CHART_EVENTS
-    )
+    during = TimelineFilter(topic=topic, since_ms=since, until_ms=until)
+    events, _ = timeline_events(cluster, during, limit=CHART_EVENTS)
     figures = {
         "lag": charts.line_figure(
             "Lag (messages)",

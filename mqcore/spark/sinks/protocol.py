@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
-from mqcore.checkpoints import CheckpointStore, PlanOutcome
+from mqcore.checkpoints import CheckpointStore, PlanOutcome, Writer
 from mqcore.commit_journal import DEFAULT_CHUNK
 from mqcore.config import MQConfig
 from mqcore.spark.source import max_id
@@ -63,15 +63,6 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class Writer(TypedDict):
-    """The run, topic, sink and group each checkpoint record of a pipeline names."""
-
-    run_id: str
-    topic: str
-    sink: str
-    group: str
-
-
 @dataclass(frozen=True)
 class SinkContext:
     """Where a pipeline's sink writes; picklable (no client inside)."""
@@ -99,7 +90,7 @@ class SinkContext:
         return Writer(run_id=self.run_id, topic=self.topic, sink=self.sink, group=self.group)
 
     def plan(self, store: CheckpointStore, batch_id: int) -> PlanOutcome:
-        return store.record_planned(self.pipeline, batch_id, **self.writer())
+        return store.record_planned(self.pipeline, batch_id, self.writer())
 
     def commit(
         self, store: CheckpointStore, batch_id: int, summary: BatchSummary, **kw: Any
@@ -111,7 +102,7 @@ class SinkContext:
         return store.record_committed(
             self.pipeline,
             batch_id,
-            **self.writer(),
+            self.writer(),
             records=summary.records,
             acked_ids=summary.max_ids,
             end_offsets=offsets,

@@ -1,4 +1,4 @@
-"""P22: the stored snapshot's JSON at 50,000 partitions, msgspec (ours) vs orjson (raw).
+"""P9.encode, P9.decode: the stored snapshot's JSON at 50,000 partitions, msgspec vs orjson.
 
 The console store keeps one snapshot per cluster as JSON: the collector encodes it every
 pass, and each process decodes it once per version for the pages
@@ -91,7 +91,7 @@ def run(ctx: BenchContext) -> list[Result]:
     what = f"{topics * PARTS:,} partitions"
     return [
         Result(
-            "P22.encode",
+            "P9.encode",
             f"snapshot JSON encode, {what}: msgspec structs vs orjson dicts",
             enc_ours,
             enc_raw,
@@ -100,7 +100,7 @@ def run(ctx: BenchContext) -> list[Result]:
             extra,
         ),
         Result(
-            "P22.decode",
+            "P9.decode",
             f"snapshot JSON decode, {what}: msgspec validated structs vs orjson dicts",
             dec_ours,
             dec_raw,
