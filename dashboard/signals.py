@@ -9,7 +9,7 @@ from django.db.models.signals import post_migrate, post_save
 
 from dashboard.models import AuditEventType
 from dashboard.permissions import roles_sync
-from dashboard.services.audit import audit_record
+from dashboard.services.audit import Actor, audit_record
 
 __all__ = ["audit_admin_change", "connect", "sync_roles_after_migrate"]
 
@@ -27,8 +27,8 @@ def audit_admin_change(sender: Any, instance: Any, created: bool, **kwargs: Any)
     if not created or ct is None or (ct.app_label, ct.model) not in _AUDITED_MODELS:
         return
     audit_record(
-        acting_user=instance.user,
-        event_type=AuditEventType.ROLE_CHANGE,
+        Actor(instance.user),
+        AuditEventType.ROLE_CHANGE,
         detail={
             "object": f"{ct.app_label}.{ct.model}:{instance.object_id}",
             "repr": instance.object_repr[:200],

@@ -83,10 +83,6 @@ def _write(
     )
 
 
-def _d(c: Call[Any], d: Any) -> dict[str, Any]:
-    return {"d": d}
-
-
 class AuditQuery(msgspec.Struct):
     """The filters, and a page of the JSON list."""
 
@@ -126,7 +122,7 @@ OPERATIONS = (
         "access",
         Action.MANAGE_ACCESS,
         run=lambda c: access_overview(**c.read()),
-        page=Page("access", "access/", template="dashboard/access.html", context=_d),
+        page=Page("access", "access/", template="dashboard/access.html", shown="d"),
         early=False,
     ),
     Operation(
@@ -138,7 +134,7 @@ OPERATIONS = (
             "access-user",
             "access/users/<str:username>/",
             template="dashboard/access_user.html",
-            context=_d,
+            shown="d",
         ),
         early=False,
     ),

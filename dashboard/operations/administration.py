@@ -26,6 +26,7 @@ __all__ = ["OPERATIONS"]
 ADMIN = route("admin")
 GROUP = route("groups/<str:group>")
 CREATE = route("admin/topics", topic=False)
+ADMIN_PAGE = "topic-admin"
 PAGE_TEMPLATE = "dashboard/topic_admin.html"
 PLAN_TEMPLATE = "dashboard/admin_plan.html"
 Confirm = Annotated[str, doc("the topic name, typed again")]
@@ -77,167 +78,111 @@ class NewGroup(Reason, kw_only=True):
     time: Annotated[str, doc("a time start: ISO-8601 or epoch ms")] = ""
 
 
-def _done(text: str, to: str = "topic-admin") -> Any:
-    """A page's answer: ``text`` (formatted with the result) and the topic's admin page."""
-
-    def answer(c: Call[Any], result: dict[str, Any]) -> HttpResponse:
-        return c.back(text.format(**result), to)
-
-    return answer
-
-
 def _created(c: Call[NewTopic], result: dict[str, Any]) -> HttpResponse:
-    return c.back(
-        "Created topic {topic} with {partitions} partitions.".format(**result),
-        "topic-admin",
-        "cluster",
-        topic=result["topic"],
-    )
+    text = "Created topic {topic} with {partitions} partitions.".format(**result)
+    return c.back(text, ADMIN_PAGE, "cluster", topic=result["topic"])
 
 
-def _deleted(c: Call[Deletion], result: dict[str, Any]) -> HttpResponse:
-    return c.back(f"Deleted topic {result['topic']}.", "overview", "cluster")
+def _admin(summary: str, *declared: Any, groups: bool = False, **more: Any) -> Operation:
+    """An operation of this area: on topics (``manage_topics``) or their ``groups``."""
+    action = Action.MANAGE_GROUPS if groups else Action.MANAGE_TOPICS
+    return Operation(summary, "admin", action, *declared, **more)
 
 
-def _plan(key: str) -> Any:
-    """A dry run's context: the plan under ``key``, and the form to carry on."""
+def _post(name: str, path: str, text: str, to: str = ADMIN_PAGE, *keys: str) -> Page:
+    """A write's page at ``path``: ``text`` and the page ``to`` (see :func:`back`)."""
+    return Page(name, path, "POST", back=(text, to, *keys))
+
+
+def _dry_run(name: str, path: str, region: str, key: str = "") -> Page:
+    """A dry run's page: the ``region`` of the plan page, with the plan under ``key`` (the
+    region's name by default) and the form to carry on."""
 
     def context(c: Call[Any], result: Any) -> dict[str, Any]:
-        return {key: result, "form": c.form}
+        return {key or region: result, "form": c.form}
 
-    return context
+    return Page(name, path, template=f"{PLAN_TEMPLATE}#{region}", context=context)
 
 
 OPERATIONS = (
-    Operation(
+    _admin(
         "The form to create a topic",
-        "admin",
-        Action.MANAGE_TOPICS,
         page=Page("topic-create-form", CREATE, template="dashboard/topic_create.html"),
         twin="api-topic-create",
         early="somewhere",
     ),
-    Operation(
+    _admin(
         "Create a topic (refused, 409, when it exists)",
-        "admin",
-        Action.MANAGE_TOPICS,
         NewTopic,
         lambda c: svc.topic_create(**c.write()),
         page=Page("topic-create", CREATE + "create/", "POST", answer=_created),
         api=Api(status=201),
         early="somewhere",
     ),
-    Operation(
+    _admin(
         "A topic's administration: partitions, groups (unread, pending, leased), retention",
-        "admin",
-        Action.MANAGE_TOPICS,
         run=lambda c: sel.admin_page_get(**c.read()),
         page=Page(
-            "topic-admin",
-            ADMIN,
-            template=PAGE_TEMPLATE,
-            context=lambda c, d: {"d": d, "can": c.can},
+            ADMIN_PAGE, ADMIN, template=PAGE_TEMPLATE, context=lambda c, d: {"d": d, "can": c.can}
         ),
     ),
-    Operation(
+    _admin(
         "Grow a topic's partitions (never shrinks)",
-        "admin",
-        Action.MANAGE_TOPICS,
         Growth,
         lambda c: svc.topic_grow(**c.write()),
-        page=Page(
-            "topic-grow",
-            ADMIN + "grow/",
-            "POST",
-            answer=_done("Grew {topic} from {from} to {partitions} partitions."),
+        page=_post(
+            "topic-grow", ADMIN + "grow/", "Grew {topic} from {from} to {partitions} partitions."
         ),
     ),
-    Operation(
+    _admin(
         "Dry run of a trim: what would go, what the retention floor keeps",
-        "admin",
-        Action.MANAGE_TOPICS,
         TrimPlan,
         lambda c: sel.trim_plan_get(**c.read()),
-        page=Page(
-            "topic-trim-plan",
-            ADMIN + "trim/plan/",
-            template=PLAN_TEMPLATE + "#trim",
-            context=_plan("trim"),
-        ),
+        page=_dry_run("topic-trim-plan", ADMIN + "trim/plan/", "trim"),
         api=Api(method="POST"),
     ),
-    Operation(
+    _admin(
         "Trim a topic by MAXLEN, MINID or age (never past a group's unread entries)",
-        "admin",
-        Action.MANAGE_TOPICS,
         TopicTrim,
         lambda c: svc.topic_trim(**c.write()),
-        page=Page(
-            "topic-trim",
-            ADMIN + "trim/",
-            "POST",
-            answer=_done("Trimmed {deleted} entries from {topic}."),
-        ),
+        page=_post("topic-trim", ADMIN + "trim/", "Trimmed {deleted} entries from {topic}."),
     ),
-    Operation(
+    _admin(
         "Dry run of a topic delete: each group's unread, pending and leased partitions",
-        "admin",
-        Action.MANAGE_TOPICS,
         run=lambda c: sel.topic_delete_plan_get(**c.read()),
-        page=Page(
-            "topic-delete-plan",
-            ADMIN + "delete/plan/",
-            template=PLAN_TEMPLATE + "#delete",
-            context=_plan("delete"),
-        ),
+        page=_dry_run("topic-delete-plan", ADMIN + "delete/plan/", "delete"),
         api=Api(method="POST"),
     ),
-    Operation(
+    _admin(
         "Delete a topic (refused, 409, while a group has unread or pending entries)",
-        "admin",
-        Action.MANAGE_TOPICS,
         Deletion,
         lambda c: svc.topic_delete(**c.write()),
-        page=Page("topic-delete", ADMIN + "delete/", "POST", answer=_deleted),
+        page=_post(
+            "topic-delete", ADMIN + "delete/", "Deleted topic {topic}.", "overview", "cluster"
+        ),
     ),
-    Operation(
+    _admin(
         "Create a consumer group at latest, earliest or a time",
-        "admin",
-        Action.MANAGE_GROUPS,
         NewGroup,
         lambda c: svc.group_create(**c.write()),
-        page=Page(
-            "group-create",
-            ADMIN + "groups/",
-            "POST",
-            answer=_done("Created group {group} on {topic} at {start}."),
+        page=_post(
+            "group-create", ADMIN + "groups/", "Created group {group} on {topic} at {start}."
         ),
         api=Api(status=201),
+        groups=True,
     ),
-    Operation(
+    _admin(
         "Dry run of a group delete: its leased partitions and pending entries",
-        "admin",
-        Action.MANAGE_GROUPS,
         run=lambda c: sel.group_delete_plan_get(**c.read()),
-        page=Page(
-            "group-delete-plan",
-            GROUP + "delete/plan/",
-            template=PLAN_TEMPLATE + "#group",
-            context=_plan("group_plan"),
-        ),
+        page=_dry_run("group-delete-plan", GROUP + "delete/plan/", "group", "group_plan"),
         api=Api(method="POST"),
+        groups=True,
     ),
-    Operation(
+    _admin(
         "Delete a consumer group (refused, 409, while it holds leases or pending entries)",
-        "admin",
-        Action.MANAGE_GROUPS,
         Deletion,
         lambda c: svc.group_delete(**c.write()),
-        page=Page(
-            "group-delete",
-            GROUP + "delete/",
-            "POST",
-            answer=_done("Deleted group {group} from {topic}."),
-        ),
+        page=_post("group-delete", GROUP + "delete/", "Deleted group {group} from {topic}."),
+        groups=True,
     ),
 )

@@ -10,6 +10,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
@@ -33,7 +34,7 @@ from dashboard.permissions import (
     can_map,
     require_action_somewhere,
 )
-from dashboard.services.audit import Origin, origin_from_request
+from dashboard.services.audit import Actor, origin_from_request
 
 __all__ = [
     "FORM_TRUE",
@@ -113,9 +114,12 @@ class Call(Generic[In]):
     def topic(self) -> str:
         return str(self.url["topic"])
 
-    @property
-    def origin(self) -> Origin:
-        return origin_from_request(self.request)
+    @cached_property
+    def actor(self) -> Actor:
+        """Who acts, from which request, on the URL's cluster and topic (a service's; one
+        per request: one request id when the client sent none)."""
+        where = {k: str(self.url[k]) for k in ("cluster", "topic") if k in self.url}
+        return Actor(self.user, origin_from_request(self.request), **where)
 
     @property
     def form(self) -> QueryDict:
@@ -132,9 +136,9 @@ class Call(Generic[In]):
         return {"user": self.user, **self.url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
 
     def write(self) -> dict[str, Any]:
-        """A service's: the acting user, the URL's values, the input's fields, the origin."""
-        fields = msgspec.structs.asdict(self.input)  # type: ignore[arg-type]
-        return {"acting_user": self.user, **self.url, **fields, "origin": self.origin}
+        """A service's: the :attr:`actor`, the URL's other values, the input's fields."""
+        url = {k: v for k, v in self.url.items() if k not in ("cluster", "topic")}
+        return {"actor": self.actor, **url, **msgspec.structs.asdict(self.input)}  # type: ignore[arg-type]
 
     def back(
         self, text: str, to: str, *keys: str, info: bool = False, query: str = "", **more: Any
@@ -165,10 +169,14 @@ class Page:
     """A page of an operation. ``path`` is a Django route (a regex when it starts with ``^``);
     ``template`` is rendered, only its region for an htmx request when it names one
     (``"dashboard/leases.html#live"``); ``context(call, result)`` is added to the URL's values
-    (default ``{"result": result}``); ``answer(call, result)`` replaces the render (a
+    (default ``{shown: result}``, ``shown`` being ``"result"`` unless the page names it);
+    ``answer(call, result)`` replaces the render (a
     redirect), as does a result that is a response (a file). A page whose query or form has
     a shape of its own (a page number, the checked rows) names its ``input`` and ``run``
-    (default: the operation's), and its ``early`` when the guard's differs."""
+    (default: the operation's), and its ``early`` when the guard's differs. A write's page
+    that answers with a message and another page says so in ``back``: ``(text, to, *keys)``
+    (``text`` formatted with the URL's values, the input's fields and the result's; the
+    page ``to`` with the URL's values ``keys``, by default its cluster and topic)."""
 
     name: str = ""
     path: str = ""
@@ -180,6 +188,19 @@ class Page:
     input: type[msgspec.Struct] | None = None
     run: Run | None = None
     early: bool | None = None  # None: the operation's
+    back: tuple[str, ...] = ()
+    shown: str = "result"
+
+    def __post_init__(self) -> None:
+        if self.back:
+            object.__setattr__(self, "answer", self._back)
+
+    def _back(self, call: Call[Any], result: Any) -> HttpResponse:
+        """The answer ``back`` declares (a result that is not a dict is ``{result}``)."""
+        text, to, *keys = self.back
+        found = result if isinstance(result, dict) else {"result": result}
+        values = {**call.url, **msgspec.structs.asdict(call.input), **found}
+        return call.back(text.format(**values), to, *keys)
 
 
 @dataclass(frozen=True)
@@ -327,7 +348,7 @@ def _page_view(op: Operation, page: Page) -> View:
             return page.answer(call, result)
         if isinstance(result, HttpResponseBase):  # a file, a stream
             return result
-        extra = page.context(call, result) if page.context else {"result": result}
+        extra = page.context(call, result) if page.context else {page.shown: result}
         return render(request, _template(page.template, request), {**url, **extra})
 
     view.__name__ = view.__qualname__ = page.name.replace("-", "_")

@@ -94,8 +94,13 @@ def _letter(c: Call[Any], d: dict[str, Any]) -> dict[str, Any]:
     return {"cluster": c.cluster, "topic": c.topic, **d, "letter": sel.letter_json(d["letter"])}
 
 
+def _target(i: Replay | Bulk) -> svc.ReplayTarget:
+    return svc.ReplayTarget(i.force, i.target_topic.strip() or None, i.target_partition)
+
+
 def _replay(c: Call[Replay]) -> Any:
-    return svc.dlq_replay(**c.write() | {"target_topic": c.input.target_topic.strip() or None})
+    dlq_id, why = c.url["dlq_id"], c.input.reason
+    return svc.dlq_replay(c.actor, dlq_id=dlq_id, reason=why, target=_target(c.input))
 
 
 def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
@@ -111,10 +116,6 @@ def _replayed_page(c: Call[Replay], r: Any) -> HttpResponse:
 def _deleted_page(c: Call[Reason], deleted: bool) -> HttpResponse:
     letter = c.url["dlq_id"]
     return c.back(f"Deleted {letter}." if deleted else f"{letter} was already gone.", "dlq")
-
-
-def _purged_page(c: Call[Purge], n: int) -> HttpResponse:
-    return c.back(f"Purged {n} letters from the DLQ of {c.topic}.", "dlq")
 
 
 def export_disposition(topic: str) -> str:
@@ -161,15 +162,7 @@ def _preview(c: Call[Bulk]) -> ReplayJob:
     if not i.all and not i.ids:
         raise ValueError('ids: select letters, or "all": true to replay all matching the filter')
     chosen = bulk.BulkSelection(**i.read().kwargs()) if i.all else bulk.BulkSelection(tuple(i.ids))
-    return bulk.dlq_bulk_preview(
-        acting_user=c.user,
-        cluster=c.cluster,
-        topic=c.topic,
-        selection=chosen,
-        force=i.force,
-        target_topic=i.target_topic.strip() or None,
-        target_partition=i.target_partition,
-    )
+    return bulk.dlq_bulk_preview(c.actor, selection=chosen, target=_target(i))
 
 
 def _job(c: Call[Any]) -> ReplayJob:
@@ -177,13 +170,10 @@ def _job(c: Call[Any]) -> ReplayJob:
 
 
 def _start(c: Call[Start]) -> ReplayJob:
+    i = c.input
+    job = _job(c)
     return bulk.dlq_bulk_start(
-        acting_user=c.user,
-        job=_job(c),
-        reason=c.input.reason,
-        ticket=c.input.ticket.strip(),
-        rate_limit=c.input.rate_limit,
-        origin=c.origin,
+        c.actor, job=job, reason=i.reason, ticket=i.ticket.strip(), rate_limit=i.rate_limit
     )
 
 
@@ -265,7 +255,12 @@ OPERATIONS = (
         Action.PURGE,
         Purge,
         lambda c: svc.dlq_purge(**c.write()),
-        page=Page("dlq-purge", PAGE + "purge/$", "POST", answer=_purged_page),
+        page=Page(
+            "dlq-purge",
+            PAGE + "purge/$",
+            "POST",
+            back=("Purged {result} letters from the DLQ of {topic}.", "dlq"),
+        ),
         api=Api(answer=lambda c, n: {"topic": c.topic, "purged": n}),
         early=False,
     ),
@@ -310,7 +305,7 @@ OPERATIONS = (
         "Cancel a job (stops at its next chunk)",
         "replay jobs",
         Action.REPLAY,
-        run=lambda c: bulk.dlq_bulk_cancel(acting_user=c.user, job=_job(c), origin=c.origin),
+        run=lambda c: bulk.dlq_bulk_cancel(c.actor, job=_job(c)),
         page=Page("dlq-job-cancel", JOB + "cancel/", "POST", answer=_to_job),
         api=Api(answer=_json),
     ),

@@ -53,7 +53,7 @@ def _export(name: str, summary: str, **query: str) -> Operation:
     def run(c: Call[Any]) -> Any:
         check_same_origin(c.request)  # refused before it counts against the user's exports
         count_request(c.request, "export")
-        return export_download(c.request, kind, c.cluster, c.topic)
+        return export_download(c.request, c.actor, kind)
 
     return Operation(
         summary + NOTE,

@@ -93,14 +93,9 @@ class Checked(Reason):
     consumer: Consumer = ""
 
 
-def _one(c: Call[Entries], run: Any, key: str) -> dict[str, Any]:
-    group = c.input.group.strip()
-    done = run(**c.write() | {"group": group})
-    return {"group": group, "partition": c.input.partition, key: done}
-
-
-def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
-    """The service once per partition of the checked rows: the entries done."""
+def _checked(c: Call[Checked], run: Any, kind: type[Entries]) -> int:
+    """``run`` once per partition of the checked rows (with the fields of ``kind`` the form
+    has): the entries done."""
     grouped: dict[int, list[str]] = {}
     for raw in c.input.entry:
         part, _, entry_id = raw.partition(":")
@@ -109,21 +104,36 @@ def _checked(c: Call[Checked], run: Any, **extra: str) -> int:
         grouped.setdefault(int(part), []).append(entry_id)
     if not grouped:
         raise ValueError("select at least one pending entry")
-    args = {"acting_user": c.user, **c.url, "group": c.input.group.strip(), **extra}
-    args |= {"reason": c.input.reason, "origin": c.origin}
+    args = {k: v for k, v in c.write().items() if k == "actor" or k in kind.__struct_fields__}
+    args["group"] = c.input.group.strip()
     return sum(len(run(**args, partition=p, ids=ids)) for p, ids in grouped.items())
 
 
-def _back(text: str) -> Any:
+def _pending(
+    summary: str, action: Action, kind: type[Entries], run: Any, what: str, done: str, text: str
+) -> Operation:
+    """A write on pending entries (``run``) at ``pending/<what>/``: the JSON's on one
+    partition (its ids ``done``), the page's on the checked rows of any partitions, then
+    the group's pending page with ``text`` (``{n}``: the entries done)."""
+
+    def one(c: Call[Entries]) -> dict[str, Any]:
+        group = c.input.group.strip()
+        ids = run(**c.write() | {"group": group})
+        return {"group": group, "partition": c.input.partition, done: ids}
+
     def answer(c: Call[Checked], n: int) -> HttpResponse:
         group = c.input.group.strip()
-        return c.back(
-            text.format(n=n, consumer=c.input.consumer),
-            "pending",
-            query=f"group={group}" if group else "",
-        )
+        query = f"group={group}" if group else ""
+        return c.back(text.format(n=n, consumer=c.input.consumer), "pending", query=query)
 
-    return answer
+    def page_run(c: Call[Checked]) -> int:
+        return _checked(c, run, kind)
+
+    path = f"{PENDING}{what}/"
+    page = Page(
+        f"pending-{what}", path, "POST", answer=answer, input=Checked, run=page_run, early=False
+    )
+    return Operation(summary, "pending", action, kind, one, page=page)
 
 
 class Target(msgspec.Struct):
@@ -175,10 +185,23 @@ def _position_context(key: str) -> Any:
     return context
 
 
-def _flat(args: dict[str, Any]) -> dict[str, Any]:
-    """The input's target spread into ``kind`` and ``value``, as selector and service take it."""
-    target = args.pop("target")
-    return args | {"kind": target.kind, "value": target.value}
+def _move(c: Call[Any]) -> position_sel.GroupMove:
+    """The move the URL's group and the input name."""
+    target = c.input.target
+    return position_sel.GroupMove.of(c.url["group"], target.kind, target.value, c.input.partitions)
+
+
+def _plan(c: Call[Plan]) -> dict[str, Any]:
+    move = _move(c)
+    return position_sel.position_plan_get(user=c.user, cluster=c.cluster, topic=c.topic, move=move)
+
+
+def _moved(c: Call[Move]) -> dict[str, Any]:
+    i = c.input
+    move = _move(c)
+    return position_svc.set_group_position(
+        c.actor, move, reason=i.reason, confirm=i.confirm, force=i.force
+    )
 
 
 OPERATIONS = (
@@ -197,37 +220,23 @@ OPERATIONS = (
             run=lambda c: pending_sel.pending_page_get(**c.read()),
         ),
     ),
-    Operation(
+    _pending(
         "Claim pending entries of one partition to a consumer",
-        "pending",
         Action.CLAIM,
         Claim,
-        lambda c: _one(c, svc.pending_claim, "claimed"),
-        page=Page(
-            "pending-claim",
-            PENDING + "claim/",
-            "POST",
-            answer=_back("Claimed {n} entries to {consumer}."),
-            input=Checked,
-            run=lambda c: _checked(c, svc.pending_claim, consumer=c.input.consumer),
-            early=False,
-        ),
+        svc.pending_claim,
+        "claim",
+        "claimed",
+        "Claimed {n} entries to {consumer}.",
     ),
-    Operation(
+    _pending(
         "Dead-letter pending entries of one partition",
-        "pending",
         Action.MOVE_TO_DLQ,
         Entries,
-        lambda c: _one(c, svc.pending_move_to_dlq, "moved"),
-        page=Page(
-            "pending-move-to-dlq",
-            PENDING + "move-to-dlq/",
-            "POST",
-            answer=_back("Moved {n} entries to the DLQ."),
-            input=Checked,
-            run=lambda c: _checked(c, svc.pending_move_to_dlq),
-            early=False,
-        ),
+        svc.pending_move_to_dlq,
+        "move-to-dlq",
+        "moved",
+        "Moved {n} entries to the DLQ.",
     ),
     Operation(
         "The position form",
@@ -243,7 +252,7 @@ OPERATIONS = (
         "groups",
         Action.SET_POSITION,
         Plan,
-        lambda c: position_sel.position_plan_get(**_flat(c.read())),
+        _plan,
         page=Page(
             "group-position-plan",
             POSITION + "plan/",
@@ -258,7 +267,7 @@ OPERATIONS = (
         "groups",
         Action.SET_POSITION,
         Move,
-        lambda c: position_svc.set_group_position(**_flat(c.write())),
+        _moved,
         page=Page(
             "group-position-move",
             POSITION + "move/",

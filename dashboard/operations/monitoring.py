@@ -107,10 +107,6 @@ def _muted(c: Call[Mute], mute: dict[str, Any]) -> HttpResponse:
     return c.back(f"{MUTED[c.input.kind]} {mute['alert_id']}.", "alerts")
 
 
-def _unmuted(c: Call[AlertRef], _: None) -> HttpResponse:
-    return c.back(f"Lifted the silence of {c.input.alert_id}.", "alerts")
-
-
 def _collectors(key: str) -> Any:
     return lambda c, rows: {key: rows, "interval_s": settings.COLLECT_INTERVAL_S}
 
@@ -233,7 +229,12 @@ OPERATIONS = (
         Action.SILENCE,
         AlertRef,
         lambda c: svc.alert_unmute(**c.write()),
-        page=Page("alert-unmute", "alerts/unmute/", "POST", answer=_unmuted),
+        page=Page(
+            "alert-unmute",
+            "alerts/unmute/",
+            "POST",
+            back=("Lifted the silence of {alert_id}.", "alerts"),
+        ),
         api=Api(answer=lambda c, _: {"lifted": c.input.alert_id}),
         early="somewhere",
     ),

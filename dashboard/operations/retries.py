@@ -110,7 +110,7 @@ OPERATIONS = (
             "retries",
             route("retries", topic=False),
             template="dashboard/retries_index.html",
-            context=lambda c, d: {"d": d},
+            shown="d",
         ),
         api=Api(answer=in_cluster),
     ),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dashboard import clusters
@@ -10,7 +10,7 @@ from dashboard.permissions import Action, require_action
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from mqcore.admin import PositionPlan, PositionTarget
 
-__all__ = ["parse_partitions", "plan_json", "position_plan_get", "position_target"]
+__all__ = ["GroupMove", "parse_partitions", "plan_json", "position_plan_get", "position_target"]
 
 MAX_PARTITIONS = 4096
 
@@ -41,24 +41,33 @@ def parse_partitions(raw: Any) -> list[int] | None:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class GroupMove:
+    """A move of ``group``'s position: its checked target, on ``partitions`` (None: all)."""
+
+    group: str
+    target: PositionTarget
+    partitions: list[int] | None = None
+
+    @classmethod
+    def of(cls, group: str, kind: str, value: Any = None, partitions: Any = None) -> GroupMove:
+        """The move a request names (ValueError, a 400, when malformed)."""
+        return cls(group, position_target(kind, value), parse_partitions(partitions))
+
+    @property
+    def scope(self) -> list[int | str]:
+        """The partitions as the audit row names them (``["all"]``)."""
+        return [*self.partitions] if self.partitions is not None else ["all"]
+
+
 def plan_json(plan: PositionPlan) -> dict[str, Any]:
     """A plan or a result as plain JSON data (the API's and the templates' shape)."""
     return asdict(plan)
 
 
-def position_plan_get(
-    *,
-    user: Any,
-    cluster: str,
-    topic: str,
-    group: str,
-    kind: str,
-    value: Any = None,
-    partitions: Any = None,
-) -> dict[str, Any]:
-    """Dry run of moving ``group`` to the target, for a user allowed to move positions."""
+def position_plan_get(*, user: Any, cluster: str, topic: str, move: GroupMove) -> dict[str, Any]:
+    """Dry run of ``move``, for a user allowed to move positions."""
     require_action(user, Action.SET_POSITION, cluster=cluster, topic=topic)
     topic_visible_require(user, cluster, topic)
-    target = position_target(kind, value)
-    plan = clusters.admin(cluster).plan_position(topic, group, target, parse_partitions(partitions))
-    return plan_json(plan)
+    admin = clusters.admin(cluster)
+    return plan_json(admin.plan_position(topic, move.group, move.target, move.partitions))

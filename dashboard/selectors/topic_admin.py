@@ -52,7 +52,7 @@ def _require(user: Any, action: Action, cluster: str, topic: str) -> None:
     topic_visible_require(user, cluster, topic)
 
 
-def trim_rules(maxlen: int | None, min_id: str, max_age: str) -> dict[str, Any]:
+def trim_rules(maxlen: int | None = None, min_id: str = "", max_age: str = "") -> dict[str, Any]:
     """The trim's rules as :func:`~mqcore.retention.trim.topic_trims` takes them (ValueError,
     a 400, when none or one is malformed): ``max_age`` a duration such as ``7d``."""
     if isinstance(maxlen, bool) or (maxlen is not None and maxlen < 0):

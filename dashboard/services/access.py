@@ -23,8 +23,8 @@ from django.db import transaction
 
 from dashboard.clusters import cluster_names
 from dashboard.models import AuditEventType, GroupTopicScope, SensitiveTopic
-from dashboard.permissions import ROLES, Action, action_permissions, require_action, roles_sync
-from dashboard.services.audit import Origin, audit_record
+from dashboard.permissions import ROLES, Action, action_permissions, roles_sync
+from dashboard.services.audit import Actor, audit_record
 from dashboard.sso.mapping import is_external_username
 
 __all__ = [
@@ -95,29 +95,21 @@ def _scoped(name: str) -> str:
     return SCOPED_PREFIX + name
 
 
-def _require(acting_user: Any) -> None:
-    """manage_access, unless ``acting_user`` is None: ``manage.py access`` on the server,
+def _require(actor: Actor) -> None:
+    """manage_access, unless the actor's user is None: ``manage.py access`` on the server,
     audited as ``system`` (a web request always carries a user, anonymous or not)."""
-    if acting_user is not None:
-        require_action(acting_user, Action.MANAGE_ACCESS)
+    if actor.user is not None:
+        actor.require(Action.MANAGE_ACCESS)
 
 
-def _audit(acting_user: Any, origin: Origin | None, reason: str, detail: dict[str, Any]) -> None:
-    audit_record(
-        acting_user=acting_user,
-        event_type=AuditEventType.ROLE_CHANGE,
-        origin=origin,
-        reason=(reason or "").strip()[:500],
-        detail=detail,
-    )
+def _audit(actor: Actor, reason: str, detail: dict[str, Any]) -> None:
+    why = (reason or "").strip()[:500]
+    audit_record(actor, AuditEventType.ROLE_CHANGE, reason=why, detail=detail)
 
 
-def role_set(
-    *, acting_user: Any, username: str, role: str | None, reason: str = "",
-    origin: Origin | None = None,
-) -> dict[str, Any]:  # fmt: skip
+def role_set(actor: Actor, *, username: str, role: str | None, reason: str = "") -> dict[str, Any]:
     """Put ``username`` in exactly one role group (or none); scoped groups are kept."""
-    _require(acting_user)
+    _require(actor)
     wanted, user = _role(role), _user(username)
     if is_external_username(user.username):
         raise ValueError(
@@ -130,17 +122,16 @@ def role_set(
         user.groups.remove(*Group.objects.filter(name__in=ROLES))
         if wanted:
             user.groups.add(Group.objects.get(name=wanted))
-        _audit(acting_user, origin, reason,
-               {"change": "role", "user": user.username, "from": before, "to": wanted})  # fmt: skip
+        detail = {"change": "role", "user": user.username, "from": before, "to": wanted}
+        _audit(actor, reason, detail)
     return {"user": user.username, "role": wanted, "previous": before}
 
 
 def group_put(
-    *, acting_user: Any, name: str, role: str, scopes: list[str], reason: str = "",
-    origin: Origin | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    actor: Actor, *, name: str, role: str, scopes: list[str], reason: str = ""
+) -> dict[str, Any]:
     """Create or update scoped group ``name``: ``role``'s permissions on ``scopes``."""
-    _require(acting_user)
+    _require(actor)
     full, wanted_role = _scoped(name), _role(role)
     if wanted_role is None:
         raise ValueError("a scoped group needs a role")
@@ -158,18 +149,21 @@ def group_put(
         GroupTopicScope.objects.bulk_create(
             GroupTopicScope(group=group, cluster=c, pattern=p) for c, p in parsed
         )
-        detail = {"change": "group", "group": full, "role": wanted_role, "created": created,
-                  "scopes": [f"{c or '*'}/{p}" for c, p in parsed],
-                  "previous_scopes": [f"{c or '*'}/{p}" for c, p in before]}  # fmt: skip
-        _audit(acting_user, origin, reason, detail)
+        detail = {
+            "change": "group",
+            "group": full,
+            "role": wanted_role,
+            "created": created,
+            "scopes": [f"{c or '*'}/{p}" for c, p in parsed],
+            "previous_scopes": [f"{c or '*'}/{p}" for c, p in before],
+        }
+        _audit(actor, reason, detail)
     return {"group": full, "role": wanted_role, "scopes": detail["scopes"], "created": created}
 
 
-def group_delete(
-    *, acting_user: Any, name: str, reason: str = "", origin: Origin | None = None
-) -> dict[str, Any]:
+def group_delete(actor: Actor, *, name: str, reason: str = "") -> dict[str, Any]:
     """Delete scoped group ``name`` (its members lose what it gave them)."""
-    _require(acting_user)
+    _require(actor)
     full = _scoped(name)
     group = Group.objects.filter(name=full).first()
     if group is None:
@@ -177,17 +171,15 @@ def group_delete(
     with transaction.atomic():
         members = sorted(group.user_set.values_list("username", flat=True))
         group.delete()
-        _audit(acting_user, origin, reason,
-               {"change": "group-delete", "group": full, "members": members})  # fmt: skip
+        _audit(actor, reason, {"change": "group-delete", "group": full, "members": members})
     return {"group": full, "deleted": True, "members": members}
 
 
 def member_set(
-    *, acting_user: Any, group: str, username: str, member: bool, reason: str = "",
-    origin: Origin | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    actor: Actor, *, group: str, username: str, member: bool, reason: str = ""
+) -> dict[str, Any]:
     """Add ``username`` to (or remove it from) scoped group ``group``."""
-    _require(acting_user)
+    _require(actor)
     full, user = _scoped(group), _user(username)
     found = Group.objects.filter(name=full).first()
     if found is None:
@@ -199,38 +191,34 @@ def member_set(
     with transaction.atomic():
         (user.groups.add if member else user.groups.remove)(found)
         detail = {"change": "member", "group": full, "user": user.username, "member": member}
-        _audit(acting_user, origin, reason, detail)
+        _audit(actor, reason, detail)
     return {"group": full, "user": user.username, "member": member}
 
 
 def sensitive_add(
-    *, acting_user: Any, cluster: str, pattern: str, note: str = "", reason: str = "",
-    origin: Origin | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    actor: Actor, *, cluster: str, pattern: str, note: str = "", reason: str = ""
+) -> dict[str, Any]:
     """Mark topics matching ``pattern`` (on ``cluster``, "" or "*" for every one) sensitive."""
-    _require(acting_user)
+    _require(actor)
     c, p = _cluster(cluster), _pattern(pattern)
     with transaction.atomic():
         _row, created = SensitiveTopic.objects.update_or_create(
             cluster=c, pattern=p, defaults={"note": (note or "").strip()[:200]}
         )
         scope = f"{c or '*'}/{p}"
-        _audit(acting_user, origin, reason,
-               {"change": "sensitive-add", "scope": scope, "created": created})  # fmt: skip
+        _audit(actor, reason, {"change": "sensitive-add", "scope": scope, "created": created})
     return {"scope": f"{c or '*'}/{p}", "created": created}
 
 
 def sensitive_remove(
-    *, acting_user: Any, cluster: str, pattern: str, reason: str = "",
-    origin: Origin | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    actor: Actor, *, cluster: str, pattern: str, reason: str = ""
+) -> dict[str, Any]:
     """Unmark topics matching ``pattern`` on ``cluster``."""
-    _require(acting_user)
+    _require(actor)
     c, p = _cluster(cluster), _pattern(pattern)
     with transaction.atomic():
         deleted, _ = SensitiveTopic.objects.filter(cluster=c, pattern=p).delete()
         if not deleted:
             raise ValueError(f"{c or '*'}/{p} is not marked sensitive")
-        _audit(acting_user, origin, reason,
-               {"change": "sensitive-remove", "scope": f"{c or '*'}/{p}"})  # fmt: skip
+        _audit(actor, reason, {"change": "sensitive-remove", "scope": f"{c or '*'}/{p}"})
     return {"scope": f"{c or '*'}/{p}", "removed": True}

@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from dashboard.models import ApiToken, AuditEventType
-from dashboard.services.audit import Origin, audited
+from dashboard.services.audit import Actor, audited
 from dashboard.sso.mapping import LDAP_PREFIX, is_external_username
 
 __all__ = ["MAX_TOKEN_DAYS", "issue_token", "revoke_tokens", "token_refusal"]
@@ -27,13 +27,7 @@ MAX_TOKEN_DAYS = 366
 
 
 def issue_token(
-    *,
-    acting_user: Any,
-    user: Any,
-    name: str,
-    days: int,
-    read_only: bool,
-    origin: Origin | None = None,
+    actor: Actor, *, user: Any, name: str, days: int, read_only: bool
 ) -> tuple[ApiToken, str]:
     """A new token for ``user`` (validated first), with its intent and outcome rows."""
     if not name or len(name) > 100:
@@ -48,30 +42,19 @@ def issue_token(
         "days": days,
         "scope": "read" if read_only else "read-write",
     }
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.API_TOKEN_ISSUE,
-        origin=origin or Origin.system("api-token"),
-        detail=detail,
-    ) as audit:
+    with audited(actor, AuditEventType.API_TOKEN_ISSUE, detail=detail) as audit:
         row, token = ApiToken.issue(user, name=name, days=days, read_only=read_only)
         expires = row.expires_at.isoformat() if row.expires_at else ""
         audit.set("issued", detail={"prefix": row.key_prefix, "expires_at": expires})
     return row, token
 
 
-def revoke_tokens(
-    rows: QuerySet[ApiToken], *, acting_user: Any, target: str, origin: Origin | None = None
-) -> int:
+def revoke_tokens(actor: Actor, rows: QuerySet[ApiToken], *, target: str) -> int:
     """Revoke the active tokens among ``rows``; audited with their prefixes."""
     active = rows.filter(revoked_at__isnull=True)
     prefixes = list(active.values_list("key_prefix", flat=True)[:1000])
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.API_TOKEN_REVOKE,
-        origin=origin or Origin.system("api-token"),
-        detail={"target": target[:150], "prefixes": prefixes},
-    ) as audit:
+    detail = {"target": target[:150], "prefixes": prefixes}
+    with audited(actor, AuditEventType.API_TOKEN_REVOKE, detail=detail) as audit:
         count = active.update(revoked_at=timezone.now())
         audit.set("revoked" if count else "none", counts={"revoked": count})
     return count

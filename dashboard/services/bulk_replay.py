@@ -20,10 +20,10 @@ from config.celery import app as current_app  # the app this process queues task
 from dashboard.clusters import dead_letters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType, ReplayJob, ReplayJobStatus
-from dashboard.permissions import Action, payload_visible, require_action
+from dashboard.permissions import Action, payload_visible
 from dashboard.selectors.dlq import letter_filter
-from dashboard.services.audit import Origin, audit_filters, audited, require_reason
-from dashboard.services.dlq import require_replay
+from dashboard.services.audit import Actor, audit_filters, audited, require_reason
+from dashboard.services.dlq import AS_DEAD_LETTERED, ReplayTarget
 from dashboard.services.replay_runner import complete_job_audit
 from mqcore.codec import validate_id
 
@@ -73,25 +73,12 @@ class BulkSelection:
 
 
 def dlq_bulk_preview(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    selection: BulkSelection,
-    force: bool = False,
-    target_topic: str | None = None,
-    target_partition: int | None = None,
+    actor: Actor, *, selection: BulkSelection, target: ReplayTarget = AS_DEAD_LETTERED
 ) -> ReplayJob:
     """Freeze the set into a draft job ("N letters, ids A..B"); nothing is replayed yet."""
-    require_replay(
-        acting_user,
-        cluster,
-        topic,
-        force=force,
-        target_topic=target_topic,
-        target_partition=target_partition,
-    )
-    check_text_filter(selection.text, visible=payload_visible(acting_user, cluster, topic))
+    target.require(actor)
+    cluster, topic = actor.cluster, actor.topic
+    check_text_filter(selection.text, visible=payload_visible(actor.user, cluster, topic))
     if selection.ids:
         # one id per value, fully matched: a value carrying newline-separated ids would
         # otherwise freeze as many letters while the preview counted it as one
@@ -107,7 +94,7 @@ def dlq_bulk_preview(
     return ReplayJob.objects.create(
         cluster=cluster,
         topic=topic,
-        created_by=acting_user,
+        created_by=actor.user,
         reason="",
         filters=selection.filters(),
         frozen_ids=text,
@@ -115,9 +102,9 @@ def dlq_bulk_preview(
         total=len(ids),
         first_id=ids[0],
         last_id=ids[-1],
-        force=force,
-        target_topic=target_topic or "",
-        target_partition=target_partition,
+        force=target.force,
+        target_topic=target.topic or "",
+        target_partition=target.partition,
         status=ReplayJobStatus.DRAFT,
     )
 
@@ -127,25 +114,23 @@ def frozen_set_ref(job: ReplayJob) -> str:
     return f"job:{job.id} sha256:{job.frozen_hash[:16]} n={job.total} ids {ids}"
 
 
+def _on(actor: Actor, job: ReplayJob) -> Actor:
+    """The actor on ``job``'s cluster and topic."""
+    return actor.at(job.cluster, job.topic)
+
+
 def dlq_bulk_start(
+    actor: Actor,
     *,
-    acting_user: Any,
     job: ReplayJob,
     reason: str,
     ticket: str = "",
     rate_limit: int = 0,
-    origin: Origin | None = None,
     enqueue: bool = True,
 ) -> ReplayJob:
     """Start a previewed job (reason or ticket required); a second start is a no-op."""
-    require_replay(
-        acting_user,
-        job.cluster,
-        job.topic,
-        force=job.force,
-        target_topic=job.target_topic or None,
-        target_partition=job.target_partition,
-    )
+    actor = _on(actor, job)
+    ReplayTarget(job.force, job.target_topic or None, job.target_partition).require(actor)
     reason = require_reason(reason, ticket)
     if not 0 <= rate_limit <= MAX_RATE_LIMIT:
         raise ValueError(f"rate limit: 0..{MAX_RATE_LIMIT} letters per second (0 = none)")
@@ -155,11 +140,8 @@ def dlq_bulk_start(
         ttl_min = int(settings.DLQ_DRAFT_TTL_S) // 60
         raise ValueError(f"this preview expired (previews last {ttl_min} min): preview again")
     with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_BULK_REPLAY,
-        origin=origin,
-        cluster=job.cluster,
-        topic=job.topic,
+        actor,
+        AuditEventType.DLQ_BULK_REPLAY,
         frozen_set=frozen_set_ref(job),
         reason=reason,
         ticket=ticket,
@@ -198,18 +180,12 @@ def dlq_bulk_start(
     return job
 
 
-def dlq_bulk_cancel(*, acting_user: Any, job: ReplayJob, origin: Origin | None = None) -> ReplayJob:
+def dlq_bulk_cancel(actor: Actor, *, job: ReplayJob) -> ReplayJob:
     """Ask a running job to stop at its next chunk (a queued or draft one stops at once)."""
-    require_action(acting_user, Action.REPLAY, cluster=job.cluster, topic=job.topic)
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_BULK_CANCEL,
-        origin=origin,
-        cluster=job.cluster,
-        topic=job.topic,
-        frozen_set=frozen_set_ref(job),
-        detail={"job": str(job.id)},
-    ) as audit:
+    actor = _on(actor, job)
+    actor.require(Action.REPLAY)
+    ref, detail = frozen_set_ref(job), {"job": str(job.id)}
+    with audited(actor, AuditEventType.DLQ_BULK_CANCEL, frozen_set=ref, detail=detail) as audit:
         stopped = ReplayJob.objects.filter(
             pk=job.pk, status__in=[ReplayJobStatus.DRAFT, ReplayJobStatus.QUEUED], cursor=0
         ).update(status=ReplayJobStatus.CANCELLED, finished_at=timezone.now())

@@ -12,16 +12,16 @@ an admin forces it.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dashboard.clusters import dead_letters, writer_dead_letters
 from dashboard.masking import MASK, mask_headers
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, payload_visible, require_action
+from dashboard.permissions import Action, payload_visible
 from dashboard.services.audit import (
+    Actor,
     ConfirmationError,
-    Origin,
     audited,
     require_confirmation,
     require_reason,
@@ -32,13 +32,13 @@ from mqcore.models import ReplayResult
 
 __all__ = [
     "ConfirmationError",
+    "ReplayTarget",
     "TargetError",
     "dlq_delete",
     "dlq_export",
     "dlq_purge",
     "dlq_replay",
     "export_ids",
-    "require_replay",
 ]
 
 
@@ -46,76 +46,62 @@ class TargetError(ValueError):
     """A replay target (topic or partition) the cluster does not have; nothing was written."""
 
 
-def _replay_event(force: bool, target: bool) -> AuditEventType:
-    if target:
-        return AuditEventType.DLQ_REPLAY_TARGET
-    return AuditEventType.DLQ_REPLAY_FORCED if force else AuditEventType.DLQ_REPLAY
+@dataclass(frozen=True, slots=True)
+class ReplayTarget:
+    """Where a replay goes: each letter to its own partition, unless an Admin names another
+    ``topic`` or ``partition``; ``force`` replays a letter already replayed."""
+
+    force: bool = False
+    topic: str | None = None
+    partition: int | None = None
+
+    @property
+    def named(self) -> bool:
+        """Whether it names another topic or partition."""
+        return bool(self.topic) or self.partition is not None
+
+    def require(self, actor: Actor) -> None:
+        """PermissionDenied unless ``actor`` may replay so: replay, force, a target (and
+        replay on the target topic)."""
+        actor.require(Action.REPLAY)
+        if self.force:
+            actor.require(Action.FORCE)
+        if self.named:
+            actor.require(Action.REPLAY_TARGET)
+            if self.topic:
+                actor.require(Action.REPLAY, topic=self.topic)
+
+    def event(self) -> AuditEventType:
+        if self.named:
+            return AuditEventType.DLQ_REPLAY_TARGET
+        return AuditEventType.DLQ_REPLAY_FORCED if self.force else AuditEventType.DLQ_REPLAY
 
 
-def require_replay(
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    *,
-    force: bool,
-    target_topic: str | None,
-    target_partition: int | None,
-) -> None:
-    require_action(acting_user, Action.REPLAY, cluster=cluster, topic=topic)
-    if force:
-        require_action(acting_user, Action.FORCE, cluster=cluster, topic=topic)
-    if target_topic or target_partition is not None:
-        require_action(acting_user, Action.REPLAY_TARGET, cluster=cluster, topic=topic)
-        if target_topic:
-            require_action(acting_user, Action.REPLAY, cluster=cluster, topic=target_topic)
+AS_DEAD_LETTERED = ReplayTarget()  # each letter to its own partition, once
 
 
 def dlq_replay(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    dlq_id: str,
-    reason: str = "",
-    force: bool = False,
-    target_topic: str | None = None,
-    target_partition: int | None = None,
-    origin: Origin | None = None,
+    actor: Actor, *, dlq_id: str, reason: str = "", target: ReplayTarget = AS_DEAD_LETTERED
 ) -> ReplayResult:
     """Replay one letter (to its original partition unless an admin names a target).
 
     Already replayed letters are a no-op (``replayed=False``, reason
     "already-replayed") unless ``force``; the audit outcome is the result's reason.
     """
-    require_replay(
-        acting_user,
-        cluster,
-        topic,
-        force=force,
-        target_topic=target_topic,
-        target_partition=target_partition,
-    )
-    target = bool(target_topic) or target_partition is not None
-    if force or target:
+    target.require(actor)
+    if target.force or target.named:
         reason = require_reason(reason)
-    with audited(
-        acting_user=acting_user,
-        event_type=_replay_event(force, target),
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=[dlq_id],
-        reason=reason,
-        detail={"force": force, "target_topic": target_topic, "target_partition": target_partition},
-    ) as audit:
+    to_topic = target.topic or None
+    detail = {"force": target.force, "target_topic": to_topic, "target_partition": target.partition}
+    with audited(actor, target.event(), letter_ids=[dlq_id], reason=reason, detail=detail) as audit:
         try:
-            result = writer_dead_letters(cluster).replay(
-                topic,
+            result = writer_dead_letters(actor.cluster).replay(
+                actor.topic,
                 dlq_id,
-                by=acting_user.get_username(),
-                force=force,
-                target_topic=target_topic or None,
-                target_partition=target_partition,
+                by=actor.user.get_username(),
+                force=target.force,
+                target_topic=to_topic,
+                target_partition=target.partition,
             )
         except UnknownPartitionError as exc:  # a target in the request, not a page: bad input
             raise TargetError(str(exc)) from exc
@@ -127,54 +113,23 @@ def dlq_replay(
     return result
 
 
-def dlq_delete(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    dlq_id: str,
-    reason: str,
-    origin: Origin | None = None,
-) -> bool:
+def dlq_delete(actor: Actor, *, dlq_id: str, reason: str) -> bool:
     """Delete one letter (admin). Returns False when it was already gone."""
-    require_action(acting_user, Action.DELETE, cluster=cluster, topic=topic)
+    actor.require(Action.DELETE)
     reason = require_reason(reason)
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_DELETE,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=[dlq_id],
-        reason=reason,
-    ) as audit:
-        deleted = writer_dead_letters(cluster).delete(topic, dlq_id)
+    with audited(actor, AuditEventType.DLQ_DELETE, letter_ids=[dlq_id], reason=reason) as audit:
+        deleted = writer_dead_letters(actor.cluster).delete(actor.topic, dlq_id)
         audit.set("deleted" if deleted else "missing", counts={"deleted": int(deleted)})
     return bool(deleted)
 
 
-def dlq_purge(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    confirm: str,
-    reason: str,
-    origin: Origin | None = None,
-) -> int:
+def dlq_purge(actor: Actor, *, confirm: str, reason: str) -> int:
     """Purge a topic's whole DLQ (admin); ``confirm`` must be the topic name typed again."""
-    require_action(acting_user, Action.PURGE, cluster=cluster, topic=topic)
+    actor.require(Action.PURGE)
     reason = require_reason(reason)
-    require_confirmation(confirm, topic, "type the topic name exactly to confirm the purge")
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_PURGE,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        reason=reason,
-    ) as audit:
-        removed = writer_dead_letters(cluster).purge(topic)
+    require_confirmation(confirm, actor.topic, "type the topic name exactly to confirm the purge")
+    with audited(actor, AuditEventType.DLQ_PURGE, reason=reason) as audit:
+        removed = writer_dead_letters(actor.cluster).purge(actor.topic)
         audit.set("purged", counts={"deleted": int(removed)})
     return int(removed)
 
@@ -196,23 +151,15 @@ def export_ids(ids: list[str]) -> list[str]:
     return unique
 
 
-def dlq_export(
-    *, acting_user: Any, cluster: str, topic: str, ids: list[str], origin: Origin | None = None
-) -> list[dict[str, Any]]:
+def dlq_export(actor: Actor, *, ids: list[str]) -> list[dict[str, Any]]:
     """The selected letters as JSON-ready dicts (payloads masked for whom they must be)."""
-    require_action(acting_user, Action.VIEW, cluster=cluster, topic=topic)
+    actor.require(Action.VIEW)
+    cluster, topic = actor.cluster, actor.topic
     ids = export_ids(ids)
-    visible = payload_visible(acting_user, cluster, topic)
+    visible = payload_visible(actor.user, cluster, topic)
     out: list[dict[str, Any]] = []
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.DLQ_EXPORT,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=ids,
-        detail={"masked": not visible},
-    ) as audit:
+    detail = {"masked": not visible}
+    with audited(actor, AuditEventType.DLQ_EXPORT, letter_ids=ids, detail=detail) as audit:
         dlq = dead_letters(cluster)
         budget = dlq.config.decode_budget()  # the export is one page: one budget
         for dlq_id in ids:

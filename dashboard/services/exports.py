@@ -31,10 +31,10 @@ from django.utils.http import content_disposition_header
 
 from dashboard.clusters import cluster_config
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors.exports import EXPORT_FORMATS, ExportSource, export_source
 from dashboard.selectors.pages.params import parse_choice
-from dashboard.services.audit import Audited, Origin, audit_filters, audited, origin_from_request
+from dashboard.services.audit import Actor, Audited, audit_filters, audited
 from mqcore.export_rows import csv_row_lines
 
 __all__ = [
@@ -121,27 +121,18 @@ def _streamed(chunks: Iterator[str], src: ExportSource, audit: Audited) -> Itera
             )
 
 
-def export_start(
-    *,
-    acting_user: Any,
-    kind: str,
-    cluster: str,
-    topic: str,
-    query: Mapping[str, Any],
-    origin: Origin | None = None,
-) -> Export:
-    """Check, audit and start one export (``query``: the page's filters, ``format`` csv or
-    json, optional ``max_rows`` up to ``EXPORT_MAX_ROWS``); the chunks stream the rows."""
-    require_action(acting_user, Action.VIEW, cluster=cluster, topic=topic)
+def export_start(actor: Actor, *, kind: str, query: Mapping[str, Any]) -> Export:
+    """Check, audit and start one export of the actor's topic (``query``: the page's
+    filters, ``format`` csv or json, optional ``max_rows`` up to ``EXPORT_MAX_ROWS``); the
+    chunks stream the rows."""
+    actor.require(Action.VIEW)
+    cluster, topic = actor.cluster, actor.topic
     fmt = parse_choice(query.get("format"), "format", EXPORT_FORMATS, "csv")
-    src = export_source(kind, cluster=cluster, topic=topic, query=query, user=acting_user)
+    src = export_source(kind, cluster=cluster, topic=topic, query=query, user=actor.user)
     group = src.filters.get("group") if kind != "dlq" else None
     audit = audited(
-        acting_user=acting_user,
-        event_type=EVENTS[kind],
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
+        actor,
+        EVENTS[kind],
         detail={
             "export": kind,
             "format": fmt,
@@ -188,19 +179,9 @@ def check_same_origin(request: HttpRequest) -> None:
         )
 
 
-def export_download(
-    request: HttpRequest, kind: str, cluster: str, topic: str
-) -> StreamingHttpResponse:
-    """The page's and the API's export: ``request``'s user, query and origin, one download
+def export_download(request: HttpRequest, actor: Actor, kind: str) -> StreamingHttpResponse:
+    """The page's and the API's export by ``actor``: ``request``'s query, one download
     (refused before any read or audit row when it came from another origin)."""
     check_same_origin(request)
-    cluster_config(cluster)
-    export = export_start(
-        acting_user=request.user,
-        kind=kind,
-        cluster=cluster,
-        topic=topic,
-        query=request.GET,
-        origin=origin_from_request(request),
-    )
-    return export_response(export)
+    cluster_config(actor.cluster)
+    return export_response(export_start(actor, kind=kind, query=request.GET))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
-from dashboard.services.audit import Origin, audited, require_reason
+from dashboard.permissions import Action
+from dashboard.services.audit import Actor, audited, require_reason
 
 __all__ = ["MAX_IDS", "pending_claim", "pending_move_to_dlq"]
 
@@ -24,36 +22,22 @@ def _clean_ids(ids: list[str]) -> list[str]:
 
 
 def pending_claim(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    group: str,
-    partition: int,
-    ids: list[str],
-    consumer: str,
-    reason: str = "",
-    origin: Origin | None = None,
+    actor: Actor, *, group: str, partition: int, ids: list[str], consumer: str, reason: str = ""
 ) -> list[str]:
     """Claim pending ``ids`` of one partition to ``consumer``; returns the claimed ids."""
-    require_action(acting_user, Action.CLAIM, cluster=cluster, topic=topic)
+    actor.require(Action.CLAIM)
     ids = _clean_ids(ids)
     consumer = (consumer or "").strip()
     if not consumer:
         raise ValueError("name the consumer to claim to")
     if len(ids) > 1:
         reason = require_reason(reason)
+    detail = {"group": group, "partition": partition, "consumer": consumer}
     with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.PENDING_CLAIM,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=ids,
-        reason=reason,
-        detail={"group": group, "partition": partition, "consumer": consumer},
+        actor, AuditEventType.PENDING_CLAIM, letter_ids=ids, reason=reason, detail=detail
     ) as audit:
-        claimed = writer_admin(cluster).claim(topic, group, partition, ids, consumer)
+        admin = writer_admin(actor.cluster)
+        claimed = admin.claim(actor.topic, group, partition, ids, consumer)
         audit.set(
             "claimed", counts={"claimed": len(claimed), "not_pending": len(ids) - len(claimed)}
         )
@@ -61,32 +45,19 @@ def pending_claim(
 
 
 def pending_move_to_dlq(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    group: str,
-    partition: int,
-    ids: list[str],
-    reason: str,
-    origin: Origin | None = None,
+    actor: Actor, *, group: str, partition: int, ids: list[str], reason: str
 ) -> list[str]:
     """Dead-letter pending ``ids`` (DLQ add + ack atomically per entry); reason required."""
-    require_action(acting_user, Action.MOVE_TO_DLQ, cluster=cluster, topic=topic)
+    actor.require(Action.MOVE_TO_DLQ)
     ids = _clean_ids(ids)
     reason = require_reason(reason)
+    detail = {"group": group, "partition": partition}
     with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.PENDING_MOVE_TO_DLQ,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=ids,
-        reason=reason,
-        detail={"group": group, "partition": partition},
+        actor, AuditEventType.PENDING_MOVE_TO_DLQ, letter_ids=ids, reason=reason, detail=detail
     ) as audit:
-        moved = writer_admin(cluster).move_to_dlq(
-            topic, group, partition, ids, reason=f"operator {audit.intent.actor}: {reason}"[:200]
+        why = f"operator {audit.intent.actor}: {reason}"[:200]
+        moved = writer_admin(actor.cluster).move_to_dlq(
+            actor.topic, group, partition, ids, reason=why
         )
         audit.set("moved", counts={"moved": len(moved), "not_pending": len(ids) - len(moved)})
     return list(moved)

@@ -20,12 +20,12 @@ from typing import Any
 
 from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
-from dashboard.selectors.position import parse_partitions, plan_json, position_target
+from dashboard.permissions import Action
+from dashboard.selectors.position import GroupMove, plan_json
 from dashboard.services.audit import (
+    Actor,
     Audited,
     ConfirmationError,
-    Origin,
     audited,
     require_confirmation,
     require_reason,
@@ -37,42 +37,23 @@ __all__ = ["ConfirmationError", "set_group_position"]
 
 
 def set_group_position(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    group: str,
-    kind: str,
-    value: Any = None,
-    partitions: Any = None,
-    reason: str,
-    confirm: str,
-    origin: Origin | None = None,
-    force: bool = False,
+    actor: Actor, move: GroupMove, *, reason: str, confirm: str, force: bool = False
 ) -> dict[str, Any]:
-    """Move ``group`` on ``partitions`` (all when None) to the target; returns the result plan."""
-    require_action(acting_user, Action.SET_POSITION, cluster=cluster, topic=topic)
-    target = position_target(kind, value)
-    parts = parse_partitions(partitions)
+    """Make ``move`` on the actor's topic; returns the result plan."""
+    actor.require(Action.SET_POSITION)
+    group, target = move.group, move.target
     reason = require_reason(reason)
     require_confirmation(confirm, group, "type the exact group name to confirm the move")
-    scope: list[int | str] = [*parts] if parts is not None else ["all"]
+    detail = {"group": group, "target": target.as_dict(), "partitions": move.scope}
     with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.GROUP_SET_POSITION,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
+        actor,
+        AuditEventType.GROUP_SET_POSITION,
         reason=reason,
-        detail={
-            "group": group,
-            "target": target.as_dict(),
-            "partitions": scope,
-            "force": bool(force),
-        },
-        failure_detail=partial(_not_moved, group, scope),
+        detail=detail | {"force": bool(force)},
+        failure_detail=partial(_not_moved, group, move.scope),
     ) as audit:
-        done = writer_admin(cluster).set_position(topic, group, target, parts, force=bool(force))
+        admin = writer_admin(actor.cluster)
+        done = admin.set_position(actor.topic, group, target, move.partitions, force=bool(force))
         _moved(audit, group, done)
     return plan_json(done)
 

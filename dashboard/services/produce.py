@@ -15,8 +15,8 @@ from typing import Any
 
 from dashboard.clusters import writer_admin
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
-from dashboard.services.audit import Origin, audited
+from dashboard.permissions import Action
+from dashboard.services.audit import Actor, audited
 from mqcore.producer import OutgoingMessage, Producer, parse_header_assignment
 
 __all__ = ["MAX_HEADERS", "header_lines", "produce_message"]
@@ -35,18 +35,16 @@ def header_lines(text: str) -> dict[str, str]:
 
 
 def produce_message(
+    actor: Actor,
     *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
     payload: str,
     key: str | None = None,
     headers: Mapping[str, str] | None = None,
     partition: int | None = None,
-    origin: Origin | None = None,
 ) -> dict[str, Any]:
-    """Send one message; returns ``{"topic", "partition", "id"}``."""
-    require_action(acting_user, Action.PRODUCE, cluster=cluster, topic=topic)
+    """Send one message to the actor's topic; returns ``{"topic", "partition", "id"}``."""
+    actor.require(Action.PRODUCE)
+    topic = actor.topic
     if not isinstance(payload, str) or payload == "":
         raise ValueError("payload: write the message to send")
     headers = dict(headers or {})
@@ -55,7 +53,7 @@ def produce_message(
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
         raise ValueError("headers: names and values must be strings")
     key = key or None
-    mq = writer_admin(cluster)
+    mq = writer_admin(actor.cluster)
     count = mq.partition_count(topic)  # an unknown topic is refused before the audit row
     if partition is not None and not 0 <= partition < count:
         raise ValueError(f"partition: {topic} has partitions 0..{count - 1}")
@@ -63,11 +61,8 @@ def produce_message(
     message = OutgoingMessage(payload, key=key, headers=headers or None, partition=partition)
     producer.check(topic, message)
     with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.MESSAGE_PRODUCE,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
+        actor,
+        AuditEventType.MESSAGE_PRODUCE,
         detail={
             "partition": partition,
             "key": key,

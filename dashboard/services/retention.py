@@ -14,9 +14,10 @@ from typing import Any
 
 from dashboard import clusters
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, require_action
+from dashboard.permissions import Action
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.services.audit import (
+    Actor,
     Audited,
     ConfirmationError,
     Origin,
@@ -40,18 +41,12 @@ def _trimmed(
 
 
 def trim_topic(
-    *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
-    policy: RetentionPolicy | None,
-    reason: str,
-    confirm: str,
-    origin: Origin | None = None,
+    actor: Actor, *, policy: RetentionPolicy | None, reason: str, confirm: str
 ) -> dict[str, Any]:
-    """Trim ``topic`` now by ``policy`` (None: the cluster's configured rules)."""
-    require_action(acting_user, Action.PURGE, cluster=cluster, topic=topic)
-    topic_visible_require(acting_user, cluster, topic)
+    """Trim the actor's topic now by ``policy`` (None: the cluster's configured rules)."""
+    actor.require(Action.PURGE)
+    cluster, topic = actor.cluster, actor.topic
+    topic_visible_require(actor.user, cluster, topic)
     used = policy if policy is not None else clusters.retention_policy(cluster)
     if not used.enabled:
         raise ValueError("no retention rule: give a maxlen, a max age or consumed")
@@ -59,15 +54,8 @@ def trim_topic(
     require_confirmation(confirm, topic, "type the exact topic name to confirm the trim")
     admin = clusters.writer_admin(cluster)
     admin.partition_count(topic)  # unknown topic: nothing audited, nothing trimmed
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.RETENTION_TRIM,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        reason=reason,
-        detail={"policy": used.as_dict()},
-    ) as audit:
+    detail = {"policy": used.as_dict()}
+    with audited(actor, AuditEventType.RETENTION_TRIM, reason=reason, detail=detail) as audit:
         done = housekeep(
             admin.client, admin.keys, used, topics=[topic], encoding=admin.config.encoding
         )
@@ -84,10 +72,8 @@ def housekeep_cluster(cluster: str) -> dict[str, Any]:
         return {"cluster": cluster, "skipped": f"this console is read-only for cluster {cluster}"}
     admin = clusters.writer_admin(cluster)
     with audited(
-        acting_user=None,
-        event_type=AuditEventType.RETENTION_TRIM,
-        origin=Origin.system("housekeeper"),
-        cluster=cluster,
+        Actor(None, Origin.system("housekeeper"), cluster),
+        AuditEventType.RETENTION_TRIM,
         reason="scheduled retention (housekeeper)",
         detail={"policy": policy.as_dict()},
     ) as audit:

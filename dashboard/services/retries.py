@@ -18,12 +18,12 @@ from typing import Any
 from dashboard import clusters
 from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType
-from dashboard.permissions import Action, payload_visible, require_action
+from dashboard.permissions import Action, payload_visible
 from dashboard.selectors.pages.snapshot import topic_visible_require
 from dashboard.selectors.retries import filter_from_query
 from dashboard.services.audit import (
+    Actor,
     ConfirmationError,
-    Origin,
     audit_filters,
     audited,
     require_confirmation,
@@ -50,10 +50,8 @@ def _ids(ids: list[str]) -> list[str]:
 
 
 def retries_act(
+    actor: Actor,
     *,
-    acting_user: Any,
-    cluster: str,
-    topic: str,
     action: str,
     ids: list[str] | None = None,
     all_matching: bool = False,
@@ -61,7 +59,6 @@ def retries_act(
     cursor: str | None = None,
     reason: str = "",
     confirm: str = "",
-    origin: Origin | None = None,
 ) -> dict[str, Any]:
     """Retry (``action="retry"``) or delete the named items, or all matching ``filters``.
 
@@ -70,15 +67,16 @@ def retries_act(
     """
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
-    require_action(acting_user, Action.RETRY, cluster=cluster, topic=topic)
-    topic_visible_require(acting_user, cluster, topic)
+    actor.require(Action.RETRY)
+    cluster, topic = actor.cluster, actor.topic
+    topic_visible_require(actor.user, cluster, topic)
     rs = clusters.writer_retry_set(cluster)
     detail: dict[str, Any] = {"action": action, "all_matching": all_matching}
     if all_matching:
         if ids:
             raise ValueError("name items or act on all matching, not both")
         flt = filter_from_query(filters or {})
-        check_text_filter(flt.text, visible=payload_visible(acting_user, cluster, topic))
+        check_text_filter(flt.text, visible=payload_visible(actor.user, cluster, topic))
         detail["filter"] = audit_filters(asdict(flt))
         if cursor:
             decode_cursor(cursor)  # a bad cursor is bad input: refused before the audit row
@@ -92,16 +90,8 @@ def retries_act(
             confirm, topic, "type the topic name exactly to delete every matching item"
         )
     rs.admin.partition_count(topic)  # unknown topic: nothing audited, nothing written
-    with audited(
-        acting_user=acting_user,
-        event_type=AuditEventType.RETRY_DELETE if action == "delete" else AuditEventType.RETRY_NOW,
-        origin=origin,
-        cluster=cluster,
-        topic=topic,
-        letter_ids=named,
-        reason=reason,
-        detail=detail,
-    ) as audit:
+    event = AuditEventType.RETRY_DELETE if action == "delete" else AuditEventType.RETRY_NOW
+    with audited(actor, event, letter_ids=named, reason=reason, detail=detail) as audit:
         out: RetryOutcome
         if all_matching:
             act = rs.delete_matching if action == "delete" else rs.retry_matching

@@ -30,6 +30,7 @@ from dashboard.models import ReplayJob, ReplayJobStatus
 from dashboard.permissions import roles_sync
 from dashboard.selectors.pages.pending import poison_threshold
 from dashboard.services import dlq as dlq_svc
+from dashboard.services.audit import Actor
 from dashboard.services.replay_runner import replay_job_run
 from mqcore.admin import Admin
 from mqcore.checkpoints import CheckpointStore, PlanOutcome, Writer, new_run_id
@@ -533,9 +534,9 @@ def test_journey_audit_filter_by_actor_and_export_csv(
     alice = User.objects.get(username=make_user("alice", "Operator")[0])
     bob = User.objects.get(username=make_user("bob", "Admin")[0])
     common = {"cluster": "default", "topic": "orders"}
-    dlq_svc.dlq_replay(acting_user=alice, dlq_id=letters[0], reason="INC-7 retry", **common)
-    dlq_svc.dlq_replay(acting_user=alice, dlq_id=letters[1], reason="INC-7 retry", **common)
-    dlq_svc.dlq_delete(acting_user=bob, dlq_id=letters[2], reason="INC-8 junk", **common)
+    dlq_svc.dlq_replay(Actor(alice, **common), dlq_id=letters[0], reason="INC-7 retry")
+    dlq_svc.dlq_replay(Actor(alice, **common), dlq_id=letters[1], reason="INC-7 retry")
+    dlq_svc.dlq_delete(Actor(bob, **common), dlq_id=letters[2], reason="INC-8 junk")
     page = login(*make_user("carol", "Viewer"))
     page.goto(f"{live_server.url}/audit/")
     rows = page.locator("#audit-table tbody tr")

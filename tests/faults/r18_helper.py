@@ -13,14 +13,15 @@ def main() -> None:
 
     from dashboard.permissions import roles_sync
     from dashboard.services import bulk_replay as svc
+    from dashboard.services.audit import Actor
 
     roles_sync()
     user = User.objects.create_user("r18-operator", password="pw-r18-123456")
     user.groups.add(Group.objects.get(name="Operator"))
     job = svc.dlq_bulk_preview(
-        acting_user=user, cluster="default", topic="orders", selection=svc.BulkSelection()
+        Actor(user, cluster="default", topic="orders"), selection=svc.BulkSelection()
     )
-    svc.dlq_bulk_start(acting_user=user, job=job, reason="R18", rate_limit=int(sys.argv[1]))
+    svc.dlq_bulk_start(Actor(user), job=job, reason="R18", rate_limit=int(sys.argv[1]))
     print(job.pk)
 
 

@@ -13,6 +13,7 @@ def main() -> None:
     django.setup()
     from django.contrib.auth.models import User
 
+    from dashboard.services.audit import Actor
     from dashboard.services.retries import retries_act
     from tests.integration.dlq_support import role_user
 
@@ -20,10 +21,14 @@ def main() -> None:
         "r19-operator", "Operator"
     )
     answer = retries_act(
-        acting_user=user, cluster="default", topic="orders", action="delete", all_matching=True,
-        filters={"key": "del"}, cursor=sys.argv[1] if len(sys.argv) > 1 else None,
-        reason="R19", confirm="orders",
-    )  # fmt: skip
+        Actor(user, cluster="default", topic="orders"),
+        action="delete",
+        all_matching=True,
+        filters={"key": "del"},
+        cursor=sys.argv[1] if len(sys.argv) > 1 else None,
+        reason="R19",
+        confirm="orders",
+    )
     print(json.dumps(answer))
 
 

@@ -11,7 +11,7 @@ from django.db import connections
 
 from dashboard.models import AuditEvent, AuditPhase
 from dashboard.permissions import actions_for
-from dashboard.services.audit import audit_verify
+from dashboard.services.audit import Actor, audit_verify
 from dashboard.services.dlq import dlq_replay
 from tests.integration.dlq_support import add_letters, make_topic, partition_len, role_user
 
@@ -30,9 +30,7 @@ def test_twenty_concurrent_replays_of_one_letter(r, mq_config) -> None:
     def click(_: int) -> tuple[bool, str]:
         try:
             barrier.wait(timeout=30)
-            result = dlq_replay(
-                acting_user=operator, cluster="default", topic="orders", dlq_id=dlq_id
-            )
+            result = dlq_replay(Actor(operator, cluster="default", topic="orders"), dlq_id=dlq_id)
             return result.replayed, result.reason
         finally:
             connections.close_all()

@@ -17,6 +17,7 @@ from dashboard.models import ApiToken, AuditEvent, AuditEventType, SensitiveTopi
 from dashboard.permissions import payload_visible, role_of, topic_visible
 from dashboard.selectors.access import user_access
 from dashboard.services import access as svc
+from dashboard.services.audit import Actor
 from mqcore.config import MQConfig
 from tests.integration.dlq_support import make_topic, role_user
 from tests.integration.pages_support import collect
@@ -39,14 +40,19 @@ def test_scoped_group_and_sensitive_topic_change_what_a_user_sees(topics: None) 
     admin = role_user("ada", "Admin")
     vic = role_user("vic", None)
     assert not topic_visible(vic, "default", "orders")
-    svc.group_put(acting_user=admin, name="payments-viewers", role="Viewer",
-                  scopes=["default/payments-*"], reason="team access")  # fmt: skip
-    svc.member_set(acting_user=admin, group="payments-viewers", username="vic", member=True)
+    svc.group_put(
+        Actor(admin),
+        name="payments-viewers",
+        role="Viewer",
+        scopes=["default/payments-*"],
+        reason="team access",
+    )
+    svc.member_set(Actor(admin), group="payments-viewers", username="vic", member=True)
     vic = _fresh("vic")
     assert topic_visible(vic, "default", "payments-eu")
     assert not topic_visible(vic, "default", "orders")
     assert payload_visible(vic, "default", "payments-eu")
-    svc.sensitive_add(acting_user=admin, cluster="*", pattern="payments-*", note="card data")
+    svc.sensitive_add(Actor(admin), cluster="*", pattern="payments-*", note="card data")
     assert not payload_visible(_fresh("vic"), "default", "payments-eu")
     view = user_access(user=admin, username="vic")
     rows = {t["topic"]: t for t in view["clusters"][0]["topics"]}
@@ -57,11 +63,11 @@ def test_scoped_group_and_sensitive_topic_change_what_a_user_sees(topics: None) 
     changes = [e.detail["change"] for e in AuditEvent.objects.filter(
         event_type=AuditEventType.ROLE_CHANGE, phase="intent").order_by("id")]  # fmt: skip
     assert changes == ["group", "member", "sensitive-add"]
-    svc.role_set(acting_user=admin, username="vic", role="Operator")
+    svc.role_set(Actor(admin), username="vic", role="Operator")
     assert role_of(_fresh("vic")) == "Operator"
     assert payload_visible(_fresh("vic"), "default", "payments-eu")  # Operators see payloads
-    svc.sensitive_remove(acting_user=admin, cluster="", pattern="payments-*")
-    svc.group_delete(acting_user=admin, name="scope:payments-viewers")
+    svc.sensitive_remove(Actor(admin), cluster="", pattern="payments-*")
+    svc.group_delete(Actor(admin), name="scope:payments-viewers")
     assert not Group.objects.filter(name="scope:payments-viewers").exists()
 
 
@@ -85,7 +91,7 @@ def test_bad_input_writes_nothing(call: str, kwargs: dict[str, Any], message: st
     role_user("vic", "Viewer")
     groups, sensitive = Group.objects.count(), SensitiveTopic.objects.count()
     with pytest.raises(ValueError, match=message):
-        getattr(svc, call)(acting_user=admin, **kwargs)
+        getattr(svc, call)(Actor(admin), **kwargs)
     assert (Group.objects.count(), SensitiveTopic.objects.count()) == (groups, sensitive)
     assert not AuditEvent.objects.filter(event_type=AuditEventType.ROLE_CHANGE).exists()
 
@@ -94,7 +100,7 @@ def test_only_admins_manage_access(client: Client) -> None:
     for role in ("Viewer", "Operator"):
         user = role_user(role.lower(), role)
         with pytest.raises(PermissionDenied):
-            svc.sensitive_add(acting_user=user, cluster="", pattern="x")
+            svc.sensitive_add(Actor(user), cluster="", pattern="x")
         client.force_login(user)
         assert client.get("/access/").status_code == 403
         assert b'href="/access/"' not in client.get("/alerts/").content

@@ -17,6 +17,7 @@ from dashboard.models import AuditEvent, AuditEventType
 from dashboard.models.audit import AuditImmutableError, suspended_audit_triggers
 from dashboard.services.audit import (
     VERIFY_CACHE_KEY,
+    Actor,
     audit_begin,
     audit_complete,
     audit_verify,
@@ -35,9 +36,7 @@ def _fresh_verify_cache() -> None:
 def _events(n: int, **fields) -> list[AuditEvent]:
     rows = []
     for _i in range(n):
-        intent = audit_begin(
-            acting_user=None, event_type=AuditEventType.DLQ_REPLAY, topic="orders", **fields
-        )
+        intent = audit_begin(Actor(None, topic="orders"), AuditEventType.DLQ_REPLAY, **fields)
         audit_complete(intent, outcome="replayed", counts={"replayed": 1})
         rows.append(intent)
     return rows
@@ -61,7 +60,7 @@ def test_intent_row_exists_before_the_redis_action(r, mq_config) -> None:
     DeadLetters.replay = crash
     try:
         with pytest.raises(SystemExit):
-            dlq_replay(acting_user=operator, cluster="default", topic="orders", dlq_id=ids[0])
+            dlq_replay(Actor(operator, cluster="default", topic="orders"), dlq_id=ids[0])
     finally:
         DeadLetters.replay = original
     assert seen == ["unknown"]
@@ -131,9 +130,7 @@ def test_csv_export_neutralises_formulas() -> None:
 
 def test_json_export_and_api_newest_first_filterable() -> None:
     _events(2, reason="a")
-    intent = audit_begin(
-        acting_user=None, event_type=AuditEventType.DLQ_PURGE, topic="payments", reason="b"
-    )
+    intent = audit_begin(Actor(None, topic="payments"), AuditEventType.DLQ_PURGE, reason="b")
     admin = Client()
     admin.force_login(role_user("adm", "Admin"))
     response = admin.get("/audit/export.json")
@@ -151,7 +148,7 @@ def test_json_export_and_api_newest_first_filterable() -> None:
 
 def test_audit_page_filters_and_chain_check() -> None:
     _events(1, reason="first")
-    audit_begin(acting_user=None, event_type=AuditEventType.DLQ_DELETE, topic="t2", reason="x")
+    audit_begin(Actor(None, topic="t2"), AuditEventType.DLQ_DELETE, reason="x")
     c = Client()
     c.force_login(role_user("v", "Viewer"))
     body = c.get("/audit/?action=dlq.delete").content.decode()

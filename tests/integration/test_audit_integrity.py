@@ -15,7 +15,7 @@ from django.db import connection, transaction
 
 from dashboard.models import AuditEvent, AuditEventType
 from dashboard.models.audit import GENESIS_HASH, suspended_audit_triggers
-from dashboard.services.audit import audit_begin, audit_complete, audit_verify
+from dashboard.services.audit import Actor, audit_begin, audit_complete, audit_verify
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,7 @@ KEY = "k" * 32
 def _events(n: int) -> list[AuditEvent]:
     rows = []
     for _ in range(n):
-        intent = audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason="x")
+        intent = audit_begin(Actor(None), AuditEventType.DLQ_PURGE, reason="x")
         audit_complete(intent, outcome="purged")
         rows.append(intent)
     return rows
@@ -94,7 +94,7 @@ def test_stripped_hmacs_after_signed_from_break_the_chain(settings) -> None:
 def _rolled_back_append() -> None:
     try:
         with transaction.atomic():
-            audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason="no")
+            audit_begin(Actor(None), AuditEventType.DLQ_PURGE, reason="no")
             raise RuntimeError("rolled back")
     except RuntimeError:
         pass

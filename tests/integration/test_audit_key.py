@@ -10,7 +10,7 @@ from django.db import DatabaseError, connection, transaction
 
 from dashboard.models import AuditEvent, AuditEventType
 from dashboard.models.audit import GENESIS_HASH, suspended_audit_triggers
-from dashboard.services.audit import audit_begin, audit_complete, audit_verify
+from dashboard.services.audit import Actor, audit_begin, audit_complete, audit_verify
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +20,7 @@ KEY = "k" * 32
 def _events(n: int) -> list[AuditEvent]:
     rows = []
     for _ in range(n):
-        intent = audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason="x")
+        intent = audit_begin(Actor(None), AuditEventType.DLQ_PURGE, reason="x")
         audit_complete(intent, outcome="purged")
         rows.append(intent)
     return rows

@@ -13,7 +13,7 @@ from django.test import Client
 
 from dashboard.models import AuditEvent, AuditEventType, AuditPhase, GroupTopicScope
 from dashboard.services import bulk_replay
-from dashboard.services.audit import audit_begin, audit_complete, audit_record, text_digest
+from dashboard.services.audit import Actor, audit_begin, audit_complete, audit_record, text_digest
 from dashboard.services.exports import export_start
 from dashboard.services.retries import retries_act
 from mqcore.clock import now_ms
@@ -97,19 +97,23 @@ def test_text_filters_are_kept_as_digest_and_length(redis_url, r, mq_config) -> 
     schedule(r, mq_config.keys, "orders", 0, f"card {SECRET}", due_ms=now_ms() + 3_600_000)
     operator = role_user("op", "Operator")
     export = export_start(
-        acting_user=operator, kind="dlq", cluster="default", topic="orders",
+        Actor(operator, cluster="default", topic="orders"),
+        kind="dlq",
         query={"text": SECRET, "format": "csv"},
-    )  # fmt: skip
+    )
     "".join(export.chunks)
     retries_act(
-        acting_user=operator, cluster="default", topic="orders", action="retry",
-        all_matching=True, filters={"text": SECRET}, reason="replay the card ones",
-    )  # fmt: skip
+        Actor(operator, cluster="default", topic="orders"),
+        action="retry",
+        all_matching=True,
+        filters={"text": SECRET},
+        reason="replay the card ones",
+    )
     job = bulk_replay.dlq_bulk_preview(
-        acting_user=operator, cluster="default", topic="orders",
+        Actor(operator, cluster="default", topic="orders"),
         selection=bulk_replay.BulkSelection(text=SECRET),
-    )  # fmt: skip
-    bulk_replay.dlq_bulk_start(acting_user=operator, job=job, reason="t", enqueue=False)
+    )
+    bulk_replay.dlq_bulk_start(Actor(operator), job=job, reason="t", enqueue=False)
     digest = text_digest(SECRET)
     assert set(digest) == {"hmac_sha256", "len"} or set(digest) == {"sha256", "len"}
     assert digest["len"] == len(SECRET)
@@ -127,9 +131,10 @@ def test_text_filters_are_kept_as_digest_and_length(redis_url, r, mq_config) -> 
 
 def test_older_rows_show_their_text_filter_as_digest_too(redis_url) -> None:
     audit_record(
-        acting_user=None, event_type=AuditEventType.DLQ_EXPORT, topic="orders",
+        Actor(None, topic="orders"),
+        AuditEventType.DLQ_EXPORT,
         detail={"filters": {"text": SECRET, "partition": 0}},
-    )  # fmt: skip
+    )
     [event] = _client(role_user("v", "Viewer")).get("/api/v1/audit").json()["events"]
     assert event["detail"]["filters"] == {"text": text_digest(SECRET), "partition": 0}
 
@@ -148,18 +153,21 @@ def _scoped_client(name: str, cluster: str = "default") -> Client:
 
 def _housekeeper_run(*topics: str) -> None:
     intent = audit_begin(
-        acting_user=None, event_type=AuditEventType.RETENTION_TRIM, cluster="default",
+        Actor(None, cluster="default"),
+        AuditEventType.RETENTION_TRIM,
         reason=f"housekeeper {'+'.join(topics)}",
-    )  # fmt: skip
+    )
     rows = [{"topic": t, "partition": 0, "deleted": 1} for t in topics]
     audit_complete(intent, outcome="trimmed", detail={"partitions": rows})
 
 
 def _alert(alert_id: str) -> None:
     audit_record(
-        acting_user=None, event_type=AuditEventType.ALERT_SILENCE, cluster="default",
-        reason=f"silence {alert_id}", detail={"alert": alert_id},
-    )  # fmt: skip
+        Actor(None, cluster="default"),
+        AuditEventType.ALERT_SILENCE,
+        reason=f"silence {alert_id}",
+        detail={"alert": alert_id},
+    )
 
 
 def _reasons(client: Client) -> set[str]:
@@ -182,13 +190,17 @@ def test_scoped_users_read_topic_less_rows_only_when_every_named_topic_is_theirs
     _alert("checkpoint_age:nightly-pipeline")  # names no topic it could be checked against
     _alert("collector:default")  # about the cluster, names no topic
     audit_record(
-        acting_user=None, event_type=AuditEventType.ROLE_CHANGE, reason="bob made Admin",
+        Actor(None),
+        AuditEventType.ROLE_CHANGE,
+        reason="bob made Admin",
         detail={"change": "role", "user": "bob", "from": [], "to": "Admin"},
-    )  # fmt: skip
+    )
     intent = audit_begin(
-        acting_user=None, event_type=AuditEventType.DLQ_REPLAY_TARGET, cluster="default",
-        topic="orders-eu", reason="replayed to payments", detail={"target_topic": "payments"},
-    )  # fmt: skip
+        Actor(None, cluster="default", topic="orders-eu"),
+        AuditEventType.DLQ_REPLAY_TARGET,
+        reason="replayed to payments",
+        detail={"target_topic": "payments"},
+    )
     audit_complete(intent, outcome="replayed", detail={"topic": "payments"})
     scoped = _reasons(_scoped_client("sam"))
     assert scoped == {

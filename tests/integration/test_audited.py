@@ -10,6 +10,7 @@ import pytest
 from dashboard.models import ApiToken, AuditEvent, AuditEventType, AuditPhase, ReplayJob
 from dashboard.services.api_tokens import issue_token
 from dashboard.services.audit import (
+    Actor,
     Audited,
     ConfirmationError,
     audit_verify,
@@ -29,7 +30,7 @@ def _outcomes() -> list[AuditEvent]:
 
 
 def test_the_block_sets_the_outcome_row() -> None:
-    with audited(acting_user=None, event_type=PURGE, cluster="c", topic="t", reason="r") as audit:
+    with audited(Actor(None, cluster="c", topic="t"), PURGE, reason="r") as audit:
         assert audit.intent.outcome == "unknown"
         assert _outcomes() == []  # the intent is written before the action runs
         audit.set("purged", counts={"deleted": 2}, detail={"note": "x"})
@@ -46,7 +47,7 @@ def test_the_block_sets_the_outcome_row() -> None:
 
 
 def test_an_outcome_never_set_is_completed() -> None:
-    with audited(acting_user=None, event_type=PURGE):
+    with audited(Actor(None), PURGE):
         pass
     (row,) = _outcomes()
     assert (row.outcome, row.counts, row.detail) == ("completed", {}, {})
@@ -57,7 +58,7 @@ def test_an_error_is_recorded_as_failed_and_raised_again() -> None:
         return {"kind": type(exc).__name__, "moved": []}
 
     def action() -> None:
-        with audited(acting_user=None, event_type=PURGE, failure_detail=extra) as audit:
+        with audited(Actor(None), PURGE, failure_detail=extra) as audit:
             audit.set("purged", counts={"deleted": 1})  # set before the failure: not written
             raise KeyError("gone")
 
@@ -71,7 +72,7 @@ def test_an_error_is_recorded_as_failed_and_raised_again() -> None:
 
 def test_close_writes_once_and_leave_open_defers_the_outcome() -> None:
     def action() -> None:
-        with audited(acting_user=None, event_type=PURGE) as audit:
+        with audited(Actor(None), PURGE) as audit:
             audit.set("failed", detail={"error": "could not enqueue"})
             audit.close()
             audit.set("again")
@@ -84,7 +85,7 @@ def test_close_writes_once_and_leave_open_defers_the_outcome() -> None:
     assert [(r.outcome, r.detail) for r in _outcomes()] == [
         ("failed", {"error": "could not enqueue"})
     ]
-    with audited(acting_user=None, event_type=PURGE) as later:
+    with audited(Actor(None), PURGE) as later:
         later.set("written later")
         later.leave_open()  # a later writer (a job's runner) completes it
     assert len(_outcomes()) == 1
@@ -102,7 +103,7 @@ def test_a_dropped_stream_ends_with_the_outcome_set_so_far() -> None:
             yield 2
             audit.set("exported", counts={"rows": 2})
 
-    rows = stream(audited(acting_user=None, event_type=AuditEventType.LAG_EXPORT))
+    rows = stream(audited(Actor(None), AuditEventType.LAG_EXPORT))
     assert next(rows) == 1
     rows.close()  # the client went away (GeneratorExit)
     (row,) = _outcomes()
@@ -110,7 +111,7 @@ def test_a_dropped_stream_ends_with_the_outcome_set_so_far() -> None:
 
 
 def test_a_stopping_process_leaves_the_intent_unknown() -> None:
-    audit = audited(acting_user=None, event_type=PURGE)
+    audit = audited(Actor(None), PURGE)
 
     def action() -> None:
         with audit:
@@ -138,7 +139,7 @@ def test_a_token_issue_that_fails_is_audited_as_failed(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(ApiToken, "issue", broken)
     with pytest.raises(RuntimeError):
-        issue_token(acting_user=None, user=user, name="cron", days=30, read_only=True)
+        issue_token(Actor(None), user=user, name="cron", days=30, read_only=True)
     (intent,) = AuditEvent.objects.filter(phase=AuditPhase.INTENT)
     assert intent.event_type == AuditEventType.API_TOKEN_ISSUE
     assert intent.final_outcome == "failed"
@@ -155,7 +156,7 @@ def test_bulk_start_rows_when_enqueue_fails_and_when_already_started(
     add_letters(r, mq_config, "orders", 3)
     operator = role_user("op", "Operator")
     job = svc.dlq_bulk_preview(
-        acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
+        Actor(operator, cluster="default", topic="orders"), selection=svc.BulkSelection()
     )
     stale = ReplayJob.objects.get(pk=job.pk)  # still a draft in memory
 
@@ -164,8 +165,8 @@ def test_bulk_start_rows_when_enqueue_fails_and_when_already_started(
 
     monkeypatch.setattr(svc, "current_app", SimpleNamespace(send_task=refuse))
     with pytest.raises(ConnectionError):
-        svc.dlq_bulk_start(acting_user=operator, job=job, reason="r")
-    svc.dlq_bulk_start(acting_user=operator, job=stale, reason="r")
+        svc.dlq_bulk_start(Actor(operator), job=job, reason="r")
+    svc.dlq_bulk_start(Actor(operator), job=stale, reason="r")
     first, second = AuditEvent.objects.filter(phase=AuditPhase.INTENT).order_by("id")
     assert first.completion.outcome == "failed"
     assert first.completion.detail == {"error": ("broker down " + "x" * 400)[:300]}

@@ -55,6 +55,7 @@ def test_draft_bulk_replays_expire(r, mq_config, settings) -> None:
 
     from dashboard.models import AuditEvent, ReplayJob, ReplayJobStatus
     from dashboard.services import bulk_replay as svc
+    from dashboard.services.audit import Actor
 
     make_topic(mq_config)
     add_letters(r, mq_config, "orders", 5)
@@ -62,7 +63,7 @@ def test_draft_bulk_replays_expire(r, mq_config, settings) -> None:
 
     def preview() -> ReplayJob:
         return svc.dlq_bulk_preview(
-            acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
+            Actor(operator, cluster="default", topic="orders"), selection=svc.BulkSelection()
         )
 
     old = preview()
@@ -70,7 +71,7 @@ def test_draft_bulk_replays_expire(r, mq_config, settings) -> None:
     ReplayJob.objects.filter(pk=old.pk).update(created_at=aged)
     old.refresh_from_db()
     with pytest.raises(ValueError, match="preview expired"):
-        svc.dlq_bulk_start(acting_user=operator, job=old, reason="t", enqueue=False)
+        svc.dlq_bulk_start(Actor(operator), job=old, reason="t", enqueue=False)
     assert not AuditEvent.objects.exists()  # refused before any audit row
     fresh = preview()  # each preview deletes expired drafts
     assert list(ReplayJob.objects.values_list("pk", flat=True)) == [fresh.pk]

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from dashboard.models import AuditEvent, ReplayJob, ReplayJobStatus, SensitiveTopic
+from dashboard.services.audit import Actor
 from dashboard.services.replay_runner import replay_job_run
 from tests.integration.dlq_support import add_letters, make_topic, partition_len, role_user
 
@@ -255,14 +256,12 @@ def test_cancel_a_running_job_keeps_exact_counts(r, mq_config, monkeypatch) -> N
     add_letters(r, mq_config, "orders", 300)
     operator = role_user("op", "Operator")
     job = svc.dlq_bulk_preview(
-        acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
+        Actor(operator, cluster="default", topic="orders"), selection=svc.BulkSelection()
     )
-    job = svc.dlq_bulk_start(
-        acting_user=operator, job=job, reason="t", rate_limit=100, enqueue=False
-    )
+    job = svc.dlq_bulk_start(Actor(operator), job=job, reason="t", rate_limit=100, enqueue=False)
 
     def pause(_seconds: float) -> None:  # the operator clicks Cancel during the first pause
-        svc.dlq_bulk_cancel(acting_user=operator, job=ReplayJob.objects.get(pk=job.pk))
+        svc.dlq_bulk_cancel(Actor(operator), job=ReplayJob.objects.get(pk=job.pk))
 
     monkeypatch.setattr(
         replay_runner, "time", SimpleNamespace(monotonic=real_time.monotonic, sleep=pause)

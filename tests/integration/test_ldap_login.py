@@ -17,6 +17,7 @@ from django.utils import timezone
 from dashboard.models import ApiToken, GroupTopicScope
 from dashboard.permissions import ADMIN, VIEWER, Action, has_action, role_of
 from dashboard.services.access import role_set
+from dashboard.services.audit import Actor
 from scripts.embedded import find_free_port
 from tests.harness.slapd import PrivateSlapd, running_slapd
 
@@ -244,7 +245,7 @@ def test_ldap_users_api_tokens_need_a_recent_login(ldap_on: Any) -> None:
 def test_the_console_does_not_edit_ldap_users_roles(ldap_on: Any) -> None:
     login("alice")
     with pytest.raises(ValueError, match="get their roles from the identity provider"):
-        role_set(acting_user=user("alice"), username="ldap:alice", role="Viewer")
+        role_set(Actor(user("alice")), username="ldap:alice", role="Viewer")
     assert role_of(user("alice")) == ADMIN
 
 

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 APPEND = (
     "import django; django.setup();"
-    "from dashboard.services.audit import audit_begin, audit_complete;"
+    "from dashboard.services.audit import Actor, audit_begin, audit_complete;"
     "from dashboard.models import AuditEventType;"
-    "i = audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason='pg');"
+    "i = audit_begin(Actor(None), AuditEventType.DLQ_PURGE, reason='pg');"
     "audit_complete(i, outcome='purged')"
 )
 

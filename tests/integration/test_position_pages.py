@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import redis
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 
 from dashboard.models import ApiToken, AuditEvent, AuditEventType
+from dashboard.selectors.position import GroupMove
+from dashboard.services.audit import Actor
 from dashboard.services.position import ConfirmationError, set_group_position
 from mqcore.config import MQConfig
 from tests.integration.dlq_support import make_topic, role_user
@@ -38,24 +38,22 @@ def _lag(r: redis.Redis, key: str) -> tuple[bytes, int | None]:
 
 def test_service_moves_and_writes_the_audit_contract(r: redis.Redis, key: str) -> None:
     admin = role_user("ada", "Admin")
-    kw: dict[str, Any] = {"acting_user": admin, "cluster": "default", "topic": "orders"}
+    actor = Actor(admin, cluster="default", topic="orders")
+    earliest = GroupMove.of(G, "earliest")
     with pytest.raises(ConfirmationError):
-        set_group_position(**kw, group=G, kind="earliest", reason="fix", confirm="default")
+        set_group_position(actor, earliest, reason="fix", confirm="default")
     with pytest.raises(ValueError, match="reason"):
-        set_group_position(**kw, group=G, kind="earliest", reason=" ", confirm=G)
+        set_group_position(actor, earliest, reason=" ", confirm=G)
     with pytest.raises(ValueError, match="invalid time"):
-        set_group_position(**kw, group=G, kind="time", value="noon", reason="x", confirm=G)
+        GroupMove.of(G, "time", "noon")
     assert not AuditEvent.objects.exists()
     assert _lag(r, key) == (b"4000-0", 0)
     for role in ("Viewer", "Operator"):
+        other = Actor(role_user(role.lower(), role), cluster="default", topic="orders")
         with pytest.raises(PermissionDenied):
-            set_group_position(
-                **{**kw, "acting_user": role_user(role.lower(), role)},
-                group=G, kind="earliest", reason="x", confirm=G,
-            )  # fmt: skip
-    result = set_group_position(
-        **kw, group=G, kind="earliest", partitions=[0], reason="reprocess after fix", confirm=G
-    )
+            set_group_position(other, earliest, reason="x", confirm=G)
+    move = GroupMove.of(G, "earliest", partitions=[0])
+    result = set_group_position(actor, move, reason="reprocess after fix", confirm=G)
     assert result["direction"] == "rewind"
     assert _lag(r, key) == (b"0-0", 4)
     intent, outcome = AuditEvent.objects.order_by("id")
@@ -78,7 +76,7 @@ def test_service_moves_and_writes_the_audit_contract(r: redis.Redis, key: str) -
         "moves": [{"partition": 0, "from_id": "4000-0", "to_id": "0-0", "skipped": 0,
                    "redelivered": 4}],
     }  # fmt: skip
-    set_group_position(**kw, group=G, kind="time", value="3000", reason="skip", confirm=G)
+    set_group_position(actor, GroupMove.of(G, "time", "3000"), reason="skip", confirm=G)
     last = AuditEvent.objects.order_by("-id").first()
     assert last is not None
     assert last.detail["direction"] == "skip"
@@ -172,12 +170,8 @@ def test_rewind_shows_in_the_next_collector_pass(r: redis.Redis, key: str, conso
     assert collect_cluster("default", claim=False).stored
     assert statuses()[0] == "OK"
     set_group_position(
-        acting_user=role_user("ada", "Admin"),
-        cluster="default",
-        topic="orders",
-        group=G,
-        kind="earliest",
-        partitions=[0],
+        Actor(role_user("ada", "Admin"), cluster="default", topic="orders"),
+        GroupMove.of(G, "earliest", partitions=[0]),
         reason="reprocess",
         confirm=G,
     )
@@ -223,9 +217,12 @@ def test_a_failed_move_names_the_partitions_moved(
     monkeypatch.setattr(position_module, "CHUNK", chunk)
     _racing_partition_1(r, mq_config, monkeypatch)
     with pytest.raises((ConcurrentChangeError, PartialMoveError)):
-        set_group_position(acting_user=role_user("ada", "Admin"), cluster="default",
-                           topic="orders", group=G, kind="id", value="2000-0",
-                           reason="reprocess", confirm=G)  # fmt: skip
+        set_group_position(
+            Actor(role_user("ada", "Admin"), cluster="default", topic="orders"),
+            GroupMove.of(G, "id", "2000-0"),
+            reason="reprocess",
+            confirm=G,
+        )
     outcome = AuditEvent.objects.order_by("-id").first()
     assert outcome is not None
     assert outcome.outcome == "failed"

@@ -9,7 +9,7 @@ from django.db import connection
 
 from dashboard.models import AuditEvent, AuditEventType
 from dashboard.models.audit import GENESIS_HASH, suspended_audit_triggers
-from dashboard.services.audit import audit_begin, audit_complete, audit_verify
+from dashboard.services.audit import Actor, audit_begin, audit_complete, audit_verify
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def _renumber_strip_and_rechain() -> None:
 
 def test_signed_rows_moved_below_signed_from_break_the_chain(settings) -> None:
     settings.AUDIT_HMAC_KEY = KEY
-    first = audit_begin(acting_user=None, event_type=AuditEventType.DLQ_PURGE, reason="x")
+    first = audit_begin(Actor(None), AuditEventType.DLQ_PURGE, reason="x")
     audit_complete(first, outcome="purged")
     settings.AUDIT_SIGNED_FROM = first.pk  # signed from the first row on
     assert audit_verify().intact

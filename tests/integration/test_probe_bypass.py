@@ -51,6 +51,7 @@ def test_a_queued_bulk_replay_on_a_cluster_now_read_only_fails_clearly(
 
     from dashboard.models import ReplayJobStatus
     from dashboard.services import bulk_replay as svc
+    from dashboard.services.audit import Actor
     from dashboard.services.replay_runner import replay_job_run
     from tests.integration.acl_support import mq_cluster
     from tests.integration.dlq_support import add_letters
@@ -59,9 +60,9 @@ def test_a_queued_bulk_replay_on_a_cluster_now_read_only_fails_clearly(
     add_letters(r, mq_config, "orders", 3)
     operator = role_user("op", "Operator")
     job = svc.dlq_bulk_preview(
-        acting_user=operator, cluster="default", topic="orders", selection=svc.BulkSelection()
+        Actor(operator, cluster="default", topic="orders"), selection=svc.BulkSelection()
     )
-    job = svc.dlq_bulk_start(acting_user=operator, job=job, reason="t", enqueue=False)
+    job = svc.dlq_bulk_start(Actor(operator), job=job, reason="t", enqueue=False)
     length = r.xlen(mq_config.keys.partition("orders", 0))
     with mq_cluster(**{**settings.MQ_CLUSTERS["default"], "read_only": True}):
         done = replay_job_run(job_id=str(job.pk))
@@ -134,6 +135,7 @@ def test_a_bulk_replay_jobs_text_filter_is_a_digest_for_a_masked_viewer(
     audit log keeps it, on the job's page and the API."""
     from dashboard.models import SensitiveTopic
     from dashboard.services import bulk_replay as svc
+    from dashboard.services.audit import Actor
     from tests.integration.dlq_support import add_letters
 
     make_topic(mq_config, "orders", 1)
@@ -142,10 +144,7 @@ def test_a_bulk_replay_jobs_text_filter_is_a_digest_for_a_masked_viewer(
     operator = role_user("op", "Operator")
     secret = "4111-1111-1111-1111"
     job = svc.dlq_bulk_preview(
-        acting_user=operator,
-        cluster="default",
-        topic="orders",
-        selection=svc.BulkSelection(text=secret),
+        Actor(operator, cluster="default", topic="orders"), selection=svc.BulkSelection(text=secret)
     )
     viewer = Client()
     viewer.force_login(role_user("v", "Viewer"))

@@ -14,6 +14,7 @@ from django.test import Client
 
 from dashboard.clusters import reset_caches
 from dashboard.models import ApiToken, AuditEvent, AuditEventType
+from dashboard.services.audit import Actor
 from dashboard.services.retention import ConfirmationError, housekeep_cluster, trim_topic
 from mqcore.config import MQConfig
 from mqcore.retention import RetentionPolicy
@@ -78,17 +79,18 @@ def test_tab_shows_floors_rules_and_risk(client: Client, key: str, clusters_with
 def test_trim_now_is_admin_only_confirmed_and_audited(
     client: Client, r: redis.Redis, key: str
 ) -> None:
-    kw: dict[str, Any] = {"cluster": "default", "topic": "orders", "reason": "disk"}
+    kw: dict[str, Any] = {"reason": "disk"}
+    where = {"cluster": "default", "topic": "orders"}
     policy = RetentionPolicy.build(maxlen=10)
     for role in ("Viewer", "Operator"):
+        actor = Actor(role_user(role.lower(), role), **where)
         with pytest.raises(PermissionDenied):
-            trim_topic(acting_user=role_user(role.lower(), role), policy=policy, confirm="orders",
-                       **kw)  # fmt: skip
+            trim_topic(actor, policy=policy, confirm="orders", **kw)
     admin = role_user("ada", "Admin")
     with pytest.raises(ConfirmationError):
-        trim_topic(acting_user=admin, policy=policy, confirm="order", **kw)
+        trim_topic(Actor(admin, **where), policy=policy, confirm="order", **kw)
     with pytest.raises(ValueError, match="no retention rule"):
-        trim_topic(acting_user=admin, policy=None, confirm="orders", **kw)
+        trim_topic(Actor(admin, **where), policy=None, confirm="orders", **kw)
     assert not AuditEvent.objects.exists()
     assert r.xlen(key) == 300
     client.force_login(admin)

@@ -22,6 +22,7 @@ from django.urls import URLPattern, URLResolver
 
 from dashboard import urls as dashboard_urls
 from dashboard.models import ReplayJob, ReplayJobStatus
+from dashboard.services.audit import Actor
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -495,10 +496,8 @@ def test_scoped_viewer_sees_no_out_of_scope_topic_on_topic_less_endpoints(
     add_letters(r, mq_config, "payments-secret", 1, partitions=1)
     for topic in ("orders", "payments-secret"):
         intent = audit_begin(
-            acting_user=ctx["users"]["Admin"],
-            event_type="dlq_purge",
-            cluster="default",
-            topic=topic,
+            Actor(ctx["users"]["Admin"], cluster="default", topic=topic),
+            "dlq_purge",
             reason=f"purge {topic}",
         )
         audit_complete(intent, outcome="purged")

@@ -9,8 +9,8 @@ from django.test import Client
 
 from dashboard.models import GroupTopicScope
 from dashboard.permissions import Action, has_action
-from dashboard.services.audit import audit_begin, audit_complete
-from dashboard.services.dlq import dlq_replay
+from dashboard.services.audit import Actor, audit_begin, audit_complete
+from dashboard.services.dlq import ReplayTarget, dlq_replay
 from tests.integration.dlq_support import add_letters, make_topic, role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -29,9 +29,7 @@ def _scoped(name: str, cluster: str, pattern: str) -> Client:
 
 
 def _audit(topic: str, cluster: str = "default") -> None:
-    intent = audit_begin(
-        acting_user=None, event_type="dlq_purge", cluster=cluster, topic=topic, reason="r"
-    )
+    intent = audit_begin(Actor(None, cluster=cluster, topic=topic), "dlq_purge", reason="r")
     audit_complete(intent, outcome="purged")
 
 
@@ -67,13 +65,10 @@ def test_after_replay_hides_a_target_topic_out_of_scope(r, mq_config) -> None:
     admin = role_user("admin", "Admin")
     assert has_action(admin, Action.REPLAY_TARGET, cluster="default", topic="orders-eu")
     dlq_replay(
-        acting_user=admin,
-        cluster="default",
-        topic="orders-eu",
+        Actor(admin, cluster="default", topic="orders-eu"),
         dlq_id=letter,
         reason="move",
-        target_topic="payments",
-        target_partition=0,
+        target=ReplayTarget(topic="payments", partition=0),
     )
     client = _scoped("f", "default", "orders-*")
     page = client.get(f"/clusters/default/topics/orders-eu/dlq/{letter}/").content.decode()

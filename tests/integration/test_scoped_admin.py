@@ -14,6 +14,7 @@ from django.test import Client
 from dashboard.clusters import console_store
 from dashboard.models import ApiToken, GroupTopicScope, SensitiveTopic
 from dashboard.permissions import ADMIN, Action, actions_for, cluster_visible, has_action
+from dashboard.services.audit import Actor
 from tests.integration.dlq_support import role_user
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -137,7 +138,7 @@ def test_silences_are_checked_on_the_alert_topic(open_alerts: list[str]) -> None
     from dashboard.services.alert_mutes import alert_mute
 
     alert_mute(
-        acting_user=admin,
+        Actor(admin),
         cluster="default",
         alert_id=open_alerts[2],
         kind="silence",

@@ -11,7 +11,7 @@ from django.test import Client
 
 from dashboard.models import AuditEventType, GroupTopicScope
 from dashboard.permissions import ADMIN, VIEWER, Action, has_action, role_of
-from dashboard.services.audit import audit_record
+from dashboard.services.audit import Actor, audit_record
 from dashboard.sso.accounts import sync_user
 from dashboard.sso.mapping import SSORefused, identity_from_claims, parse_role_map
 
@@ -71,9 +71,7 @@ def test_a_disabled_account_is_refused() -> None:
 
 def test_the_audit_log_names_the_sso_identity() -> None:
     user = fresh(login_as("grace", "sre-admins"))
-    event = audit_record(
-        acting_user=user, event_type=AuditEventType.DLQ_PURGE, topic="t", reason="r"
-    )
+    event = audit_record(Actor(user, topic="t"), AuditEventType.DLQ_PURGE, reason="r")
     assert event.actor == "oidc:grace"
 
 

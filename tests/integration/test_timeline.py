@@ -13,7 +13,7 @@ from dashboard.collectors.incidents import event
 from dashboard.collectors.passes import collect_cluster
 from dashboard.models import AuditEventType
 from dashboard.selectors.pages.timeline import TimelineFilter, timeline_get
-from dashboard.services.audit import audit_begin, audit_complete
+from dashboard.services.audit import Actor, audit_begin, audit_complete
 from mqcore.config import MQConfig
 from mqcore.leases import LeaseManager
 from mqcore.producer import Producer
@@ -43,9 +43,12 @@ def _incident_passes(r: redis.Redis, mq_config: MQConfig) -> None:
 
 
 def _position_row(user: Any) -> None:
-    intent = audit_begin(acting_user=user, event_type=AuditEventType.GROUP_SET_POSITION,
-                         cluster="default", topic="orders", reason="reprocess",
-                         detail={"group": "billing"})  # fmt: skip
+    intent = audit_begin(
+        Actor(user, cluster="default", topic="orders"),
+        AuditEventType.GROUP_SET_POSITION,
+        reason="reprocess",
+        detail={"group": "billing"},
+    )
     audit_complete(
         intent,
         outcome="moved",

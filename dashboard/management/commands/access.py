@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from dashboard.selectors.access import access_overview, user_access
 from dashboard.selectors.pages.params import NotFoundError
 from dashboard.services import access as svc
-from dashboard.services.audit import Origin
+from dashboard.services.audit import Actor, Origin
 
 
 class Command(BaseCommand):
@@ -53,8 +53,8 @@ class Command(BaseCommand):
         sensitive.add_argument("--note", default="")
 
     def handle(self, *args: Any, **o: Any) -> None:
-        origin = Origin.system("manage-access")
-        change: dict[str, Any] = {"acting_user": None, "reason": o["reason"], "origin": origin}
+        actor = Actor(None, Origin.system("manage-access"))
+        change: dict[str, Any] = {"actor": actor, "reason": o["reason"]}
         try:
             if o["what"] == "show":
                 result = (

@@ -19,6 +19,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from dashboard.models import ApiToken
 from dashboard.models.tokens import TOKEN_PREFIX
 from dashboard.services.api_tokens import issue_token, revoke_tokens
+from dashboard.services.audit import Actor, Origin
+
+
+def _system() -> Actor:
+    """The command's actor: the system, with a request id of its own."""
+    return Actor(None, Origin.system("api-token"))
 
 
 class Command(BaseCommand):
@@ -57,9 +63,7 @@ class Command(BaseCommand):
         except user_model.DoesNotExist:
             raise CommandError(f"no user named {username!r}") from None
         try:
-            _, token = issue_token(
-                acting_user=None, user=user, name=name, days=days, read_only=read_only
-            )
+            _, token = issue_token(_system(), user=user, name=name, days=days, read_only=read_only)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(token)
@@ -78,7 +82,7 @@ class Command(BaseCommand):
             rows = active.filter(user__username=target)
         if not rows.exists():
             raise CommandError(f"no active token matches {target!r}")
-        count = revoke_tokens(rows, acting_user=None, target=target)
+        count = revoke_tokens(_system(), rows, target=target)
         if count == 0:
             raise CommandError(f"no active token matches {target!r}")
         self.stdout.write(f"revoked {count} token(s)")

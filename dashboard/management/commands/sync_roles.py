@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 
 from dashboard.models import AuditEventType
 from dashboard.permissions import roles_sync
-from dashboard.services.audit import Origin, audit_record
+from dashboard.services.audit import Actor, Origin, audit_record
 
 
 class Command(BaseCommand):
@@ -16,11 +16,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = roles_sync()
-        audit_record(
-            acting_user=None,
-            event_type=AuditEventType.ROLE_SYNC,
-            origin=Origin.system("sync_roles"),
-            detail={"roles": result},
-        )
+        actor = Actor(None, Origin.system("sync_roles"))
+        audit_record(actor, AuditEventType.ROLE_SYNC, detail={"roles": result})
         for role, codenames in result.items():
             self.stdout.write(f"{role}: {', '.join(codenames)}")

@@ -22,6 +22,7 @@ from dashboard.services.audit.verify import (
 )
 from dashboard.services.audit.write import (
     MAX_LETTER_IDS,
+    Actor,
     Audited,
     AuditReasonError,
     ConfirmationError,
@@ -38,6 +39,7 @@ from dashboard.services.audit.write import (
 __all__ = [
     "MAX_LETTER_IDS",
     "VERIFY_CACHE_KEY",
+    "Actor",
     "AuditReasonError",
     "Audited",
     "ChainHead",

@@ -22,7 +22,7 @@ from django.http import HttpRequest
 
 from dashboard import clusters
 from dashboard.models import AuditEventType
-from dashboard.services.audit.write import audit_record, origin_from_request
+from dashboard.services.audit.write import Actor, audit_record, origin_from_request
 
 __all__ = ["audit_denied"]
 
@@ -64,8 +64,14 @@ def audit_denied(request: HttpRequest, exc: BaseException, *, cluster: str, topi
     view = (match.url_name if match else "") or ""
     try:
         if _minute_count(name) > limit:
-            log.warning("refused %s %s for %s (over %d denied rows a minute)", request.method,
-                        view or request.path[:200], name, limit)  # fmt: skip
+            what = view or request.path[:200]
+            log.warning(
+                "refused %s %s for %s (over %d denied rows a minute)",
+                request.method,
+                what,
+                name,
+                limit,
+            )
             return
         _record(request, exc, user, view, cluster, topic)
     except Exception:  # the refusal is answered (403) whatever happens to its row
@@ -75,13 +81,11 @@ def audit_denied(request: HttpRequest, exc: BaseException, *, cluster: str, topi
 def _record(
     request: HttpRequest, exc: BaseException, user: Any, view: str, cluster: str, topic: str
 ) -> None:
+    actor = Actor(user, origin_from_request(request), cluster[:100], topic[:200])
     audit_record(
-        acting_user=user,
-        event_type=AuditEventType.ACCESS_DENIED,
-        outcome="denied",
-        origin=origin_from_request(request),
-        cluster=cluster[:100],
-        topic=topic[:200],
+        actor,
+        AuditEventType.ACCESS_DENIED,
+        "denied",
         detail={
             "method": str(request.method),
             "view": view[:100],

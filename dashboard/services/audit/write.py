@@ -1,8 +1,9 @@
 """Writing the audit log: intent before the action, outcome after, one hash chain.
 
-Every state-changing service (Zulip style) takes ``acting_user`` and an
-:class:`Origin` (request id, client address), checks its input (:func:`require_reason`,
-:func:`require_confirmation`) and runs the action in ``with audited(...) as audit:``:
+Every state-changing service takes an :class:`Actor` (who acts, from which request, on
+which cluster and topic: built once per request), checks the permission with it and its
+input (:func:`require_reason`, :func:`require_confirmation`) and runs the action in
+``with audited(actor, event_type, ...) as audit:``, which records the actor as it is:
 the intent row is written before it touches Redis, the outcome row (the one the block
 sets, or "failed" with the error) when the block ends. Appends are serialised
 (a row lock on :class:`AuditChainHead` plus a process lock) so the chain never
@@ -16,7 +17,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -29,9 +30,11 @@ from dashboard.audit_details import named_topics
 from dashboard.client_addr import client_ip, request_id
 from dashboard.models import AuditChainHead, AuditEvent, AuditEventType, AuditPhase, AuditTopic
 from dashboard.models.audit import GENESIS_HASH
+from dashboard.permissions import Action, require_action
 from dashboard.services.audit.head import export_head, new_head
 
 __all__ = [
+    "Actor",
     "AuditReasonError",
     "Audited",
     "ConfirmationError",
@@ -47,6 +50,7 @@ __all__ = [
 ]
 
 _append_lock = threading.Lock()
+SYSTEM = {"actor": "system", "actor_id": None}  # the audit row's who of a job or command
 MAX_LETTER_IDS = 1000  # longer id lists are referenced by a frozen set, not copied
 # what an outcome row repeats of its intent row: who, where, what, from which request
 _CARRIED = (
@@ -80,6 +84,38 @@ class Origin:
     @classmethod
     def system(cls, name: str) -> Origin:
         return cls(request_id=f"{name}-{uuid.uuid4().hex[:12]}", client_addr="")
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who acts (``user``: None for the system), from where (``origin``) and on what
+    (``cluster``, ``topic``: "" when the action names none). A request builds it once
+    (:class:`dashboard.operations.declare.Call`); a service checks its permission with it
+    (:meth:`require`) and hands it to :func:`audited` as it is."""
+
+    user: Any
+    origin: Origin = Origin()
+    cluster: str = ""
+    topic: str = ""
+
+    def at(self, cluster: str | None = None, topic: str | None = None) -> Actor:
+        """The same actor on another cluster or topic (one the input names)."""
+        cluster = self.cluster if cluster is None else cluster
+        return replace(self, cluster=cluster, topic=self.topic if topic is None else topic)
+
+    def require(self, action: Action, *, topic: str | None = None) -> None:
+        """PermissionDenied unless the user holds ``action`` on the cluster and the topic
+        (``topic``: another one, such as a replay's target); with neither, a global action."""
+        where = (self.topic if topic is None else topic) or None
+        require_action(self.user, action, cluster=self.cluster or None, topic=where)
+
+    def columns(self) -> dict[str, Any]:
+        """The audit row's who and where: the user's name and id (``system`` for none or
+        an anonymous user), the cluster, the topic and the origin."""
+        user = self.user
+        known = user is not None and getattr(user, "is_authenticated", False)
+        who = {"actor": user.get_username(), "actor_id": user.pk} if known else SYSTEM
+        return who | {"cluster": self.cluster, "topic": self.topic, **asdict(self.origin)}
 
 
 def origin_from_request(request: HttpRequest) -> Origin:
@@ -142,19 +178,10 @@ def hmac_key() -> bytes:
     return str(getattr(settings, "AUDIT_HMAC_KEY", "") or "").encode()
 
 
-def _actor(acting_user: Any) -> tuple[str, int | None]:
-    if acting_user is None or not getattr(acting_user, "is_authenticated", False):
-        return ("system", None)
-    return (acting_user.get_username(), acting_user.pk)
-
-
 def audited(
-    *,
-    acting_user: Any,
+    actor: Actor,
     event_type: AuditEventType,
-    origin: Origin | None = None,
-    cluster: str = "",
-    topic: str = "",
+    *,
     letter_ids: Iterable[str] = (),
     frozen_set: str = "",
     reason: str = "",
@@ -162,11 +189,10 @@ def audited(
     detail: Mapping[str, Any] | None = None,
     failure_detail: Callable[[Exception], Mapping[str, Any]] | None = None,
 ) -> Audited:
-    """Write the intent row (outcome "unknown") and return the action's handle: run the
-    action in ``with`` it, and it writes the outcome row when the block ends (see
-    :class:`Audited`). ``failure_detail`` adds to a failed outcome's ``{"error"}``."""
-    actor, actor_id = _actor(acting_user)
-    origin = origin or Origin()
+    """Write the intent row (outcome "unknown") of ``actor``'s action and return its
+    handle: run the action in ``with`` it, and it writes the outcome row when the block
+    ends (see :class:`Audited`). ``failure_detail`` adds to a failed outcome's
+    ``{"error"}``."""
     ids = list(letter_ids)
     extra = dict(detail or {})
     if len(ids) > MAX_LETTER_IDS:
@@ -176,18 +202,13 @@ def audited(
         AuditEvent(
             phase=AuditPhase.INTENT,
             event_type=event_type,
-            actor=actor,
-            actor_id=actor_id,
-            cluster=cluster,
-            topic=topic,
+            **actor.columns(),
             letter_ids=ids,
             frozen_set=frozen_set[:300],
             reason=reason,
             ticket=ticket[:100],
             outcome="unknown",
             detail=extra,
-            request_id=origin.request_id,
-            client_addr=origin.client_addr,
         )
     )
     return Audited(intent, failure_detail)
@@ -258,10 +279,10 @@ class Audited:
         self.close()
 
 
-def audit_begin(**fields: Any) -> AuditEvent:
+def audit_begin(actor: Actor, event_type: AuditEventType, **fields: Any) -> AuditEvent:
     """The intent row alone, for an outcome written apart by :func:`audit_complete`
     (services use :func:`audited`)."""
-    return audited(**fields).intent
+    return audited(actor, event_type, **fields).intent
 
 
 def audit_complete(
@@ -285,9 +306,9 @@ def audit_complete(
 
 
 def audit_record(
-    *, acting_user: Any, event_type: AuditEventType, outcome: str = "completed", **fields: Any
+    actor: Actor, event_type: AuditEventType, outcome: str = "completed", **fields: Any
 ) -> AuditEvent:
     """Intent and outcome at once, for changes that already happened (admin edits, syncs)."""
-    with audited(acting_user=acting_user, event_type=event_type, **fields) as audit:
+    with audited(actor, event_type, **fields) as audit:
         audit.set(outcome)
     return audit.intent
