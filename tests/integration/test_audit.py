@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 
 import pytest
 from django.core.cache import cache
@@ -29,7 +30,11 @@ pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
 
 @pytest.fixture(autouse=True)
-def _fresh_verify_cache() -> None:
+def _fresh_verify_cache() -> Iterator[None]:
+    """No cached chain answer before a test, nor left behind for the next file's tests
+    (one here caches a broken chain's answer)."""
+    cache.delete(VERIFY_CACHE_KEY)
+    yield
     cache.delete(VERIFY_CACHE_KEY)
 
 
