@@ -1,20 +1,22 @@
-"""What a collector pass derives with: the rules (thresholds and windows, from the
-settings: :func:`pass_rules`), the pass's context (cluster, previous state, rules, time)
-and where its series points go (:class:`Sender`). :mod:`.passes` makes them,
-:mod:`.derive` reads them."""
+"""What the stages of a collector pass hand each other around the derive stage: the rules
+it derives with (thresholds and windows, from the settings: :func:`pass_rules`), the pass's
+context (cluster, previous state, rules, time), where its series points go
+(:class:`Sender`) and what it gives the write end (:class:`Outcome`). :mod:`.passes` makes
+the first three and writes the last, :mod:`.derive` reads them and makes it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from django.conf import settings
 
-from dashboard.alerts import AlertThresholds
+from dashboard.alerts import AlertThresholds, AlertTransition
 from dashboard.status import Thresholds
+from mqcore.models import ClusterSnapshot
 
-__all__ = ["PassContext", "PassRules", "Previous", "Sender", "pass_rules"]
+__all__ = ["Outcome", "PassContext", "PassRules", "Previous", "Sender", "pass_rules"]
 
 Previous = Mapping[str, Any]  # the store's state_get: state, lease_state, health, alerts
 
@@ -76,3 +78,17 @@ class Sender(Protocol):
     :class:`~dashboard.store.series.PassPoints`)."""
 
     def send(self, triples: Iterable[tuple[str, str, float]]) -> None: ...
+
+
+@dataclass
+class Outcome:
+    """What a pass stores besides its series points (``snapshot`` None: the read failed)."""
+
+    snapshot: ClusterSnapshot | None
+    state: dict[str, Any]
+    lease_state: dict[str, Any] | None
+    incidents: list[dict[str, Any]]
+    health: dict[str, Any]
+    transition: AlertTransition
+    error: str | None = None
+    changed: list[str] = field(default_factory=list)  # alert ids opened or resolved

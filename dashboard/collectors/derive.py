@@ -34,7 +34,7 @@ import msgspec
 from msgspec import UNSET
 
 from dashboard.alerts import RULES, AlertTransition, pass_alerts
-from dashboard.collectors.context import PassContext, Previous, Sender
+from dashboard.collectors.context import Outcome, PassContext, Previous, Sender
 from dashboard.collectors.failover import ChangeSeen
 from dashboard.collectors.incidents import (
     collector_failure_event,
@@ -65,7 +65,6 @@ from mqcore.models import (
 __all__ = [
     "PIPELINE_HEALTH",
     "MemoryPass",
-    "Outcome",
     "apply_cause",
     "derive_failure",
     "derive_outcome",
@@ -80,20 +79,6 @@ __all__ = [
     "pipeline_marks",
     "series_points",
 ]
-
-
-@dataclass
-class Outcome:
-    """What a pass stores besides its series points (``snapshot`` None: the read failed)."""
-
-    snapshot: ClusterSnapshot | None
-    state: dict[str, Any]
-    lease_state: dict[str, Any] | None
-    incidents: list[dict[str, Any]]
-    health: dict[str, Any]
-    transition: AlertTransition
-    error: str | None = None
-    changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
 
 
 def derive_pass(

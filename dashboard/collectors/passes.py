@@ -44,8 +44,8 @@ from django.conf import settings
 
 from dashboard.alert_mutes import mute_applies
 from dashboard.clusters import console_store
-from dashboard.collectors.context import PassContext, pass_rules
-from dashboard.collectors.derive import Outcome, derive_pass, partition_points
+from dashboard.collectors.context import Outcome, PassContext, pass_rules
+from dashboard.collectors.derive import derive_pass, partition_points
 from dashboard.collectors.read import read_cluster
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_SAMPLE_MS
 from dashboard.store import ConsoleStore
