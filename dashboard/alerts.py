@@ -348,6 +348,8 @@ def _pipeline_idle(group: GroupLag) -> bool:
 def _rewind_condition(topic: str, group: GroupLag) -> Condition | None:
     """A warning when any partition of ``group`` is REWIND, naming what went back."""
     rewind = Status.REWIND
+    if group.status.severity < rewind.severity:  # the worst of its partitions: none went back
+        return None
     back = [p for p in group.partitions if p.status is rewind]
     if not back:
         return None

@@ -18,12 +18,14 @@ offer none.
 Replica reads (opt-in per cluster): with ``"read_from_replica": true`` (a Sentinel URL: a
 replica the Sentinels name) or ``"replica_url"`` (any other), the collector's snapshot is
 read from a replica (:func:`snapshot_admin`); everything else (the probes, drill-downs,
-actions) stays on ``url``.
+actions) stays on ``url``. A collector pass takes all it reads with in one call
+(:func:`pass_readers`).
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -44,6 +46,7 @@ from mqcore.retries import RetrySet
 from mqcore.sentinel import client_from_url
 
 __all__ = [
+    "PassReaders",
     "ReadOnlyClusterError",
     "UnknownClusterError",
     "admin",
@@ -57,6 +60,7 @@ __all__ = [
     "dead_letters",
     "java_retention",
     "outside_events",
+    "pass_readers",
     "read_only",
     "retention_policy",
     "retry_set",
@@ -145,6 +149,26 @@ def snapshot_admin(name: str) -> Admin | None:
         config = cluster_config(name)
         return Admin(config, client=config.replica_client())
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class PassReaders:
+    """What a collector pass reads a cluster with: the primary's :class:`Admin` (the probes,
+    the counts, the reads after a master change), the replica's for the snapshot (None: the
+    snapshot is read from the primary too) and the retention rules the risks are judged by."""
+
+    admin: Admin
+    policy: RetentionPolicy
+    java: JavaRetention | None
+    replica: Admin | None
+
+
+@cache
+def pass_readers(name: str) -> PassReaders:
+    """Everything a collector pass of cluster ``name`` reads with, built once a process."""
+    return PassReaders(
+        admin(name), retention_policy(name), java_retention(name), snapshot_admin(name)
+    )
 
 
 @cache

@@ -1,29 +1,26 @@
 """The derive stage of a collector pass: what the pass stores, from what it read and the
 previous pass's state. Nothing here does I/O: the series points are handed to the pass's
-sender as they are derived (the store appends them while the rest is derived). The
-minute's partition sample (:func:`partition_points`) is handed over by the pass before
-this stage, so that its appends run while statuses are evaluated.
+sender as they are derived (the store appends them while the rest is derived; the minute's
+partition sample, :func:`partition_points`, is handed over by the pass before this stage).
 
-:func:`derive_pass` is the stage, in this order:
+:func:`derive_pass` is the stage, in this order, the modules it calls last:
 
 - :func:`derive_snapshot`: the stored snapshot and the next collector state: each group's
   pipeline mark (:func:`pipeline_marks`), statuses and status windows (:mod:`dashboard.status`),
-  the retention risks and topic memory the read end measured, the MQ Redis run id;
+  the retention risks the read end judged, the topics' memory (:func:`memory_pass`);
 - the topic and group points (:func:`series_points`) and the memory samples, to the sender;
-- :func:`derive_outcome`: the rest of a successful pass: lease and incident diffs
-  (:mod:`.incidents`), collector health, the alert transition (:mod:`dashboard.alerts`);
+- :func:`derive_outcome`: the master change the read end saw, made and held
+  (:func:`master_change_step`, :func:`apply_cause`), collector health, then the alert
+  transition (:mod:`dashboard.alerts`), lease and incident diffs (:mod:`.incidents`);
 - or :func:`derive_failure` for a pass whose read failed: health, the collector alerts and
   the first failure's incident.
 
-Pipeline groups (:func:`pipeline_marks`): the (topic, group) pairs a pipeline's sink moves,
-from its checkpoints. A pipeline's sink commits each batch together with the position of its
-consumer group (:meth:`mqcore.checkpoints.CheckpointStore.record_committed`), and every
-checkpoint summary names that ``topic`` and ``group``. Such a group has no consumers by
-design, and holds leases only while its pipeline runs (so that Java's housekeeper counts it:
-:mod:`mqcore.lease_keeper`); the console recognises it from these records (never from its
-name), shows its checkpoint health instead of "unowned" partitions and raises no ownership
-alarm for it. The pass sets each mark on its snapshot group (``group.pipeline``) before
-statuses are evaluated.
+Pipeline groups (:func:`pipeline_marks`): the (topic, group) pairs a pipeline's sink moves
+(it commits each batch with its group's position, and every checkpoint summary names that
+``topic`` and ``group``). Such a group has no consumers by design and holds leases only while
+its pipeline runs (:mod:`mqcore.lease_keeper`); the console recognises it from these records
+(never from its name), shows its checkpoint health instead of "unowned" partitions and raises
+no ownership alarm for it: each mark is set on its group (``group.pipeline``) before statuses.
 """
 
 from __future__ import annotations
@@ -31,134 +28,57 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
-from django.conf import settings
 from msgspec import UNSET
 
-from dashboard.alerts import (
-    RULES,
-    AlertThresholds,
-    AlertTransition,
-    pass_alerts,
-)
-from dashboard.collectors.failover import apply_cause, master_change_step
+from dashboard.alerts import RULES, AlertTransition, pass_alerts
+from dashboard.collectors.context import Outcome, PassContext, Previous, Sender
+from dashboard.collectors.failover import ChangeSeen
 from dashboard.collectors.incidents import (
     collector_failure_event,
     incident_diff,
     lease_diff,
     master_change_event,
 )
-from dashboard.collectors.read import Reading
+from dashboard.collectors.read import Points, Reading
 from dashboard.collectors.series import (
+    MEMORY_METRIC,
     PARTITION_METRIC,
     PARTITION_PRODUCED_METRIC,
     PARTITION_SAMPLE_MS,
 )
-from dashboard.status import Thresholds, snapshot_enrich
+from dashboard.status import snapshot_enrich
+from mqcore.admin.probes import MinuteProbe
 from mqcore.models import (
     ClusterSnapshot,
     MasterChange,
     PipelineMark,
     PipelineSummary,
+    Redelivered,
+    Status,
     TopicMemory,
     TopicSnapshot,
 )
 
 __all__ = [
     "PIPELINE_HEALTH",
-    "Outcome",
-    "PassContext",
-    "PassRules",
-    "Previous",
+    "MemoryPass",
+    "apply_cause",
     "derive_failure",
     "derive_outcome",
     "derive_pass",
     "derive_snapshot",
+    "master_change_step",
     "memory_of",
+    "memory_pass",
     "partition_points",
     "partition_produced",
-    "pass_rules",
     "pipeline_health",
     "pipeline_marks",
     "series_points",
 ]
-
-Previous = Mapping[str, Any]  # the store's state_get: state, lease_state, health, alerts
-
-
-@dataclass(frozen=True, slots=True)
-class PassRules:
-    """The settings a pass derives with."""
-
-    status: Thresholds
-    alerts: AlertThresholds
-    per_topic: Mapping[str, Mapping[str, Any]]
-    dlq_window_ms: int
-    interval_ms: int
-    restart_hold_ms: int
-    dlq_burst: int
-
-
-def pass_rules() -> PassRules:
-    """The status and alert thresholds and the other rules of a pass, from the settings."""
-    samples = max(1, int(settings.STATUS_WINDOW_SAMPLES))
-    interval_s = max(1, int(settings.COLLECT_INTERVAL_S))
-    stop_s = float(settings.STATUS_STOP_AFTER_S) or samples * interval_s
-    return PassRules(
-        status=Thresholds(
-            window_samples=samples,
-            allowed_lag=int(settings.STATUS_ALLOWED_LAG),
-            stop_after_ms=int(stop_s * 1000),
-        ),
-        alerts=AlertThresholds(
-            status_for_ms=int(settings.ALERT_STATUS_FOR_S) * 1000,
-            dlq_growth=int(settings.ALERT_DLQ_GROWTH),
-            oldest_pending_ms=int(settings.ALERT_OLDEST_PENDING_S) * 1000,
-            checkpoint_age_ms=int(settings.ALERT_CHECKPOINT_AGE_S) * 1000,
-            collector_failures=int(settings.ALERT_COLLECTOR_FAILURES),
-            memory_growth_bytes=int(settings.ALERT_MEMORY_GROWTH_MB) * 2**20,
-            memory_growth_share=float(settings.ALERT_MEMORY_GROWTH_SHARE),
-        ),
-        per_topic=settings.STATUS_TOPIC_THRESHOLDS,
-        dlq_window_ms=int(settings.DLQ_GROWTH_WINDOW_S) * 1000,
-        interval_ms=interval_s * 1000,
-        restart_hold_ms=int(settings.ALERT_RESTART_HOLD_S) * 1000,
-        dlq_burst=int(settings.INCIDENT_DLQ_BURST),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class PassContext:
-    """What every derive step of one pass knows: the cluster, the previous pass's state (the
-    store's ``state_get``), the rules, the pass's time."""
-
-    cluster: str
-    previous: Previous
-    rules: PassRules
-    now_ms: int
-
-
-@dataclass
-class Outcome:
-    """What a pass stores besides its series points (``snapshot`` None: the read failed)."""
-
-    snapshot: ClusterSnapshot | None
-    state: dict[str, Any]
-    lease_state: dict[str, Any] | None
-    incidents: list[dict[str, Any]]
-    health: dict[str, Any]
-    transition: AlertTransition
-    error: str | None = None
-    changed: list[str] = field(default_factory=list)  # alert ids opened or resolved
-
-
-class Sender(Protocol):
-    """Where a pass's series points go as they are derived (the store's
-    :class:`~dashboard.store.series.PassPoints`)."""
-
-    def send(self, triples: Iterable[tuple[str, str, float]]) -> None: ...
 
 
 def derive_pass(
@@ -174,11 +94,10 @@ def derive_pass(
     snap = reading.snapshot
     if snap is None:
         return derive_failure(reading, ctx, (time.perf_counter() - started) * 1000)
-    snap, state = derive_snapshot(reading, ctx, buckets)
+    snap, state, memory_points = derive_snapshot(reading, ctx, buckets)
     if points is not None:
         points.send(series_points(snap))
-        if reading.memory is not None:
-            points.send(reading.memory.points)
+        points.send(memory_points)
     return derive_outcome(snap, state, reading, ctx, (time.perf_counter() - started) * 1000)
 
 
@@ -200,24 +119,27 @@ def _health(previous: Previous, now_ms: int) -> dict[str, Any]:
 
 def derive_snapshot(
     reading: Reading, ctx: PassContext, buckets: Mapping[str, int]
-) -> tuple[ClusterSnapshot, dict[str, Any]]:
+) -> tuple[ClusterSnapshot, dict[str, Any], list[tuple[str, str, float]]]:
     """The stored snapshot (the read one, which the pass owns, with what is derived set on
-    its topics and groups) and the next collector state (``buckets``: the roll-up buckets)."""
+    its topics and groups), the next collector state (``buckets``: the roll-up buckets) and
+    the memory points of a sampled pass."""
     cluster, previous, rules, now_ms = ctx.cluster, ctx.previous, ctx.rules, ctx.now_ms
     snap = reading.snapshot
     assert snap is not None  # a failed read is derive_failure's
     state: Mapping[str, Any] = previous["state"]
     marks = pipeline_marks(
-        snap.pipelines,
-        now_ms=snap.taken_at_ms,
-        max_age_ms=rules.alerts.checkpoint_age_ms,
+        snap.pipelines, now_ms=snap.taken_at_ms, max_age_ms=rules.alerts.checkpoint_age_ms
     )
     new_state: dict[str, Any] = dict(state)
-    if reading.memory is not None:
+    memory_points: list[tuple[str, str, float]] = []
+    if reading.probe is not None:
+        measured = memory_pass(
+            snap, state.get("memory") or {}, reading.probe, reading.history, now_ms=now_ms
+        )
+        memory_points = measured.points
+        sample = now_ms // PARTITION_SAMPLE_MS
         new_state.update(
-            memory=reading.memory.state,
-            memory_cursor=reading.memory.cursor,
-            partition_sample=now_ms // PARTITION_SAMPLE_MS,
+            memory=measured.state, memory_cursor=measured.cursor, partition_sample=sample
         )
     for topic in snap.topics:  # before statuses: a pipeline group is alive
         for group in topic.groups:
@@ -239,25 +161,7 @@ def derive_snapshot(
             group.retention_risk = reading.risks.get((name, group.group), UNSET)
         topic.memory = memory_of(memory, name)
     new_state.update(windows, buckets=dict(buckets))
-    new_state.update(_master_change(snap, state, reading, ctx))
-    return snap, new_state
-
-
-def _master_change(
-    snap: ClusterSnapshot, state: Mapping[str, Any], reading: Reading, ctx: PassContext
-) -> dict[str, Any]:
-    """The master change of this pass (or the last one, held) on ``snap``, with the cause
-    of the REWINDs it made (:mod:`.failover`); the state to keep."""
-    change, keep = master_change_step(
-        snap,
-        state,
-        reading.redelivered,
-        now_ms=ctx.now_ms,
-        hold_ms=ctx.rules.restart_hold_ms,
-    )
-    if change is not None:
-        apply_cause(snap, change)
-    return keep
+    return snap, new_state, memory_points
 
 
 def derive_outcome(
@@ -271,6 +175,12 @@ def derive_outcome(
     lease and incident diffs, health, alerts."""
     previous, rules, now_ms = ctx.previous, ctx.rules, ctx.now_ms
     old: Mapping[str, Any] = previous["state"]
+    held, keep = master_change_step(
+        snap, old, reading.change, now_ms=now_ms, hold_ms=rules.restart_hold_ms
+    )
+    if held is not None:
+        apply_cause(snap, held)
+    state.update(keep)
     health = _health(previous, now_ms)
     if reading.java is not None:
         health["java"] = reading.java
@@ -552,4 +462,124 @@ def partition_produced(topic: TopicSnapshot) -> list[float | None]:
     for n, value in best.items():
         if 0 <= n < count:
             out[n] = value
+    return out
+
+
+# --- master changes (seen by the read end: dashboard.collectors.failover) ----------------------
+LISTED = 50  # redelivered entries kept for the page, all partitions together
+
+
+def master_change_step(
+    snap: ClusterSnapshot,
+    state: Mapping[str, Any],
+    seen: ChangeSeen | None,
+    *,
+    now_ms: int,
+    hold_ms: int,
+) -> tuple[MasterChange | None, dict[str, Any]]:
+    """This pass's master change (the one the read end saw, or the last one still held
+    for ``hold_ms``) and the state to keep (``replication``, ``master_change``)."""
+    repl = snap.replication
+    keep: dict[str, Any] = {}
+    old = state.get("replication")
+    change: MasterChange | None = None
+    if repl is not UNSET and repl.role == "master":
+        keep["replication"] = msgspec.to_builtins(repl)
+        if seen is not None:
+            listed: list[Redelivered] = []
+            room = LISTED
+            for item in seen.redelivered:
+                if room <= 0:
+                    break
+                listed.append(msgspec.structs.replace(item, ids=item.ids[:room]))
+                room -= len(listed[-1].ids) or 1
+            change = MasterChange(
+                at_ms=now_ms,
+                reason=seen.reason,
+                from_run_id=str(old.get("run_id") or "") if isinstance(old, Mapping) else "",
+                to_run_id=repl.run_id,
+                from_offset=int(old.get("offset") or 0) if isinstance(old, Mapping) else 0,
+                to_offset=repl.offset,
+                rewound=seen.rewound,
+                redelivered=sum(r.count for r in seen.redelivered),
+                redelivered_exact=all(r.exact for r in seen.redelivered),
+                redelivered_entries=listed,
+            )
+    if change is None:
+        held = state.get("master_change")
+        if isinstance(held, Mapping) and now_ms - int(held.get("at_ms") or 0) <= hold_ms:
+            try:
+                change = msgspec.convert(held, MasterChange)
+            except msgspec.ValidationError:  # state of an older format
+                change = None
+    keep["master_change"] = msgspec.to_builtins(change) if change is not None else None
+    return change, keep
+
+
+def apply_cause(snap: ClusterSnapshot, change: MasterChange) -> None:
+    """The master change on the snapshot; the cause ``failover`` on the REWIND of every
+    group it rewound (its reason says so, on the page and in the API)."""
+    snap.master_change = change
+    rewound = set(change.rewound)
+    if not rewound:
+        return
+    for topic in snap.topics:
+        for group in topic.groups:
+            if group.status is not Status.REWIND or f"{topic.topic}/{group.group}" not in rewound:
+                continue
+            group.rewind_cause = "failover"
+            group.status_reason = f"{group.status_reason} (cause: failover)"
+            for part in group.partitions:
+                if part.status is Status.REWIND:
+                    part.status_reason = f"{part.status_reason} (cause: failover)"
+
+
+# --- per-topic memory ---------------------------------------------------------------------------
+# What a topic's partition streams take in Redis (``MEMORY USAGE``, once a minute for the next
+# topics in turn within a budget of streams: mqcore.admin.probes.memory_pick), kept as the
+# ``memory_bytes`` series and on the snapshot (``topic.memory``). The growth the
+# ``memory_growth`` alert watches: the newest sample against the oldest of its window.
+
+
+@dataclass
+class MemoryPass:
+    points: list[tuple[str, str, float]] = field(default_factory=list)
+    state: dict[str, dict[str, Any]] = field(default_factory=dict)  # topic -> latest memory
+    cursor: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def memory_pass(
+    snap: ClusterSnapshot,
+    previous: Mapping[str, Any],
+    probe: MinuteProbe,
+    history: Mapping[str, Points],
+    *,
+    now_ms: int,
+) -> MemoryPass:
+    """The points and the new per-topic memory state (topics gone from the snapshot dropped)
+    of the minute's memory probe, and the next cursor; ``history``: the memory series of the
+    topics measured. Topics the probe did not measure (or all, when it failed) keep their
+    last values."""
+    names = {t.topic for t in snap.topics if not t.error}
+    out = MemoryPass(
+        state={k: dict(v) for k, v in previous.items() if k in names}, cursor=probe.cursor
+    )
+    if probe.memory_error is not None:
+        out.errors.append(f"{len(probe.picked)} topics: {type(probe.memory_error).__name__}")
+    for name, sizes in probe.memory.items():
+        known = [s for s in sizes if s is not None]
+        if not known:
+            continue
+        value = float(sum(known))
+        points = [p for p in history.get(name) or [] if p[0] < now_ms]
+        start_ms, start = points[0] if points else (now_ms, value)
+        out.state[name] = {
+            "bytes": value,
+            "at_ms": now_ms,
+            "from_bytes": start,
+            "from_ms": int(start_ms),
+            "partitions": list(sizes),
+        }
+        out.points.append((MEMORY_METRIC, name, value))
     return out

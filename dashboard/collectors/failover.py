@@ -1,4 +1,10 @@
-"""A change of the MQ Redis's master, seen by the collector: what it is, what it undid.
+"""Replication, as the collector's read end sees it: where the pass's snapshot is read, and
+whether the MQ Redis's master changed since the previous pass, with what the change undid.
+
+The snapshot (:func:`pass_snapshot`): from the cluster's replica when it reads one
+(:class:`~dashboard.clusters.PassReaders` ``replica``), with the primary's run id and
+replication facts and how far the replica was behind (``replica``); from the primary when
+the cluster reads it, or when the replica cannot be read.
 
 Every pass reads the server's run id and replication facts with the snapshot (one
 ``INFO server replication``, the round trip the run id took alone before: a failover is
@@ -17,56 +23,49 @@ compared with the last master seen.
 A restart of the same server (new run id, a history not continued, same port) is not a
 master change: the restart check tells it (``redis_restart``).
 
-What the change undid, from the previous pass's status windows (``windows`` of the state):
+What the change undid (:func:`change_seen`, the read end's one call after the snapshot),
+from the previous pass's status windows (``windows`` of the state):
 
 - :func:`rewound_groups`: groups whose entries-read or last-delivered id is behind the
   previous pass's (the new master did not have their latest deliveries): their REWIND gets
-  the cause ``failover`` (:func:`apply_cause`);
-- :func:`redelivered_after` (the read end's one call: :func:`redelivery_asks`, the read,
-  :func:`redelivered`): entries acked before the change and
-  pending again after it. For each partition whose group had been delivered up to an id
-  before the change, the pending ids at or below that id are read (bounded:
+  the cause ``failover`` (the derive stage's ``apply_cause``);
+- :func:`redelivery_asks`, the read it is handed, :func:`redelivered`: entries acked before
+  the change and pending again after it. For each partition whose group had been delivered
+  up to an id before the change, the pending ids at or below that id are read (bounded:
   :func:`mqcore.admin.failover.pending_up_to`). A partition with nothing pending before the
   change had every such entry acknowledged, so each one pending now was acked and lost its
   ack: exact. A partition with ``k`` pending before may still hold those: at least ``n - k``
   (a lower bound). Entries delivered after the previous pass are not seen (docs/operators.md).
 
-The change is kept in the state and on every snapshot for ``hold_ms`` after it
-(``master_change``): the alert holds as long, and REWINDs of the rewound groups keep the
-cause while they show.
+The derive stage (:mod:`dashboard.collectors.derive`) makes the :class:`MasterChange` of
+what is seen here, keeps it in the state and on every snapshot for a while after it, and
+gives the REWINDs of the rewound groups its cause.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-from msgspec import UNSET
-
+from dashboard.clusters import PassReaders
 from mqcore.admin.failover import PENDING_LIMIT
 from mqcore.codec import id_tuple
+from mqcore.config import redact_urls
 from mqcore.errors import MQError
-from mqcore.models import (
-    ClusterSnapshot,
-    MasterChange,
-    PartitionLag,
-    Redelivered,
-    Replication,
-    Status,
-)
+from mqcore.models import ClusterSnapshot, PartitionLag, Redelivered, ReplicaRead, Replication
+from mqcore.snapshot import server_facts
 
 __all__ = [
     "LIMIT",
-    "LISTED",
     "MAX_ASKS",
     "Ask",
-    "apply_cause",
+    "ChangeSeen",
+    "change_seen",
     "master_change_reason",
-    "master_change_step",
+    "pass_snapshot",
     "redelivered",
-    "redelivered_after",
     "redelivery_asks",
     "rewound_groups",
 ]
@@ -75,9 +74,18 @@ log = logging.getLogger(__name__)
 
 MAX_ASKS = 5000  # partitions read for redeliveries after one change
 LIMIT = PENDING_LIMIT  # pending ids read per partition
-LISTED = 50  # redelivered entries kept for the page, all partitions together
 
 Ask = tuple[str, str, int, str]  # topic, group, partition, the last-delivered id before
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSeen:
+    """A master change seen by this pass's read: why (:func:`master_change_reason`), the
+    groups it rewound ("topic/group") and the entries it brought back."""
+
+    reason: str
+    rewound: list[str]
+    redelivered: list[Redelivered]
 
 
 def master_change_reason(old: Mapping[str, Any] | None, new: Replication) -> str | None:
@@ -174,19 +182,23 @@ def redelivered(
     return out
 
 
-def redelivered_after(
+def change_seen(
     cluster: str,
     snap: ClusterSnapshot,
     state: Mapping[str, Any],
     read: Callable[[list[Ask]], list[list[str] | None]],
-) -> list[Redelivered] | None:
+) -> ChangeSeen | None:
     """When ``snap`` was read from another master than the previous pass's (``state``):
-    the entries acked before and pending again, read by ``read`` (the pending ids at or
-    below each ask's id, at most :data:`LIMIT` each; its failure leaves them unknown:
-    none counted, logged); None when the master did not change."""
+    why, the groups it rewound and the entries acked before and pending again, read by
+    ``read`` (the pending ids at or below each ask's id, at most :data:`LIMIT` each; its
+    failure leaves them unknown: none counted, logged); None when the master did not
+    change."""
     old = state.get("replication")
     repl = snap.replication
-    if not repl or master_change_reason(old if isinstance(old, Mapping) else None, repl) is None:
+    if not repl:
+        return None
+    reason = master_change_reason(old if isinstance(old, Mapping) else None, repl)
+    if reason is None:
         return None
     asks, before = redelivery_asks(snap, state)
     try:
@@ -194,74 +206,32 @@ def redelivered_after(
     except MQError as exc:
         log.warning("collector %s: redelivery read failed: %s", cluster, exc)
         found = [None] * len(asks)
-    return redelivered(asks, before, found, LIMIT)
+    return ChangeSeen(reason, rewound_groups(snap, state), redelivered(asks, before, found, LIMIT))
 
 
-def master_change_step(
-    snap: ClusterSnapshot,
-    state: Mapping[str, Any],
-    found: list[Redelivered] | None,
-    *,
-    now_ms: int,
-    hold_ms: int,
-) -> tuple[MasterChange | None, dict[str, Any]]:
-    """This pass's master change (a new one, or the last one still held) and the state to
-    keep (``replication``, ``master_change``). ``found``: the redelivered entries the read
-    end found (None: it saw no change)."""
-    repl = snap.replication
-    keep: dict[str, Any] = {}
-    old = state.get("replication")
-    change: MasterChange | None = None
-    if repl is not UNSET and repl.role == "master":
-        keep["replication"] = msgspec.to_builtins(repl)
-        reason = master_change_reason(old if isinstance(old, Mapping) else None, repl)
-        if reason is not None:
-            entries = found or []
-            listed: list[Redelivered] = []
-            room = LISTED
-            for item in entries:
-                if room <= 0:
-                    break
-                listed.append(msgspec.structs.replace(item, ids=item.ids[:room]))
-                room -= len(listed[-1].ids) or 1
-            change = MasterChange(
-                at_ms=now_ms,
-                reason=reason,
-                from_run_id=str(old.get("run_id") or "") if isinstance(old, Mapping) else "",
-                to_run_id=repl.run_id,
-                from_offset=int(old.get("offset") or 0) if isinstance(old, Mapping) else 0,
-                to_offset=repl.offset,
-                rewound=rewound_groups(snap, state),
-                redelivered=sum(r.count for r in entries),
-                redelivered_exact=all(r.exact for r in entries),
-                redelivered_entries=listed,
-            )
-    if change is None:
-        held = state.get("master_change")
-        if isinstance(held, Mapping) and now_ms - int(held.get("at_ms") or 0) <= hold_ms:
-            try:
-                change = msgspec.convert(held, MasterChange)
-            except msgspec.ValidationError:  # state of an older format
-                change = None
-    keep["master_change"] = msgspec.to_builtins(change) if change is not None else None
-    return change, keep
-
-
-def apply_cause(snap: ClusterSnapshot, change: MasterChange) -> None:
-    """The master change on the snapshot; the cause ``failover`` on the REWIND of every
-    group it rewound (its reason says so, on the page and in the API)."""
-    snap.master_change = change
-    rewound = set(change.rewound)
-    if not rewound:
-        return
-    for topic in snap.topics:
-        for group in topic.groups:
-            if f"{topic.topic}/{group.group}" not in rewound:
-                continue
-            if group.status is not Status.REWIND:
-                continue
-            group.rewind_cause = "failover"
-            group.status_reason = f"{group.status_reason} (cause: failover)"
-            for part in group.partitions:
-                if part.status is Status.REWIND:
-                    part.status_reason = f"{part.status_reason} (cause: failover)"
+def pass_snapshot(cluster: str, readers: PassReaders, batch: int) -> ClusterSnapshot:
+    """The pass's snapshot: from the cluster's replica when it reads one, with the primary's
+    run id and replication facts and how far the replica was behind (``replica``); from the
+    primary when the cluster reads it, or when the replica cannot be read (logged)."""
+    primary = readers.admin
+    if readers.replica is not None:
+        try:
+            snap = readers.replica.snapshot(batch=batch, last_ids=False)
+        except Exception as exc:
+            error = redact_urls(f"{type(exc).__name__}: {exc}")
+            log.warning("collector %s: replica read failed, read the primary: %s", cluster, error)
+        else:
+            replica = snap.replication
+            snap.redis_run_id, snap.replication = server_facts(primary.client)
+            if replica:
+                facts = snap.replication
+                snap.replica = ReplicaRead(
+                    run_id=replica.run_id,
+                    port=replica.port,
+                    offset=replica.offset,
+                    lag_bytes=max(0, facts.offset - replica.offset) if facts else None,
+                    link=replica.link,
+                    last_io_s=replica.last_io_s,
+                )
+            return snap
+    return primary.snapshot(batch=batch, last_ids=False)

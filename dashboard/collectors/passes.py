@@ -4,13 +4,14 @@
 
 1. open (:meth:`ConsoleStore.pass_open`): claim the (cluster, slot), so that at most one
    run stores a pass per collection interval, and take the previous pass's state;
-2. read (:func:`~dashboard.collectors.read.read_cluster`): the admin snapshot with the
-   pipelines' checkpoint summaries, the once-a-minute probes, the backlogs the retention
-   rules need; then the sender of the pass's series points
-   (:meth:`~dashboard.store.series.Series.pass_points`), which takes the minute's
-   partition sample at once;
+2. read (:func:`~dashboard.collectors.read.read_cluster`, the MQ Redis through mqcore):
+   the snapshot with the pipelines' checkpoint summaries, what a master change brought
+   back, the backlogs the retention rules need, the once-a-minute probes; then the sender
+   of the pass's series points (:meth:`~dashboard.store.series.Series.pass_points`), which
+   takes the minute's partition sample at once;
 3. derive (:func:`~dashboard.collectors.derive.derive_pass`, pure): statuses and the stored
-   snapshot, the series points, then leases, incidents, health and alerts;
+   snapshot, the series points, the master change, then health, alerts, leases and
+   incidents;
 4. write (:meth:`ConsoleStore.pass_write`): everything in one MULTI/EXEC after the series
    points, and the silences of the alerts that changed;
 
@@ -43,13 +44,8 @@ from django.conf import settings
 
 from dashboard.alert_mutes import mute_applies
 from dashboard.clusters import console_store
-from dashboard.collectors.derive import (
-    Outcome,
-    PassContext,
-    derive_pass,
-    partition_points,
-    pass_rules,
-)
+from dashboard.collectors.context import Outcome, PassContext, pass_rules
+from dashboard.collectors.derive import derive_pass, partition_points
 from dashboard.collectors.read import read_cluster
 from dashboard.collectors.series import MEMORY_METRIC, PARTITION_SAMPLE_MS
 from dashboard.store import ConsoleStore

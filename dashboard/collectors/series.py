@@ -32,6 +32,6 @@ PARTITION_METRIC = "partition_lag"
 # the partition skew of the topic page is its rate per partition
 PARTITION_PRODUCED_METRIC = "partition_produced_total"
 # bytes of a topic's partition streams (MEMORY USAGE), entity "topic": a rotating share of
-# the topics once a minute (dashboard.collectors.read.memory_pass)
+# the topics once a minute (dashboard.collectors.derive.memory_pass)
 MEMORY_METRIC = "memory_bytes"
 PARTITION_SAMPLE_MS = 60_000

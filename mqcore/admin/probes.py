@@ -48,7 +48,6 @@ from typing import Any
 
 import redis
 
-from mqcore.admin.calls import pipeline_lenient
 from mqcore.boundary import redis_errors
 from mqcore.codec import decode_text, kryo
 from mqcore.config import RedisClient
@@ -407,15 +406,15 @@ def topic_memory(
     samples: int = MEMORY_SAMPLES,
 ) -> dict[str, list[int | None]]:
     """``MEMORY USAGE`` in bytes of each partition stream of each (topic, partitions), in one
-    pipeline; None for a stream that does not exist."""
+    pipeline; None for a stream that does not exist (Redis answers nil for it)."""
     if not 1 <= samples <= MEMORY_SAMPLES_MAX:
         raise InvalidArgumentError(f"samples must be 1..{MEMORY_SAMPLES_MAX}")
-    calls = [
-        ("memory_usage", (keys.partition(topic, p), samples))
-        for topic, partitions in topics
-        for p in range(max(0, partitions))
-    ]
-    replies = iter(pipeline_lenient(client, calls))
+    with redis_errors("probe memory"):
+        pipe = client.pipeline(transaction=False)
+        for topic, partitions in topics:
+            for p in range(max(0, partitions)):
+                pipe.memory_usage(keys.partition(topic, p), samples)
+        replies = iter(pipe.execute())
     return {
         topic: [r if isinstance(r, int) else None for r in islice(replies, max(0, partitions))]
         for topic, partitions in topics

@@ -6,11 +6,15 @@ from __future__ import annotations
 import csv
 import io
 
-from dashboard.collectors.derive import memory_of, partition_points, partition_produced
-from dashboard.collectors.read import memory_pass
+from dashboard.collectors.derive import (
+    memory_of,
+    memory_pass,
+    partition_points,
+    partition_produced,
+)
 from dashboard.services.exports import export_filename
 from mqcore.admin.partitions import skew
-from mqcore.admin.probes import memory_pick
+from mqcore.admin.probes import MinuteProbe, memory_pick
 from mqcore.csvsafe import csv_lines
 from tests.snapshot_parts import builtins, snapshot_of
 
@@ -29,20 +33,16 @@ def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
         {"topics": [{"topic": "a", "partitions": 2}, {"topic": "b", "partitions": 1}]}
     )
     previous = {"gone": {"bytes": 1.0}, "b": {"bytes": 7.0, "at_ms": 1}}
+    measured = [(t.topic, t.partitions) for t in snap.topics]
 
     def fetch(topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
         assert topics == [("a", 2), ("b", 1)]
         return {"a": [100, None], "b": [None]}
 
-    done = memory_pass(
-        snap,
-        previous,
-        0,
-        fetch=fetch,
-        history=lambda names: {"a": [(1_000, 40.0), (2_000, 60.0)]},
-        now_ms=5_000,
-        budget=10,
-    )
+    picked, cursor = memory_pick(measured, 0, 10)
+    probe = MinuteProbe(picked=picked, cursor=cursor, memory=fetch(picked))
+    history = {"a": [(1_000, 40.0), (2_000, 60.0)]}
+    done = memory_pass(snap, previous, probe, history, now_ms=5_000)
     assert done.points == [("memory_bytes", "a", 100.0)]
     assert done.state["a"] == {
         "bytes": 100.0,
@@ -54,10 +54,9 @@ def test_memory_pass_baseline_failures_and_vanished_topics() -> None:
     assert done.state["b"] == {"bytes": 7.0, "at_ms": 1}  # no stream answered: kept
     assert "gone" not in done.state
 
-    def down(topics: list[tuple[str, int]]) -> dict[str, list[int | None]]:
-        raise ConnectionError("down")
-
-    failed = memory_pass(snap, done.state, 0, fetch=down, history=dict, now_ms=6_000, budget=1)
+    picked, cursor = memory_pick(measured, 0, 1)
+    down = MinuteProbe(picked=picked, cursor=cursor, memory_error=ConnectionError("down"))
+    failed = memory_pass(snap, done.state, down, {}, now_ms=6_000)
     assert failed.errors == ["1 topics: ConnectionError"]
     assert failed.state == done.state
     assert failed.cursor == 1
