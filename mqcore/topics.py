@@ -13,8 +13,9 @@ An operator's checked writes (the console's topic and group administration): a c
 refused when the topic exists (``new=True``), a group created at latest, earliest or a
 time and refused when it exists, a topic delete refused while any group has unread or
 pending entries (:meth:`Topics.delete_unused`), and a group delete refused while it holds
-a lease or pending entries, checked and done in one script (``delete_group.lua``); each
-unless forced. :meth:`Topics.group_use` is what those checks read, for a preview.
+a lease or pending entries, checked and done in one script a partition
+(``delete_group.lua``; a forced one acks the pending entries in bounded chunks first);
+each unless forced. :meth:`Topics.group_use` is what those checks read, for a preview.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from mqcore.validate import checked_name, validate_topic
 __all__ = [
     "DEFAULT_GROUP",
     "DLQ_GROUP",
+    "GROUP_DELETE_CHUNK",
     "GROUP_STARTS",
     "MAX_PARTITIONS",
     "SET_SCAN_COUNT",
@@ -54,6 +56,9 @@ __all__ = [
     "set_members",
 ]
 
+# pending entries a forced group delete acks per call, and the most it destroys with the
+# group (XGROUP DESTROY is O(them)); see delete_group
+GROUP_DELETE_CHUNK = 500
 SET_SCAN_COUNT = 1000  # members per SSCAN call: SMEMBERS of a 12,500-topic registry held Redis 5 ms
 
 DEFAULT_GROUP = "default-group"
@@ -342,30 +347,66 @@ class Topics:
         ]
 
     def delete_group(self, topic: str, group: str, *, force: bool = False) -> GroupDeletion:
-        """Delete ``group`` from every partition with its leases and heartbeats, checked and
-        done in one script: :class:`InUseError` while it holds a lease or pending entries,
-        unless ``force``; :class:`UnknownGroupError` when it is on no partition."""
+        """Delete ``group`` from every partition with its leases and heartbeats:
+        :class:`InUseError` (nothing written) while it holds a lease or pending entries,
+        unless ``force``; :class:`UnknownGroupError` when it is on no partition.
+
+        Bounded, a partition at a time: one script checks and deletes on a partition, so a
+        consumer taking a lease meanwhile is seen (then :class:`InUseError` names the
+        partitions already done). ``XGROUP DESTROY`` is O(the group's pending entries), so
+        a forced delete first acks them :data:`GROUP_DELETE_CHUNK` a call
+        (:meth:`drain_group_pending`). Every step is idempotent: a delete interrupted
+        midway is simply repeated and goes on where the group still is."""
         checked_name("group", group)
-        count = self.partition_count(topic)
-        keys = [self.keys.consumers(topic, group)]
-        for i in range(count):
-            keys += [
-                self.keys.partition(topic, i),
-                self.keys.lease(topic, group, i),
-                self.keys.lease_released(topic, group, i),
-            ]
-        with redis_errors(f"delete group {group!r}"):
-            reply = call_script(self.client, "delete_group", keys, [group, "1" if force else "0"])
-        deleted, found, leased, pending = (int(x) for x in reply)
-        if not found:
+        use = next((u for u in self.group_use(topic) if u.group == group), None)
+        if use is None:
             raise UnknownGroupError(f"group {group!r} is not on topic {topic!r}")
-        done = GroupDeletion(group, bool(deleted), found, leased, pending)
-        if not deleted:
+        if (use.leased or use.pending) and not force:
             raise InUseError(
-                f"group {group!r} holds {leased} leased partition(s) and {pending} pending "
-                "entries: stop its consumers and let them finish, or force the delete"
+                f"group {group!r} holds {use.leased} leased partition(s) and {use.pending} "
+                "pending entries: stop its consumers and let them finish, or force the delete"
             )
-        return done
+        for i in range(self.partition_count(topic)):
+            self._delete_group_on(topic, group, i, force)
+        return GroupDeletion(group, True, use.partitions, use.leased, use.pending)
+
+    def _delete_group_on(self, topic: str, group: str, partition: int, force: bool) -> None:
+        """``delete_group.lua`` on one partition, its pending entries drained first when
+        forced and more than :data:`GROUP_DELETE_CHUNK` (again if consumers add more)."""
+        ks = self.keys
+        keys = [
+            ks.partition(topic, partition),
+            ks.lease(topic, group, partition),
+            ks.lease_released(topic, group, partition),
+            ks.consumers(topic, group),
+        ]
+        args = [group, "1" if force else "0", GROUP_DELETE_CHUNK]
+        while True:
+            with redis_errors(f"delete group {group!r}"):
+                reply = call_script(self.client, "delete_group", keys, args)
+            status, _, leased, pending = (int(x) for x in reply)
+            if status == 1:
+                return
+            if status == 0:
+                raise InUseError(
+                    f"group {group!r} took {leased} lease(s) and {pending} pending entries on "
+                    f"partition {partition} during the delete (gone from partitions before "
+                    "it): stop its consumers and repeat the delete, or force it"
+                )
+            while self.drain_group_pending(topic, group, partition) == GROUP_DELETE_CHUNK:
+                pass
+
+    def drain_group_pending(
+        self, topic: str, group: str, partition: int, count: int = GROUP_DELETE_CHUNK
+    ) -> int:
+        """Ack the oldest ``count`` (at most :data:`GROUP_DELETE_CHUNK`) pending entries of
+        ``group`` on one partition, a forced group delete's step: returns how many (0 when
+        none is pending or the group is not there)."""
+        if not 0 < count <= GROUP_DELETE_CHUNK:
+            raise InvalidArgumentError(f"count must be 1..{GROUP_DELETE_CHUNK}, got {count}")
+        with redis_errors(f"drain group {group!r}"):
+            key = self.keys.partition(topic, partition)
+            return int(call_script(self.client, "drain_group_pending", [key], [group, count]))
 
     def delete_unused(self, topic: str, *, force: bool = False) -> builtins.list[GroupUse]:
         """:meth:`delete` refused (:class:`InUseError`, nothing written) while a group has

@@ -131,7 +131,9 @@ def group_delete(
     actor: Actor, *, group: str, force: bool = False, reason: str, confirm: str
 ) -> dict[str, Any]:
     """Delete ``group`` from the topic with its leases and heartbeats; refused (409) while
-    it holds a lease or pending entries, unless ``force``; the group name typed to confirm."""
+    it holds a lease or pending entries, unless ``force``; the group name typed to confirm.
+    Bounded and idempotent (:meth:`mqcore.topics.Topics.delete_group`: a partition at a
+    time, pending entries acked in chunks first): one interrupted midway is repeated."""
     _require(actor, Action.MANAGE_GROUPS)
     checked_name("group", group)
     reason = require_reason(reason)

@@ -1,42 +1,43 @@
--- Delete one consumer group from every partition of a topic, refused while it is in use.
--- KEYS[1] = the group's consumer heartbeat hash
--- KEYS[2 + 3*(i)] .. = for each partition i: the stream, the group's lease, its
---                      lease-released marker (three keys a partition)
+-- Delete one consumer group from one partition of a topic, refused while it is in use there.
+-- KEYS[1] = the partition's stream
+-- KEYS[2] = the group's lease on the partition
+-- KEYS[3] = its lease-released marker
+-- KEYS[4] = the group's consumer heartbeat hash
 -- ARGV[1] = the group
--- ARGV[2] = '1' to delete even while a partition is leased or entries are pending
--- Returns {deleted, found, leased, pending}: 1 when the group went (0: refused or absent),
--- the partitions it was on, the partitions leased, its pending entries. The check and the
--- delete are one script, so a consumer taking a lease meanwhile is seen. The lease-epoch
--- keys stay: a group created again under the same name keeps fencing stale writers out.
+-- ARGV[2] = '1' to delete even while the partition is leased or entries are pending
+-- ARGV[3] = the most pending entries destroyed with the group (XGROUP DESTROY is O(them))
+-- Returns {status, found, leased, pending}: status 1 when the group went from the partition
+-- (or was not on it) with its lease keys and the heartbeat hash, 0 when refused (leased or
+-- pending, not forced), 2 when forced but more than ARGV[3] entries are pending: the caller
+-- acks them in bounded chunks (drain_group_pending.lua) and calls again; found 1 when the
+-- group was on the partition, leased 1 when its lease key exists, pending its entries.
+-- The check and the delete are one script, so a consumer taking a lease meanwhile is seen.
+-- The lease-epoch key stays: a group created again under the name keeps fencing stale writers.
 local group = ARGV[1]
 local force = ARGV[2] == '1'
-local found, leased, pending = 0, 0, 0
-local on = {}
-for i = 2, #KEYS, 3 do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[i])) do
-      local name, count = nil, 0
-      for j = 1, #g, 2 do
-        if g[j] == 'name' then name = g[j + 1] end
-        if g[j] == 'pending' then count = tonumber(g[j + 1]) end
-      end
-      if name == group then
-        found = found + 1
-        pending = pending + count
-        table.insert(on, i)
-      end
+local most = tonumber(ARGV[3])
+local found, pending = 0, 0
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+    local name, count = nil, 0
+    for j = 1, #g, 2 do
+      if g[j] == 'name' then name = g[j + 1] end
+      if g[j] == 'pending' then count = tonumber(g[j + 1]) end
+    end
+    if name == group then
+      found, pending = 1, count
     end
   end
-  if redis.call('EXISTS', KEYS[i + 1]) == 1 then leased = leased + 1 end
 end
-if found == 0 or ((leased > 0 or pending > 0) and not force) then
+local leased = redis.call('EXISTS', KEYS[2])
+if (leased > 0 or pending > 0) and not force then
   return {0, found, leased, pending}
 end
-for _, i in ipairs(on) do
-  redis.call('XGROUP', 'DESTROY', KEYS[i], group)
+if pending > most then
+  return {2, found, leased, pending}
 end
-for i = 2, #KEYS, 3 do
-  redis.call('DEL', KEYS[i + 1], KEYS[i + 2])
+if found == 1 then
+  redis.call('XGROUP', 'DESTROY', KEYS[1], group)
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 return {1, found, leased, pending}

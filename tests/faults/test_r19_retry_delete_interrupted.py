@@ -101,6 +101,11 @@ def delete_cmd(cfg: MQConfig, cursor: str | None = None) -> list[str]:
 def run_delete(cfg: MQConfig, cursor: str | None = None) -> dict[str, Any]:
     done = subprocess.run(delete_cmd(cfg, cursor), cwd=ROOT, capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
+    return delete_report(done)
+
+
+def delete_report(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """A delete run's JSON report, checked to add up."""
     assert done.returncode == 0, done.stderr[-2000:]
     out: dict[str, Any] = json.loads(done.stdout)
     assert out["requested"] == out["deleted"] + out["missing"] + out["skipped"]
@@ -209,10 +214,26 @@ def stream_payloads(r: redis.Redis, cfg: MQConfig) -> Counter[str]:
     return seen
 
 
+def due_deleted(r: redis.Redis, cfg: MQConfig, due: int, future: int) -> int:
+    """How many due items the delete took: those gone from the retry set (scored before
+    ``future``) less those the mover moved (one stream entry each, in the same script as
+    its ZREM), read in one MULTI so that the two agree."""
+    pipe = r.pipeline(transaction=True)
+    pipe.zcount(cfg.keys.retry_zset(TOPIC), "-inf", f"({future}")
+    for p in range(2):
+        pipe.xlen(cfg.keys.partition(TOPIC, p))
+    left, *moved = pipe.execute()
+    return int(due - left - sum(moved))
+
+
 def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQConfig) -> None:
     """Each matching item is moved once or deleted, never both, never neither; the matching
     items the mover cannot take (not due) are all deleted by the walk, though members
-    around its cursor vanish under it."""
+    around its cursor vanish under it.
+
+    Both must work on the due items: the mover, started first, is stopped (SIGSTOP) once it
+    moved some, until the delete took some too, then both run on. Without that, a loaded
+    machine starts the delete's process after the mover took every due item."""
     future = int(time.time() * 1000) + 3_600_000  # the kept items are not due: never moved
     payloads = populate(r, mq_config, kept_due_ms=future)
     kept = dumps(r, [m for m, p in payloads.items() if p.startswith("k")])
@@ -223,15 +244,35 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
     mover_cmd = [sys.executable, "-m", "mqcore", "--redis-url", mq_config.url, "retry-mover",
                  "--interval-s", "0.01"]  # fmt: skip
     runs: list[dict[str, Any]] = []
+    due = MATCHING - len(late)
     with spawned(mover_cmd) as mover:
         wait_for(lambda: r.zcard(zset) < MATCHING + KEPT, 30, "the mover to start", step=0.01)
-        cursor: str | None = None
-        while True:  # the delete runs while the mover moves the same due items
+        mover.send_signal(signal.SIGSTOP)
+        with subprocess.Popen(
+            delete_cmd(mq_config),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as first:
+            try:
+                wait_for(
+                    lambda: due_deleted(r, mq_config, due, future) > 0 or first.poll() is not None,
+                    60,
+                    "the delete to take due items",
+                    step=0.002,
+                )
+            finally:
+                mover.send_signal(signal.SIGCONT)  # both on the due items now
+            stdout, stderr = first.communicate(timeout=120)
+        done = subprocess.CompletedProcess(first.args, first.returncode, stdout, stderr)
+        out = delete_report(done)
+        runs.append(out)
+        cursor = out["next_cursor"]
+        while out["more"]:  # the delete runs on while the mover moves the same due items
             out = run_delete(mq_config, cursor)
             runs.append(out)
             cursor = out["next_cursor"]
-            if not out["more"]:
-                break
         pipe = r.pipeline(transaction=False)
         for m in late:
             pipe.zscore(zset, m)
@@ -243,7 +284,7 @@ def test_delete_all_matching_races_the_retry_mover(r: redis.Redis, mq_config: MQ
     deleted = sum(o["deleted"] for o in runs)
     assert max(moved.values()) == 1  # none moved twice
     assert all(p.startswith("d") for p in moved)  # the kept items stayed put
-    assert deleted > len(late)  # both really ran on the same items
+    assert deleted > len(late)  # both really ran on the same items (the due ones)
     assert moved
     assert deleted + len(moved) == MATCHING  # none both moved and deleted, none neither
     final, hashes = snapshot(r, mq_config)

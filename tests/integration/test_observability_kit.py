@@ -53,20 +53,21 @@ def run_promtool(*args: str) -> str:
 
 def test_promtool_checks_the_rules() -> None:
     out = run_promtool("check", "rules", RULES.name)
-    assert "SUCCESS: 8 rules found" in out
+    assert "SUCCESS: 9 rules found" in out
 
 
 def test_promtool_unit_tests_pass() -> None:
     assert "SUCCESS" in run_promtool("test", "rules", RULES_TEST.name)
 
 
-def test_rules_cover_stall_stop_rewind_dlq_checkpoint_and_collector() -> None:
+def test_rules_cover_stall_stop_rewind_dlq_checkpoint_collector_and_master_change() -> None:
     text = RULES.read_text()
     exprs = " ".join(RULE_EXPR.findall(text))
-    assert len(RULE_EXPR.findall(text)) == len(RULE_ALERT.findall(text)) == 8
+    assert len(RULE_EXPR.findall(text)) == len(RULE_ALERT.findall(text)) == 9
     for needle in ('status="STALL"', 'status="STOP"', 'status="REWIND"', "dlq_depth",
                    "checkpoint_age_seconds", "opsdash_collector_up",
-                   "opsdash_collector_last_success_timestamp_seconds"):  # fmt: skip
+                   "opsdash_collector_last_success_timestamp_seconds",
+                   'opsdash_alerts_open{rule="master_change"}'):  # fmt: skip
         assert needle in exprs
     tested = set(re.findall(r"alertname: (\w+)", RULES_TEST.read_text()))
     assert tested == set(RULE_ALERT.findall(text))  # every rule has a promtool unit test
