@@ -4,8 +4,11 @@ Lighthouse (the version pinned in package-lock.json, run by Node.js) drives Debi
 Chromium against the test's live server as a logged-in Admin (the session cookie is passed
 as an extra header), with its default settings: a phone's viewport, a slow 4G network and a
 4x slower CPU, simulated. Performance, accessibility and best practices each score at least
-0.9. Both pages run at once (two Chromium instances) to keep the wall time down; the JSON
-reports land in ``test-artifacts/lighthouse-<page>.json``.
+0.9. The pages run one after the other (two Chromiums at once on a busy machine skew the
+simulated timings and sometimes lose the page load's trace), and a run that stops on
+Lighthouse's own runtime error (``NO_NAVSTART``: no trace recorded) is run once more; a
+low score is never retried. The JSON reports land in
+``test-artifacts/lighthouse-<page>.json``.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ PAGES = {"overview": f"{C}/", "topic": f"{C}/topics/orders/"}
 MIN_SCORE = 0.9
 
 
-def run_lighthouse(url: str, cookie: str, out: Path) -> subprocess.Popen[bytes]:
-    """Lighthouse (mobile, its default) on ``url``, writing its JSON report to ``out``."""
+def run_lighthouse(url: str, cookie: str, out: Path) -> dict[str, Any]:
+    """Lighthouse (mobile, its default) on ``url``: its JSON report (also written to
+    ``out``), after one more run when the first stops on a runtime error."""
     command = [
         str(LIGHTHOUSE),
         url,
@@ -45,7 +49,13 @@ def run_lighthouse(url: str, cookie: str, out: Path) -> subprocess.Popen[bytes]:
         "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage",
     ]
     env = {**os.environ, "CHROME_PATH": chromium_path()}
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for attempt in (1, 2):
+        done = subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+        err = done.stderr.decode(errors="replace")
+        if done.returncode == 0 or attempt == 2 or "Runtime error" not in err:
+            break
+    assert done.returncode == 0, err[-2000:]
+    return dict(json.loads(out.read_text()))
 
 
 def test_overview_and_topic_score_at_least_0_9_on_mobile(
@@ -57,19 +67,11 @@ def test_overview_and_topic_score_at_least_0_9_on_mobile(
     client = Client()
     client.force_login(User.objects.get(username="tour-admin"))
     cookie = client.cookies["sessionid"].value
-    runs = {
-        name: run_lighthouse(
-            live_server.url + path, cookie, artifacts_dir / f"lighthouse-{name}.json"
-        )
-        for name, path in PAGES.items()
-    }
     scores: dict[str, dict[str, float]] = {}
-    for name, proc in runs.items():
+    for name, path in PAGES.items():
         out = artifacts_dir / f"lighthouse-{name}.json"
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode(errors="replace")[-2000:]
-        report = json.loads(out.read_text())
-        assert report["finalDisplayedUrl"].endswith(PAGES[name]), report["finalDisplayedUrl"]
+        report = run_lighthouse(live_server.url + path, cookie, out)
+        assert report["finalDisplayedUrl"].endswith(path), report["finalDisplayedUrl"]
         scores[name] = {c: report["categories"][c]["score"] for c in CATEGORIES}
     (artifacts_dir / "lighthouse-mobile.json").write_text(json.dumps(scores, indent=2))
     low = {f"{name} {c}": s for name, by in scores.items() for c, s in by.items() if s < MIN_SCORE}
