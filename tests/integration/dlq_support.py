@@ -8,7 +8,9 @@ from collections.abc import Callable
 
 import redis
 from django.contrib.auth.models import Group, User
+from django.test import Client
 
+from dashboard.models import GroupTopicScope
 from dashboard.permissions import roles_sync
 from mqcore.config import MQConfig
 from mqcore.topics import Topics
@@ -69,6 +71,19 @@ def role_user(name: str, role: str | None) -> User:
     if role:
         user.groups.add(Group.objects.get(name=role))
     return user
+
+
+def scoped_viewer(name: str, pattern: str) -> Client:
+    """A client logged in as ``name``, a Viewer only on the default cluster's topics
+    matching ``pattern`` (a group of its own with the Viewer's permissions)."""
+    scoped = Group.objects.create(name=f"{name}-viewers")
+    scoped.permissions.set(Group.objects.get(name="Viewer").permissions.all())
+    GroupTopicScope.objects.create(group=scoped, cluster="default", pattern=pattern)
+    user = role_user(name, None)
+    user.groups.add(scoped)
+    c = Client()
+    c.force_login(user)
+    return c
 
 
 def partition_len(r: redis.Redis, cfg: MQConfig, topic: str, partitions: int = 2) -> int:

@@ -9,14 +9,13 @@ import time
 
 import pytest
 import redis
-from django.contrib.auth.models import Group
 from django.test import Client
 
 from dashboard.masking import MASK
-from dashboard.models import AuditEvent, GroupTopicScope, SensitiveTopic
+from dashboard.models import AuditEvent, SensitiveTopic
 from mqcore.config import MQConfig
 from mqcore.producer import Producer
-from tests.integration.dlq_support import make_topic, role_user
+from tests.integration.dlq_support import make_topic, role_user, scoped_viewer
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
@@ -136,13 +135,7 @@ def test_masked_topic_hides_payloads_and_refuses_data_filters(orders: list[str])
 
 def test_scoped_user_sees_only_their_topics(orders: list[str], mq_config: MQConfig) -> None:
     make_topic(mq_config, "payments", 1)
-    scoped = Group.objects.create(name="payments-viewers")
-    scoped.permissions.set(Group.objects.get(name="Viewer").permissions.all())
-    GroupTopicScope.objects.create(group=scoped, cluster="default", pattern="payments*")
-    user = role_user("scoped", None)
-    user.groups.add(scoped)
-    c = Client()
-    c.force_login(user)
+    c = scoped_viewer("payments", "payments*")
     assert c.get(API).status_code in (403, 404)
     assert c.get(PAGE).status_code in (403, 404)
     assert c.get("/api/v1/clusters/default/topics/payments/messages").status_code == 200

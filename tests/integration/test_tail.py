@@ -10,18 +10,17 @@ import time
 
 import pytest
 import redis
-from django.contrib.auth.models import Group
 from django.test import Client, override_settings
 
 from dashboard.masking import MASK
-from dashboard.models import GroupTopicScope, SensitiveTopic
+from dashboard.models import SensitiveTopic
 from mqcore.admin import Admin
 from mqcore.browse import Filters
 from mqcore.browse.tail import tail_topic
 from mqcore.config import MQConfig
 from mqcore.cursor import pack_cursor
 from mqcore.producer import Producer
-from tests.integration.dlq_support import make_topic, role_user
+from tests.integration.dlq_support import make_topic, role_user, scoped_viewer
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
 
@@ -224,13 +223,7 @@ def test_permissions_are_the_browsers(orders: MQConfig) -> None:
     assert client(None, "nobody2").get(PAGE).status_code == 403
     assert Client().get(API).status_code == 401
     make_topic(orders, "payments", 1)
-    scoped = Group.objects.create(name="payments-viewers")
-    scoped.permissions.set(Group.objects.get(name="Viewer").permissions.all())
-    GroupTopicScope.objects.create(group=scoped, cluster="default", pattern="payments*")
-    user = role_user("scoped", None)
-    user.groups.add(scoped)
-    c = Client()
-    c.force_login(user)
+    c = scoped_viewer("payments", "payments*")
     assert c.get(API).status_code in (403, 404)
     assert c.get(PAGE).status_code in (403, 404)
     assert c.get("/api/v1/clusters/default/topics/payments/tail").status_code == 200
