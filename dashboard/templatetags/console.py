@@ -1,5 +1,5 @@
-"""Template filters of the console: times, durations, numbers, statuses, payloads; and
-``table_card``, the card that holds one data table.
+"""Template filters of the console: times, durations, numbers, statuses, payloads;
+``table_card``, the card that holds one data table; and ``live``, a region that polls.
 
 Every filter that returns markup builds it with ``format_html`` (arguments are
 escaped); filters that return text leave escaping to the template. Nothing here
@@ -14,7 +14,13 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
-from django.template.base import FilterExpression, NodeList, Parser, Token
+from django.template.base import (
+    FilterExpression,
+    NodeList,
+    Parser,
+    Token,
+    render_value_in_context,
+)
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -333,3 +339,47 @@ def table_card(parser: Parser, token: Token) -> _TableCard:
     rows = parser.parse(("endtable_card",))
     parser.delete_first_token()
     return _TableCard(title, table_id, head, rows)
+
+
+class _Live(template.Node):
+    def __init__(
+        self,
+        region_id: FilterExpression,
+        url: FilterExpression,
+        every: FilterExpression,
+        body: NodeList,
+    ) -> None:
+        self.region_id, self.url, self.every, self.body = region_id, url, every, body
+
+    def render(self, context: template.Context) -> SafeString:
+        def text(value: FilterExpression) -> str:
+            # what ``{{ value }}`` renders: escaped, localized
+            return render_value_in_context(value.resolve(context), context)
+
+        return format_html(
+            '<div id="{}" data-live hx-get="{}" hx-trigger="every {}s" hx-swap="outerHTML">'
+            "{}</div>",
+            text(self.region_id),
+            text(self.url),
+            text(self.every),
+            self.body.render(context),
+        )
+
+
+@register.tag
+def live(parser: Parser, token: Token) -> _Live:
+    """``{% live region_id %}…{% endlive %}``: a region that htmx reloads from the page's own
+    URL (``request.get_full_path``) every ``poll_seconds``, swapping itself; ``data-live``
+    lets the Pause of ``components/live_toggle.html`` hold its polls. The view answers an
+    htmx request with the template's partial that holds the region."""
+    bits = token.split_contents()
+    if len(bits) != 2:
+        raise template.TemplateSyntaxError("live takes the region's id")
+    body = parser.parse(("endlive",))
+    parser.delete_first_token()
+    return _Live(
+        parser.compile_filter(bits[1]),
+        parser.compile_filter("request.get_full_path"),
+        parser.compile_filter("poll_seconds"),
+        body,
+    )

@@ -1,5 +1,5 @@
 import pytest
-from django.template import Context, Template
+from django.template import Context, Template, TemplateSyntaxError
 
 from dashboard.templatetags import console
 
@@ -94,3 +94,17 @@ def test_table_card_wraps_head_and_rows_and_escapes_the_title() -> None:
     assert '<section class="card">\n<h2>&lt;b&gt;x&lt;/b&gt;</h2>' in html
     assert '<div class="table-wrap">\n<table class="data" id="t-id"><thead>' in html
     assert "</thead><tbody><tr><td>&lt;i&gt;</td></tr></tbody></table>\n</div>\n</section>" in html
+
+
+def test_live_region_is_the_polled_div_around_its_content(rf) -> None:
+    body = "\n{% if rows %}<p>{{ rows.0 }}</p>{% endif %}\n"
+    context = {"request": rf.get("/clusters/c/?q=a&sort=lag"), "poll_seconds": 5, "rows": ["<b>"]}
+    html = Template('{% load console %}{% live "x-live" %}' + body + "{% endlive %}").render(
+        Context(context)
+    )
+    assert html == (
+        '<div id="x-live" data-live hx-get="/clusters/c/?q=a&amp;sort=lag" hx-trigger="every 5s"'
+        ' hx-swap="outerHTML">\n<p>&lt;b&gt;</p>\n</div>'
+    )
+    with pytest.raises(TemplateSyntaxError):
+        Template("{% load console %}{% live %}{% endlive %}")
