@@ -67,7 +67,7 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
     "dlq-export": (
         "POST",
         {**R, "Viewer": 200},
-        lambda ctx, role: {"id": ctx["letters"][0]},
+        lambda ctx, role: {"ids": ctx["letters"][0]},
     ),
     "dlq-replay": ("POST", OP_WRITE, lambda ctx, role: {}),
     "dlq-bulk-preview": ("POST", OP_WRITE, lambda ctx, role: {"all": "1"}),
