@@ -109,11 +109,7 @@ def _export(ext: str, chunks: Callable[[Any], Iterator[str]], kind: str) -> Page
         response["Content-Disposition"] = f'attachment; filename="audit.{ext}"'
         return response
 
-    return Page(f"audit-export-{ext}", f"audit/export.{ext}", form=_filters_only, answer=answer)
-
-
-def _filters_only(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in read.items() if k not in ("before", "limit")}  # the JSON's paging
+    return Page(f"audit-export-{ext}", f"audit/export.{ext}", answer=answer)
 
 
 OPERATIONS = (
@@ -155,12 +151,7 @@ OPERATIONS = (
     ),
     _write("Delete a topic-scoped group", "group-delete", GroupName, svc.group_delete, "groups"),
     _write(
-        "Add a user to a scoped group or remove it",
-        "members",
-        Membership,
-        svc.member_set,
-        "groups",
-        lambda data, read: read | {"member": data.get("member", "add") != "remove"},
+        "Add a user to a scoped group or remove it", "members", Membership, svc.member_set, "groups"
     ),
     _write(
         "Mark topics sensitive (payloads and header values masked) or unmark them",
@@ -168,7 +159,6 @@ OPERATIONS = (
         SensitiveMark,
         _sensitive,
         "sensitive",
-        lambda data, read: read | {"remove": bool(data.get("remove"))},
     ),
     Operation(
         "Audit log, newest first",
@@ -180,7 +170,6 @@ OPERATIONS = (
             "audit",
             "audit/",
             template="dashboard/audit.html",
-            form=_filters_only,
             context=_audit_page,
         ),
         pages=(

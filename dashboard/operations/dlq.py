@@ -1,6 +1,6 @@
 """A topic's dead letters: the list (filtered, paged by a cursor), one letter, and the
-writes (replay, delete, purge, export); the page's forms send ``id`` (repeated), the JSON
-``ids``. Then bulk replay jobs: a preview freezes the letters into a draft with a dry run;
+writes (replay, delete, purge, export); the page's forms post the JSON's fields (``ids``
+repeated). Then bulk replay jobs: a preview freezes the letters into a draft with a dry run;
 nothing is replayed until the job is started; a cancelled job stops at its next chunk."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from typing import Annotated, Any
 
 import msgspec
-from django.http import HttpResponse, QueryDict
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.http import content_disposition_header
 
@@ -136,10 +136,6 @@ def _export_file(c: Call[Export], letters: list[dict[str, Any]]) -> HttpResponse
     return response
 
 
-def ids_form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
-    return read | {"ids": data.getlist("id")}
-
-
 class Bulk(Filters):
     """The letters (``ids``, or ``all`` matching the filter fields) and where to."""
 
@@ -210,7 +206,6 @@ OPERATIONS = (
             "dlq",
             PAGE + "$",
             template="dashboard/dlq.html#letters",
-            form=lambda data, read: read | {"limit": 50},
             context=lambda c, page: {**page.context(), "can": c.can},
         ),
         api=Api(answer=lambda c, page: page.json()),
@@ -270,7 +265,7 @@ OPERATIONS = (
         Action.VIEW,
         Export,
         lambda c: svc.dlq_export(**c.write()),
-        page=Page("dlq-export", PAGE + "export/$", "POST", form=ids_form, answer=_export_file),
+        page=Page("dlq-export", PAGE + "export/$", "POST", answer=_export_file),
         api=Api(answer=_exported, loose=True),
         decorators=(rate_limited("export"),),
     ),
@@ -280,7 +275,7 @@ OPERATIONS = (
         Action.REPLAY,
         Bulk,
         _preview,
-        page=Page("dlq-bulk-preview", DLQ + "bulk/", "POST", form=ids_form, answer=_to_job),
+        page=Page("dlq-bulk-preview", DLQ + "bulk/", "POST", answer=_to_job),
         api=Api(status=201, answer=_json),
     ),
     Operation(

@@ -43,15 +43,12 @@ class ClusterPick(msgspec.Struct):
     cluster: str = ""
 
 
-class OverviewRows(msgspec.Struct):
+class OverviewPaged(msgspec.Struct):
     page: Annotated[int, doc("page number", ge=1)] = 1
     sort: Annotated[str, doc(f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
     order: Annotated[str, doc("desc (default) or asc")] = ""
     problems: Annotated[bool, doc("only topics with a problem")] = False
     q: Annotated[str, doc("topic name contains")] = ""
-
-
-class OverviewPaged(OverviewRows):
     per_page: Annotated[int, doc("rows per page", ge=1, le=MAX_LIMIT)] = PAGE_SIZE
 
 
@@ -133,11 +130,9 @@ class History(msgspec.Struct):
 
 
 def _before(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
-    try:
-        value = int(data.get("before", ""))
-    except ValueError:
-        return {}
-    return {"before": value} if value >= 0 else {}
+    """The page reads only ``before``, a bad one as none (the first page)."""
+    before = data.get("before", "")
+    return {"before": int(before)} if before.isascii() and before.isdigit() else {}
 
 
 def _pipeline(c: Call[History]) -> dict[str, Any]:
@@ -174,7 +169,6 @@ OPERATIONS = (
             C,
             template="dashboard/overview.html#table",
             context=lambda c, d: {"ov": d, "now_ms": now_ms()},
-            input=OverviewRows,
             run=lambda c: overview_get(**c.read()),
         ),
         api=Api("api-overview", api_path(C + "overview")),

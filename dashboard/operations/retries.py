@@ -1,5 +1,5 @@
-"""The retry browser. The write form names ``id`` (or one row's ``one``) and the filter's
-fields, the JSON ``ids`` and ``filter``; the page comes back to the list, same filter."""
+"""The retry browser. The write form posts ``ids`` (or one row's ``one``) and the filter's
+fields flat, the JSON ``ids`` and ``filter``; the page comes back to the list, same filter."""
 
 from __future__ import annotations
 
@@ -57,14 +57,10 @@ def _list(c: Call[RetryPage], d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _form(data: QueryDict, read: dict[str, Any]) -> dict[str, Any]:
-    """One row's button (``one``), the checked rows (``id``) or all matching the filter."""
+    """One row's button (``one``: that row alone) and the filter's fields, flat in a form."""
     one = data.get("one", "").strip()
-    return read | {
-        "ids": [one] if one else data.getlist("id"),
-        "cursor": "",
-        "all_matching": read["all_matching"] and not one,
-        "filter": {k: data.get(k, "") for k in FILTERS},
-    }
+    read |= {"cursor": "", "filter": {k: data.get(k, "") for k in FILTERS}}
+    return read | {"ids": [one], "all_matching": False} if one else read
 
 
 def _write(action: str, summary: str) -> Operation:

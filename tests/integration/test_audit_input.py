@@ -32,7 +32,7 @@ def _client(role: str, name: str) -> Client:
 def test_export_refuses_bad_ids_before_any_audit_row(r, mq_config, ids) -> None:
     make_topic(mq_config)
     add_letters(r, mq_config, "orders", 1)
-    resp = _client("Viewer", "v1").post(EXPORT, {"id": ids})
+    resp = _client("Viewer", "v1").post(EXPORT, {"ids": ids})
     assert resp.status_code == 400
     assert not AuditEvent.objects.exists()
 
@@ -40,7 +40,7 @@ def test_export_refuses_bad_ids_before_any_audit_row(r, mq_config, ids) -> None:
 def test_export_of_valid_ids_is_audited_with_them(r, mq_config) -> None:
     make_topic(mq_config)
     ids = add_letters(r, mq_config, "orders", 2)
-    resp = _client("Viewer", "v2").post(EXPORT, {"id": ids})
+    resp = _client("Viewer", "v2").post(EXPORT, {"ids": ids})
     assert resp.status_code == 200
     intent = AuditEvent.objects.get(phase=AuditPhase.INTENT)
     assert intent.letter_ids == ids
@@ -49,7 +49,7 @@ def test_export_of_valid_ids_is_audited_with_them(r, mq_config) -> None:
 
 def test_export_of_an_unknown_topic_closes_its_intent_row(r, mq_config) -> None:
     resp = _client("Viewer", "v3").post(
-        "/clusters/default/topics/ghost/dlq/export/", {"id": ["1-0"]}
+        "/clusters/default/topics/ghost/dlq/export/", {"ids": ["1-0"]}
     )
     assert resp.status_code == 404
     intent = AuditEvent.objects.get(phase=AuditPhase.INTENT)

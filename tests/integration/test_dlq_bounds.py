@@ -42,7 +42,7 @@ def test_export_filename_comes_from_safe_topic_characters_only(client, big_lette
     from dashboard.operations.dlq import export_disposition
 
     client.force_login(role_user("op", "Operator"))
-    resp = client.post("/clusters/default/topics/orders/dlq/export/", {"id": [big_letters[0]]})
+    resp = client.post("/clusters/default/topics/orders/dlq/export/", {"ids": [big_letters[0]]})
     assert resp["Content-Disposition"] == 'attachment; filename="dlq-orders.json"'
     evil = export_disposition('a"; filename=x.html\r\nX: y')
     assert evil == 'attachment; filename="dlq-a___filename_x.html__X__y.json"'

@@ -132,7 +132,7 @@ def test_admin_delete_and_purge_with_typed_confirmation(r, mq_config, letters) -
 
 def test_export_selected_as_json(letters) -> None:
     c = client_for("Viewer")
-    resp = c.post(f"{BASE}export/", {"id": [letters[1], letters[3]]})
+    resp = c.post(f"{BASE}export/", {"ids": [letters[1], letters[3]]})
     assert resp.status_code == 200
     data = json.loads(resp.content)
     assert [x["id"] for x in data["letters"]] == [letters[1], letters[3]]
@@ -145,7 +145,7 @@ def test_sensitive_topic_masks_payload_for_viewer(letters) -> None:
     body = viewer.get(f"{BASE}{letters[0]}/").content.decode()
     assert "masked" in body
     assert "&quot;order&quot;" not in body
-    exported = json.loads(viewer.post(f"{BASE}export/", {"id": [letters[0]]}).content)
+    exported = json.loads(viewer.post(f"{BASE}export/", {"ids": [letters[0]]}).content)
     assert "order" not in exported["letters"][0]["payload"]
     operator = client_for("Operator")
     assert "&quot;order&quot;" in operator.get(f"{BASE}{letters[0]}/").content.decode()
@@ -190,14 +190,14 @@ def test_bulk_preview_dry_run_start_and_result(r, mq_config, letters) -> None:
 
 def test_bulk_selected_ids_and_cancel(letters) -> None:
     c = client_for("Operator")
-    resp = c.post(f"{BASE}bulk/", {"id": letters[:3]})
+    resp = c.post(f"{BASE}bulk/", {"ids": letters[:3]})
     job = ReplayJob.objects.get()
     assert job.total == 3
     c.post(f"{resp['Location']}cancel/")
     job.refresh_from_db()
     assert job.status == ReplayJobStatus.CANCELLED
     # one form value carrying newline-separated ids is refused, nothing frozen
-    smuggled = c.post(f"{BASE}bulk/", {"id": ["\n".join(letters[:3])]})
+    smuggled = c.post(f"{BASE}bulk/", {"ids": ["\n".join(letters[:3])]})
     assert smuggled.status_code == 400
     assert b"invalid stream id" in smuggled.content
     assert ReplayJob.objects.count() == 1
@@ -303,7 +303,7 @@ def test_empty_dlq_says_nothing_failed(mq_config) -> None:
 
 def test_live_toggle_only_on_pages_that_poll(letters) -> None:
     c = client_for("Operator")
-    resp = c.post(f"{BASE}bulk/", {"id": letters[:2]})
+    resp = c.post(f"{BASE}bulk/", {"ids": letters[:2]})
     pages = {
         "list": c.get(BASE),
         "letter": c.get(f"{BASE}{letters[0]}/"),

@@ -47,7 +47,7 @@ def test_viewer_sees_header_names_but_no_values_on_every_dlq_read(letters) -> No
     listing = viewer.get(BASE).content.decode()
     letter = viewer.get(f"{BASE}{letters[0]}/").content.decode()
     api = viewer.get(API).json()
-    export = json.loads(viewer.post(f"{BASE}export/", {"id": [letters[0]]}).content)
+    export = json.loads(viewer.post(f"{BASE}export/", {"ids": [letters[0]]}).content)
     for text in (listing, letter, json.dumps(api), json.dumps(export)):
         assert SECRET_HEADER not in text
         assert "boom 0" not in text  # the error header's value is data too

@@ -92,7 +92,7 @@ def test_export_of_selected_letters_decodes_within_one_page_budget(
     with override_settings(MQ_DECODE_BUDGET_BYTES=700_000):
         reset_caches()
         try:
-            resp = viewer.post(f"{T}/dlq/export/", {"id": ids})
+            resp = viewer.post(f"{T}/dlq/export/", {"ids": ids})
         finally:
             reset_caches()
     assert resp.status_code == 200
@@ -117,7 +117,7 @@ def test_selected_letters_export_and_payload_downloads_count_as_exports(
     assert viewer.get(f"{T}/lag/export/").status_code == 200
     api = "/api/v1/clusters/default/topics/orders"
     refused = [
-        viewer.post(f"{T}/dlq/export/", {"id": [letter]}),
+        viewer.post(f"{T}/dlq/export/", {"ids": [letter]}),
         viewer.post(f"{api}/dlq/export", {"ids": [letter]}, content_type="application/json"),
         viewer.get(f"{T}/dlq/{letter}/payload/"),
         viewer.get(f"{api}/dlq/{letter}/payload"),

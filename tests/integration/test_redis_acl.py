@@ -158,7 +158,7 @@ def test_actions_go_through_the_writer(seeded) -> None:
             {"kind": "latest", "confirm": "workers", "reason": "skip the backlog"},
         )
         assert move.status_code == 200, move.content.decode()[:300]
-        retry = op.post(f"{B}/topics/orders/retries/retry/", {"id": seeded["item"]})
+        retry = op.post(f"{B}/topics/orders/retries/retry/", {"ids": seeded["item"]})
         assert retry.status_code in (200, 302), retry.content.decode()[:300]
         produce = op.post(
             f"{B}/topics/orders/messages/produce/", {"payload": "hi", "partition": "1"}

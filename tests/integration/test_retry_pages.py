@@ -157,7 +157,7 @@ def test_bad_input_writes_nothing(items: list[str], r: redis.Redis, mq_config: M
     ghost = client.post("/api/v1/clusters/default/topics/ghost/retries/retry", {"ids": ["a"]},
                         "application/json")  # fmt: skip
     assert ghost.status_code == 404
-    assert client.post(PAGE + "retry/", {"id": ["a/b"]}).status_code == 400
+    assert client.post(PAGE + "retry/", {"ids": ["a/b"]}).status_code == 400
     assert r.zcard(mq_config.keys.retry_zset("orders")) == 5
     assert r.xlen(mq_config.keys.partition("orders", 0)) == 0
     assert AuditEvent.objects.count() == 0

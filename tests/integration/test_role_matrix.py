@@ -67,7 +67,7 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
     "dlq-export": (
         "POST",
         {**R, "Viewer": 200},
-        lambda ctx, role: {"id": ctx["letters"][0]},
+        lambda ctx, role: {"ids": ctx["letters"][0]},
     ),
     "dlq-replay": ("POST", OP_WRITE, lambda ctx, role: {}),
     "dlq-bulk-preview": ("POST", OP_WRITE, lambda ctx, role: {"all": "1"}),
@@ -240,11 +240,11 @@ EXPECT: dict[str, tuple[str, dict[str, int], Any]] = {
     "topic-retries": ("GET", R, None),
     "api-retries": ("GET", API_R, None),
     "api-topic-retries": ("GET", API_R, None),
-    "topic-retries-retry": ("POST", OP_WRITE, lambda ctx, role: {"id": [ctx["retry"][role]]}),
+    "topic-retries-retry": ("POST", OP_WRITE, lambda ctx, role: {"ids": [ctx["retry"][role]]}),
     "topic-retries-delete": (
         "POST",
         OP_WRITE,
-        lambda ctx, role: {"id": [ctx["retry"][role]], "reason": "matrix"},
+        lambda ctx, role: {"ids": [ctx["retry"][role]], "reason": "matrix"},
     ),
     "api-topic-retries-retry": (
         "POST",
