@@ -34,6 +34,7 @@ from dashboard.permissions import (
     can_map,
     require_action_somewhere,
 )
+from dashboard.selectors.pages.params import doc
 from dashboard.services.audit import Actor, origin_from_request
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "in_cluster",
     "read_form",
     "read_json",
+    "read_query",
     "route",
 ]
 
@@ -58,12 +60,6 @@ View = Callable[..., HttpResponseBase]
 Decorator = Callable[[View], View]
 LOOSE = {"default": str}  # mqcore values in an answer: as text
 FORM_TRUE = frozenset({"1", "on", "true", "yes"})  # a checked box, in a form or a query
-
-
-def doc(description: str, **constraints: Any) -> msgspec.Meta:
-    """An input field's description in the OpenAPI document (and its constraints):
-    ``limit: Annotated[int, doc("page size", ge=1)] = 50``."""
-    return msgspec.Meta(description=description, **constraints)
 
 
 def route(tail: str = "", *, topic: bool = True) -> str:
@@ -294,17 +290,23 @@ def _convert(data: Any, kind: type[In], *, strict: bool) -> In:
         raise _fail(exc) from exc
 
 
+def _bare(tp: Any) -> Any:
+    """A type without its ``Annotated`` metadata."""
+    return typing.get_args(tp)[0] if typing.get_origin(tp) is typing.Annotated else tp
+
+
 def _kinds(tp: Any) -> set[Any]:
     """The plain types a field's annotation allows: ``list[int] | None`` -> list, None."""
-    if typing.get_origin(tp) is typing.Annotated:
-        tp = typing.get_args(tp)[0]
+    tp = _bare(tp)
     union = typing.get_origin(tp) in (typing.Union, types.UnionType)
-    return {typing.get_origin(a) or a for a in (typing.get_args(tp) if union else (tp,))}
+    args = [_bare(a) for a in (typing.get_args(tp) if union else (tp,))]
+    return {typing.get_origin(a) or a for a in args}
 
 
 def read_form(data: QueryDict, kind: type[In]) -> dict[str, Any]:
     """A form's (or a query's) fields of ``kind`` as JSON would send them: lists for list
-    fields, checkboxes as booleans, an empty field of a non-text type left out."""
+    fields, checkboxes as booleans, a field of a non-text type stripped (left out when
+    empty)."""
     out: dict[str, Any] = {}
     for f in msgspec.structs.fields(kind):  # type: ignore[arg-type]
         name, kinds = f.encode_name, _kinds(f.type)
@@ -313,8 +315,10 @@ def read_form(data: QueryDict, kind: type[In]) -> dict[str, Any]:
                 out[name] = data.getlist(name)
         elif kinds == {bool}:
             out[name] = data.get(name, "") in FORM_TRUE
-        elif name in data and (data[name] != "" or str in kinds):
-            out[name] = data[name]
+        elif name in data:
+            value = data.get(name, "") if str in kinds else data.get(name, "").strip()
+            if value != "" or str in kinds:
+                out[name] = value
     return out
 
 
@@ -327,6 +331,12 @@ def read_json(request: HttpRequest, kind: type[In]) -> In:
     if not isinstance(data, dict):
         raise ValueError("body must be a JSON object")
     return _convert(data, kind, strict=True)
+
+
+def read_query(data: QueryDict, kind: type[In]) -> In:
+    """A form or a query as ``kind`` (text read as numbers; ValueError ``field: ...``): for a
+    page that shows its form again with the error, reading it in its ``answer``."""
+    return _convert(read_form(data, kind), kind, strict=False)
 
 
 def _form_input(kind: type[In], data: QueryDict, page: Page | None = None) -> In:

@@ -12,13 +12,12 @@ from django.http import HttpResponse, QueryDict
 from dashboard.operations.declare import Api, Call, Operation, Page, Reason, doc, in_cluster, route
 from dashboard.permissions import Action
 from dashboard.ratelimits import RETRY_FILTERS, rate_limited
-from dashboard.selectors.retries import retries_overview_get, retries_page_get
+from dashboard.selectors.retries import FILTERS, RetryPage, retries_overview_get, retries_page_get
 from dashboard.services import retries as svc
 
 __all__ = ["OPERATIONS"]
 
 PAGE = route("retries")
-FILTERS = ("state", "order", "key", "text", "partition")
 Value = str | int | None
 
 
@@ -30,12 +29,6 @@ class RetryFilter(msgspec.Struct):
         Value, doc("payload or header text contains (refused where payloads are masked)")
     ] = None
     partition: Annotated[Value, doc("the item's partition")] = None
-
-
-class RetryPage(RetryFilter):
-    limit: Annotated[str, doc("1..500")] = ""
-    cursor: Annotated[str, doc("next_cursor of the previous page")] = ""
-    offset: Annotated[str, doc("items to skip (unfiltered lists)")] = ""
 
 
 class RetryAct(Reason):
@@ -115,7 +108,7 @@ OPERATIONS = (
         "retries",
         Action.VIEW,
         RetryPage,
-        lambda c: retries_page_get(user=c.user, **c.url, query=c.request.GET),
+        lambda c: retries_page_get(user=c.user, **c.url, query=c.input),
         page=Page("topic-retries", PAGE, template="dashboard/retries.html#list", context=_list),
         api=Api(answer=in_cluster),
         decorators=(rate_limited("browse", filters=RETRY_FILTERS),),

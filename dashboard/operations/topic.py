@@ -19,18 +19,20 @@ from dashboard.operations.declare import (
     FORM_TRUE,
     Api,
     Call,
+    NoInput,
     Operation,
     Page,
     api_path,
     doc,
     in_cluster,
+    read_query,
     route,
 )
 from dashboard.permissions import Action
 from dashboard.ratelimits import BROWSE_FILTERS, count_request, rate_limited
 from dashboard.selectors.pages import consumer_metrics, leases, messages, series
 from dashboard.selectors.pages import topic as sel
-from dashboard.selectors.pages.browse import BROWSE_PARAMS, TAIL_PARAMS, browse_get, tail_get
+from dashboard.selectors.pages.browse import Browse, Tail, browse_get, tail_get
 from dashboard.selectors.pages.params import parse_int
 from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
 from dashboard.selectors.pages.snapshot import now_ms
@@ -46,6 +48,10 @@ PARTITIONS = route("partitions")
 BROWSE = "dashboard/browse.html"
 TAIL = "dashboard/tail.html"
 ROW_PAYLOAD_CHARS = 300
+BROWSE_FORM = tuple(f.name for f in msgspec.structs.fields(Browse))
+TAIL_FORM = tuple(
+    f.name for f in msgspec.structs.fields(Tail) if f.name not in ("cursor", "paused")
+)
 
 
 class GroupFilter(msgspec.Struct):
@@ -91,33 +97,6 @@ def _partitions(c: Call[Window]) -> dict[str, Any]:
     return partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window or "5m")
 
 
-QUERY = {
-    "partition": "one partition (default: all)",
-    "order": "newest (default) or oldest first",
-    "from_id": "start at this entry id (inclusive)",
-    "from_time": "start at this time (epoch ms or ISO time, UTC)",
-    "limit": "messages per page (default 50, at most 500)",
-    "max_scan": "entries scanned at most (default 10000, at most 100000)",
-    "cursor": "next_cursor of the previous page of the same query",
-    "key": "message key, exactly",
-    "header": "NAME (present) or NAME=VALUE",
-    "text": "payload or headers contain (case-insensitive)",
-    "where": 'expression, e.g. payload.customer == "c-1" and payload.amount > 100',
-    "max_bytes": "payload bytes per message (default 1024, at most 65536)",
-}  # BROWSE_PARAMS, as the document describes them (the selector reads the query)
-Browse = msgspec.defstruct("Browse", [(n, Annotated[str, doc(d)], "") for n, d in QUERY.items()])
-TAIL_QUERY = {
-    **{n: QUERY[n] for n in TAIL_PARAMS if n in QUERY},
-    "rate": "messages a second shown (default 50, at most 1000); the rest skipped and counted",
-    "cursor": "the cursor of the previous poll (none: the tail opens at the newest entries)",
-}
-Tail = msgspec.defstruct(
-    "Tail",
-    [(n, Annotated[str, doc(d)], "") for n, d in TAIL_QUERY.items()]
-    + [("paused", Annotated[bool, doc("hand the cursor back unread (a paused tail)")], False)],
-)
-
-
 class ProduceForm(msgspec.Struct):
     payload: str = ""
     key: str = ""
@@ -132,14 +111,14 @@ class Produce(msgspec.Struct):
     partition: Annotated[int | None, doc("optional partition")] = None
 
 
-def _browse(c: Call[Any]) -> dict[str, Any]:
-    return browse_get(c.cluster, c.topic, c.request.GET, user=c.user)
+def _browse(c: Call[Any], q: Browse) -> dict[str, Any]:
+    return browse_get(c.cluster, c.topic, q, user=c.user)
 
 
 def _browse_page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpResponse:
     """The browser, its form shown again (with the produce form's error, if any)."""
     query = c.request.GET
-    form = {name: (query.get(name) or "").strip() for name in BROWSE_PARAMS}
+    form = {name: (query.get(name) or "").strip() for name in BROWSE_FORM}
     context: dict[str, Any] = {
         **c.url,
         "form": form,
@@ -150,7 +129,7 @@ def _browse_page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpRes
         "filtered": any(form[k] for k in BROWSE_FILTERS),
     }
     try:
-        d = _browse(c)
+        d = _browse(c, read_query(query, Browse))
     except ValueError as exc:  # a bad filter or parameter
         context["error"] = str(exc)
     else:
@@ -158,7 +137,7 @@ def _browse_page(c: Call[Any], produce: dict[str, str] | None = None) -> HttpRes
         following["cursor"] = d["next_cursor"] or ""
         next_query = following.urlencode() if d["next_cursor"] else ""
         context |= {"d": d, "next_query": next_query, "paged": bool(form["cursor"])}
-    context["tail_query"] = _query_of({k: form[k] for k in TAIL_PARAMS if k in form})
+    context["tail_query"] = _query_of({k: form[k] for k in TAIL_FORM if k in form})
     status = 400 if produce or "error" in context else 200
     return render(c.request, BROWSE, context, status=status)
 
@@ -169,18 +148,18 @@ def _query_of(values: dict[str, str]) -> str:
     return query.urlencode()
 
 
-def _tail(c: Call[Any]) -> dict[str, Any]:
-    return tail_get(c.cluster, c.topic, c.request.GET, user=c.user, paused=c.input.paused)
+def _tail(c: Call[Any], q: Tail) -> dict[str, Any]:
+    return tail_get(c.cluster, c.topic, q, user=c.user)
 
 
 def _tail_page(c: Call[Any], _: None) -> HttpResponse:
     """The tail: the whole page (opened at now), or for htmx one poll's rows and the poller
     with the next cursor (an error stops the poller and says why)."""
-    form = {name: (c.request.GET.get(name) or "").strip() for name in TAIL_PARAMS}
+    form = {name: (c.request.GET.get(name) or "").strip() for name in TAIL_FORM}
     context: dict[str, Any] = {**c.url, "form": form, "payload_chars": ROW_PAYLOAD_CHARS}
     context["browse_query"] = _query_of(form | {"rate": "", "max_bytes": ""})
     try:
-        d = _tail(c)
+        d = _tail(c, read_query(c.request.GET, Tail))
     except ValueError as exc:  # a bad filter, parameter or cursor
         context["error"] = str(exc)
     else:
@@ -296,8 +275,9 @@ OPERATIONS: tuple[Operation, ...] = (
         "topics",
         Action.VIEW,
         Browse,
-        page=Page("topic-browse", MESSAGES, answer=lambda c, _: _browse_page(c)),
-        api=Api(answer=lambda c, _: in_cluster(c, _browse(c)), loose=True),
+        # the page reads its query itself: a bad one shows the form again with the error
+        page=Page("topic-browse", MESSAGES, input=NoInput, answer=lambda c, _: _browse_page(c)),
+        api=Api(answer=lambda c, _: in_cluster(c, _browse(c, c.input)), loose=True),
         decorators=(rate_limited("browse", filters=BROWSE_FILTERS),),
     ),
     Operation(
@@ -307,8 +287,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "topics",
         Action.VIEW,
         Tail,
-        page=Page("topic-tail", route("tail"), answer=_tail_page),
-        api=Api(answer=lambda c, _: in_cluster(c, _tail(c)), loose=True),
+        page=Page("topic-tail", route("tail"), input=NoInput, answer=_tail_page),
+        api=Api(answer=lambda c, _: in_cluster(c, _tail(c, c.input)), loose=True),
         decorators=(rate_limited("tail"),),
     ),
     Operation(

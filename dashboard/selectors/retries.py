@@ -11,13 +11,15 @@ from the list and answer 404 like an unknown topic.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from dashboard import clusters
 from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.permissions import payload_visible, topic_visible
 from dashboard.selectors.dlq import ERROR_HEADER_PREFIXES
-from dashboard.selectors.pages.params import ParamError, parse_choice, parse_int
+from dashboard.selectors.pages.params import ParamError, doc, parse_choice, parse_int
 from dashboard.selectors.pages.snapshot import snapshot_get, topic_visible_require
 from mqcore.clock import iso_from_ms
 from mqcore.errors import InvalidArgumentError
@@ -25,8 +27,10 @@ from mqcore.retries import MAX_LIMIT, ORDERS, STATES, RetryFilter, RetryItem
 
 __all__ = [
     "DETAIL_CHARS",
+    "FILTERS",
     "PAGE_LIMIT",
     "PREVIEW_CHARS",
+    "RetryPage",
     "filter_from_query",
     "item_json",
     "retries_overview_get",
@@ -38,6 +42,52 @@ DETAIL_CHARS = 4096
 HEX_BYTES = 64
 PAGE_LIMIT = 50
 MAX_DUE_MS = 253402300799999  # 9999-12-31: a later (or infinite) score is shown as that
+MAX_PARTITION = 2**31 - 1
+MAX_OFFSET = 10_000_000
+FILTER_CHARS = 200  # of a key or text filter (the rest is cut off)
+FILTERS = ("state", "order", "key", "text", "partition")
+
+
+class RetryPage(msgspec.Struct):
+    """A page of one topic's retry items: the filter (none given: all, soonest first), then
+    the paging."""
+
+    state: Annotated[
+        Literal["all", "due", "scheduled"] | None,
+        doc("all (default), due (due now) or scheduled (later)"),
+    ] = None
+    order: Annotated[
+        Literal["asc", "desc"] | None, doc("asc (default: soonest due first) or desc")
+    ] = None
+    key: Annotated[str, doc(f"message key (its first {FILTER_CHARS} characters)")] = ""
+    text: Annotated[
+        str, doc("payload or header text contains (refused where payloads are masked)")
+    ] = ""
+    partition: Annotated[
+        Annotated[int, msgspec.Meta(ge=0, le=MAX_PARTITION)] | None, doc("the item's partition")
+    ] = None
+    limit: Annotated[
+        int, doc(f"items per page (default {PAGE_LIMIT}, at most {MAX_LIMIT})", ge=1, le=MAX_LIMIT)
+    ] = PAGE_LIMIT
+    cursor: Annotated[str, doc("next_cursor of the previous page")] = ""
+    offset: Annotated[int, doc("items to skip (unfiltered lists)", ge=0, le=MAX_OFFSET)] = 0
+
+    def given(self) -> dict[str, str]:
+        """The filter's given fields as text (the page's form, the JSON's ``filters``)."""
+        values = {k: getattr(self, k) for k in FILTERS}
+        return {k: str(v).strip()[:FILTER_CHARS] for k, v in values.items() if v not in (None, "")}
+
+    def filter(self) -> RetryFilter:
+        given = self.given()
+        try:
+            return RetryFilter(
+                **{k: given[k] for k in ("state", "order") if k in given},
+                key=given.get("key") or None,
+                text=given.get("text") or None,
+                partition=self.partition,
+            )
+        except InvalidArgumentError as exc:
+            raise ParamError(str(exc)) from None
 
 
 def filter_from_query(query: Mapping[str, Any]) -> RetryFilter:
@@ -47,7 +97,7 @@ def filter_from_query(query: Mapping[str, Any]) -> RetryFilter:
         value = query.get(name)
         return "" if value is None else str(value).strip()
 
-    partition = parse_int(get("partition"), "partition", default=None, maximum=2**31 - 1)
+    partition = parse_int(get("partition"), "partition", default=None, maximum=MAX_PARTITION)
     try:
         return RetryFilter(
             state=parse_choice(get("state"), "state", STATES, "all"),
@@ -58,11 +108,6 @@ def filter_from_query(query: Mapping[str, Any]) -> RetryFilter:
         )
     except InvalidArgumentError as exc:
         raise ParamError(str(exc)) from None
-
-
-def _raw_filters(query: Mapping[str, Any]) -> dict[str, str]:
-    names = ("state", "order", "key", "text", "partition")
-    return {k: str(query.get(k) or "").strip()[:200] for k in names if query.get(k)}
 
 
 def item_json(item: RetryItem, *, visible: bool, now_ms: int) -> dict[str, Any]:
@@ -122,21 +167,16 @@ def retries_overview_get(*, user: Any, cluster: str) -> dict[str, Any]:
     return {"topics": rows, "snapshot": snap is not None}
 
 
-def retries_page_get(
-    *, user: Any, cluster: str, topic: str, query: Mapping[str, Any]
-) -> dict[str, Any]:
-    """One page of ``topic``'s retry items for ``query`` (state, order, key, text,
-    partition, limit, cursor, offset)."""
+def retries_page_get(*, user: Any, cluster: str, topic: str, query: RetryPage) -> dict[str, Any]:
+    """One page of ``topic``'s retry items for ``query``."""
     topic_visible_require(user, cluster, topic)
-    flt = filter_from_query(query)
+    flt = query.filter()
     visible = payload_visible(user, cluster, topic)
     check_text_filter(flt.text, visible=visible)
-    limit = parse_int(query.get("limit"), "limit", default=PAGE_LIMIT, minimum=1, maximum=MAX_LIMIT)
-    offset = parse_int(query.get("offset"), "offset", default=0, maximum=10_000_000)
-    cursor = str(query.get("cursor") or "").strip() or None
+    cursor = query.cursor.strip() or None
     try:
         page = clusters.retry_set(cluster).page(
-            topic, flt=flt, limit=limit or PAGE_LIMIT, cursor=cursor, offset=offset or 0
+            topic, flt=flt, limit=query.limit, cursor=cursor, offset=query.offset
         )
     except InvalidArgumentError as exc:
         raise ParamError(str(exc)) from None
@@ -151,5 +191,5 @@ def retries_page_get(
         "scheduled": page.total - page.due,
         "now_ms": page.now_ms,
         "masked": not visible,
-        "filters": _raw_filters(query),
+        "filters": query.given(),
     }

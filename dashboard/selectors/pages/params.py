@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from django.http import Http404
 
 from mqcore.errors import (
@@ -24,6 +25,7 @@ __all__ = [
     "NotFoundError",
     "Paged",
     "ParamError",
+    "doc",
     "mq_refusals",
     "parse_choice",
     "parse_int",
@@ -31,6 +33,12 @@ __all__ = [
 
 PAGE_SIZE = 50
 ORDERS = ("desc", "asc")
+
+
+def doc(description: str, **constraints: Any) -> msgspec.Meta:
+    """An input field's description in the OpenAPI document (and its constraints):
+    ``limit: Annotated[int, doc("page size", ge=1)] = 50``."""
+    return msgspec.Meta(description=description, **constraints)
 
 
 class NotFoundError(Http404):
