@@ -14,15 +14,14 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from django.contrib.auth.models import Group
 from django.test import Client
 
-from dashboard.models import GroupTopicScope, SensitiveTopic
+from dashboard.models import SensitiveTopic
 from mqcore.admin.probes import command_keys, redis_health, slowlog_entries
 from mqcore.cli import main
 from mqcore.config import MQConfig
 from mqcore.keys import KeySpace
-from tests.integration.dlq_support import make_topic, role_user
+from tests.integration.dlq_support import make_topic, role_user, scoped_viewer
 from tests.integration.test_java_kryo_letters import _b
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db]
@@ -112,18 +111,6 @@ def test_every_topic_key_reads_back_to_its_topic(hash_tags: bool) -> None:
         assert ks.topic_of(other) is None, other
 
 
-def _scoped_viewer(name: str, pattern: str) -> Client:
-    role_user(f"seed-{name}", None)
-    group = Group.objects.create(name=f"g-{name}")
-    group.permissions.set(Group.objects.get(name="Viewer").permissions.all())
-    GroupTopicScope.objects.create(group=group, cluster="default", pattern=pattern)
-    user = role_user(name, None)
-    user.groups.add(group)
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _collect(r: redis.Redis, mq_config: MQConfig) -> None:
     """One collector pass with a Java frontier on both topics, then a restart that lost a
     group of each (as the pass reports one)."""
@@ -147,7 +134,7 @@ def test_a_scoped_viewer_sees_no_argument_and_no_other_topic(
     make_topic(mq_config, "orders-eu", 1)
     make_topic(mq_config, "payments", 1)
     _collect(r, mq_config)
-    client = _scoped_viewer("sally", "orders-*")
+    client = scoped_viewer("sally", "orders-*")
     page = client.get("/collectors/").content.decode()
     api = client.get("/api/v1/collectors").json()
     for text in (page, json.dumps(api)):
