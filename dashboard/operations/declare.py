@@ -5,7 +5,6 @@ guard (:mod:`dashboard.guard`), so they differ only in how they read and answer.
 from __future__ import annotations
 
 import json
-import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -34,7 +33,7 @@ from dashboard.permissions import (
     can_map,
     require_action_somewhere,
 )
-from dashboard.selectors.pages.params import doc
+from dashboard.selectors.pages.params import convert, doc
 from dashboard.services.audit import Actor, origin_from_request
 
 __all__ = [
@@ -274,22 +273,6 @@ class Operation:
         return [(re_path if r.startswith("^") else path)(r, v, name=n) for r, v, n in views]
 
 
-def _fail(exc: msgspec.ValidationError) -> ValueError:
-    """A clear 400: ``field: what was wrong`` (the error table maps ValueError)."""
-    text = str(exc)
-    where = re.search(r" - at `\$\.?([^`]*)`$", text)
-    if where is None:
-        return ValueError(text)
-    return ValueError(f"{where.group(1) or 'body'}: {text[: where.start()]}")
-
-
-def _convert(data: Any, kind: type[In], *, strict: bool) -> In:
-    try:
-        return msgspec.convert(data, kind, strict=strict)
-    except msgspec.ValidationError as exc:
-        raise _fail(exc) from exc
-
-
 def _bare(tp: Any) -> Any:
     """A type without its ``Annotated`` metadata."""
     return typing.get_args(tp)[0] if typing.get_origin(tp) is typing.Annotated else tp
@@ -330,13 +313,13 @@ def read_json(request: HttpRequest, kind: type[In]) -> In:
         raise ValueError("body must be a JSON object") from exc
     if not isinstance(data, dict):
         raise ValueError("body must be a JSON object")
-    return _convert(data, kind, strict=True)
+    return convert(data, kind, strict=True)
 
 
 def read_query(data: QueryDict, kind: type[In]) -> In:
     """A form or a query as ``kind`` (text read as numbers; ValueError ``field: ...``): for a
     page that shows its form again with the error, reading it in its ``answer``."""
-    return _convert(read_form(data, kind), kind, strict=False)
+    return convert(read_form(data, kind), kind, strict=False)
 
 
 def _form_input(kind: type[In], data: QueryDict, page: Page | None = None) -> In:
@@ -344,7 +327,7 @@ def _form_input(kind: type[In], data: QueryDict, page: Page | None = None) -> In
     raw = read_form(data, kind)
     if page is not None and page.form is not None:
         raw = page.form(data, raw)
-    return _convert(raw, kind, strict=False)
+    return convert(raw, kind, strict=False)
 
 
 def _page_view(op: Operation, page: Page) -> View:

@@ -19,11 +19,11 @@ from dashboard import clusters
 from dashboard.masking import MASK, check_text_filter, mask_headers
 from dashboard.permissions import payload_visible, topic_visible
 from dashboard.selectors.dlq import ERROR_HEADER_PREFIXES
-from dashboard.selectors.pages.params import ParamError, doc, parse_choice, parse_int
+from dashboard.selectors.pages.params import ParamError, convert, doc
 from dashboard.selectors.pages.snapshot import snapshot_get, topic_visible_require
 from mqcore.clock import iso_from_ms
 from mqcore.errors import InvalidArgumentError
-from mqcore.retries import MAX_LIMIT, ORDERS, STATES, RetryFilter, RetryItem
+from mqcore.retries import MAX_LIMIT, RetryFilter, RetryItem
 
 __all__ = [
     "DETAIL_CHARS",
@@ -31,7 +31,6 @@ __all__ = [
     "PAGE_LIMIT",
     "PREVIEW_CHARS",
     "RetryPage",
-    "filter_from_query",
     "item_json",
     "retries_overview_get",
     "retries_page_get",
@@ -89,25 +88,13 @@ class RetryPage(msgspec.Struct):
         except InvalidArgumentError as exc:
             raise ParamError(str(exc)) from None
 
-
-def filter_from_query(query: Mapping[str, Any]) -> RetryFilter:
-    """The list's filter from query or body values (ParamError on bad input)."""
-
-    def get(name: str) -> str:
-        value = query.get(name)
-        return "" if value is None else str(value).strip()
-
-    partition = parse_int(get("partition"), "partition", default=None, maximum=MAX_PARTITION)
-    try:
-        return RetryFilter(
-            state=parse_choice(get("state"), "state", STATES, "all"),
-            order=parse_choice(get("order"), "order", ORDERS, "asc"),
-            key=get("key")[:200] or None,
-            text=get("text")[:200] or None,
-            partition=partition,
-        )
-    except InvalidArgumentError as exc:
-        raise ParamError(str(exc)) from None
+    @classmethod
+    def read_filter(cls, values: Mapping[str, Any]) -> RetryFilter:
+        """A write's ``filter`` (a form's or a JSON object's values, text or numbers) read as
+        the page reads its own (ParamError on bad input)."""
+        text = {k: str(values[k]).strip() for k in FILTERS if values.get(k) is not None}
+        given = {k: v for k, v in text.items() if v}
+        return convert(given, cls, strict=False).filter()
 
 
 def item_json(item: RetryItem, *, visible: bool, now_ms: int) -> dict[str, Any]:

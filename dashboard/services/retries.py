@@ -20,7 +20,7 @@ from dashboard.masking import check_text_filter
 from dashboard.models import AuditEventType
 from dashboard.permissions import Action, payload_visible
 from dashboard.selectors.pages.snapshot import topic_visible_require
-from dashboard.selectors.retries import filter_from_query
+from dashboard.selectors.retries import RetryPage
 from dashboard.services.audit import (
     Actor,
     ConfirmationError,
@@ -75,7 +75,7 @@ def retries_act(
     if all_matching:
         if ids:
             raise ValueError("name items or act on all matching, not both")
-        flt = filter_from_query(filters or {})
+        flt = RetryPage.read_filter(filters or {})
         check_text_filter(flt.text, visible=payload_visible(actor.user, cluster, topic))
         detail["filter"] = audit_filters(asdict(flt))
         if cursor:

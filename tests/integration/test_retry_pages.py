@@ -177,3 +177,24 @@ def test_sensitive_topic_is_masked_and_text_search_refused(items: list[str]) -> 
     assert viewer.get(API + "?text=4111").status_code == 400
     operator = _client("Operator", "olga")  # view_payload: sees the data
     assert SECRET in operator.get(API).json()["items"][0]["payload"]
+
+
+def test_write_filter_reads_as_the_list(
+    items: list[str], r: redis.Redis, mq_config: MQConfig
+) -> None:
+    """A write's ``filter`` is read by the list's own declaration: partition 0 is a filter
+    (not "none"), a number sent as text counts, and what the list refuses is refused."""
+    client = _client("Operator", "olga")
+    listed = client.get(API + "?state=due&partition=0").json()["items"]
+    assert [i["id"] for i in listed] == [items[0], items[2]]
+    for bad in ({"state": "soon"}, {"partition": "x"}, {"partition": -1}, {"order": "up"}):
+        body = {"all_matching": True, "filter": bad, "reason": "r"}
+        assert client.post(API + "/retry", body, "application/json").status_code == 400, bad
+    assert AuditEvent.objects.count() == 0
+    body = {"all_matching": True, "filter": {"state": "due", "partition": 0}, "reason": "r"}
+    done = client.post(API + "/retry", body, "application/json").json()
+    assert done["retried"] == 2
+    assert r.xlen(mq_config.keys.partition("orders", 0)) == 2
+    body["filter"] = {"state": "due", "partition": "1"}
+    assert client.post(API + "/retry", body, "application/json").json()["retried"] == 1
+    assert r.xlen(mq_config.keys.partition("orders", 1)) == 1

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from django.http import Http404
@@ -25,6 +26,7 @@ __all__ = [
     "NotFoundError",
     "Paged",
     "ParamError",
+    "convert",
     "doc",
     "mq_refusals",
     "parse_choice",
@@ -32,6 +34,7 @@ __all__ = [
 ]
 
 PAGE_SIZE = 50
+T = TypeVar("T")
 ORDERS = ("desc", "asc")
 
 
@@ -47,6 +50,19 @@ class NotFoundError(Http404):
 
 class ParamError(ValueError):
     """Raised when a filter, sort or paging parameter is invalid (the API answers 400)."""
+
+
+def convert(data: Any, kind: type[T], *, strict: bool) -> T:
+    """``data`` as the input struct ``kind``; bad input is a ParamError ``field: what was
+    wrong`` (``body`` for the whole)."""
+    try:
+        return msgspec.convert(data, kind, strict=strict)
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        where = re.search(r" - at `\$\.?([^`]*)`$", text)
+        if where is None:
+            raise ParamError(text) from exc
+        raise ParamError(f"{where.group(1) or 'body'}: {text[: where.start()]}") from exc
 
 
 @contextmanager
