@@ -33,6 +33,8 @@ from dashboard.operations.topic import GroupFilter
 from dashboard.permissions import Action, has_action
 from dashboard.selectors import position as position_sel
 from dashboard.selectors.pages import pending as pending_sel
+from dashboard.selectors.pages.params import Order
+from dashboard.selectors.pages.pending import PendingSort
 from dashboard.services import pending as svc
 from dashboard.services import position as position_svc
 
@@ -53,8 +55,8 @@ class Pel(GroupFilter):
     partition: AtLeast = None
     min_idle_s: AtLeast = None
     min_deliveries: AtLeast = None
-    sort: Annotated[str, doc("idle (default) or count")] = ""
-    order: Annotated[str, doc("desc (default) or asc")] = ""
+    sort: Annotated[PendingSort, doc("idle (default) or count")] = "idle"
+    order: Annotated[Order, doc("desc (default) or asc")] = "desc"
 
 
 class PelPage(Pel):

@@ -22,8 +22,8 @@ from dashboard.permissions import Action, cluster_visible
 from dashboard.selectors import pipelines as pipelines_sel
 from dashboard.selectors.alerts import alerts_json, alerts_page_get
 from dashboard.selectors.collectors import collector_rows
-from dashboard.selectors.pages.overview import OVERVIEW_SORTS, overview_get, topics_get
-from dashboard.selectors.pages.params import PAGE_SIZE
+from dashboard.selectors.pages.overview import OverviewSort, overview_get, topics_get
+from dashboard.selectors.pages.params import PAGE_SIZE, Order
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.selectors.pages.timeline import TimelineView, timeline_view
 from dashboard.services import alert_mutes as svc
@@ -45,8 +45,8 @@ class ClusterPick(msgspec.Struct):
 
 class OverviewPaged(msgspec.Struct):
     page: Annotated[int, doc("page number", ge=1)] = 1
-    sort: Annotated[str, doc(f"one of {', '.join(OVERVIEW_SORTS)}")] = ""
-    order: Annotated[str, doc("desc (default) or asc")] = ""
+    sort: Annotated[OverviewSort, doc("status (default: worst first) or a column")] = "status"
+    order: Annotated[Order, doc("desc (default) or asc")] = "desc"
     problems: Annotated[bool, doc("only topics with a problem")] = False
     q: Annotated[str, doc("topic name contains")] = ""
     per_page: Annotated[int, doc("rows per page", ge=1, le=MAX_LIMIT)] = PAGE_SIZE

@@ -34,7 +34,13 @@ from dashboard.selectors.pages import consumer_metrics, leases, messages, series
 from dashboard.selectors.pages import topic as sel
 from dashboard.selectors.pages.browse import Browse, Tail, browse_get, tail_get
 from dashboard.selectors.pages.params import parse_int
-from dashboard.selectors.pages.partitions import hot_keys_get, partitions_get
+from dashboard.selectors.pages.partitions import (
+    HOT_KEYS_DEFAULT,
+    HOT_KEYS_MAX,
+    RateWindow,
+    hot_keys_get,
+    partitions_get,
+)
 from dashboard.selectors.pages.snapshot import now_ms
 from dashboard.services import produce as svc
 
@@ -86,15 +92,17 @@ def _message_page(c: Call[MessageCut], v: messages.MessageView) -> dict[str, Any
 
 
 class Window(msgspec.Struct):
-    window: Annotated[str, doc("rate window: 5m (default), 15m or 1h")] = ""
+    window: Annotated[RateWindow, doc("rate window: 5m (default), 15m or 1h")] = "5m"
 
 
 class Sample(msgspec.Struct):
-    count: Annotated[str | None, doc("entries sampled (default 500, at most 2000)")] = None
+    count: Annotated[
+        int, doc(f"entries sampled (default {HOT_KEYS_DEFAULT})", ge=1, le=HOT_KEYS_MAX)
+    ] = HOT_KEYS_DEFAULT
 
 
 def _partitions(c: Call[Window]) -> dict[str, Any]:
-    return partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window or "5m")
+    return partitions_get(c.cluster, c.topic, user=c.user, window=c.input.window)
 
 
 class ProduceForm(msgspec.Struct):

@@ -8,16 +8,17 @@ severity order of :class:`dashboard.status.Status`.
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import msgspec
 
 from dashboard import charts
 from dashboard.clusters import console_store
 from dashboard.permissions import topic_visible, view_scopes
-from dashboard.selectors.pages.params import ORDERS, PAGE_SIZE, Paged, parse_choice
+from dashboard.selectors.pages.params import PAGE_SIZE, Order, Paged
 from dashboard.selectors.pages.snapshot import now_ms, snapshot_age_ms, snapshot_get, snapshot_read
 from dashboard.status import WORST_FIRST, Status
 from mqcore.keys import validate_name
@@ -27,13 +28,15 @@ __all__ = [
     "OVERVIEW_SORTS",
     "OverviewPage",
     "OverviewRow",
+    "OverviewSort",
     "overview_get",
     "overview_row",
     "row_json",
     "topics_get",
 ]
 
-OVERVIEW_SORTS = ("status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length")
+OverviewSort = Literal["status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length"]
+OVERVIEW_SORTS: tuple[OverviewSort, ...] = typing.get_args(OverviewSort)
 SPARK_WINDOW_MS = 3_600_000
 EXACTNESS_RANK = {"exact": 0, "counted": 1, "approximate": 2, "unknown": 3}
 
@@ -214,8 +217,8 @@ def overview_get(
     cluster: str,
     *,
     user: Any,
-    sort: str = "status",
-    order: str = "desc",
+    sort: OverviewSort = "status",
+    order: Order = "desc",
     problems: bool = False,
     q: str = "",
     page: int = 1,
@@ -226,8 +229,6 @@ def overview_get(
 
     Sparklines (lag over the last hour) are fetched for the rows of this page only.
     """
-    sort = parse_choice(sort, "sort", OVERVIEW_SORTS, "status")
-    order = parse_choice(order, "order", ORDERS, "desc")
     q = q.strip()[:200]
     snap, unreadable = snapshot_read(cluster)
     health = _collector_health(cluster)

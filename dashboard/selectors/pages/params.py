@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+import typing
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from django.http import Http404
@@ -24,6 +25,7 @@ __all__ = [
     "ORDERS",
     "PAGE_SIZE",
     "NotFoundError",
+    "Order",
     "Paged",
     "ParamError",
     "convert",
@@ -35,7 +37,8 @@ __all__ = [
 
 PAGE_SIZE = 50
 T = TypeVar("T")
-ORDERS = ("desc", "asc")
+Order = Literal["desc", "asc"]  # a list's order (desc: the default)
+ORDERS: tuple[Order, ...] = typing.get_args(Order)
 
 
 def doc(description: str, **constraints: Any) -> msgspec.Meta:

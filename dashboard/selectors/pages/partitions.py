@@ -11,14 +11,14 @@ demand and bounded (:func:`mqcore.admin.partitions.hot_keys`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from dashboard import clusters
 from dashboard.clusters import console_store
 from dashboard.collectors.series import PARTITION_PRODUCED_METRIC
-from dashboard.selectors.pages.params import NotFoundError, ParamError, parse_choice, parse_int
+from dashboard.selectors.pages.params import NotFoundError, ParamError
 from dashboard.selectors.pages.snapshot import (
     now_ms,
     snapshot_get,
@@ -28,9 +28,17 @@ from dashboard.selectors.pages.snapshot import (
 from mqcore.admin.partitions import HOT_KEYS_DEFAULT, HOT_KEYS_MAX, hot_keys, mark_skew
 from mqcore.errors import InvalidArgumentError, UnknownTopicError
 
-__all__ = ["RATE_WINDOWS", "hot_keys_get", "partitions_get"]
+__all__ = [
+    "HOT_KEYS_DEFAULT",
+    "HOT_KEYS_MAX",
+    "RATE_WINDOWS",
+    "RateWindow",
+    "hot_keys_get",
+    "partitions_get",
+]
 
-RATE_WINDOWS = {"5m": 5 * 60_000, "15m": 15 * 60_000, "1h": 60 * 60_000}
+RateWindow = Literal["5m", "15m", "1h"]
+RATE_WINDOWS: dict[RateWindow, int] = {"5m": 5 * 60_000, "15m": 15 * 60_000, "1h": 60 * 60_000}
 
 
 def _rate(points: Sequence[tuple[int, float]]) -> float | None:
@@ -44,11 +52,12 @@ def _rate(points: Sequence[tuple[int, float]]) -> float | None:
     return (v1 - v0) * 1000.0 / (t1 - t0)
 
 
-def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -> dict[str, Any]:
+def partitions_get(
+    cluster: str, topic: str, *, user: Any, window: RateWindow = "5m"
+) -> dict[str, Any]:
     """Per-partition rate, length and memory of ``topic`` with their skew (from the snapshot
     and the series); ``collected`` is False before the collector saw the topic."""
     topic_visible_require(user, cluster, topic)
-    window = parse_choice(window, "window", tuple(RATE_WINDOWS), "5m")
     data = snapshot_topic_get(snapshot_get(cluster), topic)
     if data is None:
         try:
@@ -89,17 +98,10 @@ def partitions_get(cluster: str, topic: str, *, user: Any, window: str = "5m") -
 
 
 def hot_keys_get(
-    cluster: str, topic: str, partition: int, *, user: Any, count: str | int | None = None
+    cluster: str, topic: str, partition: int, *, user: Any, count: int = HOT_KEYS_DEFAULT
 ) -> dict[str, Any]:
     """The most frequent keys of the newest ``count`` entries of one partition (live)."""
     topic_visible_require(user, cluster, topic)
-    n = parse_int(
-        None if count is None else str(count),
-        "count",
-        default=HOT_KEYS_DEFAULT,
-        minimum=1,
-        maximum=HOT_KEYS_MAX,
-    )
     admin = clusters.admin(cluster)
     try:
         partitions = admin.partition_count(topic)
@@ -108,6 +110,6 @@ def hot_keys_get(
     if not 0 <= partition < partitions:
         raise NotFoundError(f"topic {topic!r} has partitions 0..{partitions - 1}")
     try:
-        return hot_keys(admin.client, admin.keys, topic, partition, count=n or HOT_KEYS_DEFAULT)
+        return hot_keys(admin.client, admin.keys, topic, partition, count=count)
     except InvalidArgumentError as exc:
         raise ParamError(str(exc)) from None

@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+import typing
+from typing import Any, Literal
 
 import msgspec
 from django.conf import settings
 
 from dashboard import clusters
 from dashboard.selectors.pages.params import (
-    ORDERS,
     PAGE_SIZE,
+    Order,
     Paged,
     ParamError,
     mq_refusals,
-    parse_choice,
 )
 from dashboard.selectors.pages.snapshot import now_ms, topic_visible_require
 from dashboard.selectors.pages.topic import known_group
 from mqcore.models import PendingPage
 
-__all__ = ["PENDING_SORTS", "pending_get", "pending_json", "pending_page_get", "poison_threshold"]
+__all__ = [
+    "PENDING_SORTS",
+    "PendingSort",
+    "pending_get",
+    "pending_json",
+    "pending_page_get",
+    "poison_threshold",
+]
 
-PENDING_SORTS = ("idle", "count")
+PendingSort = Literal["idle", "count"]
+PENDING_SORTS: tuple[PendingSort, ...] = typing.get_args(PendingSort)
 PENDING_MAX_LIMIT = 500
 # One request reads at most offset + limit entries into its heap and scans at most
 # settings.PENDING_MAX_SCAN PEL entries; deeper pages need a narrower filter.
@@ -40,8 +48,8 @@ def pending_get(
     group: str,
     *,
     user: Any,
-    sort: str = "idle",
-    order: str = "desc",
+    sort: PendingSort = "idle",
+    order: Order = "desc",
     limit: int = PAGE_SIZE,
     offset: int = 0,
     consumer: str | None = None,
@@ -55,8 +63,6 @@ def pending_get(
     if min_idle_ms is None and min_idle_s is not None:
         min_idle_ms = min_idle_s * 1000
     topic_visible_require(user, cluster, topic)
-    sort = parse_choice(sort, "sort", PENDING_SORTS, "idle")
-    order = parse_choice(order, "order", ORDERS, "desc")
     if not 1 <= limit <= PENDING_MAX_LIMIT:
         raise ParamError(f"limit must be between 1 and {PENDING_MAX_LIMIT}")
     if not 0 <= offset <= PENDING_MAX_OFFSET:
