@@ -85,11 +85,12 @@ def test_killed_pipeline_raises_checkpoint_age_only(
             what="the pipeline's first checkpoints",
         )
         drill.warm_up(3)
+        # a healthy pipeline's group reads OK: on a loaded machine a slow micro-batch can
+        # show its lag growing (WARN) for a few passes first
+        drill.until("the group OK", lambda: drill.status("orders", PIPELINE) == "OK", max_passes=20)
         age = checkpoint_age(drill)
         assert age is not None
         assert age < 2
-        group = drill.status("orders", PIPELINE)
-        assert group == "OK", group
 
         kill(proc)
         drill.inject()
