@@ -8,7 +8,6 @@ severity order of :class:`dashboard.status.Status`.
 from __future__ import annotations
 
 import math
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
@@ -25,7 +24,6 @@ from mqcore.keys import validate_name
 from mqcore.models import ClusterSnapshot, TopicSnapshot
 
 __all__ = [
-    "OVERVIEW_SORTS",
     "OverviewPage",
     "OverviewRow",
     "OverviewSort",
@@ -36,7 +34,6 @@ __all__ = [
 ]
 
 OverviewSort = Literal["status", "topic", "lag", "lag_ms", "pending", "oldest", "dlq", "length"]
-OVERVIEW_SORTS: tuple[OverviewSort, ...] = typing.get_args(OverviewSort)
 SPARK_WINDOW_MS = 3_600_000
 EXACTNESS_RANK = {"exact": 0, "counted": 1, "approximate": 2, "unknown": 3}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import typing
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from mqcore.errors import (
 )
 
 __all__ = [
-    "ORDERS",
     "PAGE_SIZE",
     "NotFoundError",
     "Order",
@@ -38,7 +36,6 @@ __all__ = [
 PAGE_SIZE = 50
 T = TypeVar("T")
 Order = Literal["desc", "asc"]  # a list's order (desc: the default)
-ORDERS: tuple[Order, ...] = typing.get_args(Order)
 
 
 def doc(description: str, **constraints: Any) -> msgspec.Meta:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import typing
 from typing import Any, Literal
 
 import msgspec
@@ -21,7 +20,6 @@ from dashboard.selectors.pages.topic import known_group
 from mqcore.models import PendingPage
 
 __all__ = [
-    "PENDING_SORTS",
     "PendingSort",
     "pending_get",
     "pending_json",
@@ -30,7 +28,6 @@ __all__ = [
 ]
 
 PendingSort = Literal["idle", "count"]
-PENDING_SORTS: tuple[PendingSort, ...] = typing.get_args(PendingSort)
 PENDING_MAX_LIMIT = 500
 # One request reads at most offset + limit entries into its heap and scans at most
 # settings.PENDING_MAX_SCAN PEL entries; deeper pages need a narrower filter.
